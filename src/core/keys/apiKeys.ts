@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import type { ApiKey, CreatedApiKey } from '../../shared/studio';
+import { InvalidInput, NotFound } from '../errors';
+import { newId, randomBase62 } from '../ids';
+import { isWalletAddress } from '../wallets/keypair';
+
+export const API_KEY_PATTERN = /^kbs_[0-9A-Za-z]{32}$/;
+
+export interface ApiKeyRecord {
+  id: string;
+  keyHash: string;
+  prefix: string;
+  label: string;
+  wallet: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface ApiKeyRepository {
+  insert(record: ApiKeyRecord): void;
+  list(wallet?: string): ApiKeyRecord[];
+  findById(id: string): ApiKeyRecord | undefined;
+  findActiveByHash(keyHash: string): ApiKeyRecord | undefined;
+  revoke(id: string, at: string): void;
+  touch(id: string, at: string): void;
+}
+
+/** Who is calling: the key they used and the wallet it is scoped to. */
+export interface Principal {
+  keyId: string;
+  wallet: string;
+}
+
+export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+
+export class ApiKeyService {
+  constructor(
+    private readonly repo: ApiKeyRepository,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Creates a key for a wallet. The key itself is returned here once and never stored. */
+  create(wallet: string, label = ''): CreatedApiKey {
+    if (!isWalletAddress(wallet)) throw new InvalidInput(`wallet: '${wallet}' is not a base58 wallet address.`);
+    const key = `kbs_${randomBase62(32)}`;
+    const id = newId('key', 12);
+    this.repo.insert({
+      id,
+      keyHash: hashApiKey(key),
+      prefix: key.slice(0, 8),
+      label,
+      wallet,
+      createdAt: this.now().toISOString(),
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    return { id, key, wallet };
+  }
+
+  list(wallet?: string): ApiKey[] {
+    return this.repo.list(wallet).map(({ keyHash: _hash, ...rest }) => rest);
+  }
+
+  revoke(id: string): ApiKey {
+    const record = this.repo.findById(id);
+    if (!record) throw new NotFound(`No API key with id '${id}'.`);
+    if (!record.revokedAt) this.repo.revoke(id, this.now().toISOString());
+    const { keyHash: _hash, ...rest } = this.repo.findById(id)!;
+    return rest;
+  }
+
+  /**
+   * The principal for a presented key, or undefined. Keys are looked up by their SHA-256 hash, so the
+   * comparison never touches the secret itself and takes the same path for every wrong key.
+   */
+  authenticate(key: string): Principal | undefined {
+    if (!API_KEY_PATTERN.test(key)) return undefined;
+    const record = this.repo.findActiveByHash(hashApiKey(key));
+    if (!record) return undefined;
+    // Last-use is informational: write it at most once a minute, not on every request.
+    const now = this.now();
+    if (!record.lastUsedAt || now.getTime() - Date.parse(record.lastUsedAt) > 60_000) {
+      this.repo.touch(record.id, now.toISOString());
+    }
+    return { keyId: record.id, wallet: record.wallet };
+  }
+}

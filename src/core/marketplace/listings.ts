@@ -1,0 +1,252 @@
+import {
+  CreateListingSchema,
+  UpdateListingSchema,
+  type AccessModel,
+  type CreateListingInput,
+  type Listing,
+  type ListingSearchQuery,
+  type ListingStatus,
+  type UpdateListingInput,
+} from '../../shared/listings';
+import type { Page } from '../../shared/pagination';
+import { Forbidden, InvalidInput, ListingNotFound } from '../errors';
+import { newId } from '../ids';
+import { parseOrThrow } from '../validation';
+import { lamportsToSol, solToLamports } from '../money';
+import { isWalletAddress } from '../wallets/keypair';
+
+/** The offline model until the retrieval work lands its own; the id and dimensions are what a listing records. */
+export const DEFAULT_EMBEDDING_MODEL = { id: 'kbs-offline-hybrid-v1', dimensions: 100 } as const;
+
+/** Known embedding models and their dimensions (spec §2 table plus the offline default). */
+export const EMBEDDING_MODELS: Record<string, number> = {
+  [DEFAULT_EMBEDDING_MODEL.id]: DEFAULT_EMBEDDING_MODEL.dimensions,
+  'text-embedding-3-large': 3072,
+  'text-embedding-3-small': 1536,
+  'embed-english-v3.0': 1024,
+  'embed-multilingual-v3.0': 1024,
+};
+
+export interface ListingRecord {
+  id: string;
+  title: string;
+  description: string;
+  domain: string;
+  tags: string[];
+  accessModel: AccessModel;
+  priceLamports: number;
+  subscriptionDays: number | null;
+  rating: number;
+  ratingCount: number;
+  creatorWallet: string;
+  status: ListingStatus;
+  retrievalRateLimit: number;
+  embeddingModel: string;
+  dimensions: number;
+  documentCount: number;
+  chunkCount: number;
+  pdaAddress: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Search as the repository runs it: prices already in lamports, the sort resolved. */
+export interface ListingSearch {
+  q?: string;
+  domain?: string;
+  accessModel?: AccessModel;
+  maxPriceLamports?: number;
+  minRating?: number;
+  sort: 'relevance' | 'rating' | 'price_asc' | 'price_desc' | 'newest';
+  limit: number;
+  offset: number;
+  /** Published listings plus this wallet's drafts; undefined = every listing (the studio's own view). */
+  viewerWallet?: string | null;
+}
+
+export interface ListingRepository {
+  insert(record: ListingRecord): void;
+  update(record: ListingRecord): void;
+  findById(id: string): ListingRecord | undefined;
+  search(search: ListingSearch): Page<ListingRecord>;
+}
+
+/** Whose eyes: a wallet sees published listings and its own drafts; `studio` sees everything local. */
+export type Viewer = { wallet: string } | 'studio';
+
+export class ListingService {
+  constructor(
+    private readonly repo: ListingRepository,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  create(input: CreateListingInput, creatorWallet: string): Listing {
+    const parsed = parseOrThrow(CreateListingSchema, input);
+    const wallet = parsed.creatorWallet ?? creatorWallet;
+    if (!isWalletAddress(wallet)) throw new InvalidInput(`creatorWallet: '${wallet}' is not a wallet address.`);
+    const model = parsed.embeddingModel ?? DEFAULT_EMBEDDING_MODEL.id;
+    const at = this.now().toISOString();
+    const record: ListingRecord = {
+      id: newId('lst'),
+      title: parsed.title,
+      description: parsed.description,
+      domain: parsed.domain,
+      tags: dedupe(parsed.tags),
+      accessModel: parsed.accessModel,
+      priceLamports: solToLamports(parsed.price),
+      subscriptionDays: parsed.subscriptionDays ?? null,
+      rating: 0,
+      ratingCount: 0,
+      creatorWallet: wallet,
+      status: 'draft',
+      retrievalRateLimit: parsed.retrievalRateLimit,
+      embeddingModel: model,
+      dimensions: dimensionsOf(model),
+      documentCount: 0,
+      chunkCount: 0,
+      pdaAddress: null,
+      createdAt: at,
+      updatedAt: at,
+    };
+    checkAccessTerms(record);
+    this.repo.insert(record);
+    return toListing(record);
+  }
+
+  update(id: string, patch: UpdateListingInput, viewer: Viewer = 'studio'): Listing {
+    const parsed = parseOrThrow(UpdateListingSchema, patch);
+    const current = this.ownedRecord(id, viewer);
+    const next: ListingRecord = {
+      ...current,
+      ...definedOnly({
+        title: parsed.title,
+        description: parsed.description,
+        domain: parsed.domain,
+        tags: parsed.tags && dedupe(parsed.tags),
+        accessModel: parsed.accessModel,
+        retrievalRateLimit: parsed.retrievalRateLimit,
+      }),
+      updatedAt: this.now().toISOString(),
+    };
+    if (parsed.price !== undefined) next.priceLamports = solToLamports(parsed.price);
+    if (parsed.subscriptionDays !== undefined) next.subscriptionDays = parsed.subscriptionDays;
+    if (parsed.accessModel && parsed.accessModel !== 'subscription' && parsed.subscriptionDays === undefined) {
+      next.subscriptionDays = null;
+    }
+    if (parsed.embeddingModel !== undefined && parsed.embeddingModel !== current.embeddingModel) {
+      if (current.chunkCount > 0) {
+        throw new InvalidInput(
+          'embeddingModel: this knowledge base already has embedded chunks; create a new listing to change its model.',
+        );
+      }
+      next.embeddingModel = parsed.embeddingModel;
+      next.dimensions = dimensionsOf(parsed.embeddingModel);
+    }
+    checkAccessTerms(next);
+    this.repo.update(next);
+    return toListing(next);
+  }
+
+  /** Flips a draft to published. The wallet-signed `create_listing` instruction is added by the ledger. */
+  publish(id: string, viewer: Viewer = 'studio', pdaAddress: string | null = null): Listing {
+    const current = this.ownedRecord(id, viewer);
+    const next: ListingRecord = {
+      ...current,
+      status: 'published',
+      pdaAddress: pdaAddress ?? current.pdaAddress,
+      updatedAt: this.now().toISOString(),
+    };
+    this.repo.update(next);
+    return toListing(next);
+  }
+
+  get(id: string, viewer: Viewer): Listing {
+    return toListing(this.visibleRecord(id, viewer));
+  }
+
+  search(query: ListingSearchQuery, viewer: Viewer): Page<Listing> {
+    const q = query.q?.trim() || undefined;
+    const page = this.repo.search({
+      q,
+      domain: query.domain?.trim() || undefined,
+      accessModel: query.accessModel,
+      maxPriceLamports: query.maxPrice === undefined ? undefined : solToLamports(query.maxPrice),
+      minRating: query.minRating,
+      sort: query.sort ?? (q ? 'relevance' : 'newest'),
+      limit: query.limit,
+      offset: query.offset,
+      viewerWallet: viewer === 'studio' ? undefined : viewer.wallet,
+    });
+    return { ...page, items: page.items.map(toListing) };
+  }
+
+  private visibleRecord(id: string, viewer: Viewer): ListingRecord {
+    const record = this.repo.findById(id);
+    // A draft someone else owns is reported as missing, so its existence does not leak.
+    if (!record || (viewer !== 'studio' && record.status === 'draft' && record.creatorWallet !== viewer.wallet)) {
+      throw new ListingNotFound(id);
+    }
+    return record;
+  }
+
+  private ownedRecord(id: string, viewer: Viewer): ListingRecord {
+    const record = this.visibleRecord(id, viewer);
+    if (viewer !== 'studio' && record.creatorWallet !== viewer.wallet) {
+      throw new Forbidden(`Only the creator of listing '${id}' may change it.`);
+    }
+    return record;
+  }
+}
+
+export function toListing(r: ListingRecord): Listing {
+  return {
+    id: r.id,
+    title: r.title,
+    description: r.description,
+    domain: r.domain,
+    tags: r.tags,
+    accessModel: r.accessModel,
+    price: lamportsToSol(r.priceLamports),
+    subscriptionDays: r.subscriptionDays,
+    rating: r.rating,
+    ratingCount: r.ratingCount,
+    creatorWallet: r.creatorWallet,
+    status: r.status,
+    retrievalRateLimit: r.retrievalRateLimit,
+    embeddingModel: r.embeddingModel,
+    dimensions: r.dimensions,
+    documentCount: r.documentCount,
+    chunkCount: r.chunkCount,
+    pdaAddress: r.pdaAddress,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+function checkAccessTerms(r: ListingRecord): void {
+  if (r.accessModel === 'subscription' && !r.subscriptionDays) {
+    throw new InvalidInput('subscriptionDays: a subscription listing needs its period length in days (1..3650).');
+  }
+  if (r.accessModel !== 'subscription' && r.subscriptionDays !== null) {
+    throw new InvalidInput(`subscriptionDays: only subscription listings have a period; this one is ${r.accessModel}.`);
+  }
+  if (r.accessModel === 'per_query' && r.priceLamports <= 0) {
+    throw new InvalidInput('price: a per_query listing needs a price above 0 SOL per query.');
+  }
+}
+
+function dimensionsOf(model: string): number {
+  const dims = EMBEDDING_MODELS[model];
+  if (dims === undefined) {
+    throw new InvalidInput(
+      `embeddingModel: '${model}' is not supported. Supported models: ${Object.keys(EMBEDDING_MODELS).join(', ')}. Other models require contacting support.`,
+    );
+  }
+  return dims;
+}
+
+const dedupe = (tags: string[]): string[] => [...new Set(tags.map((t) => t.toLowerCase()))];
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

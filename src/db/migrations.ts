@@ -1,0 +1,236 @@
+import type Database from 'better-sqlite3';
+
+export interface Migration {
+  version: number;
+  name: string;
+  up: string;
+}
+
+/**
+ * Numbered, append-only. The applied version is PRAGMA user_version; each migration runs in its own
+ * transaction, so a failure leaves the database at the previous version.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'settings, wallets, api keys, listings and their full-text index',
+    up: `
+      CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+
+      CREATE TABLE wallets (
+        name TEXT PRIMARY KEY,
+        address TEXT NOT NULL UNIQUE,
+        sealed_secret BLOB NOT NULL,
+        encrypted INTEGER NOT NULL,
+        is_default INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+      );
+      CREATE UNIQUE INDEX wallets_one_default ON wallets (is_default) WHERE is_default = 1;
+
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        key_hash TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        label TEXT NOT NULL DEFAULT '',
+        wallet TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT
+      );
+      CREATE INDEX api_keys_wallet ON api_keys (wallet);
+
+      CREATE TABLE listings (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        title TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        domain TEXT NOT NULL DEFAULT '',
+        tags TEXT NOT NULL DEFAULT '[]',
+        access_model TEXT NOT NULL CHECK (access_model IN ('one_time', 'subscription', 'per_query')),
+        price_lamports INTEGER NOT NULL CHECK (price_lamports >= 0),
+        subscription_days INTEGER,
+        rating REAL NOT NULL DEFAULT 0,
+        rating_count INTEGER NOT NULL DEFAULT 0,
+        creator_wallet TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('draft', 'published')),
+        retrieval_rate_limit INTEGER NOT NULL DEFAULT 60,
+        embedding_model TEXT NOT NULL,
+        dimensions INTEGER NOT NULL,
+        pda_address TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX listings_status ON listings (status, creator_wallet);
+
+      -- External-content FTS5 index over the searchable text, kept in step by triggers.
+      CREATE VIRTUAL TABLE listings_fts USING fts5 (
+        title, description, domain, tags,
+        content = 'listings', content_rowid = 'seq', tokenize = 'porter unicode61'
+      );
+      CREATE TRIGGER listings_fts_insert AFTER INSERT ON listings BEGIN
+        INSERT INTO listings_fts (rowid, title, description, domain, tags)
+        VALUES (new.seq, new.title, new.description, new.domain, new.tags);
+      END;
+      CREATE TRIGGER listings_fts_delete AFTER DELETE ON listings BEGIN
+        INSERT INTO listings_fts (listings_fts, rowid, title, description, domain, tags)
+        VALUES ('delete', old.seq, old.title, old.description, old.domain, old.tags);
+      END;
+      CREATE TRIGGER listings_fts_update AFTER UPDATE OF title, description, domain, tags ON listings BEGIN
+        INSERT INTO listings_fts (listings_fts, rowid, title, description, domain, tags)
+        VALUES ('delete', old.seq, old.title, old.description, old.domain, old.tags);
+        INSERT INTO listings_fts (rowid, title, description, domain, tags)
+        VALUES (new.seq, new.title, new.description, new.domain, new.tags);
+      END;
+    `,
+  },
+  {
+    version: 2,
+    name: 'knowledge bases (documents, chunks, vectors), credentials, ledger, query log, uploads',
+    up: `
+      -- Counters kept by ingestion so listings never count 500,000 chunks on a read.
+      ALTER TABLE listings ADD COLUMN document_count INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE listings ADD COLUMN chunk_count INTEGER NOT NULL DEFAULT 0;
+
+      CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        listing_id TEXT NOT NULL REFERENCES listings (id) ON DELETE CASCADE,
+        source TEXT NOT NULL,
+        format TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        chunk_count INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (listing_id, source)
+      );
+
+      CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        listing_id TEXT NOT NULL REFERENCES listings (id) ON DELETE CASCADE,
+        document_id TEXT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+        chunk_index INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        token_count INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (document_id, chunk_index)
+      );
+      CREATE INDEX chunks_listing ON chunks (listing_id);
+
+      CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+        text, content = 'chunks', content_rowid = 'id', tokenize = 'porter unicode61'
+      );
+      CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
+      END;
+      CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+      END;
+
+      -- The float vectors of record. sqlite-vec vec0 indexes are built from these per listing and
+      -- model (their dimension differs per model, so they are created when a listing first needs one).
+      CREATE TABLE embeddings (
+        chunk_id INTEGER PRIMARY KEY REFERENCES chunks (id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL
+      );
+      CREATE TABLE vector_indexes (
+        listing_id TEXT NOT NULL REFERENCES listings (id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        dimensions INTEGER NOT NULL,
+        table_name TEXT NOT NULL UNIQUE,
+        PRIMARY KEY (listing_id, model)
+      );
+      -- Re-ingesting unchanged text never re-embeds it.
+      CREATE TABLE embedding_cache (
+        content_hash TEXT NOT NULL,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (content_hash, model)
+      );
+
+      CREATE TABLE credentials (
+        id TEXT PRIMARY KEY,
+        listing_id TEXT NOT NULL REFERENCES listings (id) ON DELETE CASCADE,
+        holder_wallet TEXT NOT NULL,
+        access_model TEXT NOT NULL,
+        expires_at TEXT,
+        balance_lamports INTEGER NOT NULL DEFAULT 0 CHECK (balance_lamports >= 0),
+        pda_address TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (listing_id, holder_wallet)
+      );
+      CREATE INDEX credentials_holder ON credentials (holder_wallet);
+
+      -- Every instruction the local ledger accepted, with the signature it was accepted on.
+      CREATE TABLE ledger_entries (
+        id INTEGER PRIMARY KEY,
+        instruction TEXT NOT NULL CHECK (instruction IN
+          ('create_listing', 'purchase_access', 'verify_access', 'revoke_access', 'withdraw_earnings')),
+        listing_id TEXT,
+        wallet TEXT NOT NULL,
+        amount_lamports INTEGER NOT NULL DEFAULT 0,
+        signature TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX ledger_entries_listing ON ledger_entries (listing_id);
+
+      CREATE TABLE query_log (
+        id TEXT PRIMARY KEY,
+        listing_id TEXT NOT NULL,
+        api_key_id TEXT,
+        wallet TEXT,
+        query TEXT NOT NULL,
+        top_k INTEGER NOT NULL,
+        result_count INTEGER NOT NULL,
+        latency_ms REAL NOT NULL,
+        debited_lamports INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX query_log_listing ON query_log (listing_id, created_at);
+
+      CREATE TABLE uploads (
+        id TEXT PRIMARY KEY,
+        listing_id TEXT NOT NULL,
+        wallet TEXT,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'processing', 'completed', 'failed')),
+        config TEXT NOT NULL DEFAULT '{}',
+        progress TEXT NOT NULL DEFAULT '{}',
+        results TEXT NOT NULL DEFAULT '[]',
+        error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+
+      -- Wallet-signature authentication accepts each signature once.
+      CREATE TABLE used_signatures (
+        signature TEXT PRIMARY KEY,
+        expires_at INTEGER NOT NULL
+      );
+    `,
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+export function migrate(db: Database.Database, to: number = LATEST_VERSION): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > LATEST_VERSION) {
+    throw new Error(
+      `This database was written by a newer KB Studio (schema ${current}; this build knows up to ${LATEST_VERSION}). Update KB Studio to open it.`,
+    );
+  }
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= current || migration.version > to) continue;
+    db.transaction(() => {
+      db.exec(migration.up);
+      db.pragma(`user_version = ${migration.version}`);
+    })();
+  }
+  return db.pragma('user_version', { simple: true }) as number;
+}

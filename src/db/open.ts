@@ -1,0 +1,46 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { getLoadablePath } from 'sqlite-vec';
+import { migrate } from './migrations';
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  /**
+   * Path of a better_sqlite3.node built for another runtime. Electron passes its own build here so the
+   * copy in node_modules stays the one plain Node (CLI, tests, serve) loads.
+   */
+  nativeBinding?: string;
+  /** Stop migrating at this version (tests of upgrades from old databases). */
+  migrateTo?: number;
+}
+
+export const DATABASE_FILE = 'kbstudio.db';
+
+/** Opens (creating if needed) the data directory's database, loads sqlite-vec and migrates it. */
+export function openDataDir(dataDir: string, options: OpenOptions = {}): Db {
+  mkdirSync(dataDir, { recursive: true });
+  return openDatabase(join(dataDir, DATABASE_FILE), options);
+}
+
+export function openDatabase(file: string, options: OpenOptions = {}): Db {
+  const db = new Database(file, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    db.loadExtension(vecExtensionPath());
+    migrate(db, options.migrateTo);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** Inside a packaged app the extension lives in app.asar.unpacked, where SQLite can dlopen it. */
+function vecExtensionPath(): string {
+  return getLoadablePath().replace(/app\.asar([\\/])/, 'app.asar.unpacked$1');
+}

@@ -1,0 +1,41 @@
+import type { ApiKeyRecord, ApiKeyRepository } from '../../core/keys/apiKeys';
+import type { Db } from '../open';
+
+const SELECT = `SELECT id, key_hash AS keyHash, prefix, label, wallet, created_at AS createdAt,
+  last_used_at AS lastUsedAt, revoked_at AS revokedAt FROM api_keys`;
+
+export class SqliteApiKeyRepository implements ApiKeyRepository {
+  private readonly stmts;
+
+  constructor(db: Db) {
+    this.stmts = {
+      insert: db.prepare(`INSERT INTO api_keys (id, key_hash, prefix, label, wallet, created_at)
+        VALUES (@id, @keyHash, @prefix, @label, @wallet, @createdAt)`),
+      listAll: db.prepare(`${SELECT} ORDER BY created_at DESC, id`),
+      listByWallet: db.prepare(`${SELECT} WHERE wallet = ? ORDER BY created_at DESC, id`),
+      byId: db.prepare(`${SELECT} WHERE id = ?`),
+      activeByHash: db.prepare(`${SELECT} WHERE key_hash = ? AND revoked_at IS NULL`),
+      revoke: db.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`),
+      touch: db.prepare(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`),
+    };
+  }
+
+  insert(record: ApiKeyRecord): void {
+    this.stmts.insert.run(record);
+  }
+  list(wallet?: string): ApiKeyRecord[] {
+    return (wallet ? this.stmts.listByWallet.all(wallet) : this.stmts.listAll.all()) as ApiKeyRecord[];
+  }
+  findById(id: string): ApiKeyRecord | undefined {
+    return this.stmts.byId.get(id) as ApiKeyRecord | undefined;
+  }
+  findActiveByHash(keyHash: string): ApiKeyRecord | undefined {
+    return this.stmts.activeByHash.get(keyHash) as ApiKeyRecord | undefined;
+  }
+  revoke(id: string, at: string): void {
+    this.stmts.revoke.run(at, id);
+  }
+  touch(id: string, at: string): void {
+    this.stmts.touch.run(at, id);
+  }
+}

@@ -1,0 +1,149 @@
+import { Router, type Request, type Response } from 'express';
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { InvalidInput } from '../core/errors';
+import { describeIssues } from '../core/validation';
+import { ErrorBodySchema } from '../shared/errors';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface RouteInput<P, Q, B> {
+  req: Request;
+  res: Response;
+  params: P;
+  query: Q;
+  body: B;
+}
+
+export interface RouteDefinition<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: Method;
+  /** Express-style path relative to the router, e.g. `/listings/:id`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Public endpoints skip the security requirement in the OpenAPI document. */
+  public?: boolean;
+  response: { status: number; description: string; schema?: z.ZodType; contentType?: string };
+  /** Error statuses this endpoint can answer with, besides 401/429/500. */
+  errors?: number[];
+  /** Returns the JSON body to send, or undefined when it wrote the response itself. */
+  handler: (
+    input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>,
+  ) => unknown | Promise<unknown>;
+}
+
+/**
+ * Registers a route on the Express router and in the OpenAPI registry from one definition, so the
+ * schemas that validate a request are the ones the document shows, and no route goes undocumented.
+ */
+export function defineRoutes(router: Router, registry: OpenAPIRegistry | undefined, prefix: string) {
+  return function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+    def: RouteDefinition<P, Q, B>,
+  ): void {
+    router[def.method](def.path, async (req, res, next) => {
+      try {
+        const params = def.params ? parseInput(def.params, req.params, 'path') : {};
+        const query = def.query ? parseInput(def.query, camelKeys(req.query as Record<string, unknown>), 'query') : {};
+        if (def.body && !req.is('application/json')) {
+          throw new InvalidInput('body: send a JSON body with "Content-Type: application/json".');
+        }
+        const body = def.body ? parseInput(def.body, camelKeys(req.body), 'body') : undefined;
+        const result = await def.handler({ req, res, params, query, body } as RouteInput<
+          z.output<P>,
+          z.output<Q>,
+          z.output<B>
+        >);
+        if (result !== undefined && !res.headersSent) res.status(def.response.status).json(result);
+      } catch (err) {
+        next(err);
+      }
+    });
+    registry?.registerPath(toOpenApi(def, prefix));
+  };
+}
+
+function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const result = schema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  throw new InvalidInput(describeIssues(result.error.issues, where), {
+    issues: result.error.issues.map((i) => ({ in: where, path: i.path.map(String), message: i.message })),
+  });
+}
+
+/**
+ * The hosted service's wire casing is unpublished, so requests may also use snake_case names
+ * (top_k, access_model, ...); the camelCase name wins when both are sent.
+ */
+export function camelKeys(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [key, v] of Object.entries(value)) {
+    if (!key.includes('_')) continue;
+    const camel = key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+    if (!(camel in out)) out[camel] = v;
+    delete out[key];
+  }
+  return out;
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request: the message names the field.',
+  401: 'Authentication failed.',
+  403: 'Access denied.',
+  404: 'Not found.',
+  409: 'Conflict.',
+  413: 'Payload too large.',
+  415: 'Unsupported file type.',
+  422: 'Unprocessable content.',
+  429: 'Rate limit exceeded; see Retry-After.',
+  500: 'Internal error.',
+  503: 'A provider is unavailable.',
+};
+
+const RATE_HEADERS = z.object({
+  'X-RateLimit-Limit': z.string().meta({ description: 'Requests allowed in the current window.' }),
+  'X-RateLimit-Remaining': z.string().meta({ description: 'Requests left in the current window.' }),
+  'X-RateLimit-Reset': z.string().meta({ description: 'Unix time (seconds) when the window resets.' }),
+  'X-Request-Id': z.string(),
+});
+
+function toOpenApi(def: RouteDefinition, prefix: string): RouteConfig {
+  const errorStatuses = [...new Set([400, ...(def.public ? [] : [401]), 429, 500, ...(def.errors ?? [])])];
+  const responses: RouteConfig['responses'] = {
+    [def.response.status]: {
+      description: def.response.description,
+      headers: RATE_HEADERS,
+      ...(def.response.schema
+        ? { content: { [def.response.contentType ?? 'application/json']: { schema: def.response.schema } } }
+        : {}),
+    },
+  };
+  for (const status of errorStatuses.sort()) {
+    responses[status] = {
+      description: ERROR_DESCRIPTIONS[status] ?? 'Error.',
+      content: { 'application/json': { schema: ErrorBodySchema } },
+    };
+  }
+  return {
+    method: def.method,
+    path: prefix + def.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
+    summary: def.summary,
+    description: def.description,
+    tags: def.tags,
+    security: def.public ? [] : [{ bearerAuth: [] }],
+    request: {
+      ...(def.params ? { params: def.params as z.ZodObject } : {}),
+      ...(def.query ? { query: def.query as z.ZodObject } : {}),
+      ...(def.body ? { body: { required: true, content: { 'application/json': { schema: def.body } } } } : {}),
+    },
+    responses,
+  };
+}

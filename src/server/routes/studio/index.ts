@@ -1,0 +1,135 @@
+import express, { Router } from 'express';
+import { z } from 'zod';
+import { CreateListingSchema, ListingSearchQuerySchema, UpdateListingSchema } from '../../../shared/listings';
+import { paginationOf } from '../../../shared/pagination';
+import { CreateApiKeySchema, CreateWalletSchema } from '../../../shared/studio';
+import type { ServerDeps } from '../../deps';
+import { notFoundRoute } from '../../middleware/errors';
+import { studioGuard } from '../../middleware/studioGuard';
+import { defineRoutes } from '../../route';
+
+const IdParams = z.object({ id: z.string().min(1).max(100) });
+
+/**
+ * The studio-only surface (DESIGN §5): what the renderer needs, not part of the public contract.
+ * Every request needs this launch's studio token.
+ */
+export function studioRouter(deps: ServerDeps): Router {
+  const router = Router();
+  const routes = Router();
+  router.use(express.json({ limit: '1mb' }));
+  router.use(studioGuard(deps.studioToken));
+  router.use(routes);
+  router.use(notFoundRoute);
+  const { listings, apiKeys, wallets } = deps.services;
+  const route = defineRoutes(routes, undefined, '/studio');
+  const studio = 'studio' as const;
+  const ok = { status: 200, description: 'OK' };
+
+  route({
+    method: 'get',
+    path: '/info',
+    summary: 'Version and data directory',
+    tags: ['Studio'],
+    response: ok,
+    handler: ({ req }) => ({
+      data: { version: deps.version, dataDir: deps.services.dataDir, apiBaseUrl: `${req.protocol}://${req.headers.host}/v1` },
+    }),
+  });
+
+  route({
+    method: 'get',
+    path: '/listings',
+    summary: 'Every local listing, drafts included',
+    tags: ['Studio'],
+    query: ListingSearchQuerySchema,
+    response: ok,
+    handler: ({ query }) => {
+      const page = listings.search(query, studio);
+      return { data: page.items, pagination: paginationOf(page) };
+    },
+  });
+  route({
+    method: 'post',
+    path: '/listings',
+    summary: 'Create a draft listing',
+    tags: ['Studio'],
+    body: CreateListingSchema,
+    response: { status: 201, description: 'Created' },
+    handler: ({ body }) => ({ data: listings.create(body, body.creatorWallet ?? wallets.defaultWallet().address) }),
+  });
+  route({
+    method: 'get',
+    path: '/listings/:id',
+    summary: 'One local listing',
+    tags: ['Studio'],
+    params: IdParams,
+    response: ok,
+    handler: ({ params }) => ({ data: listings.get(params.id, studio) }),
+  });
+  route({
+    method: 'patch',
+    path: '/listings/:id',
+    summary: 'Update a listing',
+    tags: ['Studio'],
+    params: IdParams,
+    body: UpdateListingSchema,
+    response: ok,
+    handler: ({ params, body }) => ({ data: listings.update(params.id, body, studio) }),
+  });
+  route({
+    method: 'post',
+    path: '/listings/:id/publish',
+    summary: 'Publish a listing',
+    tags: ['Studio'],
+    params: IdParams,
+    response: ok,
+    handler: ({ params }) => ({ data: listings.publish(params.id, studio) }),
+  });
+
+  route({
+    method: 'get',
+    path: '/keys',
+    summary: 'API keys',
+    tags: ['Studio'],
+    response: ok,
+    handler: () => ({ data: apiKeys.list() }),
+  });
+  route({
+    method: 'post',
+    path: '/keys',
+    summary: 'Create an API key (shown once)',
+    tags: ['Studio'],
+    body: CreateApiKeySchema,
+    response: { status: 201, description: 'Created' },
+    handler: ({ body }) => ({ data: apiKeys.create(body.wallet ?? wallets.defaultWallet().address, body.label) }),
+  });
+  route({
+    method: 'post',
+    path: '/keys/:id/revoke',
+    summary: 'Revoke an API key',
+    tags: ['Studio'],
+    params: IdParams,
+    response: ok,
+    handler: ({ params }) => ({ data: apiKeys.revoke(params.id) }),
+  });
+
+  route({
+    method: 'get',
+    path: '/wallets',
+    summary: 'Wallets held by this studio',
+    tags: ['Studio'],
+    response: ok,
+    handler: () => ({ data: wallets.list() }),
+  });
+  route({
+    method: 'post',
+    path: '/wallets',
+    summary: 'Create a wallet',
+    tags: ['Studio'],
+    body: CreateWalletSchema,
+    response: { status: 201, description: 'Created' },
+    handler: ({ body }) => ({ data: wallets.create(body.name) }),
+  });
+  return router;
+}

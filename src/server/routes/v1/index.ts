@@ -1,0 +1,43 @@
+import express, { Router } from 'express';
+import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import type { ServerDeps } from '../../deps';
+import { identify, requireAuth } from '../../middleware/auth';
+import { notFoundRoute } from '../../middleware/errors';
+import { DEFAULT_RATE_LIMITS, keyRateLimit } from '../../middleware/rateLimit';
+import { openApiDocument } from '../../openapi';
+import { defineRoutes } from '../../route';
+import { listingRoutes } from './listings';
+
+/** JSON bodies of /v1 are small (queries, filters); uploads are multipart and parsed separately. */
+const JSON_LIMIT = '1mb';
+
+export function v1Router(deps: ServerDeps): Router {
+  const router = Router();
+  const registry = new OpenAPIRegistry();
+  const publicRoutes = Router();
+  const authedRoutes = Router();
+  const limits = { ...DEFAULT_RATE_LIMITS, ...deps.rateLimits };
+
+  router.use(express.json({ limit: JSON_LIMIT }));
+  router.use(identify(deps.services.apiKeys));
+  router.use(keyRateLimit(limits));
+  router.use(publicRoutes);
+  router.use(requireAuth, authedRoutes);
+  router.use(notFoundRoute);
+
+  let document: unknown;
+  defineRoutes(publicRoutes, registry, '/v1')({
+    method: 'get',
+    path: '/openapi.json',
+    summary: 'This API\'s OpenAPI 3.1 document',
+    tags: ['Meta'],
+    public: true,
+    response: { status: 200, description: 'The OpenAPI document.', schema: z.record(z.string(), z.unknown()) },
+    handler: () => (document ??= openApiDocument(registry, deps.version)),
+  });
+
+  const route = defineRoutes(authedRoutes, registry, '/v1');
+  listingRoutes(route, deps);
+  return router;
+}

@@ -1,0 +1,4 @@
+export * from './errors';
+export * from './pagination';
+export * from './listings';
+export * from './studio';

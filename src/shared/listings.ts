@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { PageQuerySchema } from './pagination';
+
+export const ACCESS_MODELS = ['one_time', 'subscription', 'per_query'] as const;
+export const AccessModelSchema = z.enum(ACCESS_MODELS).meta({ id: 'AccessModel' });
+export type AccessModel = z.infer<typeof AccessModelSchema>;
+
+export const LISTING_SORTS = ['relevance', 'rating', 'price_asc', 'price_desc', 'newest'] as const;
+export const ListingStatusSchema = z.enum(['draft', 'published']);
+export type ListingStatus = z.infer<typeof ListingStatusSchema>;
+
+export const DEFAULT_RETRIEVAL_RATE_LIMIT = 60;
+
+export const ListingSchema = z
+  .object({
+    id: z.string().meta({ example: 'lst_4fQx9KpZ2mTa7bWc' }),
+    title: z.string(),
+    description: z.string(),
+    domain: z.string(),
+    tags: z.array(z.string()),
+    accessModel: AccessModelSchema,
+    price: z.number().meta({
+      description:
+        'Price in SOL. For `per_query` the price of one query; for `subscription` the price of one period.',
+    }),
+    subscriptionDays: z.number().int().nullable().meta({ description: 'Period length; subscription only.' }),
+    rating: z.number().meta({ description: 'Average rating, 0..5.' }),
+    ratingCount: z.number().int(),
+    creatorWallet: z.string(),
+    status: ListingStatusSchema,
+    retrievalRateLimit: z.number().int().meta({ description: 'Retrievals per minute per credential.' }),
+    embeddingModel: z.string(),
+    dimensions: z.number().int(),
+    documentCount: z.number().int(),
+    chunkCount: z.number().int(),
+    pdaAddress: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Listing' });
+
+export type Listing = z.infer<typeof ListingSchema>;
+
+const optionalNumber = (description: string) =>
+  z.coerce.number().refine(Number.isFinite, 'must be a finite number').optional().meta({ description });
+
+export const ListingSearchQuerySchema = PageQuerySchema.extend({
+  q: z.string().trim().max(500).optional().meta({ description: 'Full-text query over title, description, domain and tags.' }),
+  domain: z.string().max(200).optional().meta({ description: 'Exact domain (case-insensitive).' }),
+  accessModel: AccessModelSchema.optional(),
+  maxPrice: optionalNumber('Maximum price in SOL (inclusive).').pipe(z.number().min(0).optional()),
+  minRating: optionalNumber('Minimum average rating (inclusive), 0..5.').pipe(z.number().min(0).max(5).optional()),
+  sort: z
+    .enum(LISTING_SORTS)
+    .optional()
+    .meta({ description: 'Default `relevance` when `q` is given, else `newest`.' }),
+});
+export type ListingSearchQuery = z.infer<typeof ListingSearchQuerySchema>;
+
+const title = z.string().trim().min(1).max(200);
+const price = z.number().finite().min(0).max(1_000_000);
+
+export const CreateListingSchema = z
+  .object({
+    title,
+    description: z.string().max(10_000).default(''),
+    domain: z.string().trim().max(100).default(''),
+    tags: z.array(z.string().trim().min(1).max(50)).max(20).default([]),
+    accessModel: AccessModelSchema,
+    price,
+    subscriptionDays: z.number().int().min(1).max(3650).optional(),
+    retrievalRateLimit: z.number().int().min(1).max(100_000).default(DEFAULT_RETRIEVAL_RATE_LIMIT),
+    embeddingModel: z.string().min(1).optional(),
+    creatorWallet: z.string().optional(),
+  })
+  .meta({ id: 'CreateListing' });
+export type CreateListingInput = z.input<typeof CreateListingSchema>;
+
+export const UpdateListingSchema = z
+  .object({
+    title: title.optional(),
+    description: z.string().max(10_000).optional(),
+    domain: z.string().trim().max(100).optional(),
+    tags: z.array(z.string().trim().min(1).max(50)).max(20).optional(),
+    accessModel: AccessModelSchema.optional(),
+    price: price.optional(),
+    subscriptionDays: z.number().int().min(1).max(3650).nullable().optional(),
+    retrievalRateLimit: z.number().int().min(1).max(100_000).optional(),
+    embeddingModel: z.string().min(1).optional(),
+  })
+  .meta({ id: 'UpdateListing' });
+export type UpdateListingInput = z.input<typeof UpdateListingSchema>;
