@@ -10,7 +10,11 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], fallbackFiel
 }
 
 /** Parses with a zod schema or throws InvalidInput naming the field. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, fallbackField = 'body'): z.output<S> {
+export function parseOrThrow<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  fallbackField = 'body',
+): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw new InvalidInput(describeIssues(result.error.issues, fallbackField), {

@@ -34,8 +34,15 @@ export function createServer(deps: ServerDeps): KbServer {
   app.use('/v1', v1Router(deps));
   // The studio API and its page only answer on the address they were bound to (DNS rebinding).
   const guardHost = hostGuard(() => allowedHosts ?? new Set());
-  app.use('/studio', (req, res, next) => (allowedHosts ? guardHost(req, res, next) : next()), studioRouter(deps));
-  app.use((req, res, next) => (allowedHosts ? guardHost(req, res, next) : next()), rendererRouter(deps.rendererDir, deps.studioToken));
+  app.use(
+    '/studio',
+    (req, res, next) => (allowedHosts ? guardHost(req, res, next) : next()),
+    studioRouter(deps),
+  );
+  app.use(
+    (req, res, next) => (allowedHosts ? guardHost(req, res, next) : next()),
+    rendererRouter(deps.rendererDir, deps.studioToken),
+  );
   app.use(errorHandler(deps.log));
 
   return {

@@ -4,7 +4,8 @@ export function openApiDocument(registry: OpenAPIRegistry, version: string) {
   registry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An API key (`kbs_` + 32 characters), scoped to one wallet. Create one with `kbstudio keys create`.',
+    description:
+      'An API key (`kbs_` + 32 characters), scoped to one wallet. Create one with `kbstudio keys create`.',
   });
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',

@@ -35,9 +35,7 @@ export interface RouteDefinition<
   /** Error statuses this endpoint can answer with, besides 401/429/500. */
   errors?: number[];
   /** Returns the JSON body to send, or undefined when it wrote the response itself. */
-  handler: (
-    input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>,
-  ) => unknown | Promise<unknown>;
+  handler: (input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => unknown | Promise<unknown>;
 }
 
 /**
@@ -51,7 +49,9 @@ export function defineRoutes(router: Router, registry: OpenAPIRegistry | undefin
     router[def.method](def.path, async (req, res, next) => {
       try {
         const params = def.params ? parseInput(def.params, req.params, 'path') : {};
-        const query = def.query ? parseInput(def.query, camelKeys(req.query as Record<string, unknown>), 'query') : {};
+        const query = def.query
+          ? parseInput(def.query, camelKeys(req.query as Record<string, unknown>), 'query')
+          : {};
         if (def.body && !req.is('application/json')) {
           throw new InvalidInput('body: send a JSON body with "Content-Type: application/json".');
         }
@@ -142,7 +142,9 @@ function toOpenApi(def: RouteDefinition, prefix: string): RouteConfig {
     request: {
       ...(def.params ? { params: def.params as z.ZodObject } : {}),
       ...(def.query ? { query: def.query as z.ZodObject } : {}),
-      ...(def.body ? { body: { required: true, content: { 'application/json': { schema: def.body } } } } : {}),
+      ...(def.body
+        ? { body: { required: true, content: { 'application/json': { schema: def.body } } } }
+        : {}),
     },
     responses,
   };

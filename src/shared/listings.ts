@@ -45,11 +45,18 @@ const optionalNumber = (description: string) =>
   z.coerce.number().refine(Number.isFinite, 'must be a finite number').optional().meta({ description });
 
 export const ListingSearchQuerySchema = PageQuerySchema.extend({
-  q: z.string().trim().max(500).optional().meta({ description: 'Full-text query over title, description, domain and tags.' }),
+  q: z
+    .string()
+    .trim()
+    .max(500)
+    .optional()
+    .meta({ description: 'Full-text query over title, description, domain and tags.' }),
   domain: z.string().max(200).optional().meta({ description: 'Exact domain (case-insensitive).' }),
   accessModel: AccessModelSchema.optional(),
   maxPrice: optionalNumber('Maximum price in SOL (inclusive).').pipe(z.number().min(0).optional()),
-  minRating: optionalNumber('Minimum average rating (inclusive), 0..5.').pipe(z.number().min(0).max(5).optional()),
+  minRating: optionalNumber('Minimum average rating (inclusive), 0..5.').pipe(
+    z.number().min(0).max(5).optional(),
+  ),
   sort: z
     .enum(LISTING_SORTS)
     .optional()

@@ -42,7 +42,8 @@ export class ApiKeyService {
 
   /** Creates a key for a wallet. The key itself is returned here once and never stored. */
   create(wallet: string, label = ''): CreatedApiKey {
-    if (!isWalletAddress(wallet)) throw new InvalidInput(`wallet: '${wallet}' is not a base58 wallet address.`);
+    if (!isWalletAddress(wallet))
+      throw new InvalidInput(`wallet: '${wallet}' is not a base58 wallet address.`);
     const key = `kbs_${randomBase62(32)}`;
     const id = newId('key', 12);
     this.repo.insert({

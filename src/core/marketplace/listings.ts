@@ -83,7 +83,8 @@ export class ListingService {
   create(input: CreateListingInput, creatorWallet: string): Listing {
     const parsed = parseOrThrow(CreateListingSchema, input);
     const wallet = parsed.creatorWallet ?? creatorWallet;
-    if (!isWalletAddress(wallet)) throw new InvalidInput(`creatorWallet: '${wallet}' is not a wallet address.`);
+    if (!isWalletAddress(wallet))
+      throw new InvalidInput(`creatorWallet: '${wallet}' is not a wallet address.`);
     const model = parsed.embeddingModel ?? DEFAULT_EMBEDDING_MODEL.id;
     const at = this.now().toISOString();
     const record: ListingRecord = {
@@ -130,7 +131,11 @@ export class ListingService {
     };
     if (parsed.price !== undefined) next.priceLamports = solToLamports(parsed.price);
     if (parsed.subscriptionDays !== undefined) next.subscriptionDays = parsed.subscriptionDays;
-    if (parsed.accessModel && parsed.accessModel !== 'subscription' && parsed.subscriptionDays === undefined) {
+    if (
+      parsed.accessModel &&
+      parsed.accessModel !== 'subscription' &&
+      parsed.subscriptionDays === undefined
+    ) {
       next.subscriptionDays = null;
     }
     if (parsed.embeddingModel !== undefined && parsed.embeddingModel !== current.embeddingModel) {
@@ -183,7 +188,10 @@ export class ListingService {
   private visibleRecord(id: string, viewer: Viewer): ListingRecord {
     const record = this.repo.findById(id);
     // A draft someone else owns is reported as missing, so its existence does not leak.
-    if (!record || (viewer !== 'studio' && record.status === 'draft' && record.creatorWallet !== viewer.wallet)) {
+    if (
+      !record ||
+      (viewer !== 'studio' && record.status === 'draft' && record.creatorWallet !== viewer.wallet)
+    ) {
       throw new ListingNotFound(id);
     }
     return record;
@@ -225,10 +233,14 @@ export function toListing(r: ListingRecord): Listing {
 
 function checkAccessTerms(r: ListingRecord): void {
   if (r.accessModel === 'subscription' && !r.subscriptionDays) {
-    throw new InvalidInput('subscriptionDays: a subscription listing needs its period length in days (1..3650).');
+    throw new InvalidInput(
+      'subscriptionDays: a subscription listing needs its period length in days (1..3650).',
+    );
   }
   if (r.accessModel !== 'subscription' && r.subscriptionDays !== null) {
-    throw new InvalidInput(`subscriptionDays: only subscription listings have a period; this one is ${r.accessModel}.`);
+    throw new InvalidInput(
+      `subscriptionDays: only subscription listings have a period; this one is ${r.accessModel}.`,
+    );
   }
   if (r.accessModel === 'per_query' && r.priceLamports <= 0) {
     throw new InvalidInput('price: a per_query listing needs a price above 0 SOL per query.');

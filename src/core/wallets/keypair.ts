@@ -24,7 +24,9 @@ export function keypairFromSolanaCliJson(text: string, fileName = 'id.json'): So
   try {
     bytes = JSON.parse(text);
   } catch {
-    throw new InvalidInput(`${fileName} is not JSON: expected the Solana CLI format, an array of 64 numbers.`);
+    throw new InvalidInput(
+      `${fileName} is not JSON: expected the Solana CLI format, an array of 64 numbers.`,
+    );
   }
   if (
     !Array.isArray(bytes) ||
@@ -43,7 +45,12 @@ export function keypairFromSolanaCliJson(text: string, fileName = 'id.json'): So
 
 function privateKeyOf(secretKey: Uint8Array) {
   return createPrivateKey({
-    key: { kty: 'OKP', crv: 'Ed25519', d: b64url(secretKey.subarray(0, 32)), x: b64url(secretKey.subarray(32)) },
+    key: {
+      kty: 'OKP',
+      crv: 'Ed25519',
+      d: b64url(secretKey.subarray(0, 32)),
+      x: b64url(secretKey.subarray(32)),
+    },
     format: 'jwk',
   });
 }
@@ -51,7 +58,10 @@ function privateKeyOf(secretKey: Uint8Array) {
 function publicKeyOfSeed(seed: Uint8Array): Uint8Array {
   // Node derives the public key from the private JWK's `d`; `x` is only checked for shape.
   const jwk = createPublicKey(
-    createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: b64url(seed), x: b64url(new Uint8Array(32)) }, format: 'jwk' }),
+    createPrivateKey({
+      key: { kty: 'OKP', crv: 'Ed25519', d: b64url(seed), x: b64url(new Uint8Array(32)) },
+      format: 'jwk',
+    }),
   ).export({ format: 'jwk' });
   return new Uint8Array(Buffer.from(jwk.x as string, 'base64url'));
 }

@@ -120,7 +120,9 @@ export class SqliteListingRepository implements ListingRepository {
     const whereSql = where.length ? `WHERE ${where.join(' AND ')}` : '';
     // bm25() only exists with a MATCH; without a query "relevance" falls back to newest first.
     const order = s.sort === 'relevance' && !fts ? ORDER_BY.newest : ORDER_BY[s.sort];
-    const total = (this.db.prepare(`SELECT count(*) AS n FROM ${from} ${whereSql}`).get(params) as { n: number }).n;
+    const total = (
+      this.db.prepare(`SELECT count(*) AS n FROM ${from} ${whereSql}`).get(params) as { n: number }
+    ).n;
     const rows = this.db
       .prepare(`SELECT ${COLUMNS} FROM ${from} ${whereSql} ORDER BY ${order} LIMIT @limit OFFSET @offset`)
       .all({ ...params, limit: s.limit, offset: s.offset }) as ListingRow[];

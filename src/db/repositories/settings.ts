@@ -14,7 +14,9 @@ export class SqliteSettingsRepository {
     return (this.stmts.get.get(key) as { value: string } | undefined)?.value;
   }
   all(): Record<string, string> {
-    return Object.fromEntries((this.stmts.all.all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+    return Object.fromEntries(
+      (this.stmts.all.all() as { key: string; value: string }[]).map((r) => [r.key, r.value]),
+    );
   }
   set(key: string, value: string): void {
     this.stmts.set.run(key, value);

@@ -15,7 +15,8 @@ export class SqliteWalletRepository implements WalletRepository {
 
   constructor(db: Db) {
     this.stmts = {
-      insert: db.prepare(`INSERT INTO wallets (name, address, sealed_secret, encrypted, is_default, created_at)
+      insert:
+        db.prepare(`INSERT INTO wallets (name, address, sealed_secret, encrypted, is_default, created_at)
         VALUES (?, ?, ?, ?, ?, ?)`),
       list: db.prepare(`SELECT * FROM wallets ORDER BY is_default DESC, created_at, name`),
       byName: db.prepare(`SELECT * FROM wallets WHERE name = ?`),
@@ -25,7 +26,14 @@ export class SqliteWalletRepository implements WalletRepository {
   }
 
   insert(r: WalletRecord): void {
-    this.stmts.insert.run(r.name, r.address, Buffer.from(r.sealedSecret), r.encrypted ? 1 : 0, r.isDefault ? 1 : 0, r.createdAt);
+    this.stmts.insert.run(
+      r.name,
+      r.address,
+      Buffer.from(r.sealedSecret),
+      r.encrypted ? 1 : 0,
+      r.isDefault ? 1 : 0,
+      r.createdAt,
+    );
   }
   list(): WalletRecord[] {
     return (this.stmts.list.all() as WalletRow[]).map(fromRow);

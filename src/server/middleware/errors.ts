@@ -15,7 +15,11 @@ export function sendError(
 }
 
 export const notFoundRoute: RequestHandler = (req, _res, next) => {
-  next(new NotFound(`No route ${req.method} ${req.originalUrl.split('?')[0]}. See /v1/openapi.json for the API.`));
+  next(
+    new NotFound(
+      `No route ${req.method} ${req.originalUrl.split('?')[0]}. See /v1/openapi.json for the API.`,
+    ),
+  );
 };
 
 interface HttpParserError {
@@ -32,7 +36,13 @@ export function errorHandler(log: (message: string) => void = console.error): Er
   return (err: unknown, req, res, next) => {
     if (res.headersSent) return next(err);
     if (err instanceof DomainError) {
-      return sendError(res, req.id, err.code, err.message, err.details === undefined ? {} : { details: err.details });
+      return sendError(
+        res,
+        req.id,
+        err.code,
+        err.message,
+        err.details === undefined ? {} : { details: err.details },
+      );
     }
     const parserError = err as HttpParserError;
     switch (parserError.type) {
@@ -43,13 +53,28 @@ export function errorHandler(log: (message: string) => void = console.error): Er
           res,
           req.id,
           'payload_too_large',
-          `body: the request body exceeds the ${parserError.limit ?? ''} byte limit for JSON requests.`.replace('  ', ' '),
+          `body: the request body exceeds the ${parserError.limit ?? ''} byte limit for JSON requests.`.replace(
+            '  ',
+            ' ',
+          ),
         );
       case 'encoding.unsupported':
       case 'charset.unsupported':
-        return sendError(res, req.id, 'invalid_request', 'body: unsupported content encoding or charset; send UTF-8 JSON.');
+        return sendError(
+          res,
+          req.id,
+          'invalid_request',
+          'body: unsupported content encoding or charset; send UTF-8 JSON.',
+        );
     }
-    log(`[${req.id}] ${req.method} ${req.originalUrl} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    return sendError(res, req.id, 'internal_error', `An internal error occurred. Quote request id ${req.id} when reporting it.`);
+    log(
+      `[${req.id}] ${req.method} ${req.originalUrl} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+    );
+    return sendError(
+      res,
+      req.id,
+      'internal_error',
+      `An internal error occurred. Quote request id ${req.id} when reporting it.`,
+    );
   };
 }

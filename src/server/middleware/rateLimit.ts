@@ -20,10 +20,14 @@ export function keyRateLimit(options: RateLimitOptions): RequestHandler {
     limit: options.perKey,
     standardHeaders: false,
     legacyHeaders: true,
-    keyGenerator: (req) => (req.principal ? `key:${req.principal.keyId}` : `ip:${ipKeyGenerator(req.ip ?? '')}`),
+    keyGenerator: (req) =>
+      req.principal ? `key:${req.principal.keyId}` : `ip:${ipKeyGenerator(req.ip ?? '')}`,
     handler: (req, res) => {
       const reset = (req as AugmentedRequest).rateLimit?.resetTime;
-      const retryAfter = Math.max(1, Math.ceil(((reset?.getTime() ?? Date.now() + options.windowMs) - Date.now()) / 1000));
+      const retryAfter = Math.max(
+        1,
+        Math.ceil(((reset?.getTime() ?? Date.now() + options.windowMs) - Date.now()) / 1000),
+      );
       res.setHeader('Retry-After', String(retryAfter));
       sendError(
         res,

@@ -18,7 +18,9 @@ export function studioGuard(token: string): RequestHandler {
     }
     const given = Buffer.from(String(req.headers[STUDIO_TOKEN_HEADER] ?? ''), 'utf8');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      return next(new Unauthorized('The studio API needs this launch\'s studio token (header X-Studio-Token).'));
+      return next(
+        new Unauthorized("The studio API needs this launch's studio token (header X-Studio-Token)."),
+      );
     }
     next();
   };

@@ -33,7 +33,11 @@ export function studioRouter(deps: ServerDeps): Router {
     tags: ['Studio'],
     response: ok,
     handler: ({ req }) => ({
-      data: { version: deps.version, dataDir: deps.services.dataDir, apiBaseUrl: `${req.protocol}://${req.headers.host}/v1` },
+      data: {
+        version: deps.version,
+        dataDir: deps.services.dataDir,
+        apiBaseUrl: `${req.protocol}://${req.headers.host}/v1`,
+      },
     }),
   });
 
@@ -56,7 +60,9 @@ export function studioRouter(deps: ServerDeps): Router {
     tags: ['Studio'],
     body: CreateListingSchema,
     response: { status: 201, description: 'Created' },
-    handler: ({ body }) => ({ data: listings.create(body, body.creatorWallet ?? wallets.defaultWallet().address) }),
+    handler: ({ body }) => ({
+      data: listings.create(body, body.creatorWallet ?? wallets.defaultWallet().address),
+    }),
   });
   route({
     method: 'get',
@@ -102,7 +108,9 @@ export function studioRouter(deps: ServerDeps): Router {
     tags: ['Studio'],
     body: CreateApiKeySchema,
     response: { status: 201, description: 'Created' },
-    handler: ({ body }) => ({ data: apiKeys.create(body.wallet ?? wallets.defaultWallet().address, body.label) }),
+    handler: ({ body }) => ({
+      data: apiKeys.create(body.wallet ?? wallets.defaultWallet().address, body.label),
+    }),
   });
   route({
     method: 'post',

@@ -27,13 +27,21 @@ export function v1Router(deps: ServerDeps): Router {
   router.use(notFoundRoute);
 
   let document: unknown;
-  defineRoutes(publicRoutes, registry, '/v1')({
+  defineRoutes(
+    publicRoutes,
+    registry,
+    '/v1',
+  )({
     method: 'get',
     path: '/openapi.json',
-    summary: 'This API\'s OpenAPI 3.1 document',
+    summary: "This API's OpenAPI 3.1 document",
     tags: ['Meta'],
     public: true,
-    response: { status: 200, description: 'The OpenAPI document.', schema: z.record(z.string(), z.unknown()) },
+    response: {
+      status: 200,
+      description: 'The OpenAPI document.',
+      schema: z.record(z.string(), z.unknown()),
+    },
     handler: () => (document ??= openApiDocument(registry, deps.version)),
   });
 

@@ -4,7 +4,9 @@ import { PaginationSchema, paginationOf } from '../../../shared/pagination';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
 
-const ListingPageSchema = z.object({ data: z.array(ListingSchema), pagination: PaginationSchema }).meta({ id: 'ListingPage' });
+const ListingPageSchema = z
+  .object({ data: z.array(ListingSchema), pagination: PaginationSchema })
+  .meta({ id: 'ListingPage' });
 const ListingEnvelopeSchema = z.object({ data: ListingSchema }).meta({ id: 'ListingEnvelope' });
 
 export function listingRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
@@ -13,7 +15,7 @@ export function listingRoutes(route: ReturnType<typeof defineRoutes>, { services
     path: '/listings',
     summary: 'Search and browse listings',
     description:
-      'Published listings, plus the caller\'s own drafts. `q` is full-text (every word must match, as a prefix) over title, description, domain and tags. Query parameters may also be given in snake_case (`access_model`, `max_price`, `min_rating`).',
+      "Published listings, plus the caller's own drafts. `q` is full-text (every word must match, as a prefix) over title, description, domain and tags. Query parameters may also be given in snake_case (`access_model`, `max_price`, `min_rating`).",
     tags: ['Listings'],
     query: ListingSearchQuerySchema,
     response: { status: 200, description: 'A page of listings.', schema: ListingPageSchema },
@@ -31,6 +33,8 @@ export function listingRoutes(route: ReturnType<typeof defineRoutes>, { services
     params: z.object({ id: z.string().min(1).max(100) }),
     response: { status: 200, description: 'The listing.', schema: ListingEnvelopeSchema },
     errors: [404],
-    handler: ({ req, params }) => ({ data: services.listings.get(params.id, { wallet: req.principal!.wallet }) }),
+    handler: ({ req, params }) => ({
+      data: services.listings.get(params.id, { wallet: req.principal!.wallet }),
+    }),
   });
 }

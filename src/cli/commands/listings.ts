@@ -1,0 +1,149 @@
+import type { Command } from 'commander';
+import { lamportsToSol, solToLamports } from '../../core/money';
+import { parseOrThrow } from '../../core/validation';
+import {
+  ListingSearchQuerySchema,
+  type CreateListingInput,
+  type Listing,
+  type UpdateListingInput,
+} from '../../shared/listings';
+import { table } from '../output';
+import { listFlag, numberFlag, withServices } from '../context';
+
+interface ListingFlags {
+  title?: string;
+  description?: string;
+  domain?: string;
+  tags?: string[];
+  accessModel?: string;
+  price?: number;
+  subscriptionDays?: number;
+  rateLimit?: number;
+  embeddingModel?: string;
+  wallet?: string;
+}
+
+function listingOptions(cmd: Command, creating: boolean): Command {
+  return cmd
+    .option('--title <title>', creating ? 'listing title (required)' : 'listing title')
+    .option('--description <text>', 'description')
+    .option('--domain <domain>', 'domain, e.g. legal, medicine')
+    .option('--tags <a,b>', 'comma-separated tags', listFlag)
+    .option('--access-model <model>', 'one_time | subscription | per_query')
+    .option(
+      '--price <sol>',
+      'price in SOL (per query for per_query, per period for subscription)',
+      numberFlag,
+    )
+    .option('--subscription-days <n>', 'subscription period in days', numberFlag)
+    .option('--rate-limit <n>', 'retrievals per minute per credential (default 60)', numberFlag)
+    .option('--embedding-model <id>', 'embedding model of the knowledge base');
+}
+
+// Flags arrive untyped; the service validates them with the same schema the API uses.
+const toInput = (f: ListingFlags) => ({
+  title: f.title,
+  description: f.description,
+  domain: f.domain,
+  tags: f.tags,
+  accessModel: f.accessModel,
+  price: f.price,
+  subscriptionDays: f.subscriptionDays,
+  retrievalRateLimit: f.rateLimit,
+  embeddingModel: f.embeddingModel,
+});
+
+const describe = (l: Listing) =>
+  [
+    `${l.title}  [${l.status}]`,
+    `  id:              ${l.id}`,
+    `  access:          ${l.accessModel}, ${l.price} SOL (${solToLamports(l.price)} lamports)${l.subscriptionDays ? ` per ${l.subscriptionDays} days` : ''}`,
+    `  domain / tags:   ${l.domain || '-'} / ${l.tags.join(', ') || '-'}`,
+    `  rate limit:      ${l.retrievalRateLimit} retrievals per minute per credential`,
+    `  embedding model: ${l.embeddingModel} (${l.dimensions} dimensions)`,
+    `  documents:       ${l.documentCount}, chunks: ${l.chunkCount}`,
+    `  creator:         ${l.creatorWallet}`,
+  ].join('\n');
+
+export function listingsCommand(program: Command): void {
+  const listings = program
+    .command('listings')
+    .description('knowledge-base listings (local drafts and published)');
+
+  listingOptions(listings.command('create').description('create a draft listing'), true)
+    .option('--wallet <address>', 'creator wallet (default: the studio default wallet)')
+    .action((flags: ListingFlags, cmd: Command) =>
+      withServices(cmd, ({ services, out }) => {
+        const created = services.listings.create(
+          toInput(flags) as CreateListingInput,
+          flags.wallet ?? services.wallets.defaultWallet().address,
+        );
+        out.result(created, () => describe(created));
+      }),
+    );
+
+  listings
+    .command('list')
+    .description('list local listings, drafts included')
+    .option('--q <text>', 'full-text query')
+    .option('--domain <domain>')
+    .option('--access-model <model>')
+    .option('--sort <sort>', 'relevance | rating | price_asc | price_desc | newest')
+    .option('--limit <n>', 'results per page (max 100)')
+    .option('--offset <n>')
+    .action((flags: Record<string, string>, cmd: Command) =>
+      withServices(cmd, ({ services, out }) => {
+        const query = parseOrThrow(ListingSearchQuerySchema, flags, 'options');
+        const page = services.listings.search(query, 'studio');
+        out.result(
+          page.items,
+          () =>
+            table(
+              ['ID', 'TITLE', 'DOMAIN', 'ACCESS', 'PRICE (SOL)', 'STATUS', 'CHUNKS'],
+              page.items.map((l) => [
+                l.id,
+                l.title,
+                l.domain,
+                l.accessModel,
+                lamportsToSol(solToLamports(l.price)),
+                l.status,
+                l.chunkCount,
+              ]),
+            ) +
+            (page.total > page.items.length ? `\n(${page.items.length} of ${page.total}; use --offset)` : ''),
+        );
+      }),
+    );
+
+  listings
+    .command('show')
+    .argument('<id>', 'listing id')
+    .description('show a listing')
+    .action((id: string, _flags: unknown, cmd: Command) =>
+      withServices(cmd, ({ services, out }) => {
+        const listing = services.listings.get(id, 'studio');
+        out.result(listing, () => describe(listing));
+      }),
+    );
+
+  listingOptions(
+    listings.command('update').argument('<id>', 'listing id').description('change a listing'),
+    false,
+  ).action((id: string, flags: ListingFlags, cmd: Command) =>
+    withServices(cmd, ({ services, out }) => {
+      const updated = services.listings.update(id, toInput(flags) as UpdateListingInput, 'studio');
+      out.result(updated, () => describe(updated));
+    }),
+  );
+
+  listings
+    .command('publish')
+    .argument('<id>', 'listing id')
+    .description('publish a draft listing')
+    .action((id: string, _flags: unknown, cmd: Command) =>
+      withServices(cmd, ({ services, out }) => {
+        const published = services.listings.publish(id, 'studio');
+        out.result(published, () => `Published.\n${describe(published)}`);
+      }),
+    );
+}

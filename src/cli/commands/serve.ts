@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { InvalidInput } from '../../core/errors';
+import { openServices } from '../../db/services';
+import { createServer } from '../../server/createServer';
+import { resolveDataDir } from '../dataDir';
+import type { GlobalOptions } from '../context';
+import { createOutput } from '../output';
+import { packageVersion } from '../version';
+
+const RENDERER_DIR = fileURLToPath(new URL('../../../out/renderer', import.meta.url));
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+export function serveCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the /v1 API, the /studio API and the studio UI (default http://127.0.0.1:7410)')
+    .option('--port <port>', 'port (0 = any free port)', '7410')
+    .option(
+      '--host <host>',
+      'address to bind; keep 127.0.0.1 unless you mean to expose the studio',
+      '127.0.0.1',
+    )
+    .action(async (opts: { port: string; host: string }, cmd: Command) => {
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      const out = createOutput(Boolean(globals.json));
+      const port = Number(opts.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        throw new InvalidInput(`--port: '${opts.port}' is not a port number (0-65535).`);
+      }
+      const dataDir = resolveDataDir(globals.dataDir);
+      const services = openServices(dataDir);
+      const server = createServer({
+        services,
+        studioToken: randomBytes(32).toString('base64url'),
+        version: packageVersion(),
+        rendererDir: RENDERER_DIR,
+      });
+      let running;
+      try {
+        running = await server.listen(port, opts.host);
+      } catch (err) {
+        services.close();
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE')
+          throw new InvalidInput(`--port: ${port} is already in use; pick another or use --port 0.`);
+        throw err;
+      }
+      if (!LOOPBACK.has(opts.host)) {
+        out.info(`Warning: bound to ${opts.host}. Anyone who can reach this address can open the studio.`);
+      }
+      out.result({ url: running.url, api: `${running.url}/v1`, dataDir }, () =>
+        [
+          `KB Studio is serving at ${running.url}/`,
+          `  API:      ${running.url}/v1  (OpenAPI: ${running.url}/v1/openapi.json)`,
+          `  Data dir: ${dataDir}`,
+          'Press Ctrl+C to stop.',
+        ].join('\n'),
+      );
+      const stop = () => {
+        void server.close().finally(() => {
+          services.close();
+          process.exit(0);
+        });
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,76 @@
+import { DomainError } from '../errors';
+
+/** Per-file refusals: each message names the file and says what the user can do. */
+
+export class NoTextLayer extends DomainError {
+  constructor(
+    readonly source: string,
+    detail = '',
+  ) {
+    super(
+      'no_text_layer',
+      `${source}: the PDF has no text layer${detail ? ` (${detail})` : ''}. Scanned or image PDFs must be OCR-processed before upload.`,
+    );
+  }
+}
+
+export class EncryptedDocument extends DomainError {
+  constructor(readonly source: string) {
+    super(
+      'encrypted_document',
+      `${source}: the document is encrypted or password-protected. Remove the protection and upload it again.`,
+    );
+  }
+}
+
+export class InvalidDocument extends DomainError {
+  constructor(
+    readonly source: string,
+    reason: string,
+  ) {
+    super('invalid_document', `${source}: ${reason}`);
+  }
+}
+
+export interface UnsupportedEntry {
+  entry: string;
+  type: string;
+}
+
+export class UnsupportedFileType extends DomainError {
+  constructor(readonly entries: UnsupportedEntry[]) {
+    const list = entries.map((e) => `${e.entry} (${e.type})`).join(', ');
+    super(
+      'unsupported_file_type',
+      `Unsupported file type: ${list}. Supported: .pdf, .docx, .html, .htm, .md, .mdx, .json, .csv (and .jsonl pre-built embeddings, .zip archives).`,
+      { entries },
+    );
+  }
+}
+
+export class PayloadTooLarge extends DomainError {
+  constructor(message: string) {
+    super(
+      'payload_too_large',
+      `${message} Larger knowledge bases require a creator plan upgrade or contacting support.`,
+    );
+  }
+}
+
+export class ChunkLimitExceeded extends DomainError {
+  constructor(limit: number, wouldHave: number) {
+    super(
+      'chunk_limit_exceeded',
+      `This upload would bring the knowledge base to ${wouldHave} chunks; the limit is ${limit}. Larger knowledge bases require a creator plan upgrade or contacting support.`,
+    );
+  }
+}
+
+export class UnsupportedEmbeddingModel extends DomainError {
+  constructor(model: string, supported: string[]) {
+    super(
+      'unsupported_embedding_model',
+      `embedding_model: '${model}' is not supported. Supported models: ${supported.join(', ')}. Other models require contacting support.`,
+    );
+  }
+}

@@ -1,0 +1,172 @@
+import { execFile, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Keypair } from '@solana/web3.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, REPO_ROOT, tempDir } from '../helpers/studio';
+
+const run = promisify(execFile);
+const BIN = join(REPO_ROOT, 'bin', 'kbstudio.js');
+const dir = tempDir();
+afterAll(() => dir.remove());
+
+async function cli(...args: string[]): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, '--data-dir', dir.path, ...args]);
+    return { code: 0, stdout, stderr, json: args.includes('--json') ? JSON.parse(stdout) : undefined };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return {
+      code: e.code,
+      stdout: e.stdout,
+      stderr: e.stderr,
+      json: args.includes('--json') && e.stdout ? JSON.parse(e.stdout) : undefined,
+    };
+  }
+}
+
+describe('kbstudio CLI', () => {
+  let defaultAddress: string;
+  beforeAll(async () => {
+    defaultAddress = (await cli('--json', 'wallet', 'show')).json.address;
+  });
+
+  it('creates a default wallet on first use and shows it without its secret', async () => {
+    const { json, stdout } = await cli('--json', 'wallet', 'show');
+    expect(json).toMatchObject({ name: 'default', address: defaultAddress, isDefault: true });
+    expect(stdout.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(stdout).not.toMatch(/secret"/i);
+  });
+
+  it('creates, imports and lists wallets', async () => {
+    const created = await cli('--json', 'wallet', 'create', '--name', 'buyer');
+    expect(created.json.name).toBe('buyer');
+    const solana = Keypair.generate();
+    const file = join(dir.path, 'id.json');
+    writeFileSync(file, JSON.stringify(Array.from(solana.secretKey)));
+    const imported = await cli('--json', 'wallet', 'import', file, '--name', 'cli');
+    expect(imported.json.address).toBe(solana.publicKey.toBase58());
+    const again = await cli('--json', 'wallet', 'import', file);
+    expect(again.code).toBe(1);
+    expect(again.json.error).toMatchObject({ code: 'conflict' });
+    const list = await cli('--json', 'wallet', 'list');
+    expect(list.json.map((w: { name: string }) => w.name)).toEqual(['default', 'buyer', 'cli']);
+  });
+
+  it('creates keys shown once, lists them without the key, and revokes them', async () => {
+    const created = await cli('--json', 'keys', 'create', '--label', 'ci');
+    expect(created.json).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^kbs_[0-9A-Za-z]{32}$/),
+      wallet: defaultAddress,
+    });
+    const list = await cli('--json', 'keys', 'list');
+    expect(list.stdout).not.toContain(created.json.key);
+    expect(list.json.find((k: { id: string }) => k.id === created.json.id)).toMatchObject({
+      label: 'ci',
+      revokedAt: null,
+    });
+    const revoked = await cli('--json', 'keys', 'revoke', created.json.id);
+    expect(revoked.json.revokedAt).not.toBeNull();
+    const bad = await cli('--json', 'keys', 'create', '--wallet', 'nope');
+    expect(bad.code).toBe(1);
+    expect(bad.json.error.message).toMatch(/^wallet: /);
+  });
+
+  it('creates, updates, shows, lists and publishes listings', async () => {
+    const created = await cli(
+      '--json',
+      'listings',
+      'create',
+      '--title',
+      'Case law',
+      '--domain',
+      'legal',
+      '--tags',
+      'law, cases',
+      '--access-model',
+      'subscription',
+      '--price',
+      '0.25',
+      '--subscription-days',
+      '30',
+      '--rate-limit',
+      '10',
+    );
+    expect(created.code).toBe(0);
+    expect(created.json).toMatchObject({
+      title: 'Case law',
+      status: 'draft',
+      price: 0.25,
+      subscriptionDays: 30,
+      retrievalRateLimit: 10,
+      tags: ['law', 'cases'],
+      creatorWallet: defaultAddress,
+    });
+    const id = created.json.id;
+    const updated = await cli('--json', 'listings', 'update', id, '--price', '0.5');
+    expect(updated.json.price).toBe(0.5);
+    expect((await cli('--json', 'listings', 'show', id)).json.price).toBe(0.5);
+    const human = await cli('listings', 'show', id);
+    expect(human.stdout).toContain('500000000 lamports');
+    expect((await cli('--json', 'listings', 'publish', id)).json.status).toBe('published');
+    const list = await cli('--json', 'listings', 'list', '--q', 'case');
+    expect(list.json.map((l: { id: string }) => l.id)).toEqual([id]);
+  });
+
+  it('reports bad input as the API error body with a non-zero exit', async () => {
+    const badPrice = await cli(
+      '--json',
+      'listings',
+      'create',
+      '--title',
+      'x',
+      '--access-model',
+      'one_time',
+      '--price',
+      'free',
+    );
+    expect(badPrice.code).toBe(1);
+    expect(badPrice.json.error).toMatchObject({ code: 'invalid_request', status: 400 });
+    expect(badPrice.json.error.message).toMatch(/^price: /);
+    const missing = await cli('--json', 'listings', 'show', 'lst_missing');
+    expect(missing.json.error).toMatchObject({ code: 'listing_not_found', status: 404 });
+    const unknown = await cli('--json', 'frobnicate');
+    expect(unknown.code).toBe(1);
+    expect(unknown.json.error.message).toContain('frobnicate');
+    const human = await cli('listings', 'show', 'lst_missing');
+    expect(human.code).toBe(1);
+    expect(human.stderr).toContain("Listing 'lst_missing' was not found");
+  });
+
+  it('serves /v1 with a key from `keys create` (the README promise)', async () => {
+    const { key } = (await cli('--json', 'keys', 'create')).json;
+    const child = spawn(process.execPath, [BIN, '--data-dir', dir.path, '--json', 'serve', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let buf = '';
+        child.stdout.on('data', (d: Buffer) => {
+          buf += d.toString();
+          if (buf.includes('\n')) resolve(buf.split('\n')[0]!);
+        });
+        child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+      });
+      const { url, api } = JSON.parse(line);
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const anonymous = await fetch(`${api}/listings`);
+      expect(anonymous.status).toBe(401);
+      expect((await json(anonymous)).error.code).toBe('unauthorized');
+      const authed = await fetch(`${api}/listings`, { headers: { Authorization: `Bearer ${key}` } });
+      expect(authed.status).toBe(200);
+      expect(authed.headers.get('x-ratelimit-remaining')).toBe('99');
+      const body = await json(authed);
+      expect(body.pagination).toMatchObject({ limit: 20, offset: 0 });
+      expect(Array.isArray(body.data)).toBe(true);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});

@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openServices, type StudioServices } from '../../src/db/services';
+import { createServer, type KbServer } from '../../src/server/createServer';
+import type { RateLimitOptions } from '../../src/server/middleware/rateLimit';
+
+export const REPO_ROOT = new URL('../..', import.meta.url).pathname;
+export const SHARED = join(REPO_ROOT, '..', 'shared');
+export const FIXTURES = join(SHARED, 'fixtures', 'docs');
+
+export function tempDir(prefix = 'kbs-test-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export interface TestStudio {
+  services: StudioServices;
+  server: KbServer;
+  url: string;
+  studioToken: string;
+  /** fetch against the running server with an optional API key. */
+  api(path: string, init?: RequestInit & { key?: string }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** A real studio: a fresh data directory, a real SQLite file, real HTTP on loopback. */
+export async function startStudio(
+  options: { rateLimits?: Partial<RateLimitOptions>; rendererDir?: string } = {},
+): Promise<TestStudio> {
+  const dir = tempDir();
+  const services = openServices(dir.path);
+  const studioToken = 'test-token-0123456789';
+  const server = createServer({
+    services,
+    studioToken,
+    version: '0.0.0-test',
+    rateLimits: options.rateLimits,
+    rendererDir: options.rendererDir,
+    log: () => {},
+  });
+  const { url } = await server.listen(0, '127.0.0.1');
+  return {
+    services,
+    server,
+    url,
+    studioToken,
+    api(path, init = {}) {
+      const { key, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (key) headers.set('Authorization', `Bearer ${key}`);
+      return fetch(url + path, { ...rest, headers });
+    },
+    async close() {
+      await server.close();
+      services.close();
+      dir.remove();
+    },
+  };
+}
+
+/** A response's JSON body, loosely typed for assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const json = (res: Response): Promise<any> => res.json() as Promise<any>;

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Router } from 'express';
+import { v1Router } from '../../src/server/routes/v1';
+import { startStudio, type TestStudio, json } from '../helpers/studio';
+
+let studio: TestStudio;
+beforeAll(async () => {
+  studio = await startStudio();
+});
+afterAll(() => studio.close());
+
+interface Layer {
+  route?: { path: string; methods: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+}
+
+/** Every method + path the /v1 router really answers, found by walking Express's router stacks. */
+function routesOf(router: Router): string[] {
+  const found: string[] = [];
+  const walk = (stack: Layer[]) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        for (const method of Object.keys(layer.route.methods)) {
+          found.push(`${method.toUpperCase()} /v1${layer.route.path.replace(/:(\w+)/g, '{$1}')}`);
+        }
+      } else if (layer.handle?.stack) walk(layer.handle.stack);
+    }
+  };
+  walk((router as unknown as { stack: Layer[] }).stack);
+  return found.sort();
+}
+
+describe('GET /v1/openapi.json', () => {
+  it('is an OpenAPI 3.1 document served without a key', async () => {
+    const res = await studio.api('/v1/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = await json(res);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.schemas.Listing.properties).toHaveProperty('accessModel');
+    expect(doc.components.schemas.Error.properties.error.properties).toHaveProperty('requestId');
+  });
+
+  it('describes exactly the endpoints that exist', async () => {
+    const doc = await await json(await studio.api('/v1/openapi.json'));
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    const served = routesOf(v1Router({ services: studio.services, studioToken: 'x', version: 'test' }));
+    expect(served.length).toBeGreaterThan(2);
+    expect(documented).toEqual(served);
+  });
+
+  it('documents parameters and error responses from the validation schemas', async () => {
+    const doc = await await json(await studio.api('/v1/openapi.json'));
+    const search = doc.paths['/v1/listings'].get;
+    const names = search.parameters.map((p: { name: string }) => p.name).sort();
+    expect(names).toEqual(
+      ['accessModel', 'domain', 'limit', 'maxPrice', 'minRating', 'offset', 'q', 'sort'].sort(),
+    );
+    const limit = search.parameters.find((p: { name: string }) => p.name === 'limit');
+    expect(limit.schema).toMatchObject({ maximum: 100, minimum: 1, default: 20 });
+    expect(Object.keys(search.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '429']));
+    expect(Object.keys(doc.paths['/v1/listings/{id}'].get.responses)).toContain('404');
+  });
+});

@@ -1,0 +1,47 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startStudio, type TestStudio, json } from '../helpers/studio';
+
+let studio: TestStudio | undefined;
+afterEach(() => studio?.close());
+
+describe('rate limits', () => {
+  it('put X-RateLimit-* on every response and answer 429 past the limit', async () => {
+    studio = await startStudio({ rateLimits: { perKey: 3, windowMs: 60_000 } });
+    const key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
+    const before = Math.floor(Date.now() / 1000);
+    for (let i = 0; i < 3; i++) {
+      const res = await studio.api(i === 1 ? '/v1/listings/lst_missing' : '/v1/listings', { key });
+      expect(res.headers.get('x-ratelimit-limit')).toBe('3');
+      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(2 - i));
+      const reset = Number(res.headers.get('x-ratelimit-reset'));
+      expect(reset).toBeGreaterThanOrEqual(before + 59);
+      expect(reset).toBeLessThanOrEqual(before + 62);
+    }
+    const limited = await studio.api('/v1/listings', { key });
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    const body = await json(limited);
+    expect(body.error).toMatchObject({ code: 'rate_limited', status: 429, retryAfter });
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+  });
+
+  it('count each key separately', async () => {
+    studio = await startStudio({ rateLimits: { perKey: 1, windowMs: 60_000 } });
+    const wallet = studio.services.wallets.defaultWallet().address;
+    const [a, b] = [studio.services.apiKeys.create(wallet).key, studio.services.apiKeys.create(wallet).key];
+    expect((await studio.api('/v1/listings', { key: a })).status).toBe(200);
+    expect((await studio.api('/v1/listings', { key: a })).status).toBe(429);
+    expect((await studio.api('/v1/listings', { key: b })).status).toBe(200);
+  });
+
+  it('default to 100 requests per minute per key: the 101st is refused', async () => {
+    studio = await startStudio();
+    const key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
+    const statuses: number[] = [];
+    for (let i = 0; i < 101; i++) statuses.push((await studio.api('/v1/listings?limit=1', { key })).status);
+    expect(statuses.slice(0, 100).every((s) => s === 200)).toBe(true);
+    expect(statuses[100]).toBe(429);
+  });
+});
