@@ -1,0 +1,286 @@
+import type { Element, ElementContent, Root, RootContent } from 'hast';
+import { select } from 'hast-util-select';
+import { toText } from 'hast-util-to-text';
+import { InvalidDocument } from '../errors';
+import type { Section } from '../types';
+
+export interface HtmlSectionOptions {
+  /** Extra elements to leave out, on top of page chrome and hidden elements. */
+  strip?: (element: Element) => boolean;
+}
+
+/** Page chrome, non-text elements and form controls: never content a reader came for. */
+const CHROME_TAGS = new Set([
+  'nav',
+  'header',
+  'footer',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'iframe',
+  'object',
+  'embed',
+  'canvas',
+  'audio',
+  'video',
+  'map',
+  'button',
+  'input',
+  'select',
+  'textarea',
+  'datalist',
+]);
+const CHROME_ROLES = new Set(['navigation', 'banner', 'contentinfo']);
+// The usual "visually hidden" classes (Drupal, Bootstrap, WordPress): skip links and screen-reader labels.
+const HIDDEN_CLASSES = new Set([
+  'element-invisible',
+  'element-hidden',
+  'sr-only',
+  'visually-hidden',
+  'screen-reader-text',
+]);
+
+// Inline CSS that hides an element (inline XBRL in SEC filings hides its data this way).
+const HIDDEN_STYLE =
+  /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse))\s*(?:!important\s*)?(?:;|$)/i;
+
+const HEADING = /^h([1-6])$/;
+// Private-use characters that mark a heading inside the flowing text; removed from the input first.
+const MARK = '\uE000';
+const MID = '\uE001';
+const END = '\uE002';
+const MARKERS = /[\uE000-\uE002]/g;
+const HEADING_MARK = /\uE000([1-6])\uE001([^\uE002]*)\uE002/;
+
+/** A table whose cells hold this much text is page layout, not data. */
+const LAYOUT_CELL_CHARS = 2000;
+
+/**
+ * HTML (a web page, or what mammoth makes of a DOCX) to sections of readable text, one per heading block
+ * with the heading path as metadata ({ headings: ['H1 text', 'H2 text'] }). The text follows the
+ * browser's innerText (hast-util-to-text), so block boundaries become line breaks and words on minified
+ * pages stay apart; tables become one line per row with cells separated by ' | '; list items get a marker.
+ */
+export function htmlToSections(tree: Root, options: HtmlSectionOptions = {}): Section[] {
+  const body = select('body', tree) ?? tree;
+  prune(body, options.strip ?? (() => false), false);
+  flattenTables(body, false);
+  markListItems(body);
+  markHeadings(body);
+  return splitAtHeadings(toText(body));
+}
+
+/**
+ * Runs a step over the HTML tree, which the unified utilities walk recursively: only absurd nesting (about
+ * 2,000 levels, as in a malicious or badly broken file) overflows the stack, and is refused clearly.
+ */
+export function guardNesting<T>(source: string, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    if (error instanceof RangeError) {
+      throw new InvalidDocument(source, 'the HTML is nested too deeply to read (thousands of levels).');
+    }
+    throw error;
+  }
+}
+
+/** Text of one element on a single line, as a title or a table cell reads. */
+export function inlineText(node: Root | Element): string {
+  return tidy(toText(node)).replace(/\s+/g, ' ').trim();
+}
+
+function prune(parent: Root | Element, strip: (element: Element) => boolean, inContent: boolean): void {
+  const kept: (RootContent | ElementContent)[] = [];
+  for (const child of parent.children) {
+    if (child.type === 'comment' || child.type === 'doctype') continue;
+    if (child.type === 'text') {
+      kept.push({ ...child, value: child.value.replace(MARKERS, '') });
+      continue;
+    }
+    if (child.type !== 'element' || isStripped(child, strip, inContent)) continue;
+    prune(child, strip, inContent || child.tagName === 'main' || child.tagName === 'article');
+    kept.push(child);
+  }
+  setChildren(parent, kept);
+}
+
+function isStripped(element: Element, strip: (element: Element) => boolean, inContent: boolean): boolean {
+  const { tagName, properties } = element;
+  if (CHROME_TAGS.has(tagName) || properties.hidden || properties.ariaHidden === 'true') return true;
+  if (tagName === 'dialog' && !properties.open) return true;
+  const role = typeof properties.role === 'string' ? properties.role : '';
+  if (CHROME_ROLES.has(role)) return true;
+  // A page-level sidebar is chrome; an aside inside the article (a note, a callout) is content.
+  if (!inContent && (tagName === 'aside' || role === 'complementary')) return true;
+  const style = properties.style;
+  if (typeof style === 'string' && HIDDEN_STYLE.test(style)) return true;
+  const classes = properties.className;
+  if (Array.isArray(classes) && classes.some((name) => HIDDEN_CLASSES.has(String(name)))) return true;
+  return strip(element);
+}
+
+/** Tables, innermost first: data tables become ' | '-separated rows, layout tables plain blocks. */
+function flattenTables(parent: Root | Element, inCell: boolean): void {
+  parent.children.forEach((child, index) => {
+    if (child.type !== 'element') return;
+    flattenTables(child, inCell || child.tagName === 'td' || child.tagName === 'th');
+    if (child.tagName === 'table') parent.children[index] = flattenTable(child, inCell);
+  });
+}
+
+function flattenTable(table: Element, nested: boolean): Element {
+  const rows = elements(table, 'tr').map((row) => row.children.filter(isCell));
+  const rowTexts = rows.map((cells) => cells.map(inlineText).filter(Boolean));
+  const caption = elements(table, 'caption')[0];
+  const role = table.properties.role;
+  const layout =
+    role === 'presentation' ||
+    role === 'none' ||
+    rowTexts.length < 2 ||
+    !rowTexts.some((cells) => cells.length >= 2) ||
+    rows.some((cells) => cells.some((cell) => select('h1, h2, h3, h4, h5, h6', cell))) ||
+    rowTexts.some((cells) => cells.some((text) => text.length > LAYOUT_CELL_CHARS));
+  if (layout) {
+    const blocks = rows.flat().map((cell) => block(cell.children));
+    return block(caption ? [caption, ...blocks] : blocks);
+  }
+  const lines = rowTexts.filter((cells) => cells.length > 0).map((cells) => cells.join(' | '));
+  if (caption) lines.unshift(inlineText(caption));
+  // A table inside a cell must stay on the cell's line: its rows are bracketed and separated by '; '.
+  if (nested) return block([{ type: 'text', value: `[${lines.join('; ')}]` }]);
+  return block(lines.map((line) => block([{ type: 'text', value: line }])));
+}
+
+function isCell(node: ElementContent): node is Element {
+  return node.type === 'element' && (node.tagName === 'td' || node.tagName === 'th');
+}
+
+/** Descendants with this tag name, not looking inside nested tables (already flattened by now). */
+function elements(parent: Element, tagName: string): Element[] {
+  const found: Element[] = [];
+  for (const child of parent.children) {
+    if (child.type !== 'element') continue;
+    if (child.tagName === tagName) found.push(child);
+    else if (child.tagName !== 'td' && child.tagName !== 'th') found.push(...elements(child, tagName));
+  }
+  return found;
+}
+
+function block(children: ElementContent[]): Element {
+  return { type: 'element', tagName: 'div', properties: {}, children };
+}
+
+function paragraph(text: string): Element {
+  return { type: 'element', tagName: 'p', properties: {}, children: [{ type: 'text', value: text }] };
+}
+
+/**
+ * '- ' before each item of a bulleted list, '1. ' before each item of a numbered one; a numbered list
+ * inside a numbered item continues its number ('2.1. '), since the text cannot show indentation.
+ */
+function markListItems(parent: Root | Element, number = ''): void {
+  for (const child of parent.children) {
+    if (child.type !== 'element') continue;
+    if (child.tagName === 'ul' || child.tagName === 'ol') markList(child, number);
+    else markListItems(child, number);
+  }
+}
+
+function markList(list: Element, number: string): void {
+  const start = list.properties.start;
+  let next = typeof start === 'number' ? start : 1;
+  for (const child of list.children) {
+    if (child.type !== 'element') continue;
+    if (child.tagName === 'li') {
+      const own = list.tagName === 'ol' ? `${number}${next++}.` : '';
+      prefixFirstText(child, own ? `${own} ` : '- ');
+      markListItems(child, own);
+    } else if (child.tagName === 'ul' || child.tagName === 'ol') {
+      markList(child, number);
+    } else {
+      markListItems(child, number);
+    }
+  }
+}
+
+/** Puts the marker before the item's own first words (an item holding only a sub-list gets none). */
+function prefixFirstText(parent: Element, marker: string): boolean {
+  for (const child of parent.children) {
+    if (child.type === 'text' && child.value.trim()) {
+      child.value = marker + child.value.trimStart();
+      return true;
+    }
+    if (
+      child.type === 'element' &&
+      child.tagName !== 'ul' &&
+      child.tagName !== 'ol' &&
+      prefixFirstText(child, marker)
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Replaces each heading by a marked paragraph, found again in the flowing text by splitAtHeadings. */
+function markHeadings(parent: Root | Element): void {
+  const kept: (RootContent | ElementContent)[] = [];
+  for (const child of parent.children) {
+    const level = child.type === 'element' ? HEADING.exec(child.tagName)?.[1] : undefined;
+    if (child.type === 'element' && level) {
+      const text = inlineText(child);
+      if (text) kept.push(paragraph(`${MARK}${level}${MID}${text}${END}`));
+      continue;
+    }
+    if (child.type === 'element') markHeadings(child);
+    kept.push(child);
+  }
+  setChildren(parent, kept);
+}
+
+function splitAtHeadings(text: string): Section[] {
+  const parts = text.split(new RegExp(HEADING_MARK.source, 'g'));
+  const sections: Section[] = [];
+  const lead = tidy(parts[0] ?? '');
+  if (lead) sections.push({ text: lead, metadata: {} });
+  const path: { level: number; text: string }[] = [];
+  // A heading with no text of its own before a deeper heading is carried into that one's section.
+  let carried: { text: string; level: number; headings: string[] } | undefined;
+  for (let i = 1; i < parts.length; i += 3) {
+    const level = Number(parts[i]);
+    const heading = parts[i + 1] ?? '';
+    const body = tidy(parts[i + 2] ?? '');
+    if (carried && level <= carried.level) {
+      sections.push({ text: carried.text, metadata: { headings: carried.headings } });
+      carried = undefined;
+    }
+    while ((path.at(-1)?.level ?? 0) >= level) path.pop();
+    path.push({ level, text: heading });
+    const headings = path.map((h) => h.text);
+    const lines = carried ? `${carried.text}\n\n${heading}` : heading;
+    carried = undefined;
+    if (body) sections.push({ text: `${lines}\n\n${body}`, metadata: { headings } });
+    else carried = { text: lines, level, headings };
+  }
+  if (carried) sections.push({ text: carried.text, metadata: { headings: carried.headings } });
+  return sections;
+}
+
+/** Non-breaking spaces to plain ones (runs of them to one), no trailing spaces, at most one blank line. */
+function tidy(text: string): string {
+  return text
+    .replace(/[ \u00a0]*\u00a0[ \u00a0]*/g, ' ')
+    .replace(/[\u200b\ufeff]/g, '')
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+function setChildren(parent: Root | Element, children: (RootContent | ElementContent)[]): void {
+  (parent as { children: (RootContent | ElementContent)[] }).children = children;
+}

@@ -1,0 +1,106 @@
+// Reads a PDF with pdfjs inside a worker thread, so a large or hostile file can be timed out and its memory
+// released by terminating the thread. Plain JavaScript on purpose: it must load as it is under node, tsx and
+// vitest. It only extracts; pdfText.ts turns the items into text and pdf.ts decides what to refuse.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
+
+const IMAGE_OPS = new Set(
+  [
+    OPS.paintImageXObject,
+    OPS.paintImageXObjectRepeat,
+    OPS.paintInlineImageXObject,
+    OPS.paintInlineImageXObjectGroup,
+    OPS.paintImageMaskXObject,
+    OPS.paintImageMaskXObjectGroup,
+    OPS.paintImageMaskXObjectRepeat,
+  ].filter((op) => op !== undefined),
+);
+
+const pdfjsRoot = path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
+// pdfjs reads these with fs in Node: plain paths, with the trailing slash it insists on.
+const assetUrl = (folder) => path.join(pdfjsRoot, folder) + '/';
+
+/** @param {{ data: Uint8Array, lowTextChars: number }} input */
+async function extract({ data, lowTextChars }) {
+  const task = getDocument({
+    data,
+    // CMaps are needed to map CJK fonts' character codes to Unicode; standard fonts give glyph widths.
+    cMapUrl: assetUrl('cmaps'),
+    cMapPacked: true,
+    standardFontDataUrl: assetUrl('standard_fonts'),
+    wasmUrl: assetUrl('wasm'),
+    isEvalSupported: false,
+    useSystemFonts: false,
+    disableFontFace: true,
+    verbosity: 0,
+  });
+  const doc = await task.promise;
+  try {
+    const { info, metadata } = await doc.getMetadata().catch(() => ({ info: {}, metadata: null }));
+    const pages = [];
+    for (let number = 1; number <= doc.numPages; number++) {
+      pages.push(await readPage(doc, number, lowTextChars));
+    }
+    // The document info dictionary first, then XMP metadata (some producers only write that).
+    const title = infoString(info?.Title) ?? infoString(metadata?.get('dc:title'));
+    const author = infoString(info?.Author) ?? infoString(metadata?.get('dc:creator'));
+    return { title, author, pages };
+  } finally {
+    await doc.destroy();
+  }
+}
+
+async function readPage(doc, number, lowTextChars) {
+  try {
+    const page = await doc.getPage(number);
+    const content = await page.getTextContent();
+    const items = [];
+    let chars = 0;
+    for (const item of content.items) {
+      if (!('str' in item)) continue;
+      const [a, b, c, d, e, f] = item.transform;
+      // Position in the text's own direction, so rotated text lines up like horizontal text.
+      const angle = Math.atan2(b, a);
+      const cos = Math.cos(angle);
+      const sin = Math.sin(angle);
+      const size = Math.hypot(c, d);
+      items.push([
+        item.str,
+        item.hasEOL,
+        e * cos + f * sin,
+        f * cos - e * sin,
+        item.width,
+        item.height || size,
+        Math.round(angle * 100),
+      ]);
+      chars += item.str.replace(/\s/g, '').length;
+    }
+    // Operator lists are costly (they load images): only look for images on pages with little text.
+    let images = 0;
+    if (chars < lowTextChars) {
+      const ops = await page.getOperatorList();
+      for (const fn of ops.fnArray) if (IMAGE_OPS.has(fn)) images++;
+    }
+    page.cleanup();
+    return { items, chars, images };
+  } catch (error) {
+    return { items: [], chars: 0, images: 0, error: String(error?.message ?? error) };
+  }
+}
+
+function infoString(value) {
+  const text = Array.isArray(value) ? value.join(', ') : value;
+  return typeof text === 'string' && text.trim() ? text.trim() : undefined;
+}
+
+try {
+  parentPort.postMessage({ ok: true, ...(await extract(workerData)) });
+} catch (error) {
+  parentPort.postMessage({
+    ok: false,
+    name: error?.name ?? 'Error',
+    message: String(error?.message ?? error),
+  });
+}

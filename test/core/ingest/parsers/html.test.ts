@@ -1,0 +1,213 @@
+import { readFileSync } from 'node:fs';
+import iconv from 'iconv-lite';
+import { describe, expect, it } from 'vitest';
+import { InvalidDocument } from '../../../../src/core/ingest/errors';
+import { parseHtml } from '../../../../src/core/ingest/parsers/html';
+import type { ParsedDocument } from '../../../../src/core/ingest/types';
+
+const docs = new URL('../shared/fixtures/docs/', new URL('../../../../', import.meta.url));
+
+async function parseFixture(name: string): Promise<ParsedDocument> {
+  return parseHtml({ bytes: readFileSync(new URL(name, docs)), source: name });
+}
+
+function parseString(html: string, source = 'page.html'): Promise<ParsedDocument> {
+  return parseHtml({ bytes: Buffer.from(html), source });
+}
+
+function allText(doc: ParsedDocument): string {
+  return doc.sections.map((s) => s.text).join('\n\n');
+}
+
+describe('parseHtml on the fixtures', () => {
+  it('strips the header and footer elements', async () => {
+    const doc = await parseFixture('fake-html-with-footer-and-header.html');
+    expect(doc.format).toBe('html');
+    expect(doc.sections).toEqual([
+      { text: 'My First Heading\n\nMy first paragraph.', metadata: { headings: ['My First Heading'] } },
+    ]);
+  });
+
+  it('reads headings, nested lists and a table', async () => {
+    const doc = await parseFixture('fake-html.html');
+    expect(doc.sections.map((s) => s.metadata)).toEqual([
+      { headings: ['My First Heading', 'My Second Heading'] },
+      { headings: ['My First Heading', 'My Second Heading', 'A Third Heading'] },
+    ]);
+    expect(doc.sections[0]?.text).toBe(
+      'My First Heading\n\nMy Second Heading\n\nMy first paragraph. lorem ipsum dolor set amet. if the cow comes home ' +
+        "under the sun how do you fault the cow for it's worn hooves?\n\n" +
+        '- A test list\n- With sub-bullets!\n- And another\n- Back at the root',
+    );
+    expect(doc.sections[1]?.text).toBe(
+      'A Third Heading\n\nColumn 1 | Column 2\nRow 1, Cell 1 | Row 1, Cell 2\nRow 2, Cell 1 | Row 2, Cell 2',
+    );
+  });
+
+  it('keeps the umlauts of an undeclared UTF-8 page', async () => {
+    const doc = await parseFixture('fake-html-lang-de.html');
+    expect(doc.sections[0]?.text).toBe('Jahresabschluss zum Geschäftsjahr vom 01.01.2020 bis zum 31.12.2020');
+  });
+
+  it('leaves out scripts, navigation, the sidebar, the footer and skip links of a real page', async () => {
+    const doc = await parseFixture('example-with-scripts.html');
+    expect(doc.metadata).toEqual({
+      title: 'Russian Offensive Campaign Assessment, December 13 | Institute for the Study of War',
+      lang: 'en',
+    });
+    const text = allText(doc);
+    expect(text).toContain(
+      'Belarusian forces remain unlikely to attack Ukraine despite a snap Belarusian military readiness check',
+    );
+    expect(doc.sections[0]?.metadata).toEqual({
+      headings: ['Russian Offensive Campaign Assessment, December 13'],
+    });
+    for (const noise of [
+      'facebook-jssdk',
+      'GoogleAnalyticsObject',
+      'jQuery',
+      'Who We Are',
+      '1400 16th Street',
+      'Skip to main content',
+    ]) {
+      expect(text).not.toContain(noise);
+    }
+  });
+
+  it('reads an SEC filing (inline XBRL) as text, tables as rows, without XBRL names', async () => {
+    const text = allText(await parseFixture('example-10k-1p.html'));
+    expect(text).toContain('Commission file number: 000-30653\n\nGalaxy Gaming, Inc.');
+    expect(text).toContain('Nevada | 20-8143439');
+    expect(text).toContain('Common stock | GLXZ | OTCQB marketplace');
+    expect(text).toContain('Item 1A. | Risk Factors | 9');
+    expect(text).toContain('For the transition period from to');
+    expect(text).not.toMatch(/dei:|contextRef|C_0000013156|\u00a0/);
+  });
+
+  it('reads an essay laid out in tables as paragraphs, without the page scripts', async () => {
+    const doc = await parseFixture('ideas-page.html');
+    expect(doc.metadata).toEqual({ title: 'How to Get New Ideas' });
+    const text = allText(doc);
+    expect(text).toMatch(/^January 2023\n\n\(Someone fed my essays into GPT/);
+    expect(text).toContain('\n\nThe way to get new ideas is to notice anomalies: what seems strange,');
+    expect(text).toContain('\n\nKnowledge grows fractally.');
+    expect(text).not.toContain('csell');
+    expect(text).not.toContain(' | ');
+  });
+});
+
+describe('parseHtml text and sections', () => {
+  it('keeps words apart on minified HTML', async () => {
+    const doc = await parseString(
+      '<div>one</div><div>two</div><p>three</p><p>four<br>five</p><span>six</span> <span>seven</span><table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>',
+    );
+    expect(allText(doc)).toBe('one\ntwo\n\nthree\n\nfour\nfive\n\nsix seven\na | b\nc | d');
+  });
+
+  it('leaves out hidden elements and form controls, keeps labels', async () => {
+    const doc = await parseString(
+      '<body><p>Visible</p><p hidden>attr-hidden</p><div aria-hidden="true">aria-hidden</div>' +
+        '<div style="color:red; display: none">styled-none</div><span style="visibility:hidden">invisible</span>' +
+        '<div style="display:none"><ix:header><ix:hidden><ix:nonNumeric name="dei:AmendmentFlag">false</ix:nonNumeric></ix:hidden></ix:header></div>' +
+        '<template><p>template</p></template><noscript>Enable JavaScript</noscript><svg><text>svg-text</text></svg>' +
+        '<form><label>Your name</label><input value="input-value"><select><option>option-text</option></select>' +
+        '<textarea>textarea-text</textarea><button>Send</button></form><dialog>closed dialog</dialog><style>p{}</style></body>',
+    );
+    expect(allText(doc)).toBe('Visible\n\nYour name');
+  });
+
+  it('strips a page-level aside but keeps an aside inside the article', async () => {
+    const doc = await parseString(
+      '<aside>Related posts</aside><main><article><p>Body text.</p><aside>A note in the article.</aside></article></main>' +
+        '<nav>Menu</nav><div role="navigation">Role menu</div>',
+    );
+    expect(allText(doc)).toBe('Body text.\n\nA note in the article.');
+  });
+
+  it('builds heading paths across levels, with text before the first heading in its own section', async () => {
+    const doc = await parseString(
+      '<html lang="fr"><head><title> A  title </title></head><body><p>Intro.</p>' +
+        '<h1>One</h1><p>a</p><h3>Deep</h3><p>b</p><h2>Two</h2><p>c</p><h1>Three</h1><h2>Empty before</h2><h2>Sibling</h2><p>d</p>' +
+        '<h1>   </h1><p>e</p></body></html>',
+    );
+    expect(doc.metadata).toEqual({ title: 'A title', lang: 'fr' });
+    expect(doc.sections).toEqual([
+      { text: 'Intro.', metadata: {} },
+      { text: 'One\n\na', metadata: { headings: ['One'] } },
+      { text: 'Deep\n\nb', metadata: { headings: ['One', 'Deep'] } },
+      { text: 'Two\n\nc', metadata: { headings: ['One', 'Two'] } },
+      { text: 'Three\n\nEmpty before', metadata: { headings: ['Three', 'Empty before'] } },
+      { text: 'Sibling\n\nd\n\ne', metadata: { headings: ['Three', 'Sibling'] } },
+    ]);
+  });
+
+  it('refuses a page nested thousands of levels deep instead of overflowing the stack', async () => {
+    const html = `${'<div>'.repeat(5000)}deep${'</div>'.repeat(5000)}`;
+    const refusal = parseString(html, 'deep.html');
+    await expect(refusal).rejects.toBeInstanceOf(InvalidDocument);
+    await expect(refusal).rejects.toThrow(/^deep\.html: the HTML is nested too deeply/);
+  });
+
+  it('warns about a page without visible text', async () => {
+    const doc = await parseString(
+      '<html><head><title>t</title><script>var x = 1;</script></head><body> </body></html>',
+      'blank.html',
+    );
+    expect(doc.sections).toEqual([]);
+    expect(doc.warnings).toEqual(['blank.html: the page has no visible text.']);
+  });
+});
+
+describe('parseHtml character sets', () => {
+  const sample = 'Price: 5 € – “quoted” and ‘single’ café';
+
+  it('decodes windows-1252 declared by <meta charset>', async () => {
+    const bytes = iconv.encode(
+      `<html><head><meta charset="windows-1252"></head><body><p>${sample}</p></body></html>`,
+      'windows-1252',
+    );
+    expect(bytes.includes(0x80)).toBe(true);
+    const doc = await parseHtml({ bytes, source: 'cp1252.html' });
+    expect(allText(doc)).toBe(sample);
+  });
+
+  it('decodes a Latin-1 label in <meta http-equiv> as windows-1252, as browsers do', async () => {
+    const bytes = iconv.encode(
+      `<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1"></head><body><p>${sample}</p></body></html>`,
+      'windows-1252',
+    );
+    expect(allText(await parseHtml({ bytes, source: 'latin1.html' }))).toBe(sample);
+  });
+
+  it('reads UTF-8 without any declaration as UTF-8, not windows-1252', async () => {
+    const doc = await parseHtml({
+      bytes: Buffer.from(`<p>${sample}</p><p>Größe, naïve, 東京</p>`),
+      source: 'utf8.html',
+    });
+    expect(allText(doc)).toBe(`${sample}\n\nGröße, naïve, 東京`);
+  });
+
+  it('reads UTF-16 with a byte-order mark', async () => {
+    const html = `<html><head><meta charset="utf-16"><title>Überschrift</title></head><body><h1>Überschrift</h1><p>${sample}</p></body></html>`;
+    const bytes = Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(html, 'utf-16le')]);
+    const doc = await parseHtml({ bytes, source: 'utf16.html' });
+    expect(doc.metadata).toEqual({ title: 'Überschrift' });
+    expect(doc.sections).toEqual([
+      { text: `Überschrift\n\n${sample}`, metadata: { headings: ['Überschrift'] } },
+    ]);
+  });
+
+  it('follows the declaration even where the bytes would also be valid UTF-8', async () => {
+    // "RÃ©sumÃ©" in windows-1252 is the byte pair C3 A9 twice: valid UTF-8 for "Résumé" if undeclared.
+    const text = 'RÃ©sumÃ©';
+    const meta = iconv.encode(`<meta charset="windows-1252"><p>${text}</p>`, 'windows-1252');
+    const xml = iconv.encode(
+      `<?xml version="1.0" encoding="windows-1252"?><html><body><p>${text}</p></body></html>`,
+      'windows-1252',
+    );
+    const undeclared = iconv.encode(`<p>${text}</p>`, 'windows-1252');
+    expect(allText(await parseHtml({ bytes: meta, source: 'meta.html' }))).toBe(text);
+    expect(allText(await parseHtml({ bytes: xml, source: 'xhtml.html' }))).toBe(text);
+    expect(allText(await parseHtml({ bytes: undeclared, source: 'plain.html' }))).toBe('Résumé');
+  });
+});
