@@ -10,22 +10,12 @@ import {
 } from '../../shared/listings';
 import type { Page } from '../../shared/pagination';
 import { Forbidden, InvalidInput, ListingNotFound } from '../errors';
+import { UnsupportedEmbeddingModel } from '../embed/errors';
+import { EMBEDDING_MODELS, OFFLINE_MODEL } from '../embed/models';
 import { newId } from '../ids';
 import { parseOrThrow } from '../validation';
 import { lamportsToSol, solToLamports } from '../money';
 import { isWalletAddress } from '../wallets/keypair';
-
-/** The offline model until the retrieval work lands its own; the id and dimensions are what a listing records. */
-export const DEFAULT_EMBEDDING_MODEL = { id: 'kbs-offline-hybrid-v1', dimensions: 100 } as const;
-
-/** Known embedding models and their dimensions (spec §2 table plus the offline default). */
-export const EMBEDDING_MODELS: Record<string, number> = {
-  [DEFAULT_EMBEDDING_MODEL.id]: DEFAULT_EMBEDDING_MODEL.dimensions,
-  'text-embedding-3-large': 3072,
-  'text-embedding-3-small': 1536,
-  'embed-english-v3.0': 1024,
-  'embed-multilingual-v3.0': 1024,
-};
 
 export interface ListingRecord {
   id: string;
@@ -85,7 +75,7 @@ export class ListingService {
     const wallet = parsed.creatorWallet ?? creatorWallet;
     if (!isWalletAddress(wallet))
       throw new InvalidInput(`creatorWallet: '${wallet}' is not a wallet address.`);
-    const model = parsed.embeddingModel ?? DEFAULT_EMBEDDING_MODEL.id;
+    const model = parsed.embeddingModel ?? OFFLINE_MODEL.id;
     const at = this.now().toISOString();
     const record: ListingRecord = {
       id: newId('lst'),
@@ -249,11 +239,7 @@ function checkAccessTerms(r: ListingRecord): void {
 
 function dimensionsOf(model: string): number {
   const dims = EMBEDDING_MODELS[model];
-  if (dims === undefined) {
-    throw new InvalidInput(
-      `embeddingModel: '${model}' is not supported. Supported models: ${Object.keys(EMBEDDING_MODELS).join(', ')}. Other models require contacting support.`,
-    );
-  }
+  if (dims === undefined) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));
   return dims;
 }
 

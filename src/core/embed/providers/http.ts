@@ -1,0 +1,197 @@
+import { EmbeddingModelUnavailable } from '../errors';
+
+/** How a hosted provider is called: retries, backoff and timeouts (after openai-node's client). */
+export interface ProviderRequestOptions {
+  /** The fetch to call; tests and proxies may inject their own. */
+  fetch?: typeof globalThis.fetch;
+  /** Retries after the first attempt, for 408, 409, 429, 5xx, network errors and timeouts. Default 4. */
+  maxRetries?: number;
+  /** Time allowed for one attempt, reading the body included. Default 60 s. */
+  timeoutMs?: number;
+  /** The first backoff delay; it doubles on each retry up to `maxDelayMs`, less up to 25 % jitter. */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** A `Retry-After` up to this long is waited for as asked; a longer one falls back to the backoff. */
+  maxRetryAfterMs?: number;
+  /** Waits between attempts; tests inject one that records the delays instead of waiting. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface ProviderCall {
+  /** The provider's name as users know it, e.g. 'OpenAI'. */
+  provider: string;
+  model: string;
+  url: string;
+  apiKey: string;
+  body: unknown;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  /** The provider's own message in an error response body, if it has one. */
+  errorMessage: (body: unknown) => string | undefined;
+  /** Appended when the key is refused: where the key is set. */
+  keyHint: string;
+}
+
+const DEFAULTS = {
+  maxRetries: 4,
+  timeoutMs: 60_000,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+  maxRetryAfterMs: 60_000,
+};
+
+/** The longest provider message quoted in an error; an HTML error page is not worth more. */
+const MAX_MESSAGE = 300;
+
+type Attempt =
+  | { ok: true; json: unknown }
+  | { ok: false; retryable: boolean; reason: string; hint?: string; retryAfterMs?: number };
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * POSTs a JSON body with a bearer key and returns the parsed JSON answer. Rate limits, server errors,
+ * network failures and timeouts are retried with backoff; anything still failing, and every refusal,
+ * becomes `EmbeddingModelUnavailable` (503 `embedding_provider_unavailable`) quoting the provider.
+ */
+export async function postJson(call: ProviderCall, options: ProviderRequestOptions = {}): Promise<unknown> {
+  const settings = { ...DEFAULTS, ...definedOnly(options) };
+  const sleep = options.sleep ?? wait;
+  const attempts = Math.max(0, Math.floor(settings.maxRetries)) + 1;
+  const body = JSON.stringify(call.body);
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await attemptOnce(call, body, options.fetch ?? globalThis.fetch, settings.timeoutMs);
+    if (outcome.ok) return outcome.json;
+    if (!outcome.retryable || attempt >= attempts) {
+      const tries = attempt > 1 ? ` (gave up after ${attempt} attempts)` : '';
+      const hint = outcome.hint ? ` ${outcome.hint}` : '';
+      throw new EmbeddingModelUnavailable(call.model, `${outcome.reason}${tries}.${hint}`);
+    }
+    await sleep(retryDelay(attempt, outcome.retryAfterMs, settings));
+  }
+}
+
+async function attemptOnce(
+  call: ProviderCall,
+  body: string,
+  fetchImpl: typeof globalThis.fetch,
+  timeoutMs: number,
+): Promise<Attempt> {
+  const { provider } = call;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    const res = await fetchImpl(call.url, {
+      method: 'POST',
+      headers: {
+        ...call.headers,
+        Authorization: `Bearer ${call.apiKey}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json',
+      },
+      body,
+      signal: controller.signal,
+    });
+    const text = await res.text();
+    if (res.ok) {
+      try {
+        return { ok: true, json: JSON.parse(text) };
+      } catch {
+        return {
+          ok: false,
+          retryable: false,
+          reason: `${provider} answered ${res.status} with a body that is not JSON`,
+        };
+      }
+    }
+    const quoted = quote(providerMessage(text, call.errorMessage) || res.statusText);
+    const status = `${res.status}${quoted ? `: ${quoted}` : ''}`;
+    const retryable = shouldRetry(res);
+    if (res.status === 401) {
+      return {
+        ok: false,
+        retryable,
+        reason: `${provider} refused the API key (${status})`,
+        hint: call.keyHint,
+      };
+    }
+    const what =
+      res.status === 429
+        ? `${provider} is rate limiting requests`
+        : res.status >= 500
+          ? `${provider} failed`
+          : `${provider} rejected the request`;
+    return { ok: false, retryable, reason: `${what} (${status})`, retryAfterMs: retryAfterMs(res.headers) };
+  } catch (err) {
+    if (controller.signal.aborted) {
+      return {
+        ok: false,
+        retryable: true,
+        reason: `${provider} did not answer within ${timeoutMs / 1000} s`,
+      };
+    }
+    return {
+      ok: false,
+      retryable: true,
+      reason: `could not reach ${provider} at ${call.url}: ${causeOf(err)}`,
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** openai-node's rule: the server may say so explicitly; else timeouts, lock conflicts, rate limits and 5xx. */
+function shouldRetry(res: Response): boolean {
+  const explicit = res.headers.get('x-should-retry');
+  if (explicit === 'true') return true;
+  if (explicit === 'false') return false;
+  return res.status === 408 || res.status === 409 || res.status === 429 || res.status >= 500;
+}
+
+/** `retry-after-ms` (OpenAI), else `Retry-After` in seconds or as an HTTP date. */
+export function retryAfterMs(headers: Headers): number | undefined {
+  const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms)) return ms;
+  const value = headers.get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : date - Date.now();
+}
+
+export function retryDelay(
+  attempt: number,
+  retryAfter: number | undefined,
+  { baseDelayMs, maxDelayMs, maxRetryAfterMs }: typeof DEFAULTS,
+  random: () => number = Math.random,
+): number {
+  if (retryAfter !== undefined && retryAfter >= 0 && retryAfter <= maxRetryAfterMs) return retryAfter;
+  const backoff = Math.min(baseDelayMs * 2 ** (attempt - 1), maxDelayMs);
+  return backoff * (1 - random() * 0.25);
+}
+
+function providerMessage(text: string, extract: (body: unknown) => string | undefined): string | undefined {
+  try {
+    const message = extract(JSON.parse(text));
+    if (message) return message;
+  } catch {
+    // Not JSON (a proxy's error page, say): quote the text itself.
+  }
+  return text;
+}
+
+function quote(text: string | undefined): string {
+  const flat = (text ?? '').replace(/\s+/g, ' ').trim();
+  return flat.length > MAX_MESSAGE ? `${flat.slice(0, MAX_MESSAGE)}…` : flat;
+}
+
+/** Node's fetch reports "fetch failed" and hides the reason (ECONNREFUSED, ENOTFOUND, …) in `cause`. */
+function causeOf(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (err as Error).message ?? String(err);
+}
+
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

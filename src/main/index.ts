@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { app, BrowserWindow, dialog, safeStorage } from 'electron';
+import { APP_NAME } from '../cli/dataDir';
+import { openServices, type StudioServices } from '../db/services';
+import { createServer, type KbServer } from '../server/createServer';
+import { devServerLink } from './devServer';
+import { describeStartupError, resolveNativeBinding } from './nativeBinding';
+import { chooseSecretBox } from './secretBox';
+import { createMainWindow } from './window';
+
+/**
+ * The desktop app's composition root: the same server `kbstudio serve` runs, on 127.0.0.1 and a
+ * free port, and a window on it. Everything else lives in server/, core/ and db/.
+ */
+interface RunningStudio {
+  services: StudioServices;
+  server: KbServer;
+  /** What the window loads. */
+  pageUrl: string;
+}
+
+const log = (message: string) => console.warn(`[kbstudio] ${message}`);
+let studio: RunningStudio | undefined;
+
+// The data directory is the userData folder: KBSTUDIO_DATA_DIR, else <appData>/KB Studio, the CLI's
+// default too. Set before anything reads it, so the single-instance lock is per data directory.
+const dataDirOverride = process.env.KBSTUDIO_DATA_DIR;
+app.setPath('userData', dataDirOverride ? resolve(dataDirOverride) : join(app.getPath('appData'), APP_NAME));
+
+if (!app.requestSingleInstanceLock()) {
+  // Another window already serves this data directory: it gets focused instead (second-instance).
+  app.quit();
+} else {
+  app.on('second-instance', () => {
+    const [window] = BrowserWindow.getAllWindows();
+    if (window?.isMinimized()) window.restore();
+    window?.focus();
+  });
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit();
+  });
+  app.on('activate', () => {
+    if (studio && BrowserWindow.getAllWindows().length === 0) openWindow(studio);
+  });
+  // Quitting waits once for the server and the database to close, then quits again.
+  app.on('will-quit', (event) => {
+    if (!studio) return;
+    event.preventDefault();
+    const running = studio;
+    studio = undefined;
+    void stopStudio(running).finally(() => app.quit());
+  });
+  void app.whenReady().then(async () => {
+    try {
+      studio = await startStudio();
+      openWindow(studio);
+    } catch (err) {
+      log(err instanceof Error ? (err.stack ?? err.message) : String(err));
+      dialog.showErrorBox('KB Studio could not start', describeStartupError(err));
+      app.exit(1);
+    }
+  });
+}
+
+async function startStudio(): Promise<RunningStudio> {
+  const services = openServices(app.getPath('userData'), {
+    secretBox: chooseSecretBox(safeStorage, process.platform, log),
+    nativeBinding: resolveNativeBinding({
+      isPackaged: app.isPackaged,
+      appPath: app.getAppPath(),
+      electronVersion: process.versions.electron,
+    }),
+  });
+  try {
+    const dev = devServerLink(process.env, app.isPackaged);
+    const server = createServer({
+      services,
+      studioToken: dev?.token ?? randomBytes(32).toString('base64url'),
+      version: app.getVersion(),
+      rendererDir: join(import.meta.dirname, '../renderer'),
+      log,
+    });
+    const { url } = await server.listen(dev?.port ?? 0, '127.0.0.1');
+    return { services, server, pageUrl: dev?.rendererUrl ?? url };
+  } catch (err) {
+    services.close();
+    throw err;
+  }
+}
+
+function openWindow(running: RunningStudio): void {
+  createMainWindow({
+    url: running.pageUrl,
+    preload: join(import.meta.dirname, '../preload/index.cjs'),
+    icon: join(app.getAppPath(), 'resources', 'icon.png'),
+  });
+}
+
+async function stopStudio(running: RunningStudio): Promise<void> {
+  try {
+    await running.server.close();
+  } catch (err) {
+    log(`closing the server failed: ${String(err)}`);
+  } finally {
+    running.services.close();
+  }
+}

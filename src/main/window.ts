@@ -1,0 +1,64 @@
+import { BrowserWindow, nativeTheme, shell, type WebContents } from 'electron';
+import { isAllowedPermission, isExternalWebUrl, isSameOrigin } from './navigationPolicy';
+
+export const WINDOW_TITLE = 'KB Studio';
+
+export interface MainWindowOptions {
+  /** The studio page: the local server's URL (or the renderer dev server in `npm run dev`). */
+  url: string;
+  /** The built preload script (out/preload/index.cjs). */
+  preload: string;
+  /** Window icon; Linux only (macOS and Windows take it from the packaged app). */
+  icon?: string;
+}
+
+export function createMainWindow({ url, preload, icon }: MainWindowOptions): BrowserWindow {
+  const window = new BrowserWindow({
+    width: 1280,
+    height: 800,
+    minWidth: 960,
+    minHeight: 600,
+    title: WINDOW_TITLE,
+    show: false,
+    autoHideMenuBar: true,
+    ...(icon && process.platform === 'linux' ? { icon } : {}),
+    backgroundColor: nativeTheme.shouldUseDarkColors ? '#242424' : '#ffffff',
+    webPreferences: {
+      preload,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webSecurity: true,
+    },
+  });
+  guardNavigation(window.webContents, new URL(url).origin);
+  window.once('ready-to-show', () => window.show());
+  void window.loadURL(url);
+  return window;
+}
+
+/**
+ * The window only ever shows the studio's own origin. Links elsewhere open in the system browser
+ * (http and https only); new windows are never created; no permission but the clipboard is granted.
+ */
+function guardNavigation(contents: WebContents, origin: string): void {
+  contents.on('will-navigate', (event, target) => {
+    if (isSameOrigin(target, origin)) return;
+    event.preventDefault();
+    openInBrowser(target);
+  });
+  contents.on('will-redirect', (event, target) => {
+    if (!isSameOrigin(target, origin)) event.preventDefault();
+  });
+  contents.setWindowOpenHandler(({ url }) => {
+    openInBrowser(url);
+    return { action: 'deny' };
+  });
+  contents.session.setPermissionRequestHandler((_contents, permission, callback) =>
+    callback(isAllowedPermission(permission)),
+  );
+}
+
+function openInBrowser(url: string): void {
+  if (isExternalWebUrl(url)) void shell.openExternal(url);
+}

@@ -1,0 +1,23 @@
+import { Group, Text } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { queryKeys } from '../lib/queryClient';
+import { useStudioApi } from '../lib/studioContext';
+
+/** Sidebar footer: whether the local server answers, and its version. */
+export function StudioStatus() {
+  const api = useStudioApi();
+  const info = useQuery({ queryKey: queryKeys.info, queryFn: () => api.info() });
+  const [color, text] = info.isSuccess
+    ? ['var(--mantine-color-teal-6)', `Local server · v${info.data.version}`]
+    : info.isError
+      ? ['var(--mantine-color-red-6)', 'Server unreachable']
+      : ['var(--mantine-color-gray-5)', 'Connecting…'];
+  return (
+    <Group gap={8} px="xs" py={6} wrap="nowrap" role="status">
+      <span aria-hidden style={{ width: 8, height: 8, borderRadius: 4, background: color, flex: 'none' }} />
+      <Text size="xs" c="dimmed" truncate>
+        {text}
+      </Text>
+    </Group>
+  );
+}

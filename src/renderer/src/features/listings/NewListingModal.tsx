@@ -1,0 +1,212 @@
+import {
+  Alert,
+  Button,
+  Group,
+  Input,
+  Modal,
+  NumberInput,
+  SegmentedControl,
+  SimpleGrid,
+  Stack,
+  TagsInput,
+  Text,
+  Textarea,
+  TextInput,
+} from '@mantine/core';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import type { AccessModel, Listing } from '../../../../shared/listings';
+import { ACCESS_MODEL_LABELS } from '../../lib/format';
+import { queryKeys } from '../../lib/queryClient';
+import { errorMessage, fieldErrorsOf, type CreateListingBody } from '../../lib/studioApi';
+import { useStudioApi } from '../../lib/studioContext';
+import {
+  ACCESS_MODEL_HELP,
+  EMPTY_LISTING_FORM,
+  PRICE_LABELS,
+  toCreateListingBody,
+  type ListingFormValues,
+} from './listingForm';
+
+const FORM_FIELDS = new Set([
+  'title',
+  'description',
+  'domain',
+  'tags',
+  'accessModel',
+  'price',
+  'subscriptionDays',
+]);
+const ACCESS_OPTIONS = (Object.keys(ACCESS_MODEL_LABELS) as AccessModel[]).map((value) => ({
+  value,
+  label: ACCESS_MODEL_LABELS[value],
+}));
+
+export function NewListingModal({
+  opened,
+  onClose,
+  onCreated,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  onCreated: (listing: Listing) => void;
+}) {
+  const api = useStudioApi();
+  const queryClient = useQueryClient();
+  const [values, setValues] = useState<ListingFormValues>(EMPTY_LISTING_FORM);
+  const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
+  const create = useMutation({
+    mutationFn: (body: CreateListingBody) => api.listings.create(body),
+    onSuccess: async (listing) => {
+      await queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+      close();
+      onCreated(listing);
+    },
+  });
+
+  const serverErrors = fieldErrorsOf(create.error);
+  const errorFor = (field: keyof ListingFormValues) => localErrors[field] ?? serverErrors[field];
+  // Server failures that no input can show (a wallet problem, a lost connection) go above the buttons.
+  const generalError =
+    create.error && !Object.keys(serverErrors).some((field) => FORM_FIELDS.has(field))
+      ? create.error
+      : undefined;
+
+  const set = <K extends keyof ListingFormValues>(field: K, value: ListingFormValues[K]) => {
+    setValues((v) => ({ ...v, [field]: value }));
+    setLocalErrors(({ [field]: _dropped, ...rest }) => rest);
+  };
+
+  function close() {
+    setValues(EMPTY_LISTING_FORM);
+    setLocalErrors({});
+    create.reset();
+    onClose();
+  }
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const result = toCreateListingBody(values);
+    if (result.errors) {
+      setLocalErrors(result.errors);
+      create.reset();
+      return;
+    }
+    setLocalErrors({});
+    create.mutate(result.body);
+  }
+
+  return (
+    <Modal opened={opened} onClose={close} title="New listing" size="lg" centered>
+      <form onSubmit={submit} noValidate>
+        <Stack gap="md">
+          <Text size="sm" c="dimmed">
+            A listing starts as a draft: only this studio sees it until you publish it. Its knowledge base is
+            added afterwards.
+          </Text>
+          <TextInput
+            label="Title"
+            placeholder="e.g. EU case law digest"
+            required
+            data-autofocus
+            value={values.title}
+            onChange={(e) => set('title', e.currentTarget.value)}
+            error={errorFor('title')}
+          />
+          <Textarea
+            label="Description"
+            placeholder="What buyers will find in this knowledge base"
+            autosize
+            minRows={3}
+            maxRows={8}
+            value={values.description}
+            onChange={(e) => set('description', e.currentTarget.value)}
+            error={errorFor('description')}
+          />
+          <SimpleGrid cols={2}>
+            <TextInput
+              label="Domain"
+              placeholder="e.g. law"
+              value={values.domain}
+              onChange={(e) => set('domain', e.currentTarget.value)}
+              error={errorFor('domain')}
+            />
+            <TagsInput
+              label="Tags"
+              placeholder="Type a tag, press Enter"
+              value={values.tags}
+              onChange={(tags) => set('tags', tags)}
+              error={errorFor('tags')}
+              clearable
+            />
+          </SimpleGrid>
+          <Stack gap={6}>
+            <Input.Label id="access-model-label">Access model</Input.Label>
+            <SegmentedControl
+              fullWidth
+              aria-labelledby="access-model-label"
+              data={ACCESS_OPTIONS}
+              value={values.accessModel}
+              onChange={(value) => set('accessModel', value as AccessModel)}
+            />
+            <Text size="xs" c={errorFor('accessModel') ? 'red' : 'dimmed'}>
+              {errorFor('accessModel') ?? ACCESS_MODEL_HELP[values.accessModel]}
+            </Text>
+          </Stack>
+          <SimpleGrid cols={2}>
+            <NumberInput
+              label={PRICE_LABELS[values.accessModel]}
+              required
+              min={0}
+              decimalScale={9}
+              step={0.1}
+              allowNegative={false}
+              placeholder="0.0"
+              rightSection={
+                <Text size="xs" c="dimmed" pr={6}>
+                  SOL
+                </Text>
+              }
+              rightSectionWidth={44}
+              value={values.price}
+              onChange={(value) => set('price', value)}
+              error={errorFor('price')}
+            />
+            {values.accessModel === 'subscription' && (
+              <NumberInput
+                label="Period length"
+                required
+                min={1}
+                max={3650}
+                allowDecimal={false}
+                allowNegative={false}
+                rightSection={
+                  <Text size="xs" c="dimmed" pr={6}>
+                    days
+                  </Text>
+                }
+                rightSectionWidth={50}
+                value={values.subscriptionDays}
+                onChange={(value) => set('subscriptionDays', value)}
+                error={errorFor('subscriptionDays')}
+              />
+            )}
+          </SimpleGrid>
+          {generalError !== undefined && (
+            <Alert color="red" variant="light" title="The listing was not created" role="alert">
+              {errorMessage(generalError)}
+            </Alert>
+          )}
+          <Group justify="flex-end" gap="sm" mt="xs">
+            <Button variant="default" onClick={close}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={create.isPending}>
+              Create draft
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

@@ -1,0 +1,72 @@
+import type { AccessModel } from '../../../../shared/listings';
+import type { CreateListingBody } from '../../lib/studioApi';
+
+/** The New listing form as the inputs hold it (Mantine's NumberInput gives '' when empty). */
+export interface ListingFormValues {
+  title: string;
+  description: string;
+  domain: string;
+  tags: string[];
+  accessModel: AccessModel;
+  price: number | string;
+  subscriptionDays: number | string;
+}
+
+export const EMPTY_LISTING_FORM: ListingFormValues = {
+  title: '',
+  description: '',
+  domain: '',
+  tags: [],
+  accessModel: 'one_time',
+  price: '',
+  subscriptionDays: 30,
+};
+
+export const ACCESS_MODEL_HELP: Record<AccessModel, string> = {
+  one_time: 'Buyers pay once and keep access until you revoke it.',
+  subscription: 'Buyers pay once per period; access ends when the period does unless they renew.',
+  per_query: 'Buyers prepay a balance; each retrieval costs the price of one query.',
+};
+
+export const PRICE_LABELS: Record<AccessModel, string> = {
+  one_time: 'Price',
+  subscription: 'Price per period',
+  per_query: 'Price per query',
+};
+
+export type ListingFormResult =
+  { body: CreateListingBody; errors?: undefined } | { body?: undefined; errors: Record<string, string> };
+
+const asNumber = (value: number | string): number | undefined => {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  const trimmed = value.trim();
+  return trimmed === '' || Number.isNaN(Number(trimmed)) ? undefined : Number(trimmed);
+};
+
+/**
+ * The request body for POST /studio/listings. Only what the inputs cannot express is checked here
+ * (a missing title or number); every other rule is the server's, and its messages are shown as sent.
+ */
+export function toCreateListingBody(values: ListingFormValues): ListingFormResult {
+  const errors: Record<string, string> = {};
+  const title = values.title.trim();
+  if (!title) errors.title = 'Give the listing a title.';
+  const price = asNumber(values.price);
+  if (price === undefined)
+    errors.price = 'Enter a price in SOL (0 is allowed for one-time and subscription).';
+  const days = values.accessModel === 'subscription' ? asNumber(values.subscriptionDays) : undefined;
+  if (values.accessModel === 'subscription' && days === undefined) {
+    errors.subscriptionDays = 'Enter the length of one subscription period in days.';
+  }
+  if (Object.keys(errors).length > 0 || price === undefined) return { errors };
+  const body: CreateListingBody = {
+    title,
+    description: values.description.trim(),
+    domain: values.domain.trim(),
+    tags: values.tags.map((t) => t.trim()).filter(Boolean),
+    accessModel: values.accessModel,
+    price,
+  };
+  if (days !== undefined) body.subscriptionDays = days;
+  return { body };
+}

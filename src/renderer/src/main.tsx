@@ -1,0 +1,26 @@
+import '@mantine/core/styles.css';
+import './styles.css';
+import { MantineProvider } from '@mantine/core';
+import { QueryClientProvider } from '@tanstack/react-query';
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './App';
+import { createQueryClient } from './lib/queryClient';
+import { createStudioApi, readStudioToken } from './lib/studioApi';
+import { StudioApiProvider } from './lib/studioContext';
+import { colorSchemeManager, theme } from './theme';
+
+const api = createStudioApi({ token: readStudioToken() });
+const queryClient = createQueryClient();
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <MantineProvider theme={theme} colorSchemeManager={colorSchemeManager} defaultColorScheme="auto">
+      <QueryClientProvider client={queryClient}>
+        <StudioApiProvider api={api}>
+          <App />
+        </StudioApiProvider>
+      </QueryClientProvider>
+    </MantineProvider>
+  </StrictMode>,
+);

@@ -1,0 +1,26 @@
+import {
+  IconBuildingStore,
+  IconDatabase,
+  IconFileImport,
+  IconKey,
+  IconSettings,
+  IconTestPipe,
+  type Icon,
+} from '@tabler/icons-react';
+import type { Section } from './lib/sections';
+
+export interface SectionInfo {
+  label: string;
+  icon: Icon;
+  /** Shown as a "Soon" badge in the sidebar: the page only says what is coming. */
+  upcoming?: boolean;
+}
+
+export const SECTION_INFO: Record<Section, SectionInfo> = {
+  listings: { label: 'Listings', icon: IconDatabase },
+  ingest: { label: 'Ingest', icon: IconFileImport, upcoming: true },
+  playground: { label: 'Playground', icon: IconTestPipe, upcoming: true },
+  marketplace: { label: 'Marketplace', icon: IconBuildingStore, upcoming: true },
+  keys: { label: 'API keys', icon: IconKey },
+  settings: { label: 'Settings', icon: IconSettings },
+};

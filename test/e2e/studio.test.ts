@@ -1,0 +1,369 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Listing } from '../../src/shared/listings';
+
+/**
+ * The studio UI end to end, in Chromium, against a real `kbstudio serve`: data made through the
+ * CLI must show in the UI, and what the UI creates must reach the server.
+ */
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const cli = join(repoRoot, 'bin', 'kbstudio.js');
+const rendererIndex = join(repoRoot, 'out', 'renderer', 'index.html');
+const screenshots = join(repoRoot, 'test-results', 'screenshots');
+const CHROMIUM = '/usr/bin/chromium';
+const execFileAsync = promisify(execFile);
+
+let dataDir: string;
+let server: ChildProcess | undefined;
+let baseUrl: string;
+let browser: Browser | undefined;
+let context: BrowserContext | undefined;
+let cliListing: Listing;
+
+async function runCli(args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync(process.execPath, [cli, '--data-dir', dataDir, '--json', ...args], {
+    cwd: repoRoot,
+    timeout: 30_000,
+  });
+  return stdout;
+}
+
+/** Starts `kbstudio serve --port 0 --json` and resolves with the URL from its one line of JSON. */
+function startServer(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [cli, '--data-dir', dataDir, 'serve', '--port', '0', '--json'], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`kbstudio serve printed no URL within 30 s.\n${stderr}`)),
+      30_000,
+    );
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer);
+      try {
+        resolve({ child, url: (JSON.parse(line) as { url: string }).url });
+      } catch {
+        reject(new Error(`kbstudio serve printed something that is not JSON: ${line}\n${stderr}`));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`kbstudio serve exited with code ${code} before printing its URL.\n${stderr}`));
+    });
+  });
+}
+
+async function stopServer(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function openStudio(hash = '', viewport = { width: 1280, height: 800 }): Promise<Page> {
+  context = await browser!.newContext({ viewport, colorScheme: 'light', reducedMotion: 'reduce' });
+  const page = await context.newPage();
+  await page.goto(`${baseUrl}/${hash}`);
+  return page;
+}
+
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(screenshots, `${name}.png`) });
+}
+
+/** Resizes the viewport and waits until the shell's sidebar has been laid out for the new height. */
+async function resize(page: Page, width: number, height: number): Promise<void> {
+  await page.setViewportSize({ width, height });
+  const navbar = page.locator('.mantine-AppShell-navbar');
+  await expect
+    .poll(async () => {
+      const box = await navbar.boundingBox();
+      return box && box.y + box.height;
+    })
+    .toBe(height);
+}
+
+/** The text content of each cell of the table row that contains `text` (as written, before CSS casing). */
+async function rowCells(page: Page, tableName: string, text: string): Promise<string[]> {
+  const row = page.getByRole('table', { name: tableName }).getByRole('row').filter({ hasText: text });
+  await row.waitFor();
+  return (await row.getByRole('cell').allTextContents()).map((t) => t.trim());
+}
+
+describe('studio UI in Chromium against kbstudio serve', () => {
+  beforeAll(async () => {
+    if (!existsSync(rendererIndex)) {
+      throw new Error(
+        `The studio UI is not built (${rendererIndex} is missing). Run \`npm run build:web\` first.`,
+      );
+    }
+    if (!existsSync(CHROMIUM))
+      throw new Error(`Chromium is not installed at ${CHROMIUM} (Debian package chromium).`);
+    mkdirSync(screenshots, { recursive: true });
+    dataDir = mkdtempSync(join(tmpdir(), 'kbstudio-e2e-'));
+    cliListing = JSON.parse(
+      await runCli([
+        'listings',
+        'create',
+        '--title',
+        'EU case law digest',
+        '--access-model',
+        'one_time',
+        '--price',
+        '1.5',
+        '--domain',
+        'law',
+      ]),
+    ) as Listing;
+    await runCli([
+      'listings',
+      'create',
+      '--title',
+      'Clinical trial summaries',
+      '--access-model',
+      'subscription',
+      '--price',
+      '2',
+      '--subscription-days',
+      '30',
+      '--domain',
+      'medicine',
+    ]);
+    const started = await startServer();
+    server = started.child;
+    baseUrl = started.url;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    context = undefined;
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await stopServer(server);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('lists the listing the CLI created: title, access model, price and status', async () => {
+    const page = await openStudio();
+    expect(await page.title()).toBe('KB Studio');
+    await page.getByRole('heading', { name: 'Listings' }).waitFor();
+    const cells = await rowCells(page, 'Listings', 'EU case law digest');
+    expect(cells.slice(0, 6)).toEqual([
+      `EU case law digest${cliListing.id}`,
+      'law',
+      'One-time',
+      '1.5 SOL',
+      'Draft',
+      '0',
+    ]);
+    expect((await rowCells(page, 'Listings', 'Clinical trial summaries')).slice(2, 5)).toEqual([
+      'Subscription',
+      '2 SOL / 30 days',
+      'Draft',
+    ]);
+    await shoot(page, 'listings-1280x800-light');
+    await resize(page, 1920, 1080);
+    await shoot(page, 'listings-1920x1080-light');
+  });
+
+  it('searches listings on the server', async () => {
+    const page = await openStudio();
+    await page.getByRole('textbox', { name: 'Search listings' }).fill('clinical');
+    const table = page.getByRole('table', { name: 'Listings' });
+    await table.getByRole('row').filter({ hasText: 'EU case law digest' }).waitFor({ state: 'detached' });
+    expect(await table.getByRole('row').filter({ hasText: 'Clinical trial summaries' }).count()).toBe(1);
+    await page.getByRole('textbox', { name: 'Search listings' }).fill('zzzz-no-such-listing');
+    await page.getByText('No matching listings').waitFor();
+  });
+
+  it('creates a listing from the form, showing the server’s validation next to the field, and publishes it', async () => {
+    const page = await openStudio();
+    await page.getByRole('button', { name: 'New listing' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'New listing' });
+    await dialog.getByRole('textbox', { name: 'Title' }).fill('Solana program audits');
+    await dialog.getByRole('textbox', { name: 'Domain' }).fill('security');
+    await dialog.getByText('Per query', { exact: true }).click();
+    await dialog.getByRole('textbox', { name: 'Price per query' }).fill('0');
+    await dialog.getByRole('button', { name: 'Create draft' }).click();
+    // The server refuses a free per-query listing; its message sits under the price input.
+    const priceError = dialog.getByText('A per_query listing needs a price above 0 SOL per query.');
+    await priceError.waitFor();
+    expect(await dialog.getByRole('textbox', { name: 'Price per query' }).getAttribute('aria-invalid')).toBe(
+      'true',
+    );
+    await shoot(page, 'new-listing-validation-1280x800');
+
+    await dialog.getByRole('textbox', { name: 'Price per query' }).fill('0.002');
+    await dialog.getByRole('button', { name: 'Create draft' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect((await rowCells(page, 'Listings', 'Solana program audits')).slice(1, 5)).toEqual([
+      'security',
+      'Per query',
+      '0.002 SOL / query',
+      'Draft',
+    ]);
+
+    await page.getByRole('button', { name: 'Publish Solana program audits' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Publish listing' });
+    await confirm.getByText('Its knowledge base is still empty').waitFor();
+    await confirm.getByRole('button', { name: 'Publish' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    const row = page
+      .getByRole('table', { name: 'Listings' })
+      .getByRole('row')
+      .filter({ hasText: 'Solana program audits' });
+    await row.getByText('Published').waitFor();
+    expect(await row.getByRole('button', { name: /Publish/ }).count()).toBe(0);
+
+    const stored = JSON.parse(await runCli(['listings', 'list'])) as Listing[] | { data: Listing[] };
+    const all = Array.isArray(stored) ? stored : stored.data;
+    expect(all.find((l) => l.title === 'Solana program audits')).toMatchObject({
+      accessModel: 'per_query',
+      price: 0.002,
+      domain: 'security',
+      status: 'published',
+    });
+  });
+
+  it('creates an API key, shows it once with a copy button, lists it, and revokes it after confirmation', async () => {
+    const page = await openStudio();
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByText('No API keys yet').waitFor();
+    await shoot(page, 'api-keys-empty-1280x800-light');
+    await page.getByRole('button', { name: 'Create key' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'Create API key' });
+    await dialog.getByRole('textbox', { name: 'Label' }).fill('e2e assistant');
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+
+    const shown = page.getByRole('dialog', { name: 'Copy your new API key' });
+    await shown.getByText('Shown only once').waitFor();
+    const key = (await shown.getByTestId('new-api-key').innerText()).trim();
+    expect(key).toMatch(/^kbs_[0-9A-Za-z]{32}$/);
+    await context!.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+    await shown.getByRole('button', { name: 'Copy', exact: true }).click();
+    await shown.getByRole('button', { name: 'Copied', exact: true }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(key);
+    await shoot(page, 'api-key-created-1280x800');
+    await shown.getByRole('button', { name: 'I have copied the key' }).click();
+    await shown.waitFor({ state: 'detached' });
+
+    const cells = await rowCells(page, 'API keys', 'e2e assistant');
+    expect(cells[1]).toBe(`${key.slice(0, 8)}…`);
+    expect(cells[4]).toBe('Never');
+    expect(cells[5]).toBe('Active');
+    // Shown once: after the dialog closes the page holds only the prefix.
+    expect(await page.content()).not.toContain(key);
+    await shoot(page, 'api-keys-1280x800-light');
+
+    await page.getByRole('button', { name: 'Revoke e2e assistant' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Revoke API key' });
+    await confirm.getByText('This cannot be undone.', { exact: false }).waitFor();
+    await confirm.getByRole('button', { name: 'Revoke key' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    const row = page
+      .getByRole('table', { name: 'API keys' })
+      .getByRole('row')
+      .filter({ hasText: 'e2e assistant' });
+    await row.getByText('Revoked').waitFor();
+
+    const keys = JSON.parse(await runCli(['keys', 'list'])) as
+      { label: string; revokedAt: string | null }[] | { data: { label: string; revokedAt: string | null }[] };
+    const listed = (Array.isArray(keys) ? keys : keys.data).find((k) => k.label === 'e2e assistant');
+    expect(listed?.revokedAt).toEqual(expect.any(String));
+  });
+
+  it('switches to the dark theme and keeps it after a reload', async () => {
+    const page = await openStudio();
+    const html = page.locator('html');
+    await page.getByRole('heading', { name: 'Listings' }).waitFor();
+    expect(await html.getAttribute('data-mantine-color-scheme')).toBe('light');
+    await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+    await page.getByRole('button', { name: 'Switch to light theme' }).waitFor();
+    expect(await html.getAttribute('data-mantine-color-scheme')).toBe('dark');
+    await page.reload();
+    await page.getByRole('table', { name: 'Listings' }).waitFor();
+    expect(await html.getAttribute('data-mantine-color-scheme')).toBe('dark');
+    await shoot(page, 'listings-1280x800-dark');
+    await resize(page, 1920, 1080);
+    await shoot(page, 'listings-1920x1080-dark');
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('table', { name: 'API keys' }).waitFor();
+    await shoot(page, 'api-keys-1920x1080-dark');
+  });
+
+  it('moves through the sidebar with the keyboard', async () => {
+    const page = await openStudio();
+    const listings = page.getByRole('link', { name: 'Listings' });
+    await listings.focus();
+    expect(await listings.getAttribute('aria-current')).toBe('page');
+    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('API keys');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/keys');
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    await page.keyboard.press('Home');
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('Listings');
+    await page.goBack();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  });
+
+  it('shows the version, data directory and API base URL in Settings', async () => {
+    const page = await openStudio('#/settings');
+    const info = page.getByRole('definition');
+    await page.getByText(dataDir, { exact: true }).waitFor();
+    const values = (await info.allInnerTexts()).map((t) => t.trim());
+    expect(values[0]).toMatch(/^\d+\.\d+\.\d+/);
+    expect(values).toContain(dataDir);
+    expect(values).toContain(`${baseUrl}/v1`);
+    expect(values).toContain('Browser · served by kbstudio serve');
+    await shoot(page, 'settings-1280x800-light');
+  });
+
+  it('says plainly that Ingest, Playground and Marketplace come later, with nothing to click', async () => {
+    for (const [hash, title] of [
+      ['#/ingest', 'Ingest'],
+      ['#/playground', 'Playground'],
+      ['#/marketplace', 'Marketplace'],
+    ] as const) {
+      const page = await openStudio(hash);
+      await page
+        .getByRole('heading', { name: `${title} is not part of this version of the studio yet` })
+        .waitFor();
+      expect(await page.locator('main').getByRole('button').count()).toBe(0);
+      if (title === 'Ingest') await shoot(page, 'ingest-1280x800-light');
+      await context!.close();
+      context = undefined;
+    }
+  });
+});
