@@ -2,3 +2,4 @@ export * from './errors';
 export * from './pagination';
 export * from './listings';
 export * from './studio';
+export * from './uploads';

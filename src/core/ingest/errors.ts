@@ -1,5 +1,8 @@
 import { DomainError } from '../errors';
 
+export { UnsupportedEmbeddingModel } from '../embed/errors';
+import type { FileOutcome } from './pipeline';
+
 /** Per-file refusals: each message names the file and says what the user can do. */
 
 export class NoTextLayer extends DomainError {
@@ -66,11 +69,12 @@ export class ChunkLimitExceeded extends DomainError {
   }
 }
 
-export class UnsupportedEmbeddingModel extends DomainError {
-  constructor(model: string, supported: string[]) {
-    super(
-      'unsupported_embedding_model',
-      `embedding_model: '${model}' is not supported. Supported models: ${supported.join(', ')}. Other models require contacting support.`,
-    );
+/** Thrown by an atomic ingestion that refused a file; carries every file's outcome. */
+export class IngestionFailed extends DomainError {
+  constructor(
+    readonly outcomes: FileOutcome[],
+    first: FileOutcome,
+  ) {
+    super(first.error!.code as DomainError['code'], first.error!.message, { documents: outcomes });
   }
 }

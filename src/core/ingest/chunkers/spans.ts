@@ -1,0 +1,62 @@
+import { countTokens, countTokensUpTo } from './tokenizer';
+
+/** A chunk as a range of its section's text, already trimmed, with its token count. */
+export interface ChunkSpan {
+  start: number;
+  end: number;
+  tokens: number;
+}
+
+/** A piece to pack: a range of the section's text (untrimmed) and the tokens it adds to a chunk. */
+export type Piece = ChunkSpan;
+
+export interface SizeOptions {
+  chunkSize: number;
+  chunkOverlap: number;
+}
+
+/** Every strategy: section text in, trimmed chunk ranges out (each at most chunkSize tokens). */
+export type Chunker = (text: string, options: SizeOptions) => ChunkSpan[];
+
+const WHITESPACE = /\s/;
+
+/** The range without surrounding whitespace, or undefined when nothing else is in it. */
+export function trimRange(text: string, start: number, end: number): [number, number] | undefined {
+  while (start < end && WHITESPACE.test(text[start]!)) start++;
+  while (end > start && WHITESPACE.test(text[end - 1]!)) end--;
+  return start === end ? undefined : [start, end];
+}
+
+/** The range without surrounding whitespace, measured; undefined when nothing but whitespace is left. */
+export function finishChunk(text: string, start: number, end: number): ChunkSpan | undefined {
+  const range = trimRange(text, start, end);
+  return range && { start: range[0], end: range[1], tokens: countTokens(text.slice(range[0], range[1])) };
+}
+
+/**
+ * The whole text as one chunk if it fits in chunkSize; `tooLarge` with its trimmed range if not
+ * (counting stops at chunkSize, so a long section is not tokenized in full just to learn that).
+ */
+export function wholeText(
+  text: string,
+  chunkSize: number,
+): { fits: ChunkSpan } | { tooLarge: [number, number] } | undefined {
+  const range = trimRange(text, 0, text.length);
+  if (range === undefined) return undefined;
+  const tokens = countTokensUpTo(text.slice(range[0], range[1]), chunkSize);
+  return tokens === false ? { tooLarge: range } : { fits: { start: range[0], end: range[1], tokens } };
+}
+
+/**
+ * A piece with its tokens as they count inside a chunk: whitespace after it mostly merges into the next
+ * word's first token ("end. Next" → "end", ".", " Next"), but line breaks stay tokens of their own.
+ * Summing these estimates fills chunks closer to chunkSize than counting each piece with its spaces.
+ * A piece over chunkSize is not counted further (Infinity): it is split, never packed.
+ */
+export function measurePiece(text: string, start: number, end: number, chunkSize: number): Piece {
+  let contentEnd = end;
+  while (contentEnd > start && WHITESPACE.test(text[contentEnd - 1]!)) contentEnd--;
+  const lineBreak = contentEnd < end && text.slice(contentEnd, end).includes('\n') ? 1 : 0;
+  const tokens = countTokensUpTo(text.slice(start, contentEnd), chunkSize);
+  return { start, end, tokens: tokens === false ? Number.POSITIVE_INFINITY : tokens + lineBreak };
+}

@@ -1,0 +1,156 @@
+import { createReadStream } from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { Transform, pipeline, type TransformCallback } from 'node:stream';
+import { EMBEDDING_MODELS } from '../embed/models';
+import { InvalidDocument, UnsupportedEmbeddingModel } from './errors';
+
+export interface EmbeddingRecord {
+  /** 1-based line number in the file (blank lines count). */
+  line: number;
+  text: string;
+  embedding: Float32Array;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * The longest line accepted. A 3072-dimension embedding written as JSON is about 60–70 KB, so 1 MB leaves
+ * room for long text and metadata while a file without newlines cannot make readline buffer gigabytes.
+ */
+export const MAX_EMBEDDINGS_LINE_BYTES = 1024 * 1024;
+
+/**
+ * Streams a JSONL file of pre-built embeddings (spec §2): one `{"text", "embedding", "metadata"?}` object
+ * per line, each embedding as long as the declared model's dimensions. An unknown model throws at once;
+ * a bad line throws InvalidDocument naming the file, the line and what is wrong.
+ */
+export function readEmbeddingsJsonl(
+  filePath: string,
+  model: string,
+  source: string = path.basename(filePath),
+): AsyncIterable<EmbeddingRecord> {
+  const dimensions = EMBEDDING_MODELS[model];
+  if (dimensions === undefined) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));
+  return readRecords(filePath, { model, dimensions, source });
+}
+
+interface LineContext {
+  model: string;
+  dimensions: number;
+  source: string;
+}
+
+async function* readRecords(filePath: string, context: LineContext): AsyncGenerator<EmbeddingRecord> {
+  const guard = new LineLengthGuard(
+    MAX_EMBEDDINGS_LINE_BYTES,
+    (line) =>
+      new InvalidDocument(
+        context.source,
+        `line ${line}: the line is longer than 1 MB; each line must hold one JSON object (text, embedding, metadata).`,
+      ),
+  );
+  const input = pipeline(createReadStream(filePath), guard, () => {});
+  const lines = readline.createInterface({ input, crlfDelay: Infinity });
+  let lineNumber = 0;
+  let records = 0;
+  try {
+    for await (const raw of lines) {
+      lineNumber++;
+      const line = lineNumber === 1 ? raw.replace(/^\uFEFF/, '') : raw;
+      if (line.trim() === '') continue;
+      const parsed = parseLine(line, context);
+      if (typeof parsed === 'string')
+        throw new InvalidDocument(context.source, `line ${lineNumber}: ${parsed}`);
+      records++;
+      yield { line: lineNumber, ...parsed };
+    }
+  } finally {
+    lines.close();
+    input.destroy();
+  }
+  if (records === 0) {
+    throw new InvalidDocument(
+      context.source,
+      'the file has no lines; expected one JSON object per line (text, embedding, metadata).',
+    );
+  }
+}
+
+type ParsedLine = Omit<EmbeddingRecord, 'line'>;
+
+/** One line as a record, or what is wrong with it (a message for the user). */
+function parseLine(line: string, { model, dimensions }: LineContext): ParsedLine | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (err) {
+    return `not valid JSON (${(err as Error).message}).`;
+  }
+  if (!isPlainObject(value))
+    return `expected a JSON object with "text" and "embedding", got ${describe(value)}.`;
+  const { text, embedding, metadata } = value;
+  if (text === undefined) return '"text" is missing.';
+  if (typeof text !== 'string') return `"text" must be a string, got ${describe(text)}.`;
+  if (text.trim() === '') return '"text" is empty.';
+  if (embedding === undefined) return '"embedding" is missing.';
+  if (!Array.isArray(embedding))
+    return `"embedding" must be an array of numbers, got ${describe(embedding)}.`;
+  if (embedding.length !== dimensions) {
+    return `embedding has ${embedding.length} dimensions; ${model} needs ${dimensions}.`;
+  }
+  const vector = new Float32Array(dimensions);
+  let nonZero = false;
+  for (let i = 0; i < dimensions; i++) {
+    const component: unknown = embedding[i];
+    if (typeof component !== 'number') return `embedding[${i}] is not a number (got ${describe(component)}).`;
+    vector[i] = component;
+    if (!Number.isFinite(vector[i]))
+      return `embedding[${i}] (${component}) is outside the 32-bit float range.`;
+    if (component !== 0) nonZero = true;
+  }
+  if (!nonZero) return 'embedding is all zeros, so it has no direction to compare by.';
+  if (metadata !== undefined && metadata !== null && !isPlainObject(metadata)) {
+    return `"metadata" must be an object, got ${describe(metadata)}.`;
+  }
+  return { text, embedding: vector, metadata: metadata ?? {} };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value.length > 20 ? `${value.slice(0, 20)}…` : value);
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+/** Fails the stream as soon as a line grows past the limit, before readline has to buffer it. */
+class LineLengthGuard extends Transform {
+  private lineBytes = 0;
+  private line = 1;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly tooLong: (line: number) => Error,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+      if (this.lineBytes + newline - start > this.maxBytes) {
+        callback(this.tooLong(this.line));
+        return;
+      }
+      this.lineBytes = 0;
+      this.line++;
+      start = newline + 1;
+    }
+    this.lineBytes += chunk.length - start;
+    callback(this.lineBytes > this.maxBytes ? this.tooLong(this.line) : null, chunk);
+  }
+}

@@ -1,0 +1,362 @@
+import type { WriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import yauzl, { type Entry, type ZipFile } from 'yauzl';
+import { DomainError } from '../errors';
+import {
+  EncryptedDocument,
+  InvalidDocument,
+  PayloadTooLarge,
+  UnsupportedFileType,
+  type UnsupportedEntry,
+} from './errors';
+import {
+  EntryPathRegistry,
+  classifyArchiveFile,
+  cleanEntryName,
+  isOsLitter,
+  type ArchiveFileFormat,
+} from './zipEntryNames';
+import { DEFAULT_ZIP_LIMITS, InflatedBytesMeter, formatBytes, type ZipLimits } from './zipLimits';
+import { openZipFile, type OpenedZip } from './zipReader';
+
+export type { ArchiveFileFormat } from './zipEntryNames';
+export { DEFAULT_ZIP_LIMITS, type ZipLimits } from './zipLimits';
+
+export interface ExtractedFile {
+  /** Path inside the archive, forward slashes, without `./` or empty segments. */
+  entry: string;
+  /** Where it was written, under destDir. */
+  path: string;
+  bytes: number;
+  format: ArchiveFileFormat;
+}
+
+export interface ExtractedArchive {
+  files: ExtractedFile[];
+  /** OS litter left out (`__MACOSX/…`, `.DS_Store`, dot-files, …), as cleaned entry paths. */
+  ignored: string[];
+}
+
+export interface ZipOptions extends Partial<ZipLimits> {
+  /** The archive's name in messages (the upload's file name); default the base name of zipPath. */
+  source?: string;
+}
+
+/**
+ * What writing one file needs from its central-directory record. yauzl's Entry objects weigh about
+ * 600 bytes each (raw name, extra fields, comment); these keep 100,000 planned files to a few MB.
+ */
+interface PlannedFile {
+  path: string;
+  format: ArchiveFileFormat;
+  localHeaderOffset: number;
+  compressedSize: number;
+  uncompressedSize: number;
+  deflated: boolean;
+  crc32: number;
+}
+
+const UNIX_FILE_TYPE_MASK = 0o170000;
+const UNIX_SYMLINK = 0o120000;
+const DOS_DIRECTORY_ATTRIBUTE = 0x10;
+const PARALLEL_WRITES = 8;
+
+/**
+ * Extracts a ZIP archive under destDir, entry by entry, never holding the archive or an entry in
+ * memory. The central directory is checked whole first (paths, symlinks, encryption, types, declared
+ * sizes) so a refused archive writes nothing; inflated bytes are counted again while writing. On any
+ * failure, everything written under destDir is removed.
+ */
+export async function extractZip(
+  zipPath: string,
+  destDir: string,
+  options: ZipOptions = {},
+): Promise<ExtractedArchive> {
+  const { source = path.basename(zipPath), ...limitOverrides } = options;
+  const limits: ZipLimits = { ...DEFAULT_ZIP_LIMITS, ...definedOnly(limitOverrides) };
+  const archiveBytes = (await fs.stat(zipPath)).size;
+  if (archiveBytes > limits.maxArchiveBytes) {
+    throw new PayloadTooLarge(
+      `${source}: the archive is ${formatBytes(archiveBytes)}; the limit is ${formatBytes(limits.maxArchiveBytes)} per archive.`,
+    );
+  }
+  const { zipfile, endListing } = await openZip(zipPath, source);
+  const written = new WrittenPaths();
+  try {
+    if (zipfile.entryCount > limits.maxEntries) {
+      throw new PayloadTooLarge(
+        `${source}: the archive has ${zipfile.entryCount.toLocaleString('en-US')} entries; the limit is ${limits.maxEntries.toLocaleString('en-US')} entries per archive.`,
+      );
+    }
+    const { planned, ignored } = await planExtraction(zipfile, source, limits);
+    endListing();
+    const files = await writeFiles(zipfile, planned, path.resolve(destDir), source, limits, written);
+    return { files, ignored };
+  } catch (err) {
+    await written.remove();
+    throw err;
+  } finally {
+    zipfile.close();
+  }
+}
+
+async function openZip(zipPath: string, source: string): Promise<OpenedZip> {
+  try {
+    return await openZipFile(zipPath, {
+      lazyEntries: true,
+      autoClose: false,
+      decodeStrings: false,
+      validateEntrySizes: true,
+    });
+  } catch (err) {
+    if (isSystemError(err)) throw err;
+    throw new InvalidDocument(source, `not a ZIP archive, or a damaged one (${(err as Error).message}).`);
+  }
+}
+
+async function planExtraction(
+  zipfile: ZipFile,
+  source: string,
+  limits: ZipLimits,
+): Promise<{ planned: PlannedFile[]; ignored: string[] }> {
+  const planned: PlannedFile[] = [];
+  const ignored: string[] = [];
+  const unsupported: UnsupportedEntry[] = [];
+  const registry = new EntryPathRegistry();
+  let declaredTotal = 0;
+  const entries = zipfile.eachEntry();
+  for (;;) {
+    let next: IteratorResult<Entry>;
+    try {
+      next = await entries.next();
+    } catch (err) {
+      throw toArchiveError(err, source);
+    }
+    if (next.done) break;
+    const entry = next.value;
+    const rawName = yauzl.getFileNameLowLevel(
+      entry.generalPurposeBitFlag,
+      entry.fileNameRaw,
+      entry.extraFields,
+      true,
+    );
+    const cleaned = cleanEntryName(rawName);
+    if (!cleaned.ok)
+      throw new InvalidDocument(source, `entry "${rawName}" ${cleaned.problem}; the archive is refused.`);
+    if (isOsLitter(cleaned.path)) {
+      ignored.push(cleaned.path);
+      continue;
+    }
+    if (((entry.externalFileAttributes >>> 16) & UNIX_FILE_TYPE_MASK) === UNIX_SYMLINK) {
+      throw new InvalidDocument(
+        source,
+        `entry "${cleaned.path}" is a symbolic link; archives may contain only files and folders.`,
+      );
+    }
+    if (
+      cleaned.isDirectory ||
+      ((entry.externalFileAttributes & DOS_DIRECTORY_ATTRIBUTE) !== 0 && entry.uncompressedSize === 0)
+    ) {
+      continue;
+    }
+    if (entry.isEncrypted()) throw new EncryptedDocument(`${source}: ${cleaned.path}`);
+    if (!entry.canDecodeFileData()) {
+      throw new InvalidDocument(
+        source,
+        `entry "${cleaned.path}" uses compression method ${entry.compressionMethod}, which is not supported; re-create the archive with standard (Deflate) compression.`,
+      );
+    }
+    const verdict = classifyArchiveFile(cleaned.path);
+    if (!verdict.ok) {
+      unsupported.push({ entry: cleaned.path, type: verdict.type });
+      continue;
+    }
+    const clash = registry.add(cleaned.path);
+    if (clash !== undefined) {
+      throw new InvalidDocument(
+        source,
+        clash === cleaned.path
+          ? `entry "${cleaned.path}" appears more than once in the archive.`
+          : `entries "${clash}" and "${cleaned.path}" collide on disk (names differing only in case or Unicode form, or a file named like a folder).`,
+      );
+    }
+    const maxBytes = fileLimit(verdict.format, limits);
+    if (entry.uncompressedSize > maxBytes) {
+      throw new PayloadTooLarge(
+        `${source}: "${cleaned.path}" is ${formatBytes(entry.uncompressedSize)} uncompressed; the limit is ${formatBytes(maxBytes)} per file.`,
+      );
+    }
+    declaredTotal += entry.uncompressedSize;
+    if (declaredTotal > limits.maxTotalBytes) throw totalTooLarge(source, limits);
+    planned.push({
+      path: cleaned.path,
+      format: verdict.format,
+      localHeaderOffset: entry.relativeOffsetOfLocalHeader,
+      compressedSize: entry.compressedSize,
+      uncompressedSize: entry.uncompressedSize,
+      deflated: entry.compressionMethod === 8,
+      crc32: entry.crc32,
+    });
+  }
+  if (unsupported.length > 0) throw new UnsupportedFileType(unsupported);
+  return { planned, ignored };
+}
+
+/**
+ * Writes the planned files a few at a time: small files are bound by file-system round trips, not
+ * bandwidth, and yauzl reads entries independently. Every writer settles before a failure is reported,
+ * so the cleanup that follows sees every file that was created.
+ */
+async function writeFiles(
+  zipfile: ZipFile,
+  planned: PlannedFile[],
+  root: string,
+  source: string,
+  limits: ZipLimits,
+  written: WrittenPaths,
+): Promise<ExtractedFile[]> {
+  const files: ExtractedFile[] = new Array<ExtractedFile>(planned.length);
+  const totals = { inflated: 0 };
+  let nextIndex = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && nextIndex < planned.length) {
+      const index = nextIndex++;
+      try {
+        files[index] = await writeFile(zipfile, planned[index]!, root, source, limits, written, totals);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_WRITES, planned.length) }, worker));
+  if (failure !== undefined) throw failure.error;
+  return files;
+}
+
+async function writeFile(
+  zipfile: ZipFile,
+  file: PlannedFile,
+  root: string,
+  source: string,
+  limits: ZipLimits,
+  written: WrittenPaths,
+  totals: { inflated: number },
+): Promise<ExtractedFile> {
+  const { path: entryPath, format } = file;
+  const target = path.join(root, ...entryPath.split('/'));
+  if (!target.startsWith(root + path.sep)) {
+    throw new InvalidDocument(source, `entry "${entryPath}" would be written outside the extraction folder.`);
+  }
+  await written.makeDir(path.dirname(target));
+  const maxBytes = fileLimit(format, limits);
+  let fileBytes = 0;
+  const meter = new InflatedBytesMeter(
+    (count) => {
+      fileBytes += count;
+      totals.inflated += count;
+      if (fileBytes > maxBytes) {
+        throw new PayloadTooLarge(
+          `${source}: "${entryPath}" inflates to more than ${formatBytes(maxBytes)}; the limit is ${formatBytes(maxBytes)} per file.`,
+        );
+      }
+      if (totals.inflated > limits.maxTotalBytes) throw totalTooLarge(source, limits);
+    },
+    file.crc32,
+    () => new InvalidDocument(source, `entry "${entryPath}" is damaged (CRC-32 checksum mismatch).`),
+  );
+  const output = await written.createFile(target);
+  try {
+    await pipeline(await openEntryData(zipfile, file), meter, output);
+  } catch (err) {
+    output.destroy();
+    throw toEntryError(err, source, entryPath);
+  }
+  return { entry: entryPath, path: target, bytes: meter.bytes, format };
+}
+
+/** Files and folders this extraction created, so a failure can remove exactly those. */
+class WrittenPaths {
+  private readonly files: string[] = [];
+  private readonly dirs: string[] = [];
+  private readonly knownDirs = new Set<string>();
+
+  async makeDir(dir: string): Promise<void> {
+    if (this.knownDirs.has(dir)) return;
+    const created = await fs.mkdir(dir, { recursive: true });
+    if (created !== undefined) this.dirs.push(created);
+    this.knownDirs.add(dir);
+  }
+
+  /** Opens a new file exclusively: never overwrites, never follows a symlink planted at the path. */
+  async createFile(target: string): Promise<WriteStream> {
+    const handle = await fs.open(target, 'wx');
+    this.files.push(target);
+    return handle.createWriteStream();
+  }
+
+  async remove(): Promise<void> {
+    await Promise.all(this.files.map((f) => fs.rm(f, { force: true })));
+    for (const dir of this.dirs.reverse()) await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** yauzl's openReadStream, from the few fields kept (encryption and method were checked when planning). */
+async function openEntryData(zipfile: ZipFile, file: PlannedFile): Promise<Readable> {
+  const header = Object.assign(new yauzl.Entry(), {
+    relativeOffsetOfLocalHeader: file.localHeaderOffset,
+    compressedSize: file.compressedSize,
+  });
+  const { fileDataStart } = await zipfile.readLocalFileHeaderPromise(header, { minimal: true });
+  // Not openReadStreamLowLevelPromise: in yauzl 3.4.0 it calls openReadStream with the wrong arguments.
+  return new Promise((resolve, reject) => {
+    zipfile.openReadStreamLowLevel(
+      fileDataStart,
+      file.compressedSize,
+      0,
+      file.compressedSize,
+      file.deflated,
+      file.uncompressedSize,
+      (err, stream) => (err ? reject(err) : resolve(stream)),
+    );
+  });
+}
+
+const fileLimit = (format: ArchiveFileFormat, limits: ZipLimits): number =>
+  format === 'embeddings' ? limits.maxEmbeddingsFileBytes : limits.maxFileBytes;
+
+const totalTooLarge = (source: string, limits: ZipLimits): PayloadTooLarge =>
+  new PayloadTooLarge(
+    `${source}: the archive's files total more than ${formatBytes(limits.maxTotalBytes)} uncompressed; the limit is ${formatBytes(limits.maxTotalBytes)} per upload.`,
+  );
+
+function toArchiveError(err: unknown, source: string): unknown {
+  if (err instanceof DomainError || isSystemError(err)) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (/encrypt/i.test(message)) return new EncryptedDocument(source);
+  return new InvalidDocument(source, `the archive is damaged (${message}).`);
+}
+
+function toEntryError(err: unknown, source: string, entryPath: string): unknown {
+  if (err instanceof DomainError || isSystemError(err)) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (/too many bytes/i.test(message)) {
+    return new InvalidDocument(
+      source,
+      `entry "${entryPath}" inflates to more data than its header declares (a zip bomb or a damaged archive).`,
+    );
+  }
+  return new InvalidDocument(source, `entry "${entryPath}" is damaged (${message}).`);
+}
+
+/** fs errors (ENOSPC, EACCES, ...) are the machine's problem, not the archive's: they pass through. */
+function isSystemError(err: unknown): boolean {
+  return err instanceof Error && 'syscall' in err;
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

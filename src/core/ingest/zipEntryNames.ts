@@ -1,0 +1,78 @@
+import path from 'node:path';
+import { FORMAT_BY_EXTENSION, type DocumentFormat } from './types';
+
+/** A file extracted from an archive is a document, or a JSONL file of pre-built embeddings. */
+export type ArchiveFileFormat = DocumentFormat | 'embeddings';
+
+export type CleanedName = { ok: true; path: string; isDirectory: boolean } | { ok: false; problem: string };
+
+/**
+ * An entry name as a safe relative path with forward slashes, or why it is unsafe. Backslashes are
+ * read as separators first (some Windows tools write them), so `..\..\x` is caught as `..` segments.
+ * `.` and empty segments are dropped; `:` is refused because on Windows it names a drive or an
+ * alternate data stream.
+ */
+export function cleanEntryName(raw: string): CleanedName {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f]/.test(raw)) return { ok: false, problem: 'contains control characters' };
+  const name = raw.replace(/\\/g, '/');
+  if (name.startsWith('/')) return { ok: false, problem: 'is an absolute path' };
+  if (/^[A-Za-z]:/.test(name)) return { ok: false, problem: 'starts with a drive letter' };
+  const segments = name.split('/').filter((s) => s !== '' && s !== '.');
+  if (segments.includes('..')) {
+    return { ok: false, problem: 'has a ".." segment that would write outside the extraction folder' };
+  }
+  if (segments.some((s) => s.includes(':'))) return { ok: false, problem: 'contains ":"' };
+  return { ok: true, path: segments.join('/'), isDirectory: name.endsWith('/') || segments.length === 0 };
+}
+
+const LITTER_NAMES = new Set(['thumbs.db', 'desktop.ini', 'ehthumbs.db']);
+
+/**
+ * Files that operating systems and editors leave behind: macOS resource forks (`__MACOSX/`,
+ * `._*`, `.DS_Store`), Windows thumbnails, any dot-file or dot-folder, and Office lock files (`~$x.docx`).
+ */
+export function isOsLitter(entryPath: string): boolean {
+  const segments = entryPath.split('/');
+  if (segments.some((s) => s.startsWith('.') || s.toUpperCase() === '__MACOSX')) return true;
+  const base = segments[segments.length - 1] ?? '';
+  return LITTER_NAMES.has(base.toLowerCase()) || base.startsWith('~$');
+}
+
+export type FileVerdict = { ok: true; format: ArchiveFileFormat } | { ok: false; type: string };
+
+/** Which format a file inside an archive has, by extension; archives inside archives are refused. */
+export function classifyArchiveFile(entryPath: string): FileVerdict {
+  const ext = path.posix.extname(entryPath).toLowerCase();
+  if (ext === '.jsonl') return { ok: true, format: 'embeddings' };
+  const format = FORMAT_BY_EXTENSION[ext];
+  if (format) return { ok: true, format };
+  if (ext === '.zip') return { ok: false, type: 'nested archive' };
+  return { ok: false, type: ext || 'no extension' };
+}
+
+/**
+ * Detects names that collide once written to disk: exact duplicates, names equal on case-insensitive
+ * file systems (macOS, Windows) or after Unicode normalization (macOS writes NFD), and a file whose
+ * path is also a folder of another entry.
+ */
+export class EntryPathRegistry {
+  private readonly files = new Map<string, string>();
+  private readonly folders = new Map<string, string>();
+
+  /** Registers a file path; returns the earlier entry it collides with, if any. */
+  add(entryPath: string): string | undefined {
+    const key = entryPath.normalize('NFC').toLowerCase();
+    const clash = this.files.get(key) ?? this.folders.get(key);
+    if (clash !== undefined) return clash;
+    const segments = key.split('/');
+    for (let i = 1; i < segments.length; i++) {
+      const folder = segments.slice(0, i).join('/');
+      const file = this.files.get(folder);
+      if (file !== undefined) return file;
+      if (!this.folders.has(folder)) this.folders.set(folder, entryPath);
+    }
+    this.files.set(key, entryPath);
+    return undefined;
+  }
+}

@@ -1,0 +1,68 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import zlib from 'node:zlib';
+
+const MB = 1024 * 1024;
+const GB = 1024 * MB;
+
+export interface ZipLimits {
+  /** Entries in the archive, counting folders and OS litter. */
+  maxEntries: number;
+  /** Uncompressed size of one document file (spec §8: 50 MB per file). */
+  maxFileBytes: number;
+  /** Uncompressed size of one `.jsonl` file of pre-built embeddings (read as a stream, line by line). */
+  maxEmbeddingsFileBytes: number;
+  /** Uncompressed size of all files together. */
+  maxTotalBytes: number;
+  /** Size of the archive itself (spec §8: 10 GB per bulk archive). */
+  maxArchiveBytes: number;
+}
+
+export const DEFAULT_ZIP_LIMITS: ZipLimits = {
+  maxEntries: 100_000,
+  maxFileBytes: 50 * MB,
+  maxEmbeddingsFileBytes: 10 * GB,
+  maxTotalBytes: 10 * GB,
+  maxArchiveBytes: 10 * GB,
+};
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= GB) return `${trimZero(bytes / GB)} GB`;
+  if (bytes >= MB) return `${trimZero(bytes / MB)} MB`;
+  if (bytes >= 1024) return `${trimZero(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
+}
+
+const trimZero = (n: number): string => n.toFixed(1).replace(/\.0$/, '');
+
+/**
+ * Passes an entry's inflated bytes through, counting them as they come (so a bomb stops after at most
+ * one chunk past a limit, whatever its headers claim) and checking the CRC-32 that yauzl leaves unchecked.
+ */
+export class InflatedBytesMeter extends Transform {
+  private crc = 0;
+  bytes = 0;
+
+  constructor(
+    private readonly onBytes: (count: number) => void,
+    private readonly expectedCrc: number,
+    private readonly onCrcMismatch: () => Error,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    try {
+      this.onBytes(chunk.length);
+    } catch (err) {
+      callback(err as Error);
+      return;
+    }
+    this.bytes += chunk.length;
+    this.crc = zlib.crc32(chunk, this.crc);
+    callback(null, chunk);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    callback(this.crc >>> 0 === this.expectedCrc >>> 0 ? null : this.onCrcMismatch());
+  }
+}

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+export const CHUNKING_STRATEGIES = ['recursive', 'fixed', 'sentence', 'markdown'] as const;
+
+/** `config` of POST /v1/upload: the spec's snake_case keys (camelCase accepted too). */
+export const UploadConfigSchema = z
+  .object({
+    chunking: z.enum(CHUNKING_STRATEGIES).default('recursive'),
+    embedding_model: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({
+        description: "A model of the spec §2 table, or the offline default. Default: the listing's model.",
+      }),
+    listing_id: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .meta({ description: 'Without it a new draft listing is created.' }),
+    chunk_size: z
+      .number()
+      .int()
+      .min(16)
+      .max(8192)
+      .optional()
+      .meta({ description: 'Tokens (cl100k), default 512.' }),
+    chunk_overlap: z.number().int().min(0).max(8191).optional().meta({ description: 'Tokens, default 64.' }),
+    required_columns: z
+      .array(z.string().min(1))
+      .optional()
+      .meta({ description: 'CSV columns whose empty cells skip a row (default: all named columns).' }),
+  })
+  .meta({ id: 'UploadConfig' });
+export type UploadConfig = z.output<typeof UploadConfigSchema>;
+
+export const UPLOAD_STATUSES = ['queued', 'processing', 'completed', 'failed'] as const;
+export type UploadStatus = (typeof UPLOAD_STATUSES)[number];
+
+const FileResultSchema = z.object({
+  source: z.string(),
+  format: z.string(),
+  status: z.enum(['ingested', 'unchanged', 'rejected']),
+  chunks: z.number().int(),
+  skippedRows: z.array(z.object({ row: z.number().int(), reason: z.string() })).optional(),
+  warnings: z.array(z.string()).optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+
+export const UploadSchema = z
+  .object({
+    uploadId: z.string(),
+    listingId: z.string(),
+    status: z.enum(UPLOAD_STATUSES),
+    config: z.record(z.string(), z.unknown()),
+    progress: z.object({
+      stage: z.string(),
+      file: z.string().optional(),
+      filesDone: z.number().int(),
+      filesTotal: z.number().int(),
+      bytesDone: z.number(),
+      bytesTotal: z.number(),
+      chunks: z.number().int(),
+    }),
+    files: z.array(FileResultSchema).meta({ description: 'Per-file results, once known.' }),
+    documentCount: z.number().int().nullable(),
+    chunkCount: z.number().int().nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Upload' });
+export type Upload = z.infer<typeof UploadSchema>;

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { chunkSections, resolveChunkingOptions } from '../../../../src/core/ingest/chunkers';
+import { InvalidInput } from '../../../../src/core/errors';
+
+describe('chunkSections', () => {
+  it('never joins sections, gives each chunk a copy of its section metadata, drops blank text', () => {
+    const metadata = { page: 2, source: 'a.pdf' };
+    const chunks = chunkSections([
+      { text: 'Page two text.', metadata },
+      { text: '  \n\t ', metadata: { page: 3 } },
+      { text: 'Page four.', metadata: { page: 4 } },
+    ]);
+    expect(chunks).toEqual([
+      { text: 'Page two text.', tokenCount: 4, metadata: { page: 2, source: 'a.pdf' } },
+      { text: 'Page four.', tokenCount: 3, metadata: { page: 4 } },
+    ]);
+    chunks[0]!.metadata.chunkIndex = 0;
+    expect(metadata).toEqual({ page: 2, source: 'a.pdf' });
+  });
+
+  it('makes exactly one chunk of an atomic section, however long', () => {
+    const row = `name: Ada\nbio: ${'word '.repeat(300)}`;
+    const chunks = chunkSections(
+      [
+        { text: row, metadata: { row: 1 }, atomic: true },
+        { text: '   ', metadata: { row: 2 }, atomic: true },
+      ],
+      { chunkSize: 16 },
+    );
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0]!.text).toBe(row.trim());
+    expect(chunks[0]!.tokenCount).toBeGreaterThan(300);
+    expect(chunks[0]!.metadata).toEqual({ row: 1 });
+  });
+
+  it('uses recursive, 512 tokens and 64 overlap by default', () => {
+    expect(resolveChunkingOptions()).toEqual({ strategy: 'recursive', chunkSize: 512, chunkOverlap: 64 });
+    expect(resolveChunkingOptions({ chunkSize: 32 })).toEqual({
+      strategy: 'recursive',
+      chunkSize: 32,
+      chunkOverlap: 4,
+    });
+    const text = Array.from({ length: 400 }, (_, i) => `Fact ${i} holds.`).join(' ');
+    const chunks = chunkSections([{ text, metadata: {} }]);
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(Math.max(...chunks.map((c) => c.tokenCount))).toBeLessThanOrEqual(512);
+    expect(chunks[0]!.tokenCount).toBeGreaterThan(448);
+  });
+
+  it.each([
+    [{ chunkSize: 15 }, 'chunkSize must be an integer from 16 to 8192 tokens (got 15).'],
+    [{ chunkSize: 8193 }, 'chunkSize must be an integer from 16 to 8192 tokens (got 8193).'],
+    [{ chunkSize: 100.5 }, 'chunkSize must be an integer'],
+    [
+      { chunkSize: 100, chunkOverlap: 100 },
+      'chunkOverlap must be an integer from 0 to less than chunkSize (100) tokens (got 100).',
+    ],
+    [{ chunkOverlap: -1 }, 'chunkOverlap must be an integer'],
+    [
+      { strategy: 'semantic' },
+      'strategy must be one of recursive, fixed, sentence, markdown (got "semantic").',
+    ],
+  ])('refuses invalid options %j, naming the field', (options, message) => {
+    let thrown: unknown;
+    try {
+      chunkSections([{ text: 'x', metadata: {} }], options as never);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(InvalidInput);
+    expect((thrown as InvalidInput).code).toBe('invalid_request');
+    expect((thrown as Error).message).toContain(message);
+  });
+});

@@ -1,0 +1,198 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readEmbeddingsJsonl, type EmbeddingRecord } from '../../../src/core/ingest/embeddingsJsonl';
+import { InvalidDocument, UnsupportedEmbeddingModel } from '../../../src/core/ingest/errors';
+
+const MODEL = 'text-embedding-3-small';
+const DIMS = 1536;
+
+let work: string;
+let counter = 0;
+
+beforeAll(async () => {
+  work = await fs.mkdtemp(path.join(os.tmpdir(), 'kbs-jsonl-test-'));
+});
+
+afterAll(async () => {
+  await fs.rm(work, { recursive: true, force: true });
+});
+
+const vector = (dims: number, seed = 1): number[] =>
+  Array.from({ length: dims }, (_, i) => Math.sin(seed * 1000 + i) / 10);
+
+async function writeJsonl(content: string, name = 'embeddings.jsonl'): Promise<string> {
+  const dir = path.join(work, String(counter++));
+  await fs.mkdir(dir);
+  const file = path.join(dir, name);
+  await fs.writeFile(file, content);
+  return file;
+}
+
+async function readAll(file: string, model = MODEL, source?: string): Promise<EmbeddingRecord[]> {
+  const records: EmbeddingRecord[] = [];
+  for await (const record of readEmbeddingsJsonl(file, model, source)) records.push(record);
+  return records;
+}
+
+async function failure(file: string, model = MODEL): Promise<Error> {
+  const err = await readAll(file, model).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof Error)) throw new Error('expected the file to be refused');
+  return err;
+}
+
+const line = (value: unknown): string => JSON.stringify(value);
+
+describe('readEmbeddingsJsonl', () => {
+  it('reads text, embedding and metadata line by line, skipping blank lines but counting them', async () => {
+    const first = vector(DIMS, 1);
+    const file = await writeJsonl(
+      [
+        line({ text: 'Grüße aus Köln 👋', embedding: first, metadata: { page: 3, tags: ['a'] } }),
+        '',
+        '   ',
+        line({ text: '日本語のテキスト', embedding: vector(DIMS, 2) }),
+        line({ text: 'null metadata', embedding: vector(DIMS, 3), metadata: null }),
+      ].join('\r\n') + '\n',
+    );
+    const records = await readAll(file);
+    expect(records.map((r) => [r.line, r.text, r.metadata])).toEqual([
+      [1, 'Grüße aus Köln 👋', { page: 3, tags: ['a'] }],
+      [4, '日本語のテキスト', {}],
+      [5, 'null metadata', {}],
+    ]);
+    expect(records[0]!.embedding).toBeInstanceOf(Float32Array);
+    expect(records[0]!.embedding).toHaveLength(DIMS);
+    expect(records[0]!.embedding[7]).toBeCloseTo(first[7]!, 6);
+  });
+
+  it('accepts a byte-order mark and the dimensions of each supported model', async () => {
+    const file = await writeJsonl('\uFEFF' + line({ text: 'large', embedding: vector(3072) }));
+    const [record] = await readAll(file, 'text-embedding-3-large');
+    expect(record!.embedding).toHaveLength(3072);
+    const cohere = await writeJsonl(line({ text: 'cohere', embedding: vector(1024) }));
+    expect((await readAll(cohere, 'embed-multilingual-v3.0'))[0]!.text).toBe('cohere');
+  });
+
+  it('refuses an unknown model at once, listing the supported ones', () => {
+    let thrown: unknown;
+    try {
+      readEmbeddingsJsonl('/does/not/matter.jsonl', 'my-own-model');
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(UnsupportedEmbeddingModel);
+    expect((thrown as UnsupportedEmbeddingModel).code).toBe('unsupported_embedding_model');
+    expect((thrown as Error).message).toContain("'my-own-model' is not supported");
+    expect((thrown as Error).message).toContain('text-embedding-3-large');
+  });
+
+  it('names the file and the line when an embedding has the wrong number of dimensions', async () => {
+    const file = await writeJsonl(
+      [
+        line({ text: 'one', embedding: vector(DIMS) }),
+        '',
+        line({ text: 'three', embedding: vector(DIMS - 1) }),
+      ].join('\n'),
+    );
+    const err = await failure(file);
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toBe(
+      'embeddings.jsonl: line 3: embedding has 1535 dimensions; text-embedding-3-small needs 1536.',
+    );
+  });
+
+  it.each([
+    ['{"text": "a", "embedding": [1, 2', 'line 1: not valid JSON'],
+    [
+      line(['text', 'embedding']),
+      'line 1: expected a JSON object with "text" and "embedding", got an array.',
+    ],
+    [line({ embedding: vector(DIMS) }), 'line 1: "text" is missing.'],
+    [line({ text: 42, embedding: vector(DIMS) }), 'line 1: "text" must be a string, got number 42.'],
+    [line({ text: '  ', embedding: vector(DIMS) }), 'line 1: "text" is empty.'],
+    [line({ text: 'a' }), 'line 1: "embedding" is missing.'],
+    [
+      line({ text: 'a', embedding: '0.1,0.2' }),
+      'line 1: "embedding" must be an array of numbers, got "0.1,0.2".',
+    ],
+    [
+      line({ text: 'a', embedding: vector(DIMS).map((v, i) => (i === 12 ? '0.5' : v)) }),
+      'line 1: embedding[12] is not a number (got "0.5").',
+    ],
+    [
+      line({ text: 'a', embedding: vector(DIMS).map((v, i) => (i === 3 ? null : v)) }),
+      'line 1: embedding[3] is not a number (got null).',
+    ],
+    [
+      `{"text":"a","embedding":[${vector(DIMS)
+        .map((v, i) => (i === 5 ? '1e39' : v))
+        .join(',')}]}`,
+      'line 1: embedding[5] (1e+39) is outside the 32-bit float range.',
+    ],
+    [line({ text: 'a', embedding: new Array(DIMS).fill(0) }), 'line 1: embedding is all zeros'],
+    [
+      line({ text: 'a', embedding: vector(DIMS), metadata: ['x'] }),
+      'line 1: "metadata" must be an object, got an array.',
+    ],
+    [
+      line({ text: 'a', embedding: vector(DIMS), metadata: 'x' }),
+      'line 1: "metadata" must be an object, got "x".',
+    ],
+  ])('explains what is wrong with a bad line (%#)', async (content, expected) => {
+    const err = await failure(await writeJsonl(content));
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toContain(`embeddings.jsonl: ${expected}`);
+  });
+
+  it('yields the good lines before the bad one, in order', async () => {
+    const file = await writeJsonl(
+      [
+        line({ text: 'ok 1', embedding: vector(DIMS) }),
+        line({ text: 'ok 2', embedding: vector(DIMS) }),
+        '{oops',
+      ].join('\n'),
+    );
+    const seen: string[] = [];
+    await expect(async () => {
+      for await (const record of readEmbeddingsJsonl(file, MODEL, 'kb/vectors.jsonl')) seen.push(record.text);
+    }).rejects.toThrow(/^kb\/vectors\.jsonl: line 3: not valid JSON/);
+    expect(seen).toEqual(['ok 1', 'ok 2']);
+  });
+
+  it('refuses an over-long line without buffering it, naming its line number', async () => {
+    const file = await writeJsonl(
+      line({ text: 'fine', embedding: vector(DIMS) }) +
+        '\n' +
+        '{"text":"' +
+        'x'.repeat(3 * 1024 * 1024) +
+        '"}\n',
+    );
+    const err = await failure(file);
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toContain('embeddings.jsonl: line 2: the line is longer than 1 MB');
+  });
+
+  it('refuses a file without any record', async () => {
+    const err = await failure(await writeJsonl('\n\n  \n'));
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toContain('embeddings.jsonl: the file has no lines');
+  });
+
+  it('streams thousands of lines', async () => {
+    const row = line({ text: 'chunk', embedding: vector(DIMS) });
+    const file = await writeJsonl(Array.from({ length: 2000 }, () => row).join('\n'));
+    let count = 0;
+    let lastLine = 0;
+    for await (const record of readEmbeddingsJsonl(file, MODEL)) {
+      count++;
+      lastLine = record.line;
+    }
+    expect(count).toBe(2000);
+    expect(lastLine).toBe(2000);
+  });
+});

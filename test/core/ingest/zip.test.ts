@@ -1,0 +1,361 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  EncryptedDocument,
+  InvalidDocument,
+  PayloadTooLarge,
+  UnsupportedFileType,
+} from '../../../src/core/ingest/errors';
+import { extractZip } from '../../../src/core/ingest/zip';
+
+const repoRoot = new URL('../../..', import.meta.url).pathname;
+const fixtures = path.join(repoRoot, '../shared/fixtures/docs');
+
+interface ZipEntrySpec {
+  name: string;
+  data?: Buffer | string;
+  /** 0 stored, 8 deflated (default), anything else an unsupported method. */
+  method?: number;
+  flags?: number;
+  externalAttributes?: number;
+  /** Overrides the uncompressed size written in both headers (to forge bombs). */
+  declaredSize?: number;
+  crc?: number;
+}
+
+/**
+ * Hand-assembles a ZIP (local headers, data, central directory, end record) so tests can forge what
+ * writers refuse to produce: `..` paths, symlinks, encryption flags, lying sizes, bad checksums.
+ */
+function buildZip(specs: ZipEntrySpec[]): Buffer {
+  const parts: Buffer[] = [];
+  const central: Buffer[] = [];
+  let offset = 0;
+  for (const spec of specs) {
+    const name = Buffer.from(spec.name, 'utf8');
+    const data = Buffer.from(spec.data ?? '');
+    const method = spec.method ?? 8;
+    const body = method === 8 ? zlib.deflateRawSync(data) : data;
+    const crc = spec.crc ?? zlib.crc32(data);
+    const size = spec.declaredSize ?? data.length;
+    const flags = (spec.flags ?? 0) | 0x800;
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(flags, 6);
+    local.writeUInt16LE(method, 8);
+    local.writeUInt16LE(0x21, 12);
+    local.writeUInt32LE(crc >>> 0, 14);
+    local.writeUInt32LE(body.length, 18);
+    local.writeUInt32LE(size, 22);
+    local.writeUInt16LE(name.length, 26);
+    parts.push(local, name, body);
+    const header = Buffer.alloc(46);
+    header.writeUInt32LE(0x02014b50, 0);
+    header.writeUInt16LE((3 << 8) | 20, 4);
+    header.writeUInt16LE(20, 6);
+    header.writeUInt16LE(flags, 8);
+    header.writeUInt16LE(method, 10);
+    header.writeUInt16LE(0x21, 14);
+    header.writeUInt32LE(crc >>> 0, 16);
+    header.writeUInt32LE(body.length, 20);
+    header.writeUInt32LE(size, 24);
+    header.writeUInt16LE(name.length, 28);
+    header.writeUInt32LE((spec.externalAttributes ?? 0o100644 << 16) >>> 0, 38);
+    header.writeUInt32LE(offset, 42);
+    central.push(header, name);
+    offset += local.length + name.length + body.length;
+  }
+  const directory = Buffer.concat(central);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(specs.length, 8);
+  end.writeUInt16LE(specs.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...parts, directory, end]);
+}
+
+let work: string;
+let dest: string;
+
+beforeEach(async () => {
+  work = await fs.mkdtemp(path.join(os.tmpdir(), 'kbs-zip-test-'));
+  dest = path.join(work, 'out');
+});
+
+afterEach(async () => {
+  await fs.rm(work, { recursive: true, force: true });
+});
+
+async function writeZip(specs: ZipEntrySpec[], name = 'upload.zip'): Promise<string> {
+  const file = path.join(work, name);
+  await fs.writeFile(file, buildZip(specs));
+  return file;
+}
+
+async function listTree(dir: string): Promise<string[]> {
+  try {
+    const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+    return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+  } catch {
+    return [];
+  }
+}
+
+async function refusal(promise: Promise<unknown>): Promise<Error> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof Error)) throw new Error('expected the extraction to be refused');
+  return err;
+}
+
+describe('extractZip', () => {
+  it('extracts the real fixture archive', async () => {
+    const result = await extractZip(path.join(fixtures, 'simple.zip'), dest);
+    expect(result.files.map((f) => [f.entry, f.format, f.bytes])).toEqual([
+      ['ideas-page.html', 'html', 6161],
+      ['stanley-cups.csv', 'csv', 89],
+    ]);
+    expect(result.ignored).toEqual([]);
+    const html = await fs.readFile(result.files[0]!.path);
+    expect(html.equals(await fs.readFile(path.join(fixtures, 'ideas-page.html')))).toBe(true);
+    expect(await fs.readFile(result.files[1]!.path, 'utf8')).toContain('Stanley');
+  });
+
+  it('writes nested, stored and deflated entries, skips folders and OS litter', async () => {
+    const zip = await writeZip([
+      { name: 'docs/', method: 0 },
+      { name: 'docs/guide.md', data: '# Guide\n\nGrüße 👋 日本語' },
+      { name: './docs/sub/data.csv', data: 'a,b\n1,2\n', method: 0 },
+      { name: 'vectors.jsonl', data: '{"text":"x","embedding":[1]}\n' },
+      { name: '__MACOSX/docs/._guide.md', data: 'resource fork' },
+      { name: 'docs/.DS_Store', data: 'finder' },
+      { name: 'Thumbs.db', data: 'thumbs' },
+      { name: '.git/config', data: '[core]' },
+      { name: 'docs/~$report.docx', data: 'lock' },
+    ]);
+    const result = await extractZip(zip, dest);
+    expect(result.files.map((f) => [f.entry, f.format])).toEqual([
+      ['docs/guide.md', 'markdown'],
+      ['docs/sub/data.csv', 'csv'],
+      ['vectors.jsonl', 'embeddings'],
+    ]);
+    expect(result.ignored).toEqual([
+      '__MACOSX/docs/._guide.md',
+      'docs/.DS_Store',
+      'Thumbs.db',
+      '.git/config',
+      'docs/~$report.docx',
+    ]);
+    expect(await fs.readFile(path.join(dest, 'docs/guide.md'), 'utf8')).toBe('# Guide\n\nGrüße 👋 日本語');
+    expect(result.files[1]!.path).toBe(path.join(dest, 'docs', 'sub', 'data.csv'));
+    expect(result.files[1]!.bytes).toBe(8);
+    expect((await listTree(dest)).sort()).toEqual(['docs/guide.md', 'docs/sub/data.csv', 'vectors.jsonl']);
+  });
+
+  it('refuses the whole archive when any entry has an unsupported type, listing each, before writing', async () => {
+    const zip = await writeZip([
+      { name: 'a.md', data: '# A' },
+      { name: 'notes.txt', data: 'text' },
+      { name: 'bin/README', data: 'readme' },
+      { name: 'inner.zip', data: 'PK' },
+      { name: 'photo.JPG', data: 'jpeg' },
+      { name: '__MACOSX/._notes.txt', data: 'fork' },
+    ]);
+    const err = await refusal(extractZip(zip, dest));
+    expect(err).toBeInstanceOf(UnsupportedFileType);
+    expect((err as UnsupportedFileType).entries).toEqual([
+      { entry: 'notes.txt', type: '.txt' },
+      { entry: 'bin/README', type: 'no extension' },
+      { entry: 'inner.zip', type: 'nested archive' },
+      { entry: 'photo.JPG', type: '.jpg' },
+    ]);
+    expect(err.message).toContain('inner.zip (nested archive)');
+    expect(await listTree(dest)).toEqual([]);
+  });
+
+  it.each([
+    ['../evil.md', 'has a ".." segment'],
+    ['docs/../../evil.md', 'has a ".." segment'],
+    ['..\\..\\evil.md', 'has a ".." segment'],
+    ['/etc/cron.d/evil.md', 'is an absolute path'],
+    ['\\evil.md', 'is an absolute path'],
+    ['C:/Windows/evil.md', 'starts with a drive letter'],
+    ['docs/file.md:stream', 'contains ":"'],
+  ])('refuses the unsafe entry name %j, naming the archive and the entry', async (name, problem) => {
+    const zip = await writeZip([
+      { name: 'ok.md', data: '# fine' },
+      { name, data: 'payload' },
+    ]);
+    const err = await refusal(extractZip(zip, dest, { source: 'kb.zip' }));
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toContain('kb.zip: entry');
+    expect(err.message).toContain(`"${name}"`);
+    expect(err.message).toContain(problem);
+    expect(await listTree(work)).toEqual(['upload.zip']);
+  });
+
+  it('refuses symbolic links', async () => {
+    const zip = await writeZip([
+      { name: 'docs/link.md', data: '/etc/passwd', externalAttributes: 0o120777 << 16 },
+    ]);
+    const err = await refusal(extractZip(zip, dest));
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toBe(
+      'upload.zip: entry "docs/link.md" is a symbolic link; archives may contain only files and folders.',
+    );
+  });
+
+  it('refuses encrypted entries with the encrypted_document code', async () => {
+    const zip = await writeZip([{ name: 'secret.pdf', data: 'xxxx', flags: 0x1 }]);
+    const err = await refusal(extractZip(zip, dest));
+    expect(err).toBeInstanceOf(EncryptedDocument);
+    expect((err as EncryptedDocument).code).toBe('encrypted_document');
+    expect(err.message).toContain('upload.zip: secret.pdf: the document is encrypted');
+  });
+
+  it('refuses entries compressed with an unsupported method', async () => {
+    const zip = await writeZip([{ name: 'a.md', data: 'lzma?', method: 14 }]);
+    const err = await refusal(extractZip(zip, dest));
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toContain('compression method 14');
+  });
+
+  it.each([
+    [['a.md', 'a.md'], 'entry "a.md" appears more than once'],
+    [['Docs/Read.md', 'docs/read.MD'], 'entries "Docs/Read.md" and "docs/read.MD" collide'],
+    [['caf\u00e9.md', 'cafe\u0301.md'], 'collide'],
+    [['x.md', 'x.md/y.md'], 'entries "x.md" and "x.md/y.md" collide'],
+    [['x.md/y.md', 'X.md'], 'entries "x.md/y.md" and "X.md" collide'],
+  ])('refuses colliding names %j', async (names, expected) => {
+    const zip = await writeZip(names.map((name) => ({ name, data: '# doc' })));
+    const err = await refusal(extractZip(zip, dest));
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toContain(expected);
+    expect(await listTree(dest)).toEqual([]);
+  });
+
+  it('refuses an archive with more entries than the limit before reading them', async () => {
+    const specs = Array.from({ length: 11 }, (_, i) => ({ name: `f${i}.md`, data: 'x' }));
+    const err = await refusal(extractZip(await writeZip(specs), dest, { maxEntries: 10 }));
+    expect(err).toBeInstanceOf(PayloadTooLarge);
+    expect(err.message).toContain('the archive has 11 entries; the limit is 10 entries per archive.');
+    expect(err.message).toContain('creator plan upgrade');
+  });
+
+  it('extracts hundreds of tiny entries quickly', async () => {
+    const specs = Array.from({ length: 500 }, (_, i) => ({ name: `d${i % 10}/f${i}.md`, data: `# ${i}` }));
+    const zip = await writeZip(specs);
+    const started = performance.now();
+    const result = await extractZip(zip, dest);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(result.files).toHaveLength(500);
+    expect(await fs.readFile(path.join(dest, 'd7/f497.md'), 'utf8')).toBe('# 497');
+  });
+
+  it('refuses a file whose declared size is over the per-file limit without inflating it', async () => {
+    const zip = await writeZip([
+      { name: 'small.md', data: '# ok' },
+      { name: 'huge.pdf', data: 'tiny', declaredSize: 4_000_000_000 },
+    ]);
+    const started = performance.now();
+    const err = await refusal(extractZip(zip, dest));
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(err).toBeInstanceOf(PayloadTooLarge);
+    expect(err.message).toContain(
+      'upload.zip: "huge.pdf" is 3.7 GB uncompressed; the limit is 50 MB per file.',
+    );
+    expect(await listTree(dest)).toEqual([]);
+  });
+
+  it('applies a lowered per-file limit to honest entries', async () => {
+    const zip = await writeZip([{ name: 'big.csv', data: Buffer.alloc(2 * 1024 * 1024, 'a') }]);
+    const err = await refusal(extractZip(zip, dest, { maxFileBytes: 1024 * 1024 }));
+    expect(err).toBeInstanceOf(PayloadTooLarge);
+    expect(err.message).toContain('"big.csv" is 2 MB uncompressed; the limit is 1 MB per file.');
+  });
+
+  it('holds JSONL embeddings to their own per-file limit, not the document one', async () => {
+    const zip = await writeZip([{ name: 'vectors.jsonl', data: Buffer.alloc(2 * 1024 * 1024, 'v') }]);
+    const result = await extractZip(zip, dest, { maxFileBytes: 1024 * 1024 });
+    expect(result.files.map((f) => [f.entry, f.format, f.bytes])).toEqual([
+      ['vectors.jsonl', 'embeddings', 2097152],
+    ]);
+    const err = await refusal(
+      extractZip(zip, path.join(work, 'again'), { maxEmbeddingsFileBytes: 1024 * 1024 }),
+    );
+    expect(err).toBeInstanceOf(PayloadTooLarge);
+    expect(err.message).toContain('"vectors.jsonl" is 2 MB uncompressed; the limit is 1 MB per file.');
+  });
+
+  it('refuses an archive whose files total more than the limit, before writing anything', async () => {
+    const specs = ['a', 'b', 'c'].map((n) => ({ name: `${n}.md`, data: Buffer.alloc(400 * 1024, n) }));
+    const err = await refusal(extractZip(await writeZip(specs), dest, { maxTotalBytes: 1024 * 1024 }));
+    expect(err).toBeInstanceOf(PayloadTooLarge);
+    expect(err.message).toContain('total more than 1 MB uncompressed; the limit is 1 MB per upload.');
+    expect(await listTree(dest)).toEqual([]);
+  });
+
+  it('stops a bomb that lies about its size early and removes what was written', async () => {
+    const bomb = Buffer.alloc(64 * 1024 * 1024);
+    const zip = await writeZip([
+      { name: 'first.md', data: '# written first' },
+      { name: 'bomb.csv', data: bomb, declaredSize: 1000, crc: zlib.crc32(bomb.subarray(0, 1000)) },
+    ]);
+    const started = performance.now();
+    const err = await refusal(extractZip(zip, dest));
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toContain('entry "bomb.csv" inflates to more data than its header declares');
+    expect(await listTree(dest)).toEqual([]);
+    await expect(fs.stat(dest)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('keeps files that were in destDir before, removing only its own', async () => {
+    await fs.mkdir(dest, { recursive: true });
+    await fs.writeFile(path.join(dest, 'keep.txt'), 'mine');
+    const zip = await writeZip([
+      { name: 'sub/first.md', data: '# one' },
+      { name: 'second.md', data: '# two', crc: 12345 },
+    ]);
+    const err = await refusal(extractZip(zip, dest));
+    expect(err.message).toContain('entry "second.md" is damaged (CRC-32 checksum mismatch)');
+    expect(await listTree(dest)).toEqual(['keep.txt']);
+  });
+
+  it('refuses damaged deflate data', async () => {
+    const file = await writeZip([{ name: 'a.md', data: 'some text '.repeat(1000) }]);
+    const bytes = await fs.readFile(file);
+    bytes.fill(0xff, 30 + 4 + 2, 30 + 4 + 40);
+    await fs.writeFile(file, bytes);
+    const err = await refusal(extractZip(file, dest));
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toMatch(/^upload\.zip: entry "a\.md" is damaged/);
+  });
+
+  it('refuses a truncated archive and a file that is not an archive', async () => {
+    const full = buildZip([{ name: 'a.md', data: '# a' }]);
+    await fs.writeFile(path.join(work, 'cut.zip'), full.subarray(0, full.length - 10));
+    const cut = await refusal(extractZip(path.join(work, 'cut.zip'), dest));
+    expect(cut).toBeInstanceOf(InvalidDocument);
+    expect(cut.message).toContain('cut.zip: not a ZIP archive, or a damaged one');
+
+    await fs.writeFile(path.join(work, 'notes.zip'), 'just some text, not a zip at all');
+    const text = await refusal(extractZip(path.join(work, 'notes.zip'), dest));
+    expect(text).toBeInstanceOf(InvalidDocument);
+    expect(text.message).toContain('notes.zip: not a ZIP archive');
+  });
+
+  it('refuses an archive larger than the archive limit', async () => {
+    const zip = await writeZip([{ name: 'a.md', data: '# a' }]);
+    const err = await refusal(extractZip(zip, dest, { maxArchiveBytes: 10 }));
+    expect(err).toBeInstanceOf(PayloadTooLarge);
+    expect(err.message).toContain('the limit is 10 bytes per archive');
+  });
+});
