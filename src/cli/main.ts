@@ -1,6 +1,9 @@
 import { Command, CommanderError } from 'commander';
+import { evalCommand } from './commands/eval';
+import { ingestCommand } from './commands/ingest';
 import { keysCommand } from './commands/keys';
 import { listingsCommand } from './commands/listings';
+import { queryCommand } from './commands/query';
 import { serveCommand } from './commands/serve';
 import { walletCommand } from './commands/wallet';
 import { reportError } from './output';
@@ -18,6 +21,9 @@ export function buildProgram(): Command {
   keysCommand(program);
   walletCommand(program);
   listingsCommand(program);
+  ingestCommand(program);
+  queryCommand(program);
+  evalCommand(program);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

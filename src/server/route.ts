@@ -29,6 +29,8 @@ export interface RouteDefinition<
   params?: P;
   query?: Q;
   body?: B;
+  /** A multipart/form-data body the handler reads itself (streamed); documented, not parsed here. */
+  formBody?: z.ZodObject;
   /** Public endpoints skip the security requirement in the OpenAPI document. */
   public?: boolean;
   response: { status: number; description: string; schema?: z.ZodType; contentType?: string };
@@ -89,6 +91,19 @@ export function camelKeys(value: unknown): unknown {
     if (!key.includes('_')) continue;
     const camel = key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
     if (!(camel in out)) out[camel] = v;
+    delete out[key];
+  }
+  return out;
+}
+
+/** The reverse, for the upload `config`, whose documented keys are snake_case. */
+export function camelToSnakeKeys(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [key, v] of Object.entries(value)) {
+    if (!/[A-Z]/.test(key)) continue;
+    const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (!(snake in out)) out[snake] = v;
     delete out[key];
   }
   return out;

@@ -60,5 +60,4 @@ export async function startStudio(
 }
 
 /** A response's JSON body, loosely typed for assertions. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const json = (res: Response): Promise<any> => res.json() as Promise<any>;

@@ -8,6 +8,8 @@ import { DEFAULT_RATE_LIMITS, keyRateLimit } from '../../middleware/rateLimit';
 import { openApiDocument } from '../../openapi';
 import { defineRoutes } from '../../route';
 import { listingRoutes } from './listings';
+import { retrieveRoutes } from './retrieve';
+import { uploadRoutes } from './uploads';
 
 /** JSON bodies of /v1 are small (queries, filters); uploads are multipart and parsed separately. */
 const JSON_LIMIT = '1mb';
@@ -47,5 +49,7 @@ export function v1Router(deps: ServerDeps): Router {
 
   const route = defineRoutes(authedRoutes, registry, '/v1');
   listingRoutes(route, deps);
+  uploadRoutes(route, deps);
+  retrieveRoutes(route, deps);
   return router;
 }

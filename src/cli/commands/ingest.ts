@@ -1,0 +1,114 @@
+import type { Command } from 'commander';
+import { SingleBar } from 'cli-progress';
+import { STUDIO_LIMITS } from '../../core/ingest/limits';
+import type { IngestProgress } from '../../core/ingest/pipeline';
+import { parseOrThrow } from '../../core/validation';
+import { UploadConfigSchema } from '../../shared/uploads';
+import { table } from '../output';
+import { listFlag, numberFlag, withServices } from '../context';
+
+interface IngestFlags {
+  listing: string;
+  chunking?: string;
+  chunkSize?: number;
+  chunkOverlap?: number;
+  requiredColumns?: string[];
+}
+
+export function ingestCommand(program: Command): void {
+  program
+    .command('ingest')
+    .description("ingest files, folders and ZIP archives into a listing's knowledge base")
+    .requiredOption('--listing <id>', 'listing id')
+    .argument('<paths...>', 'files, folders or .zip archives')
+    .option('--chunking <strategy>', 'recursive | fixed | sentence | markdown', 'recursive')
+    .option('--chunk-size <tokens>', 'chunk size in cl100k tokens (default 512)', numberFlag)
+    .option('--chunk-overlap <tokens>', 'overlap in tokens (default 64)', numberFlag)
+    .option(
+      '--required-columns <a,b>',
+      'CSV columns that must be non-empty (default: all named columns)',
+      listFlag,
+    )
+    .action((paths: string[], flags: IngestFlags, cmd: Command) =>
+      withServices(cmd, async ({ services, out }) => {
+        // The same schema as the upload config, so the CLI and the API refuse the same things.
+        const config = parseOrThrow(
+          UploadConfigSchema,
+          {
+            chunking: flags.chunking,
+            chunk_size: flags.chunkSize,
+            chunk_overlap: flags.chunkOverlap,
+            required_columns: flags.requiredColumns,
+          },
+          'options',
+        );
+        const bar = !out.json && process.stderr.isTTY ? progressBar() : undefined;
+        const result = await services.ingestion
+          .run({
+            listingId: flags.listing,
+            inputs: paths.map((path) => ({ path })),
+            chunking: {
+              strategy: config.chunking,
+              chunkSize: config.chunk_size,
+              chunkOverlap: config.chunk_overlap,
+            },
+            csvRequiredColumns: config.required_columns,
+            atomic: false,
+            limits: STUDIO_LIMITS,
+            onProgress: bar?.update,
+          })
+          .finally(() => bar?.stop());
+        const summary = {
+          listingId: result.listingId,
+          documents: result.documents,
+          chunks: result.chunkCount,
+          documentCount: result.documentCount,
+          durationMs: result.durationMs,
+        };
+        out.result(summary, () =>
+          [
+            table(
+              ['SOURCE', 'FORMAT', 'STATUS', 'CHUNKS', 'NOTES'],
+              result.documents.map((d) => [
+                d.source,
+                d.format,
+                d.status,
+                d.chunks,
+                d.error?.message ??
+                  (d.skippedRows?.length
+                    ? `${d.skippedRows.length} rows skipped (rows ${d.skippedRows.map((r) => r.row).join(', ')})`
+                    : ''),
+              ]),
+            ),
+            `\nThe knowledge base now holds ${result.documentCount} documents, ${result.chunkCount} chunks (${(result.durationMs / 1000).toFixed(1)} s).`,
+          ].join('\n'),
+        );
+        if (result.documents.some((d) => d.status === 'rejected')) process.exitCode = 1;
+      }),
+    );
+}
+
+function progressBar() {
+  const bar = new SingleBar({
+    format: '{stage} |{bar}| {percentage}% | {filesDone}/{filesTotal} files | {file}',
+    stream: process.stderr,
+    hideCursor: true,
+    clearOnComplete: true,
+  });
+  let started = false;
+  return {
+    update: (p: IngestProgress) => {
+      if (!started) {
+        bar.start(Math.max(p.bytesTotal, 1), 0, {});
+        started = true;
+      }
+      bar.update(p.bytesDone, {
+        stage: p.stage.padEnd(9),
+        filesDone: p.filesDone,
+        filesTotal: p.filesTotal,
+        file: p.file ?? '',
+      });
+    },
+    stop: () => bar.stop(),
+  };
+}

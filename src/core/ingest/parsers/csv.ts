@@ -1,0 +1,101 @@
+import { CsvError, parse } from 'csv-parse/sync';
+import { decodeText } from '../decode';
+import { InvalidDocument } from '../errors';
+import type { Metadata, ParsedDocument, ParseInput, Section, SkippedRow } from '../types';
+import { buildColumns, detectTitleRow, requiredColumns, type CsvColumn } from './csvColumns';
+import { detectDelimiter } from './csvDelimiter';
+
+export interface CsvOptions {
+  /** Columns (header names) a row must fill to be kept; default: every column with a header name. */
+  requiredColumns?: string[];
+}
+
+/**
+ * CSV (spec §2): each data row is one atomic section. Its metadata is `{ row, <header>: <value>, ... }`
+ * where `row` is the 1-based data row number (the first row after the header is 1; blank lines and a
+ * title row are not counted) and every header column is present, empty cells as ''. Cells past the
+ * header of a ragged row are kept under `column_<n>` when not empty. Values stay strings, trimmed.
+ * The text is one `Header: value` line per non-empty cell, with the header as written.
+ * Rows with an empty required cell are left out and reported in `skippedRows`.
+ */
+export async function parseCsv(input: ParseInput, options: CsvOptions = {}): Promise<ParsedDocument> {
+  const { source } = input;
+  const text = decodeText(input.bytes);
+  const records = readRecords(text, source);
+  if (records.length === 0) throw new InvalidDocument(source, 'the file is empty.');
+
+  const warnings: string[] = [];
+  const metadata: Metadata = {};
+  const title = detectTitleRow(records);
+  if (title !== undefined) {
+    records.shift();
+    metadata.title = title;
+    warnings.push(
+      `The first line "${title}" is a title above the header row; it was kept as the title, not as a row.`,
+    );
+  }
+
+  const [header = [], ...rows] = records;
+  const columns = buildColumns(
+    header,
+    records.reduce((width, record) => Math.max(width, record.length), 0),
+  );
+  const required = requiredColumns(columns, options.requiredColumns, source);
+  if (rows.length === 0) warnings.push('The file has a header row but no data rows.');
+
+  const sections: Section[] = [];
+  const skippedRows: SkippedRow[] = [];
+  rows.forEach((cells, index) => {
+    const row = index + 1;
+    const empty = required.filter((column) => !cells[column.index]);
+    if (empty.length > 0) {
+      skippedRows.push({ row, reason: `empty required field(s): ${empty.map((c) => c.label).join(', ')}` });
+    } else {
+      sections.push(rowSection(row, cells, columns, header.length));
+    }
+  });
+
+  const document: ParsedDocument = { format: 'csv', sections, metadata };
+  if (skippedRows.length > 0) document.skippedRows = skippedRows;
+  if (warnings.length > 0) document.warnings = warnings;
+  return document;
+}
+
+/**
+ * Records with trimmed cells (line breaks inside quoted cells as \n); records whose cells are all empty (blank lines, `,,,` lines that
+ * spreadsheets export) are not rows. Quoted fields, embedded newlines and ragged rows go through csv-parse.
+ */
+function readRecords(text: string, source: string): string[][] {
+  let records: string[][];
+  try {
+    records = parse(text, {
+      delimiter: detectDelimiter(text) ?? absentCharacter(text),
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_empty_lines: true,
+    });
+  } catch (error) {
+    if (error instanceof CsvError) throw new InvalidDocument(source, `invalid CSV: ${error.message}.`);
+    throw error;
+  }
+  return records
+    .map((record) => record.map((cell) => cell.trim().replace(/\r\n?/g, '\n')))
+    .filter((record) => record.some((cell) => cell !== ''));
+}
+
+/** A delimiter that does not occur, so a single-column file is read one line (or quoted field) per row. */
+function absentCharacter(text: string): string {
+  return ['\u001f', '\u001e', '\u0000'].find((char) => !text.includes(char)) ?? '\u001f\u001e\u0000';
+}
+
+function rowSection(row: number, cells: string[], columns: CsvColumn[], headerWidth: number): Section {
+  const fields: [string, string][] = [];
+  const lines: string[] = [];
+  for (const column of columns) {
+    const value = cells[column.index] ?? '';
+    if (column.index < headerWidth || value !== '') fields.push([column.key, value]);
+    if (value !== '') lines.push(`${column.label}: ${value}`);
+  }
+  // fromEntries keeps a `__proto__` header a plain key.
+  return { text: lines.join('\n'), metadata: { row, ...Object.fromEntries(fields) }, atomic: true };
+}

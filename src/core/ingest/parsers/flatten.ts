@@ -1,0 +1,73 @@
+import type { Metadata } from '../types';
+
+/**
+ * Chunk metadata keys the pipeline and the parsers set themselves (DESIGN §4, plus `item` for JSON).
+ * A user field of the same name is renamed with a suffix (`row` → `row_2`) rather than overwriting
+ * them or being overwritten.
+ */
+export const RESERVED_METADATA_KEYS: ReadonlySet<string> = new Set([
+  'source',
+  'format',
+  'documentId',
+  'chunkIndex',
+  'page',
+  'row',
+  'item',
+  'headings',
+]);
+
+/**
+ * Nested objects become dotted keys (`{ author: { name } }` → `author.name`). Arrays are kept as they
+ * are, whatever they hold, so `tags: ['a', 'b']` stays a list that metadata filters can match.
+ * An empty nested object is kept as `{}` so no field disappears.
+ */
+export function flattenFields(value: Record<string, unknown>, prefix = ''): [string, unknown][] {
+  const entries: [string, unknown][] = [];
+  for (const [key, field] of Object.entries(value)) {
+    const path = prefix + key;
+    if (isPlainObject(field) && Object.keys(field).length > 0)
+      entries.push(...flattenFields(field, `${path}.`));
+    else entries.push([path, field]);
+  }
+  return entries;
+}
+
+/** `name` if free, else `name_2`, `name_3`, ...; records the chosen name in `taken`. */
+export function uniqueName(name: string, taken: Set<string>): string {
+  let candidate = name;
+  for (let i = 2; taken.has(candidate); i++) candidate = `${name}_${i}`;
+  taken.add(candidate);
+  return candidate;
+}
+
+/**
+ * Entries to metadata: keys colliding with a reserved key or with each other (`a.b` next to `{ a: { b } }`)
+ * get a suffix. Built with Object.fromEntries so a `__proto__` field stays a plain own property.
+ */
+export function toMetadata(entries: [string, unknown][], taken = new Set(RESERVED_METADATA_KEYS)): Metadata {
+  return Object.fromEntries(entries.map(([key, value]) => [uniqueName(key, taken), value]));
+}
+
+/**
+ * Deeper values are refused: metadata is stored as JSON, and JSON.stringify overflows the stack on a few
+ * thousand levels, which JSON.parse happily builds.
+ */
+export const MAX_NESTING = 64;
+
+/** How deeply objects and arrays nest in a value (a scalar is 0), counted without recursion. */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop() as [unknown, number];
+    if (typeof current !== 'object' || current === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_NESTING) return deepest;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

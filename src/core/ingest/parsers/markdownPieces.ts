@@ -1,0 +1,106 @@
+/** Documents up to this many characters are parsed whole. */
+const SPLIT_ABOVE = 64 * 1024;
+const PIECE_SIZE = 32 * 1024;
+
+const FENCE = /^\s*(`{3,}|~{3,})/;
+/** A list item after a blank line may continue the same (loose) list: never cut there. */
+const LIST_ITEM = /^(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)/;
+const LINK_DEFINITION = /^ {0,3}\[(?!\^)([^\]]+)\]:[ \t]*\S/;
+/** CommonMark HTML blocks 1-5 run across blank lines until their end marker. */
+const MULTILINE_HTML: [start: RegExp, end: RegExp][] = [
+  [/^ {0,3}<(script|pre|style|textarea)(?=[\s>]|$)/i, /<\/(script|pre|style|textarea)>/i],
+  [/^ {0,3}<!--/, /-->/],
+  [/^ {0,3}<\?/, /\?>/],
+  [/^ {0,3}<!\[CDATA\[/, /\]\]>/],
+  [/^ {0,3}<![A-Za-z]/, />/],
+];
+
+/**
+ * micromark copies the whole event list each time a container block (a list, a block quote) closes, so a
+ * document with many lists parses in quadratic time: a 900 KB release-notes file took 9 s on a busy
+ * two-core machine, and a few MB would take minutes. A large CommonMark document is therefore cut into
+ * pieces of about PIECE_SIZE, parsed one by one. Cuts go only before a line at column 0 that follows a
+ * blank line (not a list item, which may continue a loose list), outside front matter, fenced code and
+ * multi-line HTML blocks: such a line closes every open list, quote or paragraph, so each piece parses as
+ * it would in the whole. The link reference definitions a piece mentions are appended to it so
+ * `[text][ref]` still resolves. Not used for MDX, whose JSX elements and expressions span blank lines.
+ */
+export function markdownPieces(text: string): string[] {
+  if (text.length <= SPLIT_ABOVE) return [text];
+  const lines = text.split(/(?<=\n)/);
+  const { cuts, definitions, openAtEnd } = scan(lines);
+
+  const pieces: string[] = [];
+  let start = 0;
+  let size = 0;
+  lines.forEach((line, index) => {
+    if (size >= PIECE_SIZE && cuts.has(index)) {
+      pieces.push(lines.slice(start, index).join(''));
+      start = index;
+      size = 0;
+    }
+    size += line.length;
+  });
+  pieces.push(lines.slice(start).join(''));
+  if (pieces.length === 1 || definitions.size === 0) return pieces;
+  // A fence left open at the end of the file would swallow the appended definitions as code.
+  return pieces.map((piece, index) =>
+    openAtEnd && index === pieces.length - 1 ? piece : withDefinitions(piece, definitions),
+  );
+}
+
+/** The piece, followed by the definitions of the labels it mentions (`[label]`). */
+function withDefinitions(piece: string, definitions: Map<string, string>): string {
+  const used = new Set<string>();
+  for (const [, label] of piece.matchAll(/\[([^[\]]{1,999})\]/g)) {
+    const definition = definitions.get(normalizeLabel(label as string));
+    if (definition) used.add(definition);
+  }
+  return used.size === 0 ? piece : `${piece}\n\n${[...used].join('\n')}\n`;
+}
+
+function normalizeLabel(label: string): string {
+  return label.trim().replace(/\s+/g, ' ').toLowerCase();
+}
+
+function scan(lines: string[]): { cuts: Set<number>; definitions: Map<string, string>; openAtEnd: boolean } {
+  const cuts = new Set<number>();
+  const definitions = new Map<string, string>();
+  let fence: { char: string; length: number } | undefined;
+  let htmlEnd: RegExp | undefined;
+  let previousBlank = true;
+  let index = frontMatterEnd(lines);
+
+  for (; index < lines.length; index++) {
+    const line = (lines[index] as string).replace(/\r?\n$/, '');
+    const blank = line.trim() === '';
+    if (fence) {
+      const close = FENCE.exec(line)?.[1];
+      if (close && close[0] === fence.char && close.length >= fence.length && line.trim() === close)
+        fence = undefined;
+    } else if (htmlEnd) {
+      if (htmlEnd.test(line)) htmlEnd = undefined;
+    } else {
+      const open = FENCE.exec(line)?.[1];
+      const html = MULTILINE_HTML.find(([startTag]) => startTag.test(line));
+      if (open) fence = { char: open[0] as string, length: open.length };
+      else if (html && !html[1].test(line.replace(html[0], ''))) htmlEnd = html[1];
+      else {
+        if (previousBlank && /^\S/.test(line) && !LIST_ITEM.test(line)) cuts.add(index);
+        const label = LINK_DEFINITION.exec(line)?.[1];
+        // The first definition of a label wins, as in CommonMark.
+        if (label !== undefined && !definitions.has(normalizeLabel(label)))
+          definitions.set(normalizeLabel(label), line);
+      }
+    }
+    previousBlank = blank;
+  }
+  return { cuts, definitions, openAtEnd: fence !== undefined || htmlEnd !== undefined };
+}
+
+/** The first line after YAML front matter (whose `# comments` are not headings), or 0. */
+function frontMatterEnd(lines: string[]): number {
+  if (!/^---[ \t]*\r?\n$/.test(lines[0] ?? '')) return 0;
+  const close = lines.findIndex((line, index) => index > 0 && /^(---|\.\.\.)[ \t]*\r?\n?$/.test(line));
+  return close === -1 ? 0 : close + 1;
+}

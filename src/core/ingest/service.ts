@@ -1,0 +1,63 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Embedder } from '../embed/embedder';
+import { Forbidden } from '../errors';
+import { newId } from '../ids';
+import type { ListingService, Viewer } from '../marketplace/listings';
+import type { ChunkingOptions } from './chunkers';
+import type { IngestLimits } from './limits';
+import type { IngestProgress, IngestResult } from './pipeline';
+import type { KnowledgeBaseStore } from './store';
+
+export interface IngestCommand {
+  listingId: string;
+  inputs: { path: string; name?: string }[];
+  chunking?: ChunkingOptions;
+  csvRequiredColumns?: string[];
+  atomic: boolean;
+  limits: IngestLimits;
+  /** Who asks: the studio itself, or an API caller who must be the listing's creator. */
+  viewer?: Viewer;
+  signal?: AbortSignal;
+  onProgress?: (progress: IngestProgress) => void;
+}
+
+/** Runs ingestions for listings, each in its own scratch folder under the data directory. */
+export class IngestionService {
+  constructor(
+    private readonly listings: ListingService,
+    private readonly store: KnowledgeBaseStore,
+    private readonly embedderFor: (model: string) => Embedder,
+    private readonly scratchDir: string,
+  ) {}
+
+  async run(command: IngestCommand): Promise<IngestResult> {
+    const viewer = command.viewer ?? 'studio';
+    const listing = this.listings.get(command.listingId, viewer);
+    if (viewer !== 'studio' && listing.creatorWallet !== viewer.wallet) {
+      throw new Forbidden(`Only the creator of listing '${listing.id}' may upload to it.`);
+    }
+    const workDir = join(this.scratchDir, newId('job', 12));
+    await mkdir(workDir, { recursive: true });
+    try {
+      // The pipeline pulls in the tokenizer tables and archive code: load it when first needed.
+      const { ingest } = await import('./pipeline');
+      return await ingest(
+        {
+          listing,
+          inputs: command.inputs,
+          chunking: command.chunking,
+          csvRequiredColumns: command.csvRequiredColumns,
+          atomic: command.atomic,
+          limits: command.limits,
+          workDir,
+          signal: command.signal,
+          onProgress: command.onProgress,
+        },
+        { store: this.store, embedderFor: this.embedderFor },
+      );
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
+}

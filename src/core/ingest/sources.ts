@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { basename, extname, join, relative, sep } from 'node:path';
+import { DomainError } from '../errors';
+import { InvalidDocument, PayloadTooLarge, UnsupportedFileType, type UnsupportedEntry } from './errors';
+import type { IngestLimits } from './limits';
+import type { DocumentFormat } from './types';
+import { extractZip } from './zip';
+import { classifyArchiveFile, isOsLitter } from './zipEntryNames';
+import { formatBytes } from './zipLimits';
+
+export type SourceFormat = DocumentFormat | 'jsonl';
+
+/** One file to ingest: where it is on disk and the name it has inside the knowledge base. */
+export interface SourceFile {
+  source: string;
+  path: string;
+  bytes: number;
+  format: SourceFormat;
+}
+
+/** A file that could not even be read as a source (too large, unsupported inside a folder, ...). */
+export interface RejectedSource {
+  source: string;
+  format: string;
+  error: DomainError;
+}
+
+export interface CollectedSources {
+  files: SourceFile[];
+  rejected: RejectedSource[];
+}
+
+/** The format of a file by its name, or the type to name in an unsupported-type refusal. */
+export function classifySource(name: string): { format: SourceFormat } | { type: string } {
+  const verdict = classifyArchiveFile(name.replace(/\\/g, '/'));
+  if (!verdict.ok) return { type: verdict.type };
+  return { format: verdict.format === 'embeddings' ? 'jsonl' : verdict.format };
+}
+
+/**
+ * Turns the user's inputs (files, folders, ZIP archives) into source files. ZIPs are extracted
+ * under workDir with every archive check; an unsupported type named directly or inside a ZIP refuses
+ * the whole request (spec §2: rejected at upload time, naming the type).
+ */
+export async function collectSources(
+  inputs: { path: string; name?: string }[],
+  workDir: string,
+  limits: IngestLimits,
+): Promise<CollectedSources> {
+  const files: SourceFile[] = [];
+  const rejected: RejectedSource[] = [];
+  const unsupported: UnsupportedEntry[] = [];
+
+  const seen = new Map<string, string>();
+  const addFile = (path: string, source: string, bytes: number, origin = source) => {
+    const earlier = seen.get(source);
+    if (earlier !== undefined) {
+      rejected.push({
+        source,
+        format: extname(source).slice(1),
+        error: new InvalidDocument(
+          source,
+          `the name appears twice in this ingestion (${earlier} and ${origin}); rename one of them.`,
+        ),
+      });
+      return;
+    }
+    seen.set(source, origin);
+    const kind = classifySource(source);
+    if ('type' in kind) {
+      unsupported.push({ entry: source, type: kind.type });
+      return;
+    }
+    const { format } = kind;
+    if (format !== 'jsonl' && bytes > limits.maxFileBytes) {
+      rejected.push({
+        source,
+        format,
+        error: new PayloadTooLarge(
+          `${source}: the file is ${formatBytes(bytes)}; the limit is ${formatBytes(limits.maxFileBytes)} per file.`,
+        ),
+      });
+      return;
+    }
+    files.push({ source, path, bytes, format });
+  };
+
+  let archives = 0;
+  for (const input of inputs) {
+    const name = input.name ?? basename(input.path);
+    const info = await stat(input.path).catch(() => undefined);
+    if (!info) throw new InvalidDocument(name, 'no such file or folder.');
+    if (info.isDirectory()) {
+      for (const file of await walk(input.path)) {
+        const rel = relative(input.path, file.path).split(sep).join('/');
+        if (isOsLitter(rel)) continue;
+        addFile(file.path, `${name}/${rel}`, file.bytes);
+      }
+    } else if (extname(name).toLowerCase() === '.zip') {
+      const dest = join(workDir, `archive-${archives++}`);
+      const extracted = await extractZip(input.path, dest, {
+        source: name,
+        maxArchiveBytes: limits.maxArchiveBytes,
+        maxTotalBytes: limits.maxArchiveBytes,
+        // Documents are parsed in memory, hence their limit; JSONL embeddings are streamed and may be large.
+        maxFileBytes: limits.maxFileBytes,
+        maxEmbeddingsFileBytes: limits.maxArchiveBytes,
+      });
+      for (const f of extracted.files) addFile(f.path, f.entry, f.bytes, `${name}/${f.entry}`);
+    } else {
+      addFile(input.path, name, info.size);
+    }
+  }
+  if (unsupported.length) throw new UnsupportedFileType(unsupported);
+  files.sort((a, b) => a.source.localeCompare(b.source));
+  return { files, rejected };
+}
+
+async function walk(dir: string): Promise<{ path: string; bytes: number }[]> {
+  const out: { path: string; bytes: number }[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await walk(path)));
+    else if (entry.isFile()) out.push({ path, bytes: (await stat(path)).size });
+    // Symbolic links and special files are skipped: a folder must not reach outside itself.
+  }
+  return out;
+}
+
+export async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}

@@ -1,0 +1,71 @@
+import type { SourceFormat } from './sources';
+
+export interface StagedChunk {
+  text: string;
+  tokenCount: number;
+  contentHash: string;
+  /** Section and document metadata; the store adds source, format, documentId and chunkIndex. */
+  metadata: Record<string, unknown>;
+  vector: Float32Array;
+}
+
+export interface StagedDocument {
+  source: string;
+  format: SourceFormat;
+  contentHash: string;
+  bytes: number;
+  /** Kept with the document: how it was chunked (to tell "unchanged" apart), skipped rows, warnings. */
+  metadata: Record<string, unknown>;
+}
+
+/** Receives one document's chunks in batches, so a large file is never whole in memory. */
+export interface StagedDocumentWriter {
+  add(chunks: StagedChunk[]): void;
+  /** The document is complete; its metadata may be amended (skipped rows, warnings). */
+  finish(metadata?: Record<string, unknown>): void;
+  /** The document failed part-way: forget what was staged for it. */
+  discard(): void;
+}
+
+/** Chunks and vectors of an upload in progress, kept outside the knowledge base until commit. */
+export interface Staging {
+  open(document: StagedDocument): StagedDocumentWriter;
+  /** Finished documents and their chunks. */
+  readonly documentCount: number;
+  readonly chunkCount: number;
+  /** Frees the staging area (a temporary database); safe to call twice. */
+  dispose(): void;
+}
+
+export interface ExistingDocument {
+  id: string;
+  source: string;
+  contentHash: string;
+  chunkCount: number;
+  bytes: number;
+  metadata: Record<string, unknown>;
+}
+
+export interface CommitOptions {
+  model: string;
+  dimensions: number;
+  maxChunks: number;
+  maxKnowledgeBaseBytes: number | null;
+}
+
+export interface CommitResult {
+  documents: { source: string; documentId: string; chunks: number }[];
+  documentCount: number;
+  chunkCount: number;
+}
+
+/** The knowledge base of a listing: documents → chunks → vectors. */
+export interface KnowledgeBaseStore {
+  documents(listingId: string): ExistingDocument[];
+  createStaging(workDir: string): Staging;
+  /**
+   * Replaces the staged documents' old versions and inserts the new ones in one transaction; throws
+   * (leaving the knowledge base untouched) when a limit would be crossed.
+   */
+  commit(listingId: string, staging: Staging, options: CommitOptions): CommitResult;
+}

@@ -1,0 +1,267 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { newId } from '../../core/ids';
+import { ChunkLimitExceeded, PayloadTooLarge } from '../../core/ingest/errors';
+import type {
+  CommitOptions,
+  CommitResult,
+  ExistingDocument,
+  KnowledgeBaseStore,
+  StagedChunk,
+  StagedDocument,
+  StagedDocumentWriter,
+  Staging,
+} from '../../core/ingest/store';
+import { formatBytes } from '../../core/ingest/zipLimits';
+import type { Db } from '../open';
+
+const vectorBlob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+const isZeroVector = (blob: Buffer) => blob.every((b) => b === 0);
+
+/**
+ * Staged chunks live in a throw-away SQLite file in the job's work folder: bounded memory for any
+ * upload size, and the knowledge base itself is touched only by the final commit.
+ */
+class SqliteStaging implements Staging {
+  private readonly db: Database.Database;
+  private readonly file: string;
+  private docs = 0;
+  private chunks = 0;
+  private disposed = false;
+
+  constructor(workDir: string, nativeBinding?: string) {
+    mkdirSync(workDir, { recursive: true });
+    this.file = join(workDir, `staging-${newId('s', 8)}.db`);
+    this.db = new Database(this.file, nativeBinding ? { nativeBinding } : {});
+    this.db.pragma('journal_mode = OFF');
+    this.db.pragma('synchronous = OFF');
+    this.db.exec(`
+      CREATE TABLE docs (id INTEGER PRIMARY KEY, source TEXT NOT NULL, format TEXT NOT NULL, content_hash TEXT NOT NULL,
+        bytes INTEGER NOT NULL, metadata TEXT NOT NULL, chunk_count INTEGER NOT NULL DEFAULT 0, finished INTEGER NOT NULL DEFAULT 0);
+      CREATE TABLE chunks (doc_id INTEGER NOT NULL, chunk_index INTEGER NOT NULL, text TEXT NOT NULL, token_count INTEGER NOT NULL,
+        content_hash TEXT NOT NULL, metadata TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (doc_id, chunk_index)) WITHOUT ROWID;
+    `);
+  }
+
+  get documentCount() {
+    return this.docs;
+  }
+  get chunkCount() {
+    return this.chunks;
+  }
+
+  open(document: StagedDocument): StagedDocumentWriter {
+    const { lastInsertRowid } = this.db
+      .prepare(`INSERT INTO docs (source, format, content_hash, bytes, metadata) VALUES (?, ?, ?, ?, ?)`)
+      .run(
+        document.source,
+        document.format,
+        document.contentHash,
+        document.bytes,
+        JSON.stringify(document.metadata),
+      );
+    const docId = Number(lastInsertRowid);
+    let next = 0;
+    const insert = this.db.prepare(
+      `INSERT INTO chunks (doc_id, chunk_index, text, token_count, content_hash, metadata, vector) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const addBatch = this.db.transaction((batch: StagedChunk[]) => {
+      for (const c of batch) {
+        insert.run(
+          docId,
+          next++,
+          c.text,
+          c.tokenCount,
+          c.contentHash,
+          JSON.stringify(c.metadata),
+          vectorBlob(c.vector),
+        );
+      }
+    });
+    return {
+      add: (batch) => addBatch(batch),
+      finish: (metadata) => {
+        this.db
+          .prepare(
+            `UPDATE docs SET finished = 1, chunk_count = ?, metadata = coalesce(?, metadata) WHERE id = ?`,
+          )
+          .run(next, metadata ? JSON.stringify(metadata) : null, docId);
+        this.docs++;
+        this.chunks += next;
+      },
+      discard: () => {
+        this.db.prepare(`DELETE FROM chunks WHERE doc_id = ?`).run(docId);
+        this.db.prepare(`DELETE FROM docs WHERE id = ?`).run(docId);
+      },
+    };
+  }
+
+  finishedDocuments() {
+    return this.db.prepare(`SELECT * FROM docs WHERE finished = 1 ORDER BY source`).all() as {
+      id: number;
+      source: string;
+      format: string;
+      content_hash: string;
+      bytes: number;
+      metadata: string;
+      chunk_count: number;
+    }[];
+  }
+
+  chunksOf(docId: number) {
+    return this.db
+      .prepare(
+        `SELECT chunk_index, text, token_count, content_hash, metadata, vector FROM chunks WHERE doc_id = ? ORDER BY chunk_index`,
+      )
+      .iterate(docId) as IterableIterator<{
+      chunk_index: number;
+      text: string;
+      token_count: number;
+      content_hash: string;
+      metadata: string;
+      vector: Buffer;
+    }>;
+  }
+
+  dispose() {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.db.close();
+    rmSync(this.file, { force: true });
+  }
+}
+
+export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
+  constructor(
+    private readonly db: Db,
+    private readonly nativeBinding?: string,
+  ) {}
+
+  documents(listingId: string): ExistingDocument[] {
+    const rows = this.db
+      .prepare(
+        `SELECT id, source, content_hash, chunk_count, bytes, metadata FROM documents WHERE listing_id = ? ORDER BY source`,
+      )
+      .all(listingId) as {
+      id: string;
+      source: string;
+      content_hash: string;
+      chunk_count: number;
+      bytes: number;
+      metadata: string;
+    }[];
+    return rows.map((r) => ({
+      id: r.id,
+      source: r.source,
+      contentHash: r.content_hash,
+      chunkCount: r.chunk_count,
+      bytes: r.bytes,
+      metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+    }));
+  }
+
+  createStaging(workDir: string): Staging {
+    return new SqliteStaging(workDir, this.nativeBinding);
+  }
+
+  /** The sqlite-vec table holding a listing's vectors for one model, created on first use. */
+  vectorTable(listingId: string, model: string, dimensions: number): string {
+    const found = this.db
+      .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ? AND model = ?`)
+      .get(listingId, model) as { table_name: string } | undefined;
+    if (found) return found.table_name;
+    const table = `vec_${newId('', 12).slice(1).toLowerCase()}`;
+    if (!Number.isInteger(dimensions) || dimensions <= 0) throw new Error(`invalid dimensions ${dimensions}`);
+    this.db.exec(
+      `CREATE VIRTUAL TABLE ${table} USING vec0(embedding float[${dimensions}] distance_metric=cosine)`,
+    );
+    this.db
+      .prepare(`INSERT INTO vector_indexes (listing_id, model, dimensions, table_name) VALUES (?, ?, ?, ?)`)
+      .run(listingId, model, dimensions, table);
+    return table;
+  }
+
+  commit(listingId: string, staging: Staging, options: CommitOptions): CommitResult {
+    if (!(staging instanceof SqliteStaging)) throw new Error('staging from another store');
+    const run = this.db.transaction((): CommitResult => {
+      const table = this.vectorTable(listingId, options.model, options.dimensions);
+      const findDoc = this.db.prepare(`SELECT id FROM documents WHERE listing_id = ? AND source = ?`);
+      const dropVectors = this.db.prepare(
+        `DELETE FROM ${table} WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)`,
+      );
+      const dropDoc = this.db.prepare(`DELETE FROM documents WHERE id = ?`);
+      const insertDoc = this.db
+        .prepare(`INSERT INTO documents (id, listing_id, source, format, content_hash, bytes, metadata,
+        chunk_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      const insertChunk = this.db
+        .prepare(`INSERT INTO chunks (listing_id, document_id, chunk_index, text, token_count,
+        content_hash, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+      const insertVector = this.db.prepare(`INSERT INTO ${table} (rowid, embedding) VALUES (?, ?)`);
+      const now = new Date().toISOString();
+      const documents: CommitResult['documents'] = [];
+
+      for (const doc of staging.finishedDocuments()) {
+        const previous = findDoc.get(listingId, doc.source) as { id: string } | undefined;
+        if (previous) {
+          dropVectors.run(previous.id);
+          dropDoc.run(previous.id);
+        }
+        const documentId = newId('doc');
+        insertDoc.run(
+          documentId,
+          listingId,
+          doc.source,
+          doc.format,
+          doc.content_hash,
+          doc.bytes,
+          doc.metadata,
+          doc.chunk_count,
+          now,
+          now,
+        );
+        for (const c of staging.chunksOf(doc.id)) {
+          // The reserved keys of DESIGN §4 win over anything a document says about itself.
+          const metadata = {
+            ...(JSON.parse(c.metadata) as Record<string, unknown>),
+            source: doc.source,
+            format: doc.format,
+            documentId,
+            chunkIndex: c.chunk_index,
+          };
+          const { lastInsertRowid } = insertChunk.run(
+            listingId,
+            documentId,
+            c.chunk_index,
+            c.text,
+            c.token_count,
+            c.content_hash,
+            JSON.stringify(metadata),
+          );
+          // A zero vector (a text with no word the model knows) has no direction: sqlite-vec would give it
+          // a NULL distance that sorts first, so it stays out of the vector index; full-text still finds it.
+          if (!isZeroVector(c.vector)) insertVector.run(BigInt(lastInsertRowid), c.vector);
+        }
+        documents.push({ source: doc.source, documentId, chunks: doc.chunk_count });
+      }
+
+      const totals = this.db
+        .prepare(
+          `SELECT count(*) AS docs, coalesce(sum(chunk_count), 0) AS chunks, coalesce(sum(bytes), 0) AS bytes
+          FROM documents WHERE listing_id = ?`,
+        )
+        .get(listingId) as { docs: number; chunks: number; bytes: number };
+      if (totals.chunks > options.maxChunks) throw new ChunkLimitExceeded(options.maxChunks, totals.chunks);
+      if (options.maxKnowledgeBaseBytes !== null && totals.bytes > options.maxKnowledgeBaseBytes) {
+        throw new PayloadTooLarge(
+          `The knowledge base would hold ${formatBytes(totals.bytes)} of documents; the studio limit is ${formatBytes(options.maxKnowledgeBaseBytes)} per knowledge base (use a bulk upload above that).`,
+        );
+      }
+      this.db
+        .prepare(`UPDATE listings SET document_count = ?, chunk_count = ?, updated_at = ? WHERE id = ?`)
+        .run(totals.docs, totals.chunks, now, listingId);
+      return { documents, documentCount: totals.docs, chunkCount: totals.chunks };
+    });
+    return run.immediate();
+  }
+}

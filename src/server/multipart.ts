@@ -1,0 +1,121 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import busboy from 'busboy';
+import type { Request } from 'express';
+import { InvalidInput } from '../core/errors';
+import { PayloadTooLarge } from '../core/ingest/errors';
+import { formatBytes } from '../core/ingest/zipLimits';
+
+export interface MultipartLimits {
+  maxFileBytes: number;
+  maxFiles: number;
+  maxFieldBytes: number;
+}
+
+export interface ReceivedForm {
+  fields: Record<string, string>;
+  files: { path: string; name: string; bytes: number }[];
+}
+
+/**
+ * Streams a multipart body to disk under `dir` (never into memory). Only the named file and text
+ * fields are accepted; a file over the limit stops the upload with 413, and on any failure what was
+ * written is removed.
+ */
+export async function receiveMultipart(
+  req: Request,
+  dir: string,
+  accept: { fileField: string; textFields: string[] },
+  limits: MultipartLimits,
+): Promise<ReceivedForm> {
+  if (!req.is('multipart/form-data')) {
+    throw new InvalidInput(
+      'body: send multipart/form-data with a `files` part (a ZIP archive) and a `config` part.',
+    );
+  }
+  await mkdir(dir, { recursive: true });
+  const form: ReceivedForm = { fields: {}, files: [] };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let bb: busboy.Busboy;
+      try {
+        bb = busboy({
+          headers: req.headers,
+          limits: {
+            fileSize: limits.maxFileBytes,
+            files: limits.maxFiles,
+            fieldSize: limits.maxFieldBytes,
+            fields: 20,
+            parts: limits.maxFiles + 20,
+          },
+          defParamCharset: 'utf8',
+        });
+      } catch (err) {
+        return reject(new InvalidInput(`body: ${(err as Error).message}.`));
+      }
+      const writes: Promise<void>[] = [];
+      let failed: Error | undefined;
+      const fail = (err: Error) => {
+        failed ??= err;
+        req.unpipe(bb);
+        req.resume();
+        reject(err);
+      };
+      bb.on('file', (field, stream, info) => {
+        if (field !== accept.fileField) {
+          stream.resume();
+          return fail(
+            new InvalidInput(`${field}: unexpected file field; send files in \`${accept.fileField}\`.`),
+          );
+        }
+        const name = safeName(info.filename || 'upload.zip');
+        const path = join(dir, `${form.files.length}-${name}`);
+        const entry = { path, name, bytes: 0 };
+        form.files.push(entry);
+        stream.on('data', (d: Buffer) => (entry.bytes += d.length));
+        stream.on('limit', () =>
+          fail(
+            new PayloadTooLarge(
+              `files: '${name}' exceeds ${formatBytes(limits.maxFileBytes)}, the limit per bulk archive.`,
+            ),
+          ),
+        );
+        writes.push(pipeline(stream, createWriteStream(path)).catch((err: Error) => fail(err)));
+      });
+      bb.on('field', (field, value, info) => {
+        if (!accept.textFields.includes(field))
+          return fail(new InvalidInput(`${field}: unexpected form field.`));
+        if (info.valueTruncated)
+          return fail(
+            new PayloadTooLarge(`${field}: the field exceeds ${formatBytes(limits.maxFieldBytes)}.`),
+          );
+        form.fields[field] = value;
+      });
+      bb.on('filesLimit', () =>
+        fail(new PayloadTooLarge(`files: at most ${limits.maxFiles} files per upload.`)),
+      );
+      bb.on('error', (err: Error) =>
+        fail(new InvalidInput(`body: malformed multipart data (${err.message}).`)),
+      );
+      bb.on('close', () => {
+        void Promise.all(writes).then(() => (failed ? undefined : resolve()));
+      });
+      req.on('aborted', () => fail(new InvalidInput('body: the upload was interrupted.')));
+      req.pipe(bb);
+    });
+    return form;
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** A received file's name, reduced to a plain file name (no folders, nothing odd). */
+function safeName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? 'upload';
+  // eslint-disable-next-line no-control-regex
+  const cleaned = base.replace(/[\u0000-\u001f<>:"|?*]/g, '_').slice(-200);
+  return cleaned && cleaned !== '.' && cleaned !== '..' ? cleaned : 'upload';
+}

@@ -1,0 +1,137 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { DomainError } from '../../../core/errors';
+import type { RetrievalViewer } from '../../../core/retrieve/viewer';
+import { ERROR_STATUS, type ErrorBody } from '../../../shared/errors';
+import {
+  RetrievalResultSchema,
+  RetrieveRequestSchema,
+  type RetrievalDone,
+} from '../../../shared/retrieval';
+import type { ServerDeps } from '../../deps';
+import type { defineRoutes } from '../../route';
+
+export interface RetrieveRouteOptions {
+  /** A `: ping` comment is sent this often while the stream waits for results (DESIGN §2: 15 s). */
+  pingIntervalMs?: number;
+}
+
+const SSE_DESCRIPTION = [
+  'Server-Sent Events, `Content-Type: text/event-stream`. One event per chunk, best first:',
+  '`event: chunk` / `id: <rank, from 1>` / `data: <Chunk JSON>`; then `event: done` with',
+  '`data: {"listingId","queryId","latencyMs","count"}`. A failure after the stream started is',
+  '`event: error` with the error body as data; failures before it are ordinary JSON errors.',
+  'A comment line `: ping` is sent every 15 s while the stream is idle.',
+].join(' ');
+
+const REQUEST_NOTES =
+  'Body fields may also be sent in snake_case (`listing_id`, `top_k`, `min_score`). Only the listing creator can query a listing until credentials exist (403 `credential_not_found` for anyone else); another wallet\'s draft is 404. Scores are in [0, 1] and mean the same for every query (docs/retrieval.md).';
+
+const viewerOf = (req: Request): RetrievalViewer => ({
+  wallet: req.principal!.wallet,
+  keyId: req.principal!.keyId,
+});
+
+export function retrieveRoutes(
+  route: ReturnType<typeof defineRoutes>,
+  { services, log = console.error }: ServerDeps,
+  options: RetrieveRouteOptions = {},
+): void {
+  const pingIntervalMs = options.pingIntervalMs ?? 15_000;
+
+  route({
+    method: 'post',
+    path: '/retrieve',
+    summary: 'Retrieve context chunks from a knowledge base',
+    description: `The best \`topK\` chunks of the listing for \`query\`, at the top level (no \`data\` envelope). ${REQUEST_NOTES}`,
+    tags: ['Retrieval'],
+    body: RetrieveRequestSchema,
+    response: { status: 200, description: 'The retrieval result.', schema: RetrievalResultSchema },
+    errors: [403, 404, 503],
+    handler: ({ req, body }) => services.retrieval.retrieve(body, viewerOf(req)),
+  });
+
+  route({
+    method: 'post',
+    path: '/retrieve/stream',
+    summary: 'Stream retrieval results over SSE',
+    description: `Same parameters, validation and access rules as POST /v1/retrieve. ${SSE_DESCRIPTION} ${REQUEST_NOTES}`,
+    tags: ['Retrieval'],
+    body: RetrieveRequestSchema,
+    response: {
+      status: 200,
+      description: 'An SSE stream of `chunk` events, then `done` (or `error`).',
+      contentType: 'text/event-stream',
+      schema: z.string().meta({ description: SSE_DESCRIPTION }),
+    },
+    errors: [403, 404, 503],
+    handler: async ({ req, res, body }) => {
+      // Validation, the listing lookup and the access check happen before the stream: plain JSON errors.
+      const prepared = services.retrieval.prepare(body, viewerOf(req));
+      const stream = openEventStream(res, pingIntervalMs);
+      const gone = new AbortController();
+      // res, not req: a request's 'close' also fires once its body has been read.
+      res.on('close', () => {
+        if (!res.writableEnded) gone.abort(new Error('the client disconnected'));
+      });
+      try {
+        const result = await prepared.run(gone.signal);
+        result.chunks.forEach((chunk, i) => stream.send('chunk', chunk, i + 1));
+        const done: RetrievalDone = {
+          listingId: result.listingId,
+          queryId: result.queryId,
+          latencyMs: result.latencyMs,
+          count: result.chunks.length,
+        };
+        stream.send('done', done);
+      } catch (err) {
+        if (!gone.signal.aborted) stream.send('error', errorBody(err, req.id, log, req));
+      } finally {
+        stream.end();
+      }
+      return undefined;
+    },
+  });
+}
+
+/** Starts an SSE response: headers out at once, nothing buffered or compressed on the way. */
+function openEventStream(res: Response, pingIntervalMs: number) {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  res.setHeader('Connection', 'keep-alive');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  const ping = setInterval(() => {
+    if (!res.writableEnded) res.write(': ping\n\n');
+  }, pingIntervalMs);
+  return {
+    send(event: string, data: unknown, id?: number) {
+      if (res.writableEnded || res.destroyed) return;
+      // JSON.stringify escapes every line break, so the data is always one `data:` line.
+      res.write(`event: ${event}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`);
+    },
+    end() {
+      clearInterval(ping);
+      if (!res.writableEnded) res.end();
+    },
+  };
+}
+
+/** The §2 error body for a failure after the stream started (the error handler can no longer answer). */
+function errorBody(err: unknown, requestId: string, log: (message: string) => void, req: Request): ErrorBody {
+  if (err instanceof DomainError) {
+    return { error: { code: err.code, message: err.message, status: ERROR_STATUS[err.code], requestId } };
+  }
+  log(
+    `[${requestId}] ${req.method} ${req.originalUrl} failed mid-stream: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+  );
+  return {
+    error: {
+      code: 'internal_error',
+      message: `An internal error occurred. Quote request id ${requestId} when reporting it.`,
+      status: 500,
+      requestId,
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import { InvalidInput } from '../../../core/errors';
+import { newId } from '../../../core/ids';
+import { precheckUploadFiles } from '../../../core/ingest/precheck';
+import { parseOrThrow } from '../../../core/validation';
+import { UploadConfigSchema, UploadSchema } from '../../../shared/uploads';
+import type { ServerDeps } from '../../deps';
+import { receiveMultipart } from '../../multipart';
+import { camelToSnakeKeys, type defineRoutes } from '../../route';
+
+const UploadEnvelope = z.object({ data: UploadSchema }).meta({ id: 'UploadEnvelope' });
+const GB = 1024 ** 3;
+
+export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
+  route({
+    method: 'post',
+    path: '/upload',
+    summary: 'Bulk upload of knowledge-base files',
+    description:
+      'Multipart form: one or more `files` parts (ZIP archives of PDF, DOCX, HTML, Markdown, JSON, CSV files and JSONL pre-built embeddings; a single supported file also works) and a `config` part (JSON string). Accepted with 202; processing runs in the background, all or nothing: follow it with GET /v1/upload/{id}. An archive containing an unsupported file type is refused at once with 415 naming each type and entry.',
+    tags: ['Uploads'],
+    formBody: z.object({
+      files: z
+        .string()
+        .meta({ format: 'binary', description: 'A ZIP archive (repeatable), at most 10 GB each.' }),
+      config: z
+        .string()
+        .meta({
+          description:
+            'JSON-encoded UploadConfig, e.g. {"chunking":"recursive","embedding_model":"text-embedding-3-small"}.',
+        }),
+    }),
+    response: { status: 202, description: 'Accepted; processing in the background.', schema: UploadEnvelope },
+    errors: [403, 404, 413, 415],
+    handler: async ({ req }) => {
+      const dir = join(services.dataDir, 'tmp', newId('upl', 12));
+      const form = await receiveMultipart(
+        req,
+        dir,
+        { fileField: 'files', textFields: ['config'] },
+        {
+          maxFileBytes: 10 * GB,
+          maxFiles: 100,
+          maxFieldBytes: 64 * 1024,
+        },
+      );
+      let rawConfig: unknown = {};
+      if (form.fields.config !== undefined) {
+        try {
+          rawConfig = JSON.parse(form.fields.config);
+        } catch {
+          throw new InvalidInput(
+            'config: not valid JSON; send a JSON-encoded object such as {"chunking":"recursive"}.',
+          );
+        }
+      }
+      const config = parseOrThrow(UploadConfigSchema, camelToSnakeKeys(rawConfig), 'config', 'config.');
+      const upload = await services.uploads.accept({
+        wallet: req.principal!.wallet,
+        config,
+        files: form.files.map((f) => ({ path: f.path, name: f.name })),
+        dir,
+        precheck: precheckUploadFiles,
+      });
+      return { data: upload };
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/upload/:id',
+    summary: 'Progress and per-file results of an upload',
+    tags: ['Uploads'],
+    params: z.object({ id: z.string().min(1).max(100) }),
+    response: { status: 200, description: 'The upload.', schema: UploadEnvelope },
+    errors: [404],
+    handler: ({ req, params }) => ({ data: services.uploads.get(params.id, req.principal!.wallet) }),
+  });
+}

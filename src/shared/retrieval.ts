@@ -1,0 +1,160 @@
+import { z } from 'zod';
+
+/** DESIGN §2 bounds of a retrieval request. */
+export const TOP_K_DEFAULT = 5;
+export const TOP_K_MAX = 20;
+export const QUERY_MAX_CHARS = 8_000;
+export const FILTER_KEYS_MAX = 32;
+export const FILTER_VALUES_MAX = 1_000;
+
+export const RETRIEVAL_MODES = ['hybrid', 'dense', 'lexical'] as const;
+export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
+
+export const FILTER_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists'] as const;
+export type FilterOperator = (typeof FILTER_OPERATORS)[number];
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const scalar = z.union([z.string(), z.number(), z.boolean()], {
+  error: 'expected a string, number or boolean',
+});
+const bound = z.union([z.number(), z.string()], {
+  error: 'expected a number or a string (strings compare by code point, e.g. ISO dates)',
+});
+const scalarList = z
+  .array(scalar, { error: 'expected an array of strings, numbers or booleans' })
+  .max(FILTER_VALUES_MAX);
+
+export const FilterOperatorsSchema = z
+  .strictObject(
+    {
+      $eq: scalar.optional().meta({ description: 'Equal (an array value matches when any element is equal).' }),
+      $ne: scalar.optional().meta({ description: 'Not equal; also matches chunks without the key.' }),
+      $gt: bound.optional(),
+      $gte: bound.optional(),
+      $lt: bound.optional(),
+      $lte: bound.optional(),
+      $in: scalarList.optional().meta({ description: 'Equal to one of the values.' }),
+      $nin: scalarList.optional().meta({ description: 'Equal to none of the values (or the key is absent).' }),
+      $exists: z
+        .boolean({ error: 'expected true or false' })
+        .optional()
+        .meta({ description: 'The key is present (true) or absent (false).' }),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `unknown operator ${issue.keys.map((k) => `'${k}'`).join(', ')}; supported: ${FILTER_OPERATORS.join(' ')}`
+          : undefined,
+    },
+  )
+  .refine((ops) => Object.values(ops).some((v) => v !== undefined), {
+    error: `an operator object needs at least one operator (${FILTER_OPERATORS.join(' ')})`,
+  })
+  .meta({ id: 'FilterOperators', description: 'Conditions on one metadata key, ANDed.' });
+
+/** Why a filter value was refused, said in terms of what the caller wrote. */
+function filterValueError(issue: { input?: unknown; errors?: { path: PropertyKey[]; message: string }[][] }) {
+  const { input } = issue;
+  if (input === null) return 'null cannot be matched; use {"$exists": false} for chunks without this key';
+  if (Array.isArray(input)) return 'an array cannot be matched exactly; use {"$in": [...]} to match any of several values';
+  if (isPlainObject(input)) {
+    const inner = issue.errors?.at(-1)?.[0];
+    if (inner) return inner.path.length > 0 ? `${inner.path.map(String).join('.')}: ${inner.message}` : inner.message;
+  }
+  return 'expected a string, number or boolean (exact match) or an operator object such as {"$gte": 2}';
+}
+
+export const FilterValueSchema = z.union([z.string(), z.number(), z.boolean(), FilterOperatorsSchema], {
+  error: filterValueError,
+});
+
+export const FiltersSchema = z
+  .record(z.string(), FilterValueSchema)
+  .superRefine((filters, ctx) => {
+    const keys = Object.keys(filters);
+    if (keys.length > FILTER_KEYS_MAX) {
+      ctx.addIssue({ code: 'custom', message: `at most ${FILTER_KEYS_MAX} keys`, path: [] });
+    }
+    for (const key of keys) {
+      if (key.startsWith('$')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `'${key}' is not a metadata key; logical operators are not supported (the keys of filters are ANDed)`,
+        });
+      }
+    }
+  })
+  .meta({
+    id: 'Filters',
+    description:
+      'Metadata filters: keys are `sourceMetadata` keys as stored (dotted keys such as `author.name` included), ANDed. A value is an exact match (string, number or boolean) or an operator object with `$eq $ne $gt $gte $lt $lte $in $nin $exists`. A number also matches a numeric string (CSV cells are strings); an array in the metadata matches when any element does. See docs/retrieval.md.',
+    example: { format: 'markdown', page: { $gte: 2, $lte: 5 }, tags: { $in: ['faq', 'howto'] } },
+  });
+export type Filters = z.output<typeof FiltersSchema>;
+
+export const RetrieveRequestSchema = z
+  .object({
+    listingId: z.string().min(1).max(100).meta({ description: 'Listing to query.' }),
+    query: z
+      .string()
+      .max(QUERY_MAX_CHARS)
+      .refine((q) => q.trim().length > 0, { error: 'must not be empty' })
+      .meta({ description: `Natural-language search query, 1..${QUERY_MAX_CHARS} characters.` }),
+    topK: z
+      .number()
+      .int()
+      .min(1)
+      .max(TOP_K_MAX)
+      .default(TOP_K_DEFAULT)
+      .meta({ description: `Number of chunks to return, 1..${TOP_K_MAX} (default ${TOP_K_DEFAULT}).` }),
+    minScore: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0)
+      .meta({ description: 'Minimum relevance score, 0..1 (scores are comparable across queries).' }),
+    filters: FiltersSchema.optional(),
+    mode: z.enum(RETRIEVAL_MODES).default('hybrid').meta({
+      description:
+        'KB Studio extension: `hybrid` (default; full-text BM25 fused with the embedding model), `dense` (embeddings only) or `lexical` (full-text only).',
+    }),
+  })
+  .meta({ id: 'RetrieveRequest' });
+export type RetrieveRequest = z.input<typeof RetrieveRequestSchema>;
+export type ValidRetrieveRequest = z.output<typeof RetrieveRequestSchema>;
+
+export const ChunkSchema = z
+  .object({
+    text: z.string(),
+    score: z.number().min(0).max(1).meta({ description: 'Relevance, 0..1; see docs/retrieval.md.' }),
+    sourceMetadata: z.record(z.string(), z.unknown()).meta({
+      description:
+        'Metadata of the chunk: `source`, `format`, `documentId`, `chunkIndex`, plus `page`, `row`, `headings`, front-matter fields or CSV columns where they exist.',
+    }),
+  })
+  .meta({ id: 'Chunk' });
+export type Chunk = z.infer<typeof ChunkSchema>;
+
+export const RetrievalResultSchema = z
+  .object({
+    chunks: z.array(ChunkSchema).meta({ description: 'Best first.' }),
+    listingId: z.string(),
+    queryId: z.string().meta({ example: 'qry_8ZkQ2vNw4TxPb1Lc' }),
+    latencyMs: z.number(),
+  })
+  .meta({ id: 'RetrievalResult' });
+export type RetrievalResult = z.infer<typeof RetrievalResultSchema>;
+
+/** The `data` of the SSE `done` event that ends a successful stream. */
+export const RetrievalDoneSchema = z
+  .object({
+    listingId: z.string(),
+    queryId: z.string(),
+    latencyMs: z.number(),
+    count: z.number().int().meta({ description: 'Number of `chunk` events sent.' }),
+  })
+  .meta({ id: 'RetrievalDone' });
+export type RetrievalDone = z.infer<typeof RetrievalDoneSchema>;

@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FIXTURES, REPO_ROOT, tempDir } from '../helpers/studio';
+
+const run = promisify(execFile);
+const BIN = join(REPO_ROOT, 'bin', 'kbstudio.js');
+const dir = tempDir();
+afterAll(() => dir.remove());
+
+async function cli(...args: string[]) {
+  try {
+    const { stdout } = await run(process.execPath, [BIN, '--data-dir', join(dir.path, 'data'), ...args]);
+    return { code: 0, stdout };
+  } catch (err) {
+    const e = err as { code: number; stdout: string };
+    return { code: e.code, stdout: e.stdout };
+  }
+}
+
+describe('kbstudio ingest', () => {
+  it('prints the DESIGN §6 summary, exits 1 when a file was rejected, and keeps the others', async () => {
+    const listing = JSON.parse(
+      (
+        await cli(
+          '--json',
+          'listings',
+          'create',
+          '--title',
+          'Docs',
+          '--access-model',
+          'one_time',
+          '--price',
+          '1',
+        )
+      ).stdout,
+    );
+    const csv = join(dir.path, 'people.csv');
+    writeFileSync(csv, 'name,city\nAda,London\nBob,\nCy,Paris\n');
+    const result = await cli(
+      '--json',
+      'ingest',
+      '--listing',
+      listing.id,
+      join(FIXTURES, 'fake-memo.pdf'),
+      join(FIXTURES, 'loremipsum-flat.pdf'),
+      csv,
+    );
+    expect(result.code).toBe(1);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({
+      listingId: listing.id,
+      chunks: expect.any(Number),
+      durationMs: expect.any(Number),
+    });
+    const bySource = Object.fromEntries(summary.documents.map((d: { source: string }) => [d.source, d]));
+    expect(bySource['fake-memo.pdf']).toMatchObject({ format: 'pdf', status: 'ingested' });
+    expect(bySource['loremipsum-flat.pdf']).toMatchObject({
+      status: 'rejected',
+      error: { code: 'no_text_layer' },
+    });
+    expect(bySource['people.csv']).toMatchObject({
+      status: 'ingested',
+      chunks: 2,
+      skippedRows: [{ row: 2, reason: expect.stringContaining('city') }],
+    });
+
+    const again = await cli(
+      '--json',
+      'ingest',
+      '--listing',
+      listing.id,
+      join(FIXTURES, 'fake-memo.pdf'),
+      csv,
+    );
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).documents.map((d: { status: string }) => d.status)).toEqual([
+      'unchanged',
+      'unchanged',
+    ]);
+    const shown = JSON.parse((await cli('--json', 'listings', 'show', listing.id)).stdout);
+    expect(shown.documentCount).toBe(2);
+    expect(shown.chunkCount).toBe(summary.chunks);
+  });
+
+  it('refuses bad options naming them', async () => {
+    const res = await cli(
+      '--json',
+      'ingest',
+      '--listing',
+      'lst_x',
+      '--chunking',
+      'vibes',
+      join(FIXTURES, 'codeblock.md'),
+    );
+    expect(res.code).toBe(1);
+    expect(JSON.parse(res.stdout).error.message).toMatch(/^chunking: /);
+    const missing = await cli('--json', 'ingest', '--listing', 'lst_missing', join(FIXTURES, 'codeblock.md'));
+    expect(JSON.parse(missing.stdout).error.code).toBe('listing_not_found');
+  });
+});

@@ -1,0 +1,237 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { InvalidDocument } from '../../../../src/core/ingest/errors';
+import { parseCsv } from '../../../../src/core/ingest/parsers/csv';
+import type { Parser } from '../../../../src/core/ingest/types';
+
+const repoRoot = new URL('../../../../', import.meta.url);
+const fixtures = new URL('../shared/fixtures/docs/', repoRoot);
+
+function fixture(name: string) {
+  return parseCsv({ bytes: readFileSync(new URL(name, fixtures)), source: name });
+}
+
+function csv(text: string, source = 'table.csv', options?: { requiredColumns?: string[] }) {
+  return parseCsv({ bytes: new TextEncoder().encode(text), source }, options);
+}
+
+describe('parseCsv on the shared fixtures', () => {
+  it('skips the title row above the header and keeps headers as metadata keys (stanley-cups.csv)', async () => {
+    const doc = await fixture('stanley-cups.csv');
+
+    expect(doc.format).toBe('csv');
+    expect(doc.sections).toEqual([
+      {
+        text: 'Team: Blues\nLocation: STL\nStanley Cups: 1',
+        metadata: { row: 1, Team: 'Blues', Location: 'STL', 'Stanley Cups': '1' },
+        atomic: true,
+      },
+      {
+        text: 'Team: Flyers\nLocation: PHI\nStanley Cups: 2',
+        metadata: { row: 2, Team: 'Flyers', Location: 'PHI', 'Stanley Cups': '2' },
+        atomic: true,
+      },
+      {
+        text: 'Team: Maple Leafs\nLocation: TOR\nStanley Cups: 13',
+        metadata: { row: 3, Team: 'Maple Leafs', Location: 'TOR', 'Stanley Cups': '13' },
+        atomic: true,
+      },
+    ]);
+    expect(doc.metadata).toEqual({ title: 'Stanley Cups' });
+    expect(doc.warnings).toEqual([
+      'The first line "Stanley Cups" is a title above the header row; it was kept as the title, not as a row.',
+    ]);
+    expect(doc.skippedRows).toBeUndefined();
+  });
+
+  it('keeps emoji intact (stanley-cups-with-emoji.csv)', async () => {
+    const doc = await fixture('stanley-cups-with-emoji.csv');
+
+    expect(doc.sections).toHaveLength(4);
+    expect(doc.sections[3]).toEqual({
+      text: 'Team: 👨\\U+1F3FB🔧\nLocation: TOR\nStanley Cups: 15',
+      metadata: { row: 4, Team: '👨\\U+1F3FB🔧', Location: 'TOR', 'Stanley Cups': '15' },
+      atomic: true,
+    });
+  });
+
+  it('keeps a quoted comma inside one field and de-duplicates headers (csv-with-escaped-commas.csv)', async () => {
+    const doc = await fixture('csv-with-escaped-commas.csv');
+
+    const row = { A: 'A', A_2: 'A', A_3: 'A', A_4: 'A,A', A_5: 'A' };
+    expect(doc.sections).toEqual([
+      { text: 'A: A\nA: A\nA: A\nA: A,A\nA: A', metadata: { row: 1, ...row }, atomic: true },
+      { text: 'A: A\nA: A\nA: A\nA: A,A\nA: A', metadata: { row: 2, ...row }, atomic: true },
+    ]);
+  });
+
+  it('reads a file without a consistent delimiter as one column, commas kept as text (single-column.csv)', async () => {
+    const doc = await fixture('single-column.csv');
+
+    expect(doc.sections.map((s) => s.metadata['Lorem, ipsum'])).toEqual([
+      'dolor sit',
+      'amet consectetur',
+      'adipiscing, elit',
+      'sed, do eiusmod',
+      'tempor incididunt',
+      'ut labore et',
+      'dolore; magna aliqua',
+      'Ut enim, ad minim, veniam',
+    ]);
+    expect(doc.sections[7]).toEqual({
+      text: 'Lorem, ipsum: Ut enim, ad minim, veniam',
+      metadata: { row: 8, 'Lorem, ipsum': 'Ut enim, ad minim, veniam' },
+      atomic: true,
+    });
+  });
+});
+
+describe('parseCsv delimiters and layout', () => {
+  it.each([
+    ['semicolon', ';'],
+    ['tab', '\t'],
+    ['pipe', '|'],
+  ])('detects a %s delimiter, quotes and all', async (_name, d) => {
+    const doc = await csv(
+      `name${d}city${d}note\nAda${d}London${d}"likes ${d}, and commas"\nBo${d}Paris${d}plain\n`,
+    );
+
+    expect(doc.sections).toEqual([
+      {
+        text: `name: Ada\ncity: London\nnote: likes ${d}, and commas`,
+        metadata: { row: 1, name: 'Ada', city: 'London', note: `likes ${d}, and commas` },
+        atomic: true,
+      },
+      {
+        text: 'name: Bo\ncity: Paris\nnote: plain',
+        metadata: { row: 2, name: 'Bo', city: 'Paris', note: 'plain' },
+        atomic: true,
+      },
+    ]);
+  });
+
+  it('detects a title row above a wider header', async () => {
+    const doc = await csv('Quarterly report\n\nregion;sales\nnorth;10\nsouth;12\n');
+
+    expect(doc.metadata).toEqual({ title: 'Quarterly report' });
+    expect(doc.sections.map((s) => s.metadata)).toEqual([
+      { row: 1, region: 'north', sales: '10' },
+      { row: 2, region: 'south', sales: '12' },
+    ]);
+    expect(doc.warnings?.[0]).toContain('"Quarterly report" is a title above the header row');
+  });
+
+  it('de-duplicates header names and keeps reserved names off the row number', async () => {
+    const doc = await csv('name,name,row,name_2\nAda,Lovelace,7,x\n');
+
+    expect(doc.sections).toEqual([
+      {
+        text: 'name: Ada\nname: Lovelace\nrow: 7\nname_2: x',
+        metadata: { row: 1, name: 'Ada', name_2: 'Lovelace', row_2: '7', name_2_2: 'x' },
+        atomic: true,
+      },
+    ]);
+  });
+
+  it('handles quoted fields with embedded newlines and escaped quotes; blank lines are not rows', async () => {
+    const doc = await csv('title,body\r\n"A","line one\r\nline two"\r\n\r\n,,\r\n  \r\nB,"say ""hi"""\r\n');
+
+    expect(doc.sections.map((s) => [s.metadata.row, s.text])).toEqual([
+      [1, 'title: A\nbody: line one\nline two'],
+      [2, 'title: B\nbody: say "hi"'],
+    ]);
+  });
+
+  it('keeps cells of ragged rows past the header and skips rows missing a required cell', async () => {
+    const doc = await csv('a,b\n1,2,3\n4\n5,6\n');
+
+    expect(doc.sections).toEqual([
+      { text: 'a: 1\nb: 2\ncolumn_3: 3', metadata: { row: 1, a: '1', b: '2', column_3: '3' }, atomic: true },
+      { text: 'a: 5\nb: 6', metadata: { row: 3, a: '5', b: '6' }, atomic: true },
+    ]);
+    expect(doc.skippedRows).toEqual([{ row: 2, reason: 'empty required field(s): b' }]);
+  });
+
+  it('decodes UTF-16 with a BOM and UTF-8 with a BOM', async () => {
+    const text = 'name,city\nZoë,Zürich\n';
+    const utf16 = new Uint8Array([0xff, 0xfe, ...Buffer.from(text, 'utf16le')]);
+    const utf8 = new Uint8Array([0xef, 0xbb, 0xbf, ...Buffer.from(text, 'utf8')]);
+
+    for (const bytes of [utf16, utf8]) {
+      const doc = await parseCsv({ bytes, source: 'cities.csv' });
+      expect(doc.sections).toEqual([
+        { text: 'name: Zoë\ncity: Zürich', metadata: { row: 1, name: 'Zoë', city: 'Zürich' }, atomic: true },
+      ]);
+    }
+  });
+});
+
+describe('parseCsv required fields', () => {
+  const people =
+    'name,email,,note\nAda,ada@example.com,,\nBo,,x,\n  ,cy@example.com,,hi\nDi,di@example.com,,\n';
+
+  it('skips rows with an empty cell in any named column by default, with row numbers and column names', async () => {
+    const doc = await csv(people);
+
+    expect(doc.sections).toEqual([]);
+    expect(doc.skippedRows).toEqual([
+      { row: 1, reason: 'empty required field(s): note' },
+      { row: 2, reason: 'empty required field(s): email, note' },
+      { row: 3, reason: 'empty required field(s): name' },
+      { row: 4, reason: 'empty required field(s): note' },
+    ]);
+  });
+
+  it('checks only the columns asked for; empty cells stay in metadata, out of the text', async () => {
+    const doc = await csv(people, 'people.csv', { requiredColumns: ['name', 'email'] });
+
+    expect(doc.sections).toEqual([
+      {
+        text: 'name: Ada\nemail: ada@example.com',
+        metadata: { row: 1, name: 'Ada', email: 'ada@example.com', column_3: '', note: '' },
+        atomic: true,
+      },
+      {
+        text: 'name: Di\nemail: di@example.com',
+        metadata: { row: 4, name: 'Di', email: 'di@example.com', column_3: '', note: '' },
+        atomic: true,
+      },
+    ]);
+    expect(doc.skippedRows).toEqual([
+      { row: 2, reason: 'empty required field(s): email' },
+      { row: 3, reason: 'empty required field(s): name' },
+    ]);
+  });
+
+  it('refuses unknown required columns, listing the real headers', async () => {
+    await expect(csv(people, 'people.csv', { requiredColumns: ['name', 'phone'] })).rejects.toThrow(
+      'people.csv: required column(s) "phone" not found; the header has "name", "email", "note".',
+    );
+  });
+
+  it('is assignable to Parser', async () => {
+    const parser: Parser = parseCsv;
+
+    const doc = await parser({ bytes: new TextEncoder().encode('k\nv\n'), source: 'one.csv' });
+
+    expect(doc.sections).toEqual([{ text: 'k: v', metadata: { row: 1, k: 'v' }, atomic: true }]);
+  });
+});
+
+describe('parseCsv edge files', () => {
+  it('gives no sections and a warning for a header-only file', async () => {
+    const doc = await csv('name,email\n');
+
+    expect(doc.sections).toEqual([]);
+    expect(doc.warnings).toEqual(['The file has a header row but no data rows.']);
+  });
+
+  it('refuses an empty file and an unclosed quote', async () => {
+    const empty = csv('\n \n', 'empty.csv');
+    await expect(empty).rejects.toBeInstanceOf(InvalidDocument);
+    await expect(empty).rejects.toThrow('empty.csv: the file is empty.');
+    await expect(csv('a,b\n"x,1\n2,3\n', 'quote.csv')).rejects.toThrow(
+      /^quote\.csv: invalid CSV: Quote Not Closed: .* at line 3\.$/,
+    );
+  });
+});

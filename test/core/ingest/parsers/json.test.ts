@@ -1,0 +1,151 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { InvalidDocument } from '../../../../src/core/ingest/errors';
+import { parseJson } from '../../../../src/core/ingest/parsers/json';
+
+const repoRoot = new URL('../../../../', import.meta.url);
+const fixtures = new URL('../shared/fixtures/docs/', repoRoot);
+
+function fixture(name: string) {
+  return parseJson({ bytes: readFileSync(new URL(name, fixtures)), source: name });
+}
+
+function json(text: string, source = 'items.json') {
+  return parseJson({ bytes: new TextEncoder().encode(text), source });
+}
+
+describe('parseJson on the shared fixtures', () => {
+  it('takes each element text from its "text" field and flattens the nested metadata (simple.json)', async () => {
+    const doc = await fixture('simple.json');
+
+    expect(doc.format).toBe('json');
+    expect(doc.sections.map((s) => s.text)).toEqual([
+      'These are a few of my favorite things:',
+      'Parrots',
+      'Hockey',
+      'Analysis',
+      'This is my first thought. This is my second thought.',
+      'This is my third thought.',
+      '2023',
+      'DOYLESTOWN, PA 18901',
+    ]);
+    expect(doc.sections[1]?.metadata).toEqual({
+      item: 1,
+      element_id: 'b334c93e9b1cbca3b6f6d78ce8bc2484',
+      'metadata.category_depth': 0,
+      'metadata.file_directory': 'unstructured/example-docs',
+      'metadata.filename': 'simple.docx',
+      'metadata.filetype': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      'metadata.languages': ['eng'],
+      'metadata.last_modified': '2024-07-06T16:44:51',
+      'metadata.parent_id': 'a06d2d9e65212d4aa955c3ab32950ffa',
+      type: 'ListItem',
+    });
+    expect(doc.warnings).toBeUndefined();
+  });
+
+  it('writes records without a text field as "key: value" lines, other fields as metadata (arbitrary-records.json)', async () => {
+    const doc = await fixture('arbitrary-records.json');
+
+    expect(doc.sections).toEqual([
+      { text: 'sku: GRD-8842\nname: Garden Trowel', metadata: { item: 0, price: 12.5, in_stock: true } },
+      { text: 'sku: GRD-1290\nname: Watering Can', metadata: { item: 1, price: 18, in_stock: false } },
+      { text: 'sku: GRD-3317\nname: Pruning Shears', metadata: { item: 2, price: 24.99, in_stock: true } },
+    ]);
+  });
+
+  it('reads a single object as one document (single-line-object.json)', async () => {
+    const doc = await fixture('single-line-object.json');
+
+    expect(doc.sections).toEqual([
+      { text: 'sku: GRD-8842\nname: Garden Trowel', metadata: { item: 0, price: 12.5, in_stock: true } },
+    ]);
+  });
+});
+
+describe('parseJson fields', () => {
+  it('chooses the first non-empty of text, content, body and flattens nested fields with dotted keys', async () => {
+    const doc = await json(
+      JSON.stringify([
+        {
+          title: 'Birds',
+          content: 'Sparrows are small.',
+          body: 'not used',
+          author: { name: 'Ada', address: { city: 'London' } },
+          tags: ['field', 'notes'],
+          meta: {},
+        },
+        { text: '', content: '   ', body: 'From the body.' },
+        { title: 'No text field', author: { name: 'Bo' }, views: 3, reviewed: null },
+        { text: 'Reserved names are kept too.', item: 'widget', source: 'web' },
+      ]),
+    );
+
+    expect(doc.sections).toEqual([
+      {
+        text: 'Sparrows are small.',
+        metadata: {
+          item: 0,
+          title: 'Birds',
+          body: 'not used',
+          'author.name': 'Ada',
+          'author.address.city': 'London',
+          tags: ['field', 'notes'],
+          meta: {},
+        },
+      },
+      { text: 'From the body.', metadata: { item: 1, text: '', content: '   ' } },
+      { text: 'title: No text field\nauthor.name: Bo', metadata: { item: 2, views: 3, reviewed: null } },
+      { text: 'Reserved names are kept too.', metadata: { item: 3, item_2: 'widget', source_2: 'web' } },
+    ]);
+  });
+
+  it('skips items without any text and says which in the warnings', async () => {
+    const doc = await json('[{"n": 1}, {"text": "kept"}, {"flag": true, "tags": ["a"], "blank": " "}]');
+
+    expect(doc.sections).toEqual([{ text: 'kept', metadata: { item: 1 } }]);
+    expect(doc.warnings).toEqual([
+      '2 item(s) had no text (no non-empty "text", "content" or "body" field and no other string field) and were skipped: items 0, 2 (0-based).',
+    ]);
+  });
+
+  it('warns on an empty array', async () => {
+    const doc = await json('[]');
+
+    expect(doc.sections).toEqual([]);
+    expect(doc.warnings).toEqual(['The JSON array is empty: no documents.']);
+  });
+});
+
+describe('parseJson refusals', () => {
+  it('gives the line and column of a syntax error', async () => {
+    const parsing = json('[\n  {"a": "x"},\n  {"b" 2}\n]\n', 'broken.json');
+
+    await expect(parsing).rejects.toBeInstanceOf(InvalidDocument);
+    await expect(parsing).rejects.toThrow(
+      "broken.json: invalid JSON at line 3, column 8: Expected ':' after property name.",
+    );
+  });
+
+  it('locates errors V8 reports without a position', async () => {
+    await expect(json('{\n  "a": tru\n}', 'typo.json')).rejects.toThrow(
+      /^typo\.json: invalid JSON at line 2, column 8: Unexpected token/,
+    );
+    await expect(json('[{"a": 1}', 'cut.json')).rejects.toThrow(
+      /^cut\.json: invalid JSON at line 1, column 10: /,
+    );
+  });
+
+  it('refuses an array holding a non-object, naming its index', async () => {
+    await expect(json('[{"text": "ok"}, 42]', 'mixed.json')).rejects.toThrow(
+      'mixed.json: item 1 (0-based) is a number; expected an array of objects or a single object.',
+    );
+  });
+
+  it('refuses a top-level scalar and an empty file', async () => {
+    await expect(json('"just text"', 'scalar.json')).rejects.toThrow(
+      'scalar.json: expected an array of objects or a single object, found a string.',
+    );
+    await expect(json(' \n', 'empty.json')).rejects.toThrow('empty.json: the file is empty.');
+  });
+});

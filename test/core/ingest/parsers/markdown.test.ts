@@ -1,0 +1,293 @@
+import { readFileSync } from 'node:fs';
+import iconv from 'iconv-lite';
+import { describe, expect, it } from 'vitest';
+import { InvalidDocument } from '../../../../src/core/ingest/errors';
+import { parseMarkdown } from '../../../../src/core/ingest/parsers/markdown';
+
+const repoRoot = new URL('../../../../', import.meta.url);
+const fixtures = new URL('../shared/fixtures/docs/', repoRoot);
+
+function fixture(name: string) {
+  return parseMarkdown({ bytes: readFileSync(new URL(name, fixtures)), source: name });
+}
+
+function markdown(text: string, source = 'notes.md') {
+  return parseMarkdown({ bytes: new TextEncoder().encode(text), source });
+}
+
+describe('parseMarkdown on the shared fixtures', () => {
+  it('keeps code blocks verbatim, one section per heading (codeblock.md)', async () => {
+    const doc = await fixture('codeblock.md');
+
+    expect(doc.format).toBe('markdown');
+    expect(doc.sections.map((s) => s.metadata)).toEqual([
+      { headings: ['HTML Example'] },
+      { headings: ['XML Example'] },
+    ]);
+    const [html, xml] = doc.sections;
+    expect(html?.text).toMatch(/^HTML Example\n\n```html\n<!DOCTYPE html>\n/);
+    expect(html?.text).toContain(
+      '    <meta name="viewport" content="width=device-width, initial-scale=1.0">\n    <title>Sample HTML</title>\n</head>',
+    );
+    expect(html?.text).toMatch(/<\/html>\n```$/);
+    const note =
+      "<note>\n    <to>Tove</to>\n    <from>Jani</from>\n    <heading>Reminder</heading>\n    <body>Don't forget me this weekend!</body>\n</note>";
+    expect(xml?.text).toBe(`XML Example\n\n\`\`\`xml\n${note}\n\`\`\`\n\n\`\`\`xml\n${note}\n\`\`\``);
+  });
+
+  it('serializes a GitHub table one row per line with separated cells (simple-table.md)', async () => {
+    const doc = await fixture('simple-table.md');
+
+    expect(doc.sections).toEqual([
+      { text: 'Item | Price | # In stock\nJuicy Apples | 1.99 | 739\nBananas | 1.89 | 6', metadata: {} },
+    ]);
+  });
+
+  it('keeps umlauts intact (umlauts-utf8.md)', async () => {
+    const doc = await fixture('umlauts-utf8.md');
+
+    expect(doc.sections).toEqual([{ text: 'können\n\nkönnen\n\näöüß', metadata: { headings: ['können'] } }]);
+  });
+});
+
+describe('parseMarkdown text', () => {
+  it('reads like the document: paragraphs, list markers, links, images, quotes, HTML and tables', async () => {
+    const doc = await markdown(
+      [
+        'Intro with a [link](https://example.com/a) and ![a diagram](d.png).',
+        '',
+        '# Guide',
+        '## Install',
+        '',
+        'Run the installer',
+        'on *two* lines.',
+        '',
+        '- first',
+        '- second',
+        '  1. nested one',
+        '  2. nested two',
+        '- [x] done task',
+        '',
+        '3. three',
+        '4. four',
+        '',
+        '> quoted text',
+        '',
+        '<div align="center"><b>Bold</b> html</div>',
+        '',
+        '| Name | Role |',
+        '|---|---|',
+        '| Ada | `Engineer` |',
+        '',
+        '## Usage',
+        'Use it.',
+        '# Appendix',
+      ].join('\n'),
+    );
+
+    expect(doc.sections).toEqual([
+      { text: 'Intro with a link and a diagram.', metadata: {} },
+      {
+        text: [
+          'Guide',
+          'Install',
+          'Run the installer on two lines.',
+          '- first\n- second\n  1. nested one\n  2. nested two\n- [x] done task',
+          '3. three\n4. four',
+          '> quoted text',
+          'Bold html',
+          'Name | Role\nAda | Engineer',
+        ].join('\n\n'),
+        metadata: { headings: ['Guide', 'Install'] },
+      },
+      { text: 'Usage\n\nUse it.', metadata: { headings: ['Guide', 'Usage'] } },
+      { text: 'Appendix', metadata: { headings: ['Appendix'] } },
+    ]);
+    expect(doc.warnings).toBeUndefined();
+  });
+
+  it('decodes a windows-1252 file', async () => {
+    const bytes = iconv.encode(
+      '# Café\n\nDer Preis beträgt 5 € – „günstig“ für Straße und Öl.\n',
+      'windows-1252',
+    );
+
+    const doc = await parseMarkdown({ bytes, source: 'preise.md' });
+
+    expect(doc.sections).toEqual([
+      {
+        text: 'Café\n\nDer Preis beträgt 5 € – „günstig“ für Straße und Öl.',
+        metadata: { headings: ['Café'] },
+      },
+    ]);
+  });
+
+  it('warns when a document has no text', async () => {
+    const doc = await markdown('---\ntitle: Only metadata\n---\n\n<!-- nothing -->\n');
+
+    expect(doc.sections).toEqual([]);
+    expect(doc.metadata).toEqual({ title: 'Only metadata' });
+    expect(doc.warnings).toEqual(['The document has no text.']);
+  });
+});
+
+describe('parseMarkdown on a large document', () => {
+  // Past 64 KB a document is parsed in pieces; where a piece may end is unknown here, so each document
+  // is made almost entirely of the construct a wrong cut would break.
+  const blankSeparated = (make: (k: number) => string) =>
+    Array.from({ length: 30 }, (_, k) => make(k)).join('\n\n');
+  const code = `\`\`\`sh\n${blankSeparated((k) => `# not a heading ${k}`)}\n\`\`\``;
+  const filler = 'words that make the line long enough to fill the document quickly '.repeat(3).trim();
+  const list = blankSeparated((k) => `- item ${k} ${filler}`);
+  const cases: [string, string, (i: number) => string][] = [
+    ['fenced code', code, (i) => `Unit ${i}\n\n${code}`],
+    ['HTML comments', `<!--\n\n${blankSeparated((k) => `# hidden ${k}`)}\n\n-->`, (i) => `Unit ${i}`],
+    ['loose lists', list, (i) => `Unit ${i}\n\n${list.replaceAll('\n\n', '\n')}`],
+    [
+      'references',
+      `See [the reference][shared], ${filler}.`,
+      (i) => `Unit ${i}\n\nSee the reference, ${filler}.`,
+    ],
+  ];
+
+  it.each(cases)('gives the same sections as a whole parse, %s intact', async (_name, body, expected) => {
+    const units = Array.from({ length: 3000 }, (_, i) => `## Unit ${i}\n\n${body}\n\n`);
+    let source = '';
+    for (let i = 0; source.length < 70_000; i++) source += units[i];
+    source += '[shared]: https://example.com/shared\n';
+
+    const doc = await markdown(source, 'big.md');
+
+    expect(doc.sections.length).toBeGreaterThan(10);
+    doc.sections.forEach((section, i) => {
+      expect(section).toEqual({ text: expected(i), metadata: { headings: [`Unit ${i}`] } });
+    });
+  });
+});
+
+describe('parseMarkdown front matter', () => {
+  it('turns fields into document metadata: scalars as they are, nested ones dotted, lists kept', async () => {
+    const doc = await markdown(
+      [
+        '---',
+        'title: Field guide',
+        'author:',
+        '  name: Ada',
+        '  contact:',
+        '    email: ada@example.com',
+        'tags: [birds, "field notes"]',
+        'date: 2024-01-05',
+        'count: 3',
+        'draft: false',
+        'row: 9',
+        '---',
+        '# Birds',
+        'Sparrows.',
+      ].join('\n'),
+    );
+
+    expect(doc.metadata).toEqual({
+      title: 'Field guide',
+      'author.name': 'Ada',
+      'author.contact.email': 'ada@example.com',
+      tags: ['birds', 'field notes'],
+      date: '2024-01-05',
+      count: 3,
+      draft: false,
+      row_2: 9,
+    });
+    expect(doc.sections).toEqual([{ text: 'Birds\n\nSparrows.', metadata: { headings: ['Birds'] } }]);
+  });
+
+  it('refuses invalid YAML naming the file and the line', async () => {
+    const parsing = markdown('---\ntitle: ok\ntitle: again\n---\nBody\n', 'guide.md');
+
+    await expect(parsing).rejects.toBeInstanceOf(InvalidDocument);
+    await expect(parsing).rejects.toThrow(
+      'guide.md: invalid YAML front matter at line 3: Map keys must be unique.',
+    );
+  });
+
+  it('refuses front matter that is not a mapping', async () => {
+    await expect(markdown('---\n- a\n- b\n---\nBody\n', 'list.md')).rejects.toThrow(
+      'list.md: front matter starting at line 1 must be a mapping of fields (key: value).',
+    );
+  });
+
+  it('refuses a YAML alias bomb quickly', async () => {
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (let level = 1; level < 9; level++) {
+      const name = String.fromCharCode(97 + level);
+      const previous = `*${String.fromCharCode(96 + level)}`;
+      levels.push(`${name}: &${name} [${Array(9).fill(previous).join(', ')}]`);
+    }
+    const started = performance.now();
+
+    const parsing = markdown(`---\n${levels.join('\n')}\n---\nBody\n`, 'bomb.md');
+
+    await expect(parsing).rejects.toThrow(/^bomb\.md: front matter starting at line 1 was refused: .*alias/i);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('never runs ---js front matter: it is refused', async () => {
+    const globals = globalThis as { frontMatterRan?: boolean };
+    const source =
+      '---js\n{ title: (function () { globalThis.frontMatterRan = true; return "x"; })() }\n---\n# Body\n';
+
+    await expect(markdown(source, 'code.md')).rejects.toThrow(
+      "code.md: front matter at line 1 is written in 'js'; only YAML front matter ('---' ... '---') is supported.",
+    );
+    expect(globals.frontMatterRan).toBeUndefined();
+  });
+
+  it('reads ---yaml front matter as YAML', async () => {
+    const doc = await markdown('---yaml\ntitle: Tagged\n---\nBody text.\n');
+
+    expect(doc.metadata).toEqual({ title: 'Tagged' });
+    expect(doc.sections).toEqual([{ text: 'Body text.', metadata: {} }]);
+  });
+});
+
+describe('parseMarkdown on MDX', () => {
+  const mdx = [
+    '---',
+    'title: Components',
+    '---',
+    "import { Callout } from './callout'",
+    "export const meta = { secret: 'export-leak' }",
+    '',
+    '# Hello {props.name}',
+    '',
+    '<Callout type="warning">',
+    'Be **careful** with {danger} this.',
+    '</Callout>',
+    '',
+    'Inline <Badge color="red">new</Badge> feature.',
+    '',
+    '{/* a comment */}',
+  ].join('\n');
+
+  it('drops import/export statements, JSX tags and expressions, keeping the text inside elements', async () => {
+    const doc = await markdown(mdx, 'docs/page.mdx');
+
+    expect(doc.metadata).toEqual({ title: 'Components' });
+    expect(doc.sections).toEqual([
+      { text: 'Hello\n\nBe careful with this.\n\nInline new feature.', metadata: { headings: ['Hello'] } },
+    ]);
+  });
+
+  it('refuses broken MDX with its position', async () => {
+    await expect(markdown('# Title\n\n<Callout>\nunclosed\n', 'broken.mdx')).rejects.toThrow(
+      'broken.mdx: invalid MDX at line 3, column 1: Expected a closing tag for `<Callout>`.',
+    );
+    await expect(markdown('Costs {price\n', 'expr.mdx')).rejects.toThrow(
+      /^expr\.mdx: invalid MDX at line 1, column 13: .*closing brace/,
+    );
+  });
+
+  it('reads a .md file as CommonMark, without the MDX syntax rules', async () => {
+    const doc = await markdown('Costs < 5 {dollars} today.\n', 'plain.md');
+
+    expect(doc.sections).toEqual([{ text: 'Costs < 5 {dollars} today.', metadata: {} }]);
+  });
+});

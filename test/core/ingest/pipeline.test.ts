@@ -1,0 +1,263 @@
+import { copyFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DomainError } from '../../../src/core/errors';
+import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
+import { IngestionFailed } from '../../../src/core/ingest/errors';
+import { openServices, type StudioServices } from '../../../src/db/services';
+import { FIXTURES, tempDir } from '../../helpers/studio';
+import { writeZip } from '../../helpers/zip';
+
+let dir: ReturnType<typeof tempDir>;
+let services: StudioServices;
+let listingId: string;
+
+beforeEach(() => {
+  dir = tempDir();
+  services = openServices(join(dir.path, 'data'));
+  listingId = services.listings.create(
+    { title: 'Fixtures', accessModel: 'one_time', price: 1 },
+    services.wallets.defaultWallet().address,
+  ).id;
+});
+afterEach(() => {
+  services.close();
+  dir.remove();
+});
+
+const run = (paths: string[], extra: Partial<Parameters<StudioServices['ingestion']['run']>[0]> = {}) =>
+  services.ingestion.run({
+    listingId,
+    inputs: paths.map((path) => ({ path })),
+    atomic: false,
+    limits: STUDIO_LIMITS,
+    ...extra,
+  });
+
+interface ChunkRow {
+  id: number;
+  text: string;
+  metadata: string;
+  document_id: string;
+}
+const chunks = (where = '1 = 1', ...params: unknown[]) =>
+  (
+    services.db
+      .prepare(`SELECT id, text, metadata, document_id FROM chunks WHERE ${where} ORDER BY id`)
+      .all(...params) as ChunkRow[]
+  ).map((r) => ({ ...r, metadata: JSON.parse(r.metadata) as Record<string, unknown> }));
+const chunksOf = (source: string) => chunks(`json_extract(metadata, '$.source') = ?`, source);
+
+describe('ingestion pipeline', () => {
+  it('ingests every fixture with the text a reader expects and the metadata of DESIGN §4', async () => {
+    // simple.zip holds two files named like fixtures beside it: it gets its own test below.
+    const files = readdirSync(FIXTURES)
+      .filter((f) => f !== 'simple.zip')
+      .map((f) => join(FIXTURES, f));
+    const result = await run(files);
+    const bySource = Object.fromEntries(result.documents.map((d) => [d.source, d]));
+
+    // One fixture PDF has no text layer: refused with a message telling the user to OCR it; the rest is kept.
+    const rejected = result.documents.filter((d) => d.status === 'rejected');
+    expect(rejected.map((d) => d.error?.code)).toEqual(['no_text_layer']);
+    expect(rejected[0]!.error?.message).toMatch(/OCR/);
+    expect(result.documents.filter((d) => d.status === 'ingested').length).toBe(result.documents.length - 1);
+    expect(result.committed).toBe(true);
+
+    const listing = services.listings.get(listingId, 'studio');
+    expect(listing.chunkCount).toBe(result.chunkCount);
+    expect(listing.documentCount).toBe(result.documentCount);
+    expect(chunks()).toHaveLength(result.chunkCount);
+
+    for (const c of chunks()) {
+      expect(c.metadata).toMatchObject({
+        source: expect.any(String),
+        format: expect.any(String),
+        documentId: c.document_id,
+        chunkIndex: expect.any(Number),
+      });
+    }
+    // PDF chunks carry their page number.
+    const pdf = chunksOf('layout-parser-paper-fast.pdf');
+    expect(pdf.length).toBeGreaterThan(1);
+    expect(pdf.every((c) => typeof c.metadata.page === 'number')).toBe(true);
+    expect(new Set(pdf.map((c) => c.metadata.page)).size).toBeGreaterThan(1);
+    // CSV: one chunk per row, columns as metadata.
+    const cups = chunksOf('stanley-cups.csv');
+    expect(cups.length).toBe(bySource['stanley-cups.csv']!.chunks);
+    expect(cups[0]!.metadata.row).toBe(1);
+    expect(Object.keys(cups[0]!.metadata).length).toBeGreaterThan(5);
+    // Headers and footers of HTML are stripped; headings become the heading path.
+    const html = chunksOf('fake-html-with-footer-and-header.html');
+    const htmlText = html.map((c) => c.text).join('\n');
+    expect(htmlText).toContain('My first paragraph.');
+    expect(htmlText).not.toMatch(/Header|Footer/);
+    expect(html[0]!.metadata.headings).toEqual(['My First Heading']);
+    // Umlauts survive.
+    expect(
+      chunksOf('umlauts-utf8.md')
+        .map((c) => c.text)
+        .join(' '),
+    ).toMatch(/[äöüÄÖÜß]/);
+    // Vectors are stored in the listing's sqlite-vec table, one per chunk except the few whose text has no
+    // word the offline model knows (zero vectors stay out of the index).
+    const { table_name } = services.db
+      .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ?`)
+      .get(listingId) as { table_name: string };
+    const vectors = (services.db.prepare(`SELECT count(*) AS n FROM ${table_name}`).get() as { n: number }).n;
+    expect(vectors).toBeLessThanOrEqual(result.chunkCount);
+    expect(vectors).toBeGreaterThan(result.chunkCount * 0.9);
+  });
+
+  it("leaves unchanged files alone and replaces a changed file's chunks", async () => {
+    const md = join(dir.path, 'notes.md');
+    writeFileSync(md, '# Tides\n\nThe moon pulls the oceans.\n');
+    const first = await run([md]);
+    expect(first.documents[0]).toMatchObject({ source: 'notes.md', status: 'ingested' });
+    const before = chunks();
+
+    const again = await run([md]);
+    expect(again.documents[0]).toMatchObject({ status: 'unchanged' });
+    expect(again.committed).toBe(false);
+    expect(chunks()).toEqual(before);
+
+    writeFileSync(md, '# Tides\n\nThe sun pulls the oceans too.\n');
+    const changed = await run([md]);
+    expect(changed.documents[0]!.status).toBe('ingested');
+    const after = chunks();
+    expect(after.map((c) => c.text).join(' ')).toContain('sun pulls');
+    expect(after.map((c) => c.text).join(' ')).not.toContain('moon');
+    expect(services.listings.get(listingId, 'studio').documentCount).toBe(1);
+
+    // Another chunking configuration is a change too.
+    expect(
+      (await run([md], { chunking: { strategy: 'fixed', chunkSize: 64, chunkOverlap: 8 } })).documents[0]!
+        .status,
+    ).toBe('ingested');
+  });
+
+  it('an atomic ingestion with a bad file leaves the knowledge base exactly as it was', async () => {
+    const good = join(dir.path, 'good.md');
+    writeFileSync(good, '# Good\n\nKept.\n');
+    await run([good]);
+    const before = chunks();
+
+    const other = join(dir.path, 'other.md');
+    writeFileSync(other, '# Other\n\nWould be new.\n');
+    const broken = join(dir.path, 'broken.pdf');
+    writeFileSync(broken, '%PDF-1.7\nthis is not really a pdf');
+    writeFileSync(good, '# Good\n\nChanged, but must not land.\n');
+    const failure = await run([good, other, broken], { atomic: true }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(IngestionFailed);
+    const outcomes = (failure as IngestionFailed).outcomes;
+    expect(outcomes.find((o) => o.source === 'broken.pdf')).toMatchObject({
+      status: 'rejected',
+      error: { code: 'invalid_document' },
+    });
+    expect((failure as IngestionFailed).message).toContain('broken.pdf');
+    expect(chunks()).toEqual(before);
+    expect(services.listings.get(listingId, 'studio').documentCount).toBe(1);
+  });
+
+  it('enforces the chunk limit and leaves the knowledge base as it was', async () => {
+    const csv = join(dir.path, 'rows.csv');
+    writeFileSync(csv, 'name,city\n' + Array.from({ length: 30 }, (_, i) => `n${i},c${i}`).join('\n'));
+    const err = await run([csv], { limits: { ...STUDIO_LIMITS, maxChunks: 10 } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ code: 'chunk_limit_exceeded' });
+    expect((err as Error).message).toMatch(/limit is 10.*plan upgrade or contacting support/);
+    expect(chunks()).toHaveLength(0);
+  });
+
+  it('refuses a file over the size limit with payload_too_large naming it', async () => {
+    const big = join(dir.path, 'big.md');
+    writeFileSync(big, '# Big\n\n' + 'word '.repeat(5000));
+    const result = await run([big], { limits: { ...STUDIO_LIMITS, maxFileBytes: 1000 } });
+    expect(result.documents[0]).toMatchObject({
+      source: 'big.md',
+      status: 'rejected',
+      error: { code: 'payload_too_large' },
+    });
+    expect(result.documents[0]!.error!.message).toMatch(/big\.md.*limit/);
+    expect(result.committed).toBe(false);
+  });
+
+  it('refuses a ZIP with unsupported types whole, naming each type and entry', async () => {
+    const zip = await writeZip(join(dir.path, 'mixed.zip'), {
+      'docs/a.md': '# A\n\ntext',
+      'docs/run.exe': 'MZ',
+      'notes.txt': 'plain',
+      '__MACOSX/._a.md': 'litter',
+      '.DS_Store': 'litter',
+    });
+    const err = await run([zip]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'unsupported_file_type' });
+    expect((err as Error).message).toContain('docs/run.exe (.exe)');
+    expect((err as Error).message).toContain('notes.txt (.txt)');
+    expect((err as Error).message).not.toContain('DS_Store');
+    expect(chunks()).toHaveLength(0);
+  });
+
+  it('imports pre-built embeddings as given, and names the line with wrong dimensions', async () => {
+    const model = services.listings.get(listingId, 'studio').embeddingModel;
+    const dims = services.listings.get(listingId, 'studio').dimensions;
+    const vec = (seed: number) => Array.from({ length: dims }, (_, i) => Math.sin(seed + i));
+    const good = join(dir.path, 'vectors.jsonl');
+    writeFileSync(
+      good,
+      [0, 1, 2]
+        .map((i) => JSON.stringify({ text: `chunk ${i}`, embedding: vec(i), metadata: { topic: 't' + i } }))
+        .join('\n'),
+    );
+    const result = await run([good]);
+    expect(result.documents[0]).toMatchObject({ status: 'ingested', chunks: 3 });
+    const stored = chunks();
+    expect(stored.map((c) => c.text)).toEqual(['chunk 0', 'chunk 1', 'chunk 2']);
+    expect(stored[1]!.metadata).toMatchObject({ topic: 't1', format: 'jsonl' });
+    const { table_name } = services.db
+      .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ? AND model = ?`)
+      .get(listingId, model) as { table_name: string };
+    const blob = (
+      services.db.prepare(`SELECT embedding FROM ${table_name} WHERE rowid = ?`).get(stored[1]!.id) as {
+        embedding: Buffer;
+      }
+    ).embedding;
+    const back = new Float32Array(blob.buffer, blob.byteOffset, dims);
+    expect(Array.from(back)).toEqual(vec(1).map((x) => Math.fround(x)));
+
+    const bad = join(dir.path, 'bad.jsonl');
+    writeFileSync(
+      bad,
+      [
+        JSON.stringify({ text: 'a', embedding: vec(0) }),
+        '',
+        JSON.stringify({ text: 'b', embedding: vec(0).slice(1) }),
+      ].join('\n'),
+    );
+    const refused = await run([bad]);
+    expect(refused.documents[0]!.status).toBe('rejected');
+    expect(refused.documents[0]!.error!.message).toMatch(/bad\.jsonl.*line 3/);
+    expect(chunks()).toHaveLength(3);
+  });
+
+  it('ingests a ZIP under its entry names, and refuses a name given twice', async () => {
+    const result = await run([join(FIXTURES, 'simple.zip')]);
+    expect(result.documents.map((d) => [d.source, d.status])).toEqual([
+      ['ideas-page.html', 'ingested'],
+      ['stanley-cups.csv', 'ingested'],
+    ]);
+    const twice = await run([join(FIXTURES, 'simple.zip'), join(FIXTURES, 'stanley-cups.csv')]);
+    const dup = twice.documents.find((d) => d.status === 'rejected');
+    expect(dup?.error?.message).toMatch(/appears twice.*simple\.zip\/stanley-cups\.csv/);
+  });
+
+  it('ingests folders, skipping OS litter', async () => {
+    const folder = join(dir.path, 'kb');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(folder, 'sub'), { recursive: true });
+    copyFileSync(join(FIXTURES, 'codeblock.md'), join(folder, 'sub', 'codeblock.md'));
+    writeFileSync(join(folder, '.DS_Store'), 'x');
+    const result = await run([folder]);
+    expect(result.documents.map((d) => d.source)).toEqual(['kb/sub/codeblock.md']);
+  });
+});

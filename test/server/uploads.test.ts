@@ -1,0 +1,166 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
+import { writeZip } from '../helpers/zip';
+
+let studio: TestStudio;
+let key: string;
+const scratch = tempDir();
+
+beforeAll(async () => {
+  studio = await startStudio();
+  key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
+});
+afterAll(async () => {
+  await studio.close();
+  scratch.remove();
+});
+
+function form(files: { path: string; name: string }[], config?: unknown): FormData {
+  const body = new FormData();
+  for (const f of files) body.append('files', new Blob([readFileSync(f.path)]), f.name);
+  if (config !== undefined)
+    body.append('config', typeof config === 'string' ? config : JSON.stringify(config));
+  return body;
+}
+
+const upload = (body: FormData, k = key) => studio.api('/v1/upload', { key: k, method: 'POST', body });
+
+async function waitFor(uploadId: string) {
+  await studio.services.uploads.idle();
+  const res = await studio.api(`/v1/upload/${uploadId}`, { key });
+  expect(res.status).toBe(200);
+  return (await json(res)).data;
+}
+
+describe('POST /v1/upload', () => {
+  it('accepts a ZIP with 202, processes it in the background and reports per-file results', async () => {
+    const zip = await writeZip(join(scratch.path, 'kb.zip'), {
+      'guides/codeblock.md': { path: join(FIXTURES, 'codeblock.md') },
+      'data/stanley-cups.csv': { path: join(FIXTURES, 'stanley-cups.csv') },
+      'memo.pdf': { path: join(FIXTURES, 'fake-memo.pdf') },
+      '__MACOSX/._memo.pdf': 'litter',
+    });
+    const res = await upload(
+      form([{ path: zip, name: 'kb.zip' }], {
+        chunking: 'recursive',
+        embedding_model: 'kbs-offline-hybrid-v1',
+      }),
+    );
+    expect(res.status).toBe(202);
+    const accepted = (await json(res)).data;
+    expect(accepted).toMatchObject({
+      uploadId: expect.stringMatching(/^upl_/),
+      listingId: expect.stringMatching(/^lst_/),
+      status: 'queued',
+    });
+
+    const done = await waitFor(accepted.uploadId);
+    expect(done.status).toBe('completed');
+    expect(done.files.map((f: { source: string; status: string }) => [f.source, f.status])).toEqual([
+      ['data/stanley-cups.csv', 'ingested'],
+      ['guides/codeblock.md', 'ingested'],
+      ['memo.pdf', 'ingested'],
+    ]);
+    expect(done.chunkCount).toBeGreaterThan(3);
+    expect(done.progress).toMatchObject({ stage: 'done', filesDone: 3, filesTotal: 3 });
+
+    // Without listing_id a new draft listing of the caller was created, and it now holds the chunks.
+    const listing = (await json(await studio.api(`/v1/listings/${accepted.listingId}`, { key }))).data;
+    expect(listing).toMatchObject({
+      title: 'kb',
+      status: 'draft',
+      chunkCount: done.chunkCount,
+      documentCount: 3,
+    });
+  });
+
+  it('refuses an archive with an unsupported type at upload time with 415 naming type and entry', async () => {
+    const zip = await writeZip(join(scratch.path, 'bad.zip'), { 'a.md': '# A', 'tools/setup.exe': 'MZ' });
+    const res = await upload(form([{ path: zip, name: 'bad.zip' }], { chunking: 'recursive' }));
+    expect(res.status).toBe(415);
+    const body = await json(res);
+    expect(body.error.code).toBe('unsupported_file_type');
+    expect(body.error.message).toContain('bad.zip/tools/setup.exe (.exe)');
+  });
+
+  it('leaves the knowledge base as it was when a file fails', async () => {
+    const good = await writeZip(join(scratch.path, 'good.zip'), { 'a.md': '# Alpha\n\nFirst version.' });
+    const first = (await json(await upload(form([{ path: good, name: 'good.zip' }], {})))).data;
+    expect((await waitFor(first.uploadId)).status).toBe('completed');
+    const listingId = first.listingId;
+    const before = studio.services.db
+      .prepare('SELECT id, text FROM chunks WHERE listing_id = ? ORDER BY id')
+      .all(listingId);
+
+    const broken = join(scratch.path, 'broken.pdf');
+    writeFileSync(broken, '%PDF-1.4\nnot a pdf at all');
+    const mixed = await writeZip(join(scratch.path, 'mixed.zip'), {
+      'a.md': '# Alpha\n\nSecond version.',
+      'b.pdf': { path: broken },
+    });
+    const second = (
+      await json(await upload(form([{ path: mixed, name: 'mixed.zip' }], { listing_id: listingId })))
+    ).data;
+    const failed = await waitFor(second.uploadId);
+    expect(failed.status).toBe('failed');
+    expect(failed.error.message).toContain('b.pdf');
+    expect(failed.files.find((f: { source: string }) => f.source === 'b.pdf')).toMatchObject({
+      status: 'rejected',
+      error: { code: 'invalid_document' },
+    });
+    expect(
+      studio.services.db
+        .prepare('SELECT id, text FROM chunks WHERE listing_id = ? ORDER BY id')
+        .all(listingId),
+    ).toEqual(before);
+  });
+
+  it('validates config and the form with 400s naming the field', async () => {
+    const zip = await writeZip(join(scratch.path, 'ok.zip'), { 'a.md': '# A' });
+    const cases: [FormData | string, RegExp, number][] = [
+      [form([{ path: zip, name: 'ok.zip' }], '{not json'), /^config: not valid JSON/, 400],
+      [form([{ path: zip, name: 'ok.zip' }], { chunking: 'by-vibes' }), /^config\.?chunking: /, 400],
+      [
+        form([{ path: zip, name: 'ok.zip' }], { embedding_model: 'my-own-model' }),
+        /not supported.*Other models require contacting support/,
+        400,
+      ],
+      [form([], { chunking: 'recursive' }), /^files: /, 400],
+      [form([{ path: zip, name: 'ok.zip' }], { listing_id: 'lst_nope' }), /lst_nope/, 404],
+    ];
+    for (const [body, message, status] of cases) {
+      const res = await upload(body as FormData);
+      const err = (await json(res)).error;
+      expect(res.status, err.message).toBe(status);
+      expect(err.message).toMatch(message);
+    }
+    const notMultipart = await studio.api('/v1/upload', {
+      key,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    expect(notMultipart.status).toBe(400);
+    expect((await json(notMultipart)).error.message).toMatch(/multipart\/form-data/);
+  });
+
+  it('accepts the config in camelCase too, and keeps uploads private to their wallet', async () => {
+    const zip = await writeZip(join(scratch.path, 'camel.zip'), { 'a.md': '# A\n\ntext' });
+    const res = await upload(
+      form([{ path: zip, name: 'camel.zip' }], {
+        chunking: 'fixed',
+        embeddingModel: 'kbs-offline-hybrid-v1',
+        chunkSize: 64,
+        chunkOverlap: 8,
+      }),
+    );
+    expect(res.status).toBe(202);
+    const { uploadId } = (await json(res)).data;
+    const done = await waitFor(uploadId);
+    expect(done.config).toMatchObject({ chunking: 'fixed', chunk_size: 64, chunk_overlap: 8 });
+    const other = studio.services.apiKeys.create(studio.services.wallets.create('someone').address).key;
+    expect((await studio.api(`/v1/upload/${uploadId}`, { key: other })).status).toBe(404);
+  });
+});
