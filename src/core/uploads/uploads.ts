@@ -1,0 +1,195 @@
+import { rm } from 'node:fs/promises';
+import type { Upload, UploadConfig } from '../../shared/uploads';
+import { DomainError, Forbidden, InvalidInput } from '../errors';
+import { newId } from '../ids';
+import { IngestionFailed, UnsupportedEmbeddingModel } from '../ingest/errors';
+import { BULK_LIMITS, type IngestLimits } from '../ingest/limits';
+import type { IngestProgress } from '../ingest/pipeline';
+import type { IngestionService } from '../ingest/service';
+import { EMBEDDING_MODELS } from '../embed/models';
+import type { ListingService } from '../marketplace/listings';
+
+export type UploadRecord = Upload & { wallet: string };
+
+export interface UploadRepository {
+  insert(record: UploadRecord): void;
+  update(id: string, patch: Partial<Omit<UploadRecord, 'uploadId'>>): void;
+  findById(id: string): UploadRecord | undefined;
+  /** Uploads a previous process left queued or processing. */
+  unfinished(): UploadRecord[];
+}
+
+export interface AcceptUpload {
+  wallet: string;
+  config: UploadConfig;
+  /** The received files, already on disk in `dir`, which the job removes when it ends. */
+  files: { path: string; name: string }[];
+  dir: string;
+  /** A synchronous pre-check of archive contents (types, paths), so refusals come at upload time. */
+  precheck?: (files: { path: string; name: string }[]) => Promise<void>;
+}
+
+const PROGRESS_EVERY_MS = 250;
+
+/**
+ * Bulk uploads (POST /v1/upload): accepted at once (202), processed one at a time in the background,
+ * all or nothing, with progress and per-file results kept in the database.
+ */
+export class UploadService {
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly repo: UploadRepository,
+    private readonly listings: ListingService,
+    private readonly ingestion: IngestionService,
+    private readonly limits: IngestLimits = BULK_LIMITS,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Marks uploads interrupted by a crash or restart as failed, so the user knows to send them again. */
+  recoverInterrupted(): number {
+    const stale = this.repo.unfinished();
+    for (const u of stale) {
+      this.repo.update(u.uploadId, {
+        status: 'failed',
+        error: {
+          code: 'internal_error',
+          message:
+            'The upload was interrupted by a restart of the studio; nothing was stored. Upload it again.',
+        },
+        updatedAt: this.now().toISOString(),
+      });
+    }
+    return stale.length;
+  }
+
+  async accept(request: AcceptUpload): Promise<Upload> {
+    const { config, wallet } = request;
+    if (config.embedding_model && !(config.embedding_model in EMBEDDING_MODELS)) {
+      throw new UnsupportedEmbeddingModel(config.embedding_model, Object.keys(EMBEDDING_MODELS));
+    }
+    if (
+      config.chunk_size !== undefined &&
+      config.chunk_overlap !== undefined &&
+      config.chunk_overlap >= config.chunk_size
+    ) {
+      throw new InvalidInput('config.chunk_overlap: must be smaller than chunk_size.');
+    }
+    if (request.files.length === 0)
+      throw new InvalidInput('files: attach at least one ZIP archive in the `files` field.');
+    await request.precheck?.(request.files);
+
+    const listing = config.listing_id
+      ? this.listings.get(config.listing_id, { wallet })
+      : this.listings.create(
+          {
+            title: request.files[0]!.name.replace(/\.[^.]+$/, '') || 'Untitled knowledge base',
+            accessModel: 'one_time',
+            price: 0,
+            embeddingModel: config.embedding_model,
+          },
+          wallet,
+        );
+    if (listing.creatorWallet !== wallet)
+      throw new Forbidden(`Only the creator of listing '${listing.id}' may upload to it.`);
+    if (config.embedding_model && config.embedding_model !== listing.embeddingModel) {
+      if (listing.chunkCount > 0) {
+        throw new InvalidInput(
+          `config.embedding_model: listing '${listing.id}' already holds chunks embedded with ${listing.embeddingModel}; upload with that model or create a new listing.`,
+        );
+      }
+      this.listings.update(listing.id, { embeddingModel: config.embedding_model }, { wallet });
+    }
+
+    const at = this.now().toISOString();
+    const record: UploadRecord = {
+      uploadId: newId('upl'),
+      listingId: listing.id,
+      wallet,
+      status: 'queued',
+      config: {
+        ...config,
+        embedding_model: config.embedding_model ?? listing.embeddingModel,
+        listing_id: listing.id,
+      },
+      progress: { stage: 'queued', filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTotal: 0, chunks: 0 },
+      files: [],
+      documentCount: null,
+      chunkCount: null,
+      error: null,
+      createdAt: at,
+      updatedAt: at,
+    };
+    this.repo.insert(record);
+    this.queue = this.queue.then(() => this.process(record, request));
+    return strip(record);
+  }
+
+  get(id: string, wallet: string): Upload {
+    const record = this.repo.findById(id);
+    if (!record || record.wallet !== wallet)
+      throw new DomainError('not_found', `Upload '${id}' was not found.`);
+    return strip(record);
+  }
+
+  /** Resolves when every accepted upload so far has finished (tests, shutdown). */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
+  private async process(record: UploadRecord, request: AcceptUpload): Promise<void> {
+    const id = record.uploadId;
+    let lastWrite = 0;
+    const onProgress = (p: IngestProgress) => {
+      const t = Date.now();
+      if (t - lastWrite < PROGRESS_EVERY_MS && p.stage !== 'done') return;
+      lastWrite = t;
+      this.repo.update(id, { progress: { ...p }, updatedAt: this.now().toISOString() });
+    };
+    this.repo.update(id, { status: 'processing', updatedAt: this.now().toISOString() });
+    try {
+      const result = await this.ingestion.run({
+        listingId: record.listingId,
+        inputs: request.files,
+        chunking: {
+          strategy: request.config.chunking,
+          chunkSize: request.config.chunk_size,
+          chunkOverlap: request.config.chunk_overlap,
+        },
+        csvRequiredColumns: request.config.required_columns,
+        atomic: true,
+        limits: this.limits,
+        viewer: { wallet: record.wallet },
+        onProgress,
+      });
+      this.repo.update(id, {
+        status: 'completed',
+        files: result.documents,
+        documentCount: result.documentCount,
+        chunkCount: result.chunkCount,
+        updatedAt: this.now().toISOString(),
+      });
+    } catch (err) {
+      const error =
+        err instanceof DomainError
+          ? { code: err.code, message: err.message }
+          : {
+              code: 'internal_error',
+              message: `The upload failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
+            };
+      this.repo.update(id, {
+        status: 'failed',
+        error,
+        ...(err instanceof IngestionFailed ? { files: err.outcomes } : {}),
+        updatedAt: this.now().toISOString(),
+      });
+    } finally {
+      await rm(request.dir, { recursive: true, force: true });
+    }
+  }
+}
+
+function strip(record: UploadRecord): Upload {
+  const { wallet: _wallet, ...upload } = record;
+  return upload;
+}
