@@ -52,7 +52,10 @@ export function cohereEmbedder(options: CohereEmbedderOptions): Embedder {
         apiKey,
         headers: { 'X-Client-Name': 'kb-studio' },
         body: { model, texts, input_type: INPUT_TYPE[kind], embedding_types: ['float'], truncate: 'END' },
-        errorMessage: (body) => (body as { message?: unknown } | null)?.message as string,
+        errorMessage: (body) => {
+          const message = (body as { message?: unknown } | null)?.message;
+          return typeof message === 'string' ? message : undefined;
+        },
         keyHint: COHERE_KEY_HINT,
       },
       options,

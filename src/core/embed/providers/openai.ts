@@ -69,7 +69,7 @@ export function openAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
           encoding_format: 'float',
           ...(options.dimensions !== undefined && { dimensions: options.dimensions }),
         },
-        errorMessage: (body) => (body as { error?: { message?: unknown } } | null)?.error?.message as string,
+        errorMessage: openAiErrorMessage,
         keyHint: OPENAI_KEY_HINT,
       },
       options,
@@ -136,6 +136,13 @@ export async function* planRequests(
     yield [start, end];
     start = end;
   }
+}
+
+/** OpenAI's `{ error: { message } }`; compatible servers also send `{ error: '…' }` or `{ message }`. */
+function openAiErrorMessage(body: unknown): string | undefined {
+  const b = body as { error?: { message?: unknown } | string; message?: unknown } | null;
+  const candidates = [typeof b?.error === 'object' ? b.error?.message : b?.error, b?.message];
+  return candidates.find((m): m is string => typeof m === 'string' && m !== '');
 }
 
 function tooLong(model: string, total: number, position: number, text: string): Error {
