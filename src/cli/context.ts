@@ -19,7 +19,7 @@ export async function withServices(
   run: (ctx: CommandContext) => unknown | Promise<unknown>,
 ) {
   const globals = command.optsWithGlobals<GlobalOptions>();
-  const services = openServices(resolveDataDir(globals.dataDir));
+  const services = openServices(resolveDataDir(globals.dataDir), { environment: process.env });
   try {
     await run({ services, out: createOutput(Boolean(globals.json)) });
   } finally {

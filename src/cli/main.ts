@@ -5,6 +5,7 @@ import { keysCommand } from './commands/keys';
 import { listingsCommand } from './commands/listings';
 import { queryCommand } from './commands/query';
 import { serveCommand } from './commands/serve';
+import { settingsCommand } from './commands/settings';
 import { walletCommand } from './commands/wallet';
 import { reportError } from './output';
 import { packageVersion } from './version';
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   walletCommand(program);
   listingsCommand(program);
   ingestCommand(program);
+  settingsCommand(program);
   queryCommand(program);
   evalCommand(program);
   for (const command of program.commands) {

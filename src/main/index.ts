@@ -65,6 +65,7 @@ if (!app.requestSingleInstanceLock()) {
 
 async function startStudio(): Promise<RunningStudio> {
   const services = openServices(app.getPath('userData'), {
+    environment: process.env,
     secretBox: chooseSecretBox(safeStorage, process.platform, log),
     nativeBinding: resolveNativeBinding({
       isPackaged: app.isPackaged,

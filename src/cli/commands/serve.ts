@@ -30,7 +30,7 @@ export function serveCommand(program: Command): void {
         throw new InvalidInput(`--port: '${opts.port}' is not a port number (0-65535).`);
       }
       const dataDir = resolveDataDir(globals.dataDir);
-      const services = openServices(dataDir);
+      const services = openServices(dataDir, { environment: process.env });
       const server = createServer({
         services,
         studioToken: randomBytes(32).toString('base64url'),

@@ -1,0 +1,45 @@
+import type { Command } from 'commander';
+import { checkSetting, describeSettings } from '../../core/settings';
+import { table } from '../output';
+import { withServices } from '../context';
+
+export function settingsCommand(program: Command): void {
+  const settings = program
+    .command('settings')
+    .description('embedding provider keys, Solana RPC, hosted service URL');
+
+  settings
+    .command('show')
+    .description('show every setting (secrets masked) and where its value comes from')
+    .action((_opts: unknown, cmd: Command) =>
+      withServices(cmd, ({ services, out }) => {
+        const views = describeSettings(services.settings.all(), services.environment);
+        out.result(views, () =>
+          table(
+            ['KEY', 'VALUE', 'FROM', 'WHAT'],
+            views.map((v) => [v.key, v.value ?? '-', v.source, v.description]),
+          ),
+        );
+      }),
+    );
+
+  settings
+    .command('set')
+    .description('store a setting (environment variables still override it)')
+    .argument('<key>', 'e.g. openai.apiKey')
+    .argument('<value>')
+    .action((key: string, value: string, _opts: unknown, cmd: Command) =>
+      withServices(cmd, ({ services, out }) => {
+        const checked = checkSetting(key, value);
+        services.settings.set(checked, value);
+        const view = describeSettings(services.settings.all(), services.environment).find(
+          (v) => v.key === checked,
+        )!;
+        out.result(view, () =>
+          view.source === 'environment'
+            ? `Stored ${checked}, but the environment overrides it while it is set.`
+            : `Stored ${checked}.`,
+        );
+      }),
+    );
+}

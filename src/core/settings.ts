@@ -1,0 +1,105 @@
+import { InvalidInput } from './errors';
+
+/** A setting the user can store (`kbstudio settings set`) and the environment can override (DESIGN §8). */
+interface SettingDefinition {
+  env: string;
+  secret: boolean;
+  description: string;
+  validate?: (value: string) => string | undefined;
+}
+
+const url = (value: string) => {
+  try {
+    const u = new URL(value);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? undefined : 'must be an http(s) URL';
+  } catch {
+    return 'must be an http(s) URL';
+  }
+};
+
+export const SETTINGS = {
+  'openai.apiKey': {
+    env: 'OPENAI_API_KEY',
+    secret: true,
+    description: 'OpenAI API key for text-embedding-3-*',
+  },
+  'openai.baseUrl': {
+    env: 'OPENAI_BASE_URL',
+    secret: false,
+    description: 'OpenAI-compatible API base URL',
+    validate: url,
+  },
+  'cohere.apiKey': { env: 'COHERE_API_KEY', secret: true, description: 'Cohere API key for embed-*-v3.0' },
+  'cohere.baseUrl': {
+    env: 'COHERE_BASE_URL',
+    secret: false,
+    description: 'Cohere API base URL',
+    validate: url,
+  },
+  'solana.rpcUrl': {
+    env: 'SOLANA_RPC_URL',
+    secret: false,
+    description: 'Solana JSON-RPC URL (devnet during the beta)',
+    validate: url,
+  },
+  'solana.programId': { env: 'KBSTUDIO_PROGRAM_ID', secret: false, description: 'Marketplace program ID' },
+  'hosted.url': {
+    env: 'KBSTUDIO_HOSTED_URL',
+    secret: false,
+    description: 'Hosted marketplace /v1 base URL',
+    validate: url,
+  },
+} as const satisfies Record<string, SettingDefinition>;
+
+export type SettingKey = keyof typeof SETTINGS;
+export type Settings = Partial<Record<SettingKey, string>>;
+
+export interface SettingView {
+  key: SettingKey;
+  value: string | null;
+  source: 'environment' | 'stored' | 'unset';
+  description: string;
+}
+
+export function checkSetting(key: string, value: string): SettingKey {
+  if (!Object.hasOwn(SETTINGS, key)) {
+    throw new InvalidInput(`key: '${key}' is not a setting. Settings: ${Object.keys(SETTINGS).join(', ')}.`);
+  }
+  const definition: SettingDefinition = SETTINGS[key as SettingKey];
+  const problem = definition.validate?.(value);
+  if (problem) throw new InvalidInput(`${key}: ${problem}.`);
+  return key as SettingKey;
+}
+
+/** Stored settings with the environment applied on top; read once at the edge and passed in. */
+export function effectiveSettings(
+  stored: Record<string, string>,
+  env: Record<string, string | undefined>,
+): Settings {
+  const out: Settings = {};
+  for (const [key, def] of Object.entries(SETTINGS) as [SettingKey, SettingDefinition][]) {
+    const value = env[def.env] || stored[key];
+    if (value) out[key] = value;
+  }
+  return out;
+}
+
+/** What `settings show` prints: secrets masked, with where each value comes from. */
+export function describeSettings(
+  stored: Record<string, string>,
+  env: Record<string, string | undefined>,
+): SettingView[] {
+  return (Object.entries(SETTINGS) as [SettingKey, SettingDefinition][]).map(([key, def]) => {
+    const fromEnv = env[def.env];
+    const value = fromEnv || stored[key];
+    return {
+      key,
+      value: value ? (def.secret ? mask(value) : value) : null,
+      source: fromEnv ? 'environment' : value ? 'stored' : 'unset',
+      description: def.description,
+    };
+  });
+}
+
+const mask = (secret: string) =>
+  secret.length <= 8 ? '••••' : `${secret.slice(0, 3)}••••${secret.slice(-4)}`;

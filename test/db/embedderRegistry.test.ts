@@ -1,0 +1,68 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
+import { openServices, type StudioServices } from '../../src/db/services';
+import { OPENAI_TEST_KEY, startFakeOpenAi } from '../helpers/fakeProviders';
+import type { FakeServer } from '../helpers/fakeProviders/server';
+import { tempDir } from '../helpers/studio';
+
+let openai: FakeServer;
+const dir = tempDir();
+beforeAll(async () => {
+  openai = await startFakeOpenAi();
+});
+afterAll(async () => {
+  await openai.close();
+  dir.remove();
+});
+
+function studioWith(environment: Record<string, string>): StudioServices {
+  return openServices(join(dir.path, `data-${Math.random().toString(36).slice(2)}`), { environment });
+}
+
+async function ingestInto(services: StudioServices) {
+  const listing = services.listings.create(
+    { title: 'Hosted', accessModel: 'one_time', price: 1, embeddingModel: 'text-embedding-3-small' },
+    services.wallets.defaultWallet().address,
+  );
+  const file = join(dir.path, 'doc.md');
+  writeFileSync(file, '# Title\n\nSome text to embed with a hosted model.\n');
+  return services.ingestion.run({
+    listingId: listing.id,
+    inputs: [{ path: file }],
+    atomic: false,
+    limits: STUDIO_LIMITS,
+  });
+}
+
+describe('the embedder registry', () => {
+  it('embeds with the hosted model through the settings, environment first', async () => {
+    const services = studioWith({ OPENAI_API_KEY: OPENAI_TEST_KEY });
+    try {
+      services.settings.set('openai.baseUrl', `${openai.url}/v1`);
+      const before = openai.requests.length;
+      const result = await ingestInto(services);
+      expect(result.documents[0]).toMatchObject({ status: 'ingested' });
+      const sent = openai.requests.slice(before);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]!.headers.authorization).toBe(`Bearer ${OPENAI_TEST_KEY}`);
+    } finally {
+      services.close();
+    }
+  });
+
+  it('rejects the documents with embedding_provider_unavailable when no key is set, saying where to set it', async () => {
+    const services = studioWith({});
+    try {
+      const result = await ingestInto(services);
+      expect(result.documents[0]).toMatchObject({
+        status: 'rejected',
+        error: { code: 'embedding_provider_unavailable' },
+      });
+      expect(result.documents[0]!.error!.message).toMatch(/OPENAI_API_KEY/);
+    } finally {
+      services.close();
+    }
+  });
+});
