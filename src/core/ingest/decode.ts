@@ -17,15 +17,19 @@ export function decodeText(bytes: Uint8Array, declared?: string): string {
     if (bom.every((b, i) => bytes[i] === b))
       return iconv.decode(Buffer.from(bytes.subarray(bom.length)), encoding);
   }
-  if (declared && iconv.encodingExists(declared)) {
-    const normalized = declared.toLowerCase().replace(/^(iso-8859-1|latin1|us-ascii|ascii)$/, 'windows-1252');
-    return iconv.decode(Buffer.from(bytes), normalized);
-  }
+  if (declared && iconv.encodingExists(declared)) return iconv.decode(Buffer.from(bytes), asWhatwg(declared));
   const utf8 = tryUtf8(bytes);
   if (utf8 !== undefined) return utf8;
-  const guess = chardet.detect(bytes);
-  return iconv.decode(Buffer.from(bytes), guess && iconv.encodingExists(guess) ? guess : 'windows-1252');
+  // Not UTF-8, so a UTF-8 or ASCII guess is wrong; without a better one, windows-1252 is the commonest legacy charset.
+  const guess = chardet
+    .analyse(bytes)
+    .find((c) => !/^(utf-8|ascii)$/i.test(c.name) && c.confidence >= 10 && iconv.encodingExists(c.name));
+  return iconv.decode(Buffer.from(bytes), guess ? asWhatwg(guess.name) : 'windows-1252');
 }
+
+/** As browsers do (WHATWG Encoding): Latin-1 and ASCII labels mean windows-1252, which adds € and curly quotes. */
+const asWhatwg = (label: string) =>
+  label.toLowerCase().replace(/^(iso-8859-1|latin1|us-ascii|ascii)$/, 'windows-1252');
 
 function tryUtf8(bytes: Uint8Array): string | undefined {
   try {

@@ -7,7 +7,7 @@ import { flattenFields, isPlainObject, MAX_NESTING, nestingDepth, toMetadata } f
 const MAX_ALIAS_COUNT = 100;
 
 const LANGUAGE_FENCE = /^---([A-Za-z][\w-]*)[ \t]*\r?\n/;
-const CLOSING_FENCE = /^(---|\.\.\.)[ \t]*\r?$/m;
+const CLOSING_FENCE = /^---[ \t]*\r?$/m;
 
 /**
  * gray-matter's `---js` / `---coffee` front matter is code, run when read: it is refused, never evaluated.

@@ -142,6 +142,14 @@ describe('parseJson refusals', () => {
     );
   });
 
+  it('refuses an item nested deeper than 64 levels, which could not be stored as JSON metadata', async () => {
+    const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+
+    await expect(json(`[{"text": "ok"}, {"text": "x", "nested": ${deep}}]`, 'deep.json')).rejects.toThrow(
+      'deep.json: item 1 (0-based) nests more than 64 levels deep.',
+    );
+  });
+
   it('refuses a top-level scalar and an empty file', async () => {
     await expect(json('"just text"', 'scalar.json')).rejects.toThrow(
       'scalar.json: expected an array of objects or a single object, found a string.',

@@ -229,6 +229,14 @@ describe('parseMarkdown front matter', () => {
     expect(performance.now() - started).toBeLessThan(2000);
   });
 
+  it('refuses front matter nested deeper than 64 levels before the YAML parser recurses into it', async () => {
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+
+    await expect(markdown(`---\nlevels: ${deep}\n---\nBody\n`, 'deep.md')).rejects.toThrow(
+      'deep.md: front matter starting at line 1 nests more than 64 levels deep.',
+    );
+  });
+
   it('never runs ---js front matter: it is refused', async () => {
     const globals = globalThis as { frontMatterRan?: boolean };
     const source =
@@ -245,6 +253,14 @@ describe('parseMarkdown front matter', () => {
 
     expect(doc.metadata).toEqual({ title: 'Tagged' });
     expect(doc.sections).toEqual([{ text: 'Body text.', metadata: {} }]);
+  });
+});
+
+describe('parseMarkdown limits', () => {
+  it('refuses a document nested too deeply for the stack instead of crashing', async () => {
+    await expect(markdown(`${'<div>'.repeat(50_000)}text\n`, 'nested.md')).rejects.toThrow(
+      'nested.md: the document nests too deeply to be read (block quotes, lists, emphasis or HTML thousands of levels deep).',
+    );
   });
 });
 
