@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { credentialsCommand } from './commands/credentials';
 import { evalCommand } from './commands/eval';
 import { ingestCommand } from './commands/ingest';
 import { keysCommand } from './commands/keys';
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   keysCommand(program);
   walletCommand(program);
   listingsCommand(program);
+  credentialsCommand(program);
   ingestCommand(program);
   settingsCommand(program);
   queryCommand(program);

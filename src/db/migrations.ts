@@ -214,6 +214,29 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'marketplace ledger: test grants, signed messages, listing earnings',
+    up: `
+      -- Test grants are signed by the listing's creator and paid by nobody: their debits earn nothing.
+      ALTER TABLE credentials ADD COLUMN test_grant INTEGER NOT NULL DEFAULT 0;
+
+      -- The canonical message each signature covers, so every entry can be verified again later;
+      -- a signed instruction is accepted once.
+      ALTER TABLE ledger_entries ADD COLUMN message TEXT;
+      CREATE UNIQUE INDEX ledger_entries_signature ON ledger_entries (signature) WHERE signature IS NOT NULL;
+
+      -- What each listing has earned (paid purchases + per-query debits) and paid out to its creator.
+      CREATE TABLE listing_earnings (
+        listing_id TEXT PRIMARY KEY REFERENCES listings (id) ON DELETE CASCADE,
+        earned_lamports INTEGER NOT NULL DEFAULT 0 CHECK (earned_lamports >= 0),
+        withdrawn_lamports INTEGER NOT NULL DEFAULT 0
+          CHECK (withdrawn_lamports >= 0 AND withdrawn_lamports <= earned_lamports)
+      );
+
+      CREATE INDEX used_signatures_expiry ON used_signatures (expires_at);
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,21 +1,36 @@
 import { join } from 'node:path';
 import { cachedEmbedder } from '../core/embed/cachedEmbedder';
 import type { Embedder } from '../core/embed/embedder';
-import { EmbeddingModelUnavailable } from '../core/embed/errors';
+import { UnsupportedEmbeddingModel } from '../core/embed/errors';
+import { EMBEDDING_MODELS } from '../core/embed/models';
 import { OFFLINE_MODEL, offlineGloveEmbedder } from '../core/embed/offlineGlove';
+import { HOSTED_MODELS, hostedEmbedder, isHostedModel } from '../core/embed/providers';
+import { effectiveSettings, type Settings } from '../core/settings';
 import { IngestionService } from '../core/ingest/service';
+import { authorizeRetrieval } from '../core/retrieve/access';
 import { RetrievalService } from '../core/retrieve/service';
 import { ApiKeyService } from '../core/keys/apiKeys';
+import { WalletSignatureAuth } from '../core/auth/walletSignature';
+import { CredentialService } from '../core/marketplace/credentials';
+import type { Ledger, PdaDeriver } from '../core/marketplace/ledger/ledger';
+import { LocalLedger } from '../core/marketplace/ledger/local';
+import { SolanaLedger } from '../core/marketplace/ledger/solana';
 import { ListingService } from '../core/marketplace/listings';
+import { PublishingService } from '../core/marketplace/publishing';
+import { SolanaProgramClient } from '../core/marketplace/solana/client';
+import { credentialPda, listingPda, resolveProgramId } from '../core/marketplace/solana/pda';
 import { UploadService } from '../core/uploads/uploads';
 import { plainSecretBox, WalletService, type SecretBox } from '../core/wallets/wallets';
 import { openDataDir, type Db, type OpenOptions } from './open';
 import { SqliteApiKeyRepository } from './repositories/apiKeys';
+import { SqliteCredentialRepository } from './repositories/credentials';
 import { SqliteEmbeddingCache } from './repositories/embeddingCache';
 import { SqliteKnowledgeBaseStore } from './repositories/knowledgeBase';
+import { SqliteLedgerRepository } from './repositories/ledger';
 import { SqliteListingRepository } from './repositories/listings';
 import { SqliteSearchRepository } from './repositories/search';
 import { SqliteSettingsRepository } from './repositories/settings';
+import { SqliteUsedSignatureRepository } from './repositories/signatures';
 import { SqliteUploadRepository } from './repositories/uploads';
 import { SqliteWalletRepository } from './repositories/wallets';
 
@@ -27,15 +42,24 @@ export interface StudioServices {
   apiKeys: ApiKeyService;
   wallets: WalletService;
   settings: SqliteSettingsRepository;
+  /** The environment overrides this process was started with. */
+  environment: Record<string, string | undefined>;
   knowledgeBase: SqliteKnowledgeBaseStore;
   ingestion: IngestionService;
   uploads: UploadService;
   retrieval: RetrievalService;
+  /** The marketplace ledger: local (SQLite) by default, the Solana program when `solana.rpcUrl` is set. */
+  ledger: Ledger;
+  credentials: CredentialService;
+  publishing: PublishingService;
+  walletAuth: WalletSignatureAuth;
   embedderFor(model: string): Embedder;
   close(): void;
 }
 
 export interface ServicesOptions extends OpenOptions {
+  /** Environment variables that override stored settings (DESIGN §8); the CLI and the app pass process.env. */
+  environment?: Record<string, string | undefined>;
   secretBox?: SecretBox;
   now?: () => Date;
   /** Replaces the embedder registry (tests use small deterministic models). */
@@ -47,35 +71,94 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
   const now = options.now ?? (() => new Date());
   const listings = new ListingService(new SqliteListingRepository(db), now);
   const knowledgeBase = new SqliteKnowledgeBaseStore(db, options.nativeBinding);
-  const embedderFor = options.embedderFor ?? embedderRegistry(db);
+  const settings = new SqliteSettingsRepository(db);
+  const environment = options.environment ?? {};
+  const embedderFor =
+    options.embedderFor ?? embedderRegistry(db, () => effectiveSettings(settings.all(), environment));
   const ingestion = new IngestionService(listings, knowledgeBase, embedderFor, join(dataDir, 'tmp'));
   const uploads = new UploadService(new SqliteUploadRepository(db), listings, ingestion, undefined, now);
   uploads.recoverInterrupted();
+  const wallets = new WalletService(new SqliteWalletRepository(db), options.secretBox ?? plainSecretBox, now);
+  const credentialRepo = new SqliteCredentialRepository(db);
+  const local = new LocalLedger({
+    credentials: credentialRepo,
+    entries: new SqliteLedgerRepository(db),
+    listings,
+    pdas: pdaDeriver(() => effectiveSettings(settings.all(), environment)['solana.programId']),
+    now,
+  });
+  const marketplace = effectiveSettings(settings.all(), environment);
+  const rpcUrl = marketplace['solana.rpcUrl'];
+  let client: SolanaProgramClient | undefined;
+  // With an RPC URL the program on chain is the ledger; the local one keeps the studio's records.
+  const ledger: Ledger = rpcUrl
+    ? new SolanaLedger({
+        client: () =>
+          (client ??= new SolanaProgramClient({
+            rpcUrl,
+            programId: resolveProgramId(marketplace['solana.programId']),
+            now,
+          })),
+        local,
+        credentials: credentialRepo,
+        listings,
+        signer: wallets,
+      })
+    : local;
+  const credentials = new CredentialService(credentialRepo, listings, ledger, wallets, now);
   return {
     dataDir,
     db,
     listings,
     apiKeys: new ApiKeyService(new SqliteApiKeyRepository(db), now),
-    wallets: new WalletService(new SqliteWalletRepository(db), options.secretBox ?? plainSecretBox, now),
-    settings: new SqliteSettingsRepository(db),
+    wallets,
+    settings,
+    environment,
     knowledgeBase,
     ingestion,
     uploads,
-    retrieval: new RetrievalService(listings, new SqliteSearchRepository(db), embedderFor, { now }),
+    retrieval: new RetrievalService(listings, new SqliteSearchRepository(db), embedderFor, {
+      now,
+      authorize: (listing, viewer) =>
+        authorizeRetrieval(listing, viewer, (l, wallet) => credentials.heldAccess(l, wallet)),
+    }),
+    ledger,
+    credentials,
+    publishing: new PublishingService(listings, ledger, wallets),
+    walletAuth: new WalletSignatureAuth(new SqliteUsedSignatureRepository(db), now),
     embedderFor,
     close: () => db.close(),
   };
 }
 
-/** The models this build can embed with; vectors of documents are cached by content hash. */
-function embedderRegistry(db: Db): (model: string) => Embedder {
+/**
+ * The embedder of each model; document vectors are cached by content hash. Hosted providers read
+ * their keys when used, so a key set in Settings takes effect without a restart.
+ */
+function embedderRegistry(db: Db, settings: () => Settings): (model: string) => Embedder {
   const cache = new SqliteEmbeddingCache(db);
   const offline = cachedEmbedder(offlineGloveEmbedder(), cache, { batchSize: 512 });
   return (model) => {
     if (model === OFFLINE_MODEL.id) return offline;
-    throw new EmbeddingModelUnavailable(
-      model,
-      'this build cannot call hosted embedding providers yet. Upload pre-built embeddings (JSONL) for this model, or use the offline model.',
-    );
+    if (!isHostedModel(model)) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));
+    const s = settings();
+    const inner = hostedEmbedder(model, {
+      openaiApiKey: s['openai.apiKey'],
+      openaiBaseUrl: s['openai.baseUrl'],
+      cohereApiKey: s['cohere.apiKey'],
+      cohereBaseUrl: s['cohere.baseUrl'],
+    });
+    // OpenAI requests are bounded by a token budget; Cohere takes 96 texts per request.
+    return cachedEmbedder(inner, cache, { batchSize: HOSTED_MODELS[model] === 'openai' ? 2048 : 96 });
+  };
+}
+
+/** PDAs under the configured program ID, read when used so a changed setting applies at once. */
+function pdaDeriver(programId: () => string | undefined): PdaDeriver {
+  return {
+    listing: (creator, listingId) =>
+      listingPda(resolveProgramId(programId()), creator, listingId)[0].toBase58(),
+    credential: (listing, holder) =>
+      credentialPda(resolveProgramId(programId()), listing, holder)[0].toBase58(),
   };
 }

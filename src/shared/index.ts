@@ -3,3 +3,4 @@ export * from './pagination';
 export * from './listings';
 export * from './studio';
 export * from './uploads';
+export * from './retrieval';

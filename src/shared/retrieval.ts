@@ -10,7 +10,17 @@ export const FILTER_VALUES_MAX = 1_000;
 export const RETRIEVAL_MODES = ['hybrid', 'dense', 'lexical'] as const;
 export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
 
-export const FILTER_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists'] as const;
+export const FILTER_OPERATORS = [
+  '$eq',
+  '$ne',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$in',
+  '$nin',
+  '$exists',
+] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -29,14 +39,18 @@ const scalarList = z
 export const FilterOperatorsSchema = z
   .strictObject(
     {
-      $eq: scalar.optional().meta({ description: 'Equal (an array value matches when any element is equal).' }),
+      $eq: scalar
+        .optional()
+        .meta({ description: 'Equal (an array value matches when any element is equal).' }),
       $ne: scalar.optional().meta({ description: 'Not equal; also matches chunks without the key.' }),
       $gt: bound.optional(),
       $gte: bound.optional(),
       $lt: bound.optional(),
       $lte: bound.optional(),
       $in: scalarList.optional().meta({ description: 'Equal to one of the values.' }),
-      $nin: scalarList.optional().meta({ description: 'Equal to none of the values (or the key is absent).' }),
+      $nin: scalarList
+        .optional()
+        .meta({ description: 'Equal to none of the values (or the key is absent).' }),
       $exists: z
         .boolean({ error: 'expected true or false' })
         .optional()
@@ -58,10 +72,12 @@ export const FilterOperatorsSchema = z
 function filterValueError(issue: { input?: unknown; errors?: { path: PropertyKey[]; message: string }[][] }) {
   const { input } = issue;
   if (input === null) return 'null cannot be matched; use {"$exists": false} for chunks without this key';
-  if (Array.isArray(input)) return 'an array cannot be matched exactly; use {"$in": [...]} to match any of several values';
+  if (Array.isArray(input))
+    return 'an array cannot be matched exactly; use {"$in": [...]} to match any of several values';
   if (isPlainObject(input)) {
     const inner = issue.errors?.at(-1)?.[0];
-    if (inner) return inner.path.length > 0 ? `${inner.path.map(String).join('.')}: ${inner.message}` : inner.message;
+    if (inner)
+      return inner.path.length > 0 ? `${inner.path.map(String).join('.')}: ${inner.message}` : inner.message;
   }
   return 'expected a string, number or boolean (exact match) or an operator object such as {"$gte": 2}';
 }
@@ -70,22 +86,17 @@ export const FilterValueSchema = z.union([z.string(), z.number(), z.boolean(), F
   error: filterValueError,
 });
 
+const filterKey = z.string().refine((key) => !key.startsWith('$'), {
+  error: (issue) =>
+    `'${String(issue.input)}' is not a metadata key; logical operators are not supported (the keys of filters are ANDed)`,
+});
+
 export const FiltersSchema = z
-  .record(z.string(), FilterValueSchema)
-  .superRefine((filters, ctx) => {
-    const keys = Object.keys(filters);
-    if (keys.length > FILTER_KEYS_MAX) {
-      ctx.addIssue({ code: 'custom', message: `at most ${FILTER_KEYS_MAX} keys`, path: [] });
-    }
-    for (const key of keys) {
-      if (key.startsWith('$')) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [key],
-          message: `'${key}' is not a metadata key; logical operators are not supported (the keys of filters are ANDed)`,
-        });
-      }
-    }
+  .record(filterKey, FilterValueSchema, {
+    error: (issue) => (issue.code === 'invalid_key' ? issue.issues?.[0]?.message : undefined),
+  })
+  .refine((filters) => Object.keys(filters).length <= FILTER_KEYS_MAX, {
+    error: `at most ${FILTER_KEYS_MAX} keys`,
   })
   .meta({
     id: 'Filters',
@@ -100,6 +111,7 @@ export const RetrieveRequestSchema = z
     listingId: z.string().min(1).max(100).meta({ description: 'Listing to query.' }),
     query: z
       .string()
+      .min(1, { error: 'must not be empty' })
       .max(QUERY_MAX_CHARS)
       .refine((q) => q.trim().length > 0, { error: 'must not be empty' })
       .meta({ description: `Natural-language search query, 1..${QUERY_MAX_CHARS} characters.` }),

@@ -6,13 +6,9 @@ export const CHUNKING_STRATEGIES = ['recursive', 'fixed', 'sentence', 'markdown'
 export const UploadConfigSchema = z
   .object({
     chunking: z.enum(CHUNKING_STRATEGIES).default('recursive'),
-    embedding_model: z
-      .string()
-      .min(1)
-      .optional()
-      .meta({
-        description: "A model of the spec §2 table, or the offline default. Default: the listing's model.",
-      }),
+    embedding_model: z.string().min(1).optional().meta({
+      description: "A model of the spec §2 table, or the offline default. Default: the listing's model.",
+    }),
     listing_id: z
       .string()
       .min(1)

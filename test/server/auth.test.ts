@@ -59,6 +59,8 @@ describe('API key authentication', () => {
     expect((await studio.api('/v1/listings', { key })).status).toBe(200);
     expect(studio.services.apiKeys.list().find((k) => k.id === keyId)?.lastUsedAt).not.toBeNull();
   });
-  it('says plainly that wallet-signature auth is not available yet', () =>
-    expect401({ Authorization: 'Wallet abc:def:123' }, /Wallet-signature authentication is not enabled/));
+  it('refuses a malformed wallet signature with a 401 (valid ones are tested in walletAuth.test.ts)', async () => {
+    await expect401({ Authorization: 'Wallet' }, /Malformed.*Wallet <address>/);
+    await expect401({ Authorization: 'Wallet abc:def:123' }, /./);
+  });
 });

@@ -44,7 +44,10 @@ export function evalCommand(program: Command): void {
         const ingested = listing.chunkCount === 0 ? await ingestCorpus(services, listing.id, dir, out) : null;
 
         const [queries, qrels] = await Promise.all([readQueries(dir), readQrels(dir)]);
-        out.info(`Running ${queries.length} queries (${mode})…`);
+        const judged = queries.filter((q) => qrels.has(q.id)).length;
+        out.info(
+          `Running ${judged} judged queries (${mode}; ${queries.length - judged} without judgments skipped)…`,
+        );
         let chunksSeen = 0;
         let chunksMapped = 0;
         const report = await evaluate({
@@ -69,7 +72,10 @@ export function evalCommand(program: Command): void {
         const summary = summarize(report, listing.id, mode, ingested);
         out.result(out.json ? { ...summary, perQuery: perQueryOf(report) } : summary, () =>
           Object.entries(summary)
-            .map(([key, value]) => `${key.padEnd(14)} ${typeof value === 'object' ? JSON.stringify(value) : value}`)
+            .map(
+              ([key, value]) =>
+                `${key.padEnd(14)} ${typeof value === 'object' ? JSON.stringify(value) : value}`,
+            )
             .join('\n'),
         );
       }),

@@ -139,11 +139,43 @@ export function listingsCommand(program: Command): void {
   listings
     .command('publish')
     .argument('<id>', 'listing id')
-    .description('publish a draft listing')
+    .description("publish a listing: create_listing signed by the creator's wallet, PDA recorded")
     .action((id: string, _flags: unknown, cmd: Command) =>
-      withServices(cmd, ({ services, out }) => {
-        const published = services.listings.publish(id, 'studio');
-        out.result(published, () => `Published.\n${describe(published)}`);
+      withServices(cmd, async ({ services, out }) => {
+        const published = await services.publishing.publish(id);
+        out.result(
+          published,
+          () => `Published.\n${describe(published)}\n  PDA:             ${published.pdaAddress}`,
+        );
+      }),
+    );
+
+  listings
+    .command('earnings')
+    .argument('<id>', 'listing id')
+    .description('what a listing has earned, withdrawn and can withdraw')
+    .action((id: string, _flags: unknown, cmd: Command) =>
+      withServices(cmd, async ({ services, out }) => {
+        const e = await services.publishing.earnings(id);
+        out.result(
+          e,
+          () => `earned ${e.earned} SOL, withdrawn ${e.withdrawn} SOL, withdrawable ${e.withdrawable} SOL`,
+        );
+      }),
+    );
+
+  listings
+    .command('withdraw')
+    .argument('<id>', 'listing id')
+    .description('withdraw exactly the withdrawable earnings (withdraw_earnings signed by the creator)')
+    .action((id: string, _flags: unknown, cmd: Command) =>
+      withServices(cmd, async ({ services, out }) => {
+        const w = await services.publishing.withdraw(id);
+        out.result(w, () =>
+          w.amount > 0
+            ? `Withdrew ${w.amount} SOL from ${w.listingId}.`
+            : `Nothing to withdraw from ${w.listingId}.`,
+        );
       }),
     );
 }

@@ -1,4 +1,9 @@
-import { filterNumber, type FieldFilter, type FilterCondition, type FilterScalar } from '../../core/retrieve/filters';
+import {
+  filterNumber,
+  type FieldFilter,
+  type FilterCondition,
+  type FilterScalar,
+} from '../../core/retrieve/filters';
 import type { LexicalStats } from '../../core/retrieve/scoring';
 import type {
   DenseHit,
@@ -8,6 +13,7 @@ import type {
   StoredChunk,
 } from '../../core/retrieve/searchIndex';
 import type { Db } from '../open';
+import { applyQueryCharge } from './credentials';
 
 interface Sql {
   sql: string;
@@ -46,18 +52,25 @@ export class SqliteSearchRepository implements SearchIndex {
 
   lexicalScores(phrases: string[], ids: number[]): LexicalHit[] {
     if (phrases.length === 0 || ids.length === 0) return [];
-    return this.db
-      .prepare(
-        `SELECT rowid AS id, -bm25(chunks_fts) AS bm25 FROM chunks_fts
-        WHERE chunks_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
-      )
-      .all(phrases.join(' OR '), idsParam(ids)) as LexicalHit[];
+    return (
+      this.db
+        // `+rowid`: a plain rowid constraint would make FTS5 rerun the whole query once per id.
+        .prepare(
+          `SELECT rowid AS id, -bm25(chunks_fts) AS bm25 FROM chunks_fts
+        WHERE chunks_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))`,
+        )
+        .all(phrases.join(' OR '), idsParam(ids)) as LexicalHit[]
+    );
   }
 
   lexicalStats(phrases: string[]): LexicalStats {
-    const count = this.db.prepare(`SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?`).pluck();
     const rows = this.db.prepare(`SELECT count(*) FROM chunks`).pluck().get() as number;
-    return { rows, docFreq: phrases.map((p) => count.get(p) as number) };
+    // Counting stops at half the rows: past that a phrase has no weight, and the exact count is not needed.
+    const cap = Math.ceil(rows / 2);
+    const count = this.db
+      .prepare(`SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)`)
+      .pluck();
+    return { rows, docFreq: phrases.map((p) => count.get(p, cap) as number) };
   }
 
   denseSearch(
@@ -74,28 +87,29 @@ export class SqliteSearchRepository implements SearchIndex {
         .prepare(`SELECT rowid AS id, distance FROM ${table} WHERE embedding MATCH ? AND k = ?`)
         .all(vectorParam(vector), limit) as DenseHit[];
     }
-    // sqlite-vec's KNN cannot take arbitrary conditions, so a filtered search is exact over the chunks
-    // that pass the filter: topK results whenever that many chunks match.
+    // The filter runs inside the KNN (sqlite-vec takes a rowid set), so topK results come back whenever
+    // that many chunks pass it, however far they are from the query.
     const where = filterSql(filters);
     return this.db
       .prepare(
-        `SELECT c.id AS id, vec_distance_cosine(v.embedding, ?) AS distance
-        FROM chunks c JOIN ${table} v ON v.rowid = c.id
-        WHERE c.listing_id = ? AND ${where.sql}
-        ORDER BY distance, c.id LIMIT ?`,
+        `SELECT rowid AS id, distance FROM ${table} WHERE embedding MATCH ? AND k = ?
+        AND rowid IN (SELECT c.id FROM chunks c WHERE c.listing_id = ? AND ${where.sql})`,
       )
-      .all(vectorParam(vector), listingId, ...where.params, limit) as DenseHit[];
+      .all(vectorParam(vector), limit, listingId, ...where.params) as DenseHit[];
   }
 
   denseScores(listingId: string, model: string, vector: Float32Array, ids: number[]): DenseHit[] {
     const table = this.vectorTable(listingId, model);
     if (!table || ids.length === 0) return [];
-    return this.db
-      .prepare(
-        `SELECT rowid AS id, vec_distance_cosine(embedding, ?) AS distance FROM ${table}
-        WHERE rowid IN (SELECT value FROM json_each(?))`,
-      )
-      .all(vectorParam(vector), idsParam(ids)) as DenseHit[];
+    // One point lookup per id: reading a few vectors beats any statement that scans the whole vec0 table.
+    const distance = this.db
+      .prepare(`SELECT vec_distance_cosine(embedding, ?) FROM ${table} WHERE rowid = ?`)
+      .pluck();
+    const query = vectorParam(vector);
+    return ids.flatMap((id) => {
+      const d = distance.get(query, id) as number | undefined;
+      return d === undefined || d === null ? [] : [{ id, distance: d }];
+    });
   }
 
   chunks(ids: number[]): StoredChunk[] {
@@ -111,12 +125,15 @@ export class SqliteSearchRepository implements SearchIndex {
   }
 
   logQuery(entry: QueryLogEntry): void {
-    this.db
-      .prepare(
-        `INSERT INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count, latency_ms, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
+    const insert = this.db.prepare(
+      `INSERT INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count, latency_ms,
+        debited_lamports, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    // One transaction: the debit happens exactly when the row is written, never without it or twice.
+    this.db.transaction(() => {
+      if (entry.charge) applyQueryCharge(this.db, entry.charge, entry.createdAt);
+      insert.run(
         entry.id,
         entry.listingId,
         entry.apiKeyId,
@@ -125,8 +142,10 @@ export class SqliteSearchRepository implements SearchIndex {
         entry.topK,
         entry.resultCount,
         entry.latencyMs,
+        entry.charge?.lamports ?? 0,
         entry.createdAt,
       );
+    })();
   }
 
   private vectorTable(listingId: string, model: string): string | undefined {
@@ -134,7 +153,8 @@ export class SqliteSearchRepository implements SearchIndex {
       .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ? AND model = ?`)
       .pluck()
       .get(listingId, model) as string | undefined;
-    if (table !== undefined && !TABLE_NAME.test(table)) throw new Error(`unexpected vector table name ${table}`);
+    if (table !== undefined && !TABLE_NAME.test(table))
+      throw new Error(`unexpected vector table name ${table}`);
     return table;
   }
 }

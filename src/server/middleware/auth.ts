@@ -1,19 +1,37 @@
+import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
-import type { ApiKeyService, Principal } from '../../core/keys/apiKeys';
-import { Unauthorized } from '../../core/errors';
+import type { WalletSignatureAuth } from '../../core/auth/walletSignature';
+import { DomainError, Unauthorized } from '../../core/errors';
+import type { ApiKeyService } from '../../core/keys/apiKeys';
+
+/** Who is calling: always a wallet; `keyId` when an API key was used, absent for a wallet signature. */
+export interface RequestPrincipal {
+  wallet: string;
+  keyId?: string;
+}
 
 declare module 'express-serve-static-core' {
   interface Request {
-    principal?: Principal;
+    principal?: RequestPrincipal;
     authFailure?: string;
+    /** The exact JSON body bytes, kept for wallet-signature authentication. */
+    rawBody?: Buffer;
   }
 }
+
+/** express.json's `verify` hook: keeps the raw bytes so a wallet signature can cover them. */
+export const keepRawBody = (req: IncomingMessage, _res: unknown, buf: Buffer): void => {
+  (req as IncomingMessage & { rawBody?: Buffer }).rawBody = buf;
+};
+
+const hasBody = (req: IncomingMessage): boolean =>
+  Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 
 /**
  * Works out who is calling without refusing anyone yet, so the rate limiter can count
  * unauthenticated attempts too (and set its headers on the 401).
  */
-export function identify(apiKeys: ApiKeyService): RequestHandler {
+export function identify(apiKeys: ApiKeyService, walletAuth: WalletSignatureAuth): RequestHandler {
   return (req, _res, next) => {
     const header = req.headers.authorization;
     if (!header) {
@@ -22,11 +40,33 @@ export function identify(apiKeys: ApiKeyService): RequestHandler {
     }
     const [scheme, credentials, ...rest] = header.trim().split(/\s+/);
     if (scheme?.toLowerCase() === 'wallet') {
-      req.authFailure = 'Wallet-signature authentication is not enabled on this server yet; use an API key.';
+      if (!credentials || rest.length > 0) {
+        req.authFailure =
+          'Malformed Authorization header: expected "Wallet <address>:<base58 signature>:<timestampMs>".';
+        return next();
+      }
+      // Only bodies read before this point (JSON) can be hashed; a streamed upload cannot be covered.
+      if (hasBody(req) && !req.rawBody) {
+        req.authFailure =
+          'Wallet-signature authentication covers JSON bodies only; use an API key for this request.';
+        return next();
+      }
+      try {
+        const wallet = walletAuth.authenticate(credentials, {
+          method: req.method,
+          pathWithQuery: req.originalUrl,
+          body: req.rawBody,
+        });
+        req.principal = { wallet };
+      } catch (err) {
+        if (!(err instanceof DomainError)) return next(err);
+        req.authFailure = err.message;
+      }
       return next();
     }
     if (scheme?.toLowerCase() !== 'bearer' || !credentials || rest.length > 0) {
-      req.authFailure = 'Malformed Authorization header: expected "Bearer <API key>".';
+      req.authFailure =
+        'Malformed Authorization header: expected "Bearer <API key>" or "Wallet <address>:<signature>:<timestampMs>".';
       return next();
     }
     const principal = apiKeys.authenticate(credentials);

@@ -7,6 +7,7 @@ import type { ServerDeps } from '../../deps';
 import { notFoundRoute } from '../../middleware/errors';
 import { studioGuard } from '../../middleware/studioGuard';
 import { defineRoutes } from '../../route';
+import { marketplaceRoutes } from './marketplace';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -83,15 +84,7 @@ export function studioRouter(deps: ServerDeps): Router {
     response: ok,
     handler: ({ params, body }) => ({ data: listings.update(params.id, body, studio) }),
   });
-  route({
-    method: 'post',
-    path: '/listings/:id/publish',
-    summary: 'Publish a listing',
-    tags: ['Studio'],
-    params: IdParams,
-    response: ok,
-    handler: ({ params }) => ({ data: listings.publish(params.id, studio) }),
-  });
+  marketplaceRoutes(route, deps);
 
   route({
     method: 'get',

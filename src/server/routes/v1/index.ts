@@ -2,11 +2,13 @@ import express, { Router } from 'express';
 import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { ServerDeps } from '../../deps';
-import { identify, requireAuth } from '../../middleware/auth';
+import { identify, keepRawBody, requireAuth } from '../../middleware/auth';
 import { notFoundRoute } from '../../middleware/errors';
 import { DEFAULT_RATE_LIMITS, keyRateLimit } from '../../middleware/rateLimit';
+import { retrievalRateLimit } from '../../middleware/retrievalRateLimit';
 import { openApiDocument } from '../../openapi';
 import { defineRoutes } from '../../route';
+import { credentialRoutes } from './credentials';
 import { listingRoutes } from './listings';
 import { retrieveRoutes } from './retrieve';
 import { uploadRoutes } from './uploads';
@@ -21,8 +23,8 @@ export function v1Router(deps: ServerDeps): Router {
   const authedRoutes = Router();
   const limits = { ...DEFAULT_RATE_LIMITS, ...deps.rateLimits };
 
-  router.use(express.json({ limit: JSON_LIMIT }));
-  router.use(identify(deps.services.apiKeys));
+  router.use(express.json({ limit: JSON_LIMIT, verify: keepRawBody }));
+  router.use(identify(deps.services.apiKeys, deps.services.walletAuth));
   router.use(keyRateLimit(limits));
   router.use(publicRoutes);
   router.use(requireAuth, authedRoutes);
@@ -50,6 +52,8 @@ export function v1Router(deps: ServerDeps): Router {
   const route = defineRoutes(authedRoutes, registry, '/v1');
   listingRoutes(route, deps);
   uploadRoutes(route, deps);
+  credentialRoutes(route, deps);
+  authedRoutes.use('/retrieve', retrievalRateLimit(deps.services.listings, limits.windowMs));
   retrieveRoutes(route, deps);
   return router;
 }

@@ -3,11 +3,7 @@ import { z } from 'zod';
 import { DomainError } from '../../../core/errors';
 import type { RetrievalViewer } from '../../../core/retrieve/viewer';
 import { ERROR_STATUS, type ErrorBody } from '../../../shared/errors';
-import {
-  RetrievalResultSchema,
-  RetrieveRequestSchema,
-  type RetrievalDone,
-} from '../../../shared/retrieval';
+import { RetrievalResultSchema, RetrieveRequestSchema, type RetrievalDone } from '../../../shared/retrieval';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
 
@@ -25,7 +21,7 @@ const SSE_DESCRIPTION = [
 ].join(' ');
 
 const REQUEST_NOTES =
-  'Body fields may also be sent in snake_case (`listing_id`, `top_k`, `min_score`). Only the listing creator can query a listing until credentials exist (403 `credential_not_found` for anyone else); another wallet\'s draft is 404. Scores are in [0, 1] and mean the same for every query (docs/retrieval.md).';
+  "Body fields may also be sent in snake_case (`listing_id`, `top_k`, `min_score`). Only the listing creator can query a listing until credentials exist (403 `credential_not_found` for anyone else); another wallet's draft is 404. Scores are in [0, 1] and mean the same for every query (docs/retrieval.md).";
 
 const viewerOf = (req: Request): RetrievalViewer => ({
   wallet: req.principal!.wallet,

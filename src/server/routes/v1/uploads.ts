@@ -24,12 +24,10 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
       files: z
         .string()
         .meta({ format: 'binary', description: 'A ZIP archive (repeatable), at most 10 GB each.' }),
-      config: z
-        .string()
-        .meta({
-          description:
-            'JSON-encoded UploadConfig, e.g. {"chunking":"recursive","embedding_model":"text-embedding-3-small"}.',
-        }),
+      config: z.string().meta({
+        description:
+          'JSON-encoded UploadConfig, e.g. {"chunking":"recursive","embedding_model":"text-embedding-3-small"}.',
+      }),
     }),
     response: { status: 202, description: 'Accepted; processing in the background.', schema: UploadEnvelope },
     errors: [403, 404, 413, 415],

@@ -1,0 +1,50 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { CLI_PATH, runCliJson } from './cliProcess';
+
+export interface ServerProcess {
+  pid: number;
+  url: string;
+  /** An API key of the studio's default wallet, for /v1. */
+  apiKey: string;
+  /** What the server wrote on stderr (for a failure report). */
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `kbstudio serve` in a child process over its own data directory, so its memory can be measured
+ * apart from the benchmark's own (which builds archives and polls).
+ */
+export async function startServerProcess(dataDir: string): Promise<ServerProcess> {
+  const { key: apiKey } = await runCliJson<{ key: string }>(dataDir, ['keys', 'create', '--label', 'bench']);
+
+  const child = spawn(process.execPath, [CLI_PATH, '--data-dir', dataDir, '--json', 'serve', '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-8_000)));
+  const exited = once(child, 'exit');
+  const firstLine = new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.once('line', resolve);
+    child.once('exit', (code) =>
+      reject(new Error(`kbstudio serve exited (code ${code}) before it was ready: ${stderr.trim()}`)),
+    );
+  });
+  const { url } = JSON.parse(await firstLine) as { url: string };
+  return {
+    pid: child.pid!,
+    url,
+    apiKey,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { ingestFormatsSuite, ingestMixedSuite } from './ingest';
+import { ingestLargeFilesSuite } from './largeFiles';
+import type { Suite } from './suite';
+import { retrieveLatencySuite, retrieveQualitySuite } from './retrieve';
+import { ingestUploadSuite } from './upload';
+
+/** Every suite `npm run bench` knows, in the order they run. A new suite only needs adding here. */
+export const SUITES: Suite[] = [
+  ingestFormatsSuite,
+  ingestMixedSuite,
+  ingestLargeFilesSuite,
+  ingestUploadSuite,
+  retrieveQualitySuite,
+  retrieveLatencySuite,
+];
+
+/** The suites named by --only: exact names or dotted prefixes (`ingest` selects `ingest.*`). */
+export function selectSuites(only: string | undefined, suites: Suite[] = SUITES): Suite[] {
+  if (!only) return suites;
+  const wanted = only
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = wanted.filter((w) => !suites.some((s) => matches(s.name, w)));
+  if (unknown.length > 0) {
+    throw new Error(
+      `--only: no suite named ${unknown.map((u) => `'${u}'`).join(', ')}; suites: ${suites.map((s) => s.name).join(', ')}.`,
+    );
+  }
+  return suites.filter((s) => wanted.some((w) => matches(s.name, w)));
+}
+
+const matches = (name: string, wanted: string) => name === wanted || name.startsWith(`${wanted}.`);

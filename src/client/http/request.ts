@@ -1,0 +1,206 @@
+import { authorization, type AuthMethod } from '../auth';
+import {
+  ApiError,
+  ConnectionError,
+  KnowledgeClientError,
+  TimeoutError,
+  UserAbortError,
+  errorFromResponse,
+} from '../errors';
+import { Deadline, follow } from './abort';
+import { isRetryableStatus, retryDelayMs, sleep } from './retry';
+import { uploadBody, type FetchInit, type UploadBody } from './uploadBody';
+
+/** The subset of `fetch` the client uses; inject another (a mock, a proxy-aware one) through the options. */
+export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
+
+/** Options of a single call; each overrides the client's setting of the same name. */
+export interface RequestOptions {
+  /** Longest wait for the server per attempt, in ms (see KnowledgeClientOptions.timeoutMs). */
+  timeoutMs?: number;
+  /** Retries after the first attempt on 5xx, 408, timeouts and connection failures. */
+  maxRetries?: number;
+  /** Also retry a 429, after its `Retry-After` (at most 60 s). */
+  retryOn429?: boolean;
+  /** Aborting it cancels the call (and its retries) with a `UserAbortError`. */
+  signal?: AbortSignal;
+  /** Extra headers; `null` removes a default one. */
+  headers?: Record<string, string | null | undefined>;
+}
+
+export interface TransportConfig {
+  baseUrl: string;
+  auth: AuthMethod;
+  fetch: Fetch;
+  timeoutMs: number;
+  maxRetries: number;
+  retryOn429: boolean;
+  defaultHeaders: Record<string, string>;
+}
+
+export interface ApiRequest {
+  method: 'GET' | 'POST';
+  /** Relative to the base URL: `/listings`. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined | null>;
+  json?: unknown;
+  upload?: UploadBody;
+  /** The body is read as a stream (SSE): the timeout ends once the response has started. */
+  stream?: boolean;
+}
+
+/** A successful response; for a stream, `abort` cancels it and `release` must be called once it is read. */
+export interface Sent<T> {
+  data: T;
+  response: Response;
+  abort(reason?: unknown): void;
+  release(): void;
+}
+
+type Attempt<T> = Sent<T> | { error: ApiError; retryable: boolean };
+
+/** One API call: URL, headers and authentication, the timeout, and the retries. */
+export class Transport {
+  constructor(readonly config: TransportConfig) {}
+
+  async send<T>(
+    request: ApiRequest,
+    options: RequestOptions,
+    read: (response: Response) => Promise<T>,
+  ): Promise<Sent<T>> {
+    if (request.upload && this.config.auth.kind === 'wallet') {
+      throw new KnowledgeClientError(
+        'Uploads need an API key: a wallet signature covers JSON bodies only (DESIGN §2).',
+      );
+    }
+    const url = this.url(request);
+    const body =
+      request.json === undefined ? undefined : new TextEncoder().encode(JSON.stringify(request.json));
+    const maxRetries = options.maxRetries ?? this.config.maxRetries;
+    const retryOn429 = options.retryOn429 ?? this.config.retryOn429;
+    for (let retry = 0; ; retry++) {
+      const outcome = await this.attempt(request, url, body, options, read, retryOn429);
+      if (!('error' in outcome)) return outcome;
+      if (!outcome.retryable || retry >= maxRetries) throw outcome.error;
+      const delay = retryDelayMs(retry, outcome.error.status, outcome.error.headers);
+      if (delay === undefined) throw outcome.error;
+      try {
+        await sleep(delay, options.signal);
+      } catch (reason) {
+        throw new UserAbortError(reason);
+      }
+    }
+  }
+
+  private url(request: ApiRequest): URL {
+    const url = new URL(this.config.baseUrl + request.path);
+    for (const [name, value] of Object.entries(request.query ?? {})) {
+      if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+    }
+    return url;
+  }
+
+  private async attempt<T>(
+    request: ApiRequest,
+    url: URL,
+    body: Uint8Array | undefined,
+    options: RequestOptions,
+    read: (response: Response) => Promise<T>,
+    retryOn429: boolean,
+  ): Promise<Attempt<T>> {
+    // Outside the try: a signer that refuses (a user declining in a wallet) is not a network failure.
+    const headers = await this.headers(request, url, body, options);
+    const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
+    const controller = new AbortController();
+    const release = follow(options.signal, controller);
+    const deadline = new Deadline(timeoutMs, () => controller.abort(new TimeoutError(timeoutMs)));
+    try {
+      const init: FetchInit = { method: request.method, headers, signal: controller.signal };
+      if (body) init.body = body as Uint8Array<ArrayBuffer>;
+      const progress = request.upload && uploadBody(request.upload, init, deadline);
+      deadline.arm();
+      const response = await this.config.fetch(url.toString(), init);
+      if (!response.ok) {
+        const text = await response.text().catch(() => '');
+        deadline.clear();
+        release();
+        return {
+          error: errorFromResponse(response.status, parseJson(text), response.headers, text),
+          retryable: isRetryableStatus(response.status, retryOn429),
+        };
+      }
+      progress?.report(progress.total);
+      const data = await read(response);
+      deadline.clear();
+      if (!request.stream) release();
+      return { data, response, abort: (reason) => controller.abort(reason), release };
+    } catch (err) {
+      deadline.clear();
+      release();
+      if (options.signal?.aborted) throw new UserAbortError(options.signal.reason);
+      if (deadline.expired) {
+        return { error: new TimeoutError(timeoutMs, `${request.method} ${url.pathname}`), retryable: true };
+      }
+      if (err instanceof KnowledgeClientError) throw err;
+      const message = `${request.method} ${url.origin}${url.pathname} failed: ${describe(err)}`;
+      return { error: new ConnectionError(message, { cause: err }), retryable: true };
+    }
+  }
+
+  private async headers(
+    request: ApiRequest,
+    url: URL,
+    body: Uint8Array | undefined,
+    options: RequestOptions,
+  ): Promise<Headers> {
+    const headers = new Headers({ accept: request.stream ? 'text/event-stream' : 'application/json' });
+    if (body) headers.set('content-type', 'application/json');
+    for (const [name, value] of Object.entries({ ...this.config.defaultHeaders, ...options.headers })) {
+      if (value === null || value === undefined) headers.delete(name);
+      else headers.set(name, value);
+    }
+    if (!headers.has('authorization')) {
+      headers.set(
+        'authorization',
+        await authorization(this.config.auth, {
+          method: request.method,
+          pathWithQuery: url.pathname + url.search,
+          body,
+        }),
+      );
+    }
+    return headers;
+  }
+}
+
+/** The body of a successful JSON response; a body that is not JSON is an `invalid_response` error. */
+export async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  const value = parseJson(text);
+  if (value === undefined) {
+    throw new ApiError({
+      code: 'invalid_response',
+      status: response.status,
+      message: `Expected a JSON body, got: ${text.slice(0, 200) || '(nothing)'}`,
+      requestId: response.headers.get('x-request-id') ?? undefined,
+      headers: response.headers,
+    });
+  }
+  return value;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The useful part of a fetch failure: undici puts the system error (ECONNREFUSED, ...) in `cause`. */
+function describe(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string') return cause.message;
+  return err instanceof Error ? err.message : String(err);
+}

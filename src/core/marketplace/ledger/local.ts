@@ -1,0 +1,404 @@
+import type { Listing } from '../../../shared/listings';
+import { Conflict, InvalidInput, NotFound } from '../../errors';
+import { newId } from '../../ids';
+import { solToLamports } from '../../money';
+import { isWalletAddress } from '../../wallets/keypair';
+import type { CredentialRepository } from '../credentials';
+import type { ListingService } from '../listings';
+import type {
+  AccessPurchased,
+  AccessRecord,
+  AccessRevoked,
+  AccessVerification,
+  Earnings,
+  EarningsWithdrawn,
+  Ledger,
+  LedgerInstruction,
+  ListingCreated,
+  PdaDeriver,
+  PurchaseAccessArgs,
+  SignedInstruction,
+} from './ledger';
+import { LedgerSignatureRejected, verifyInstruction } from './signing';
+
+/** One accepted instruction, with the signature and the exact message it was accepted on. */
+export interface LedgerEntry {
+  instruction: LedgerInstruction;
+  listingId: string;
+  wallet: string;
+  amountLamports: number;
+  signature: string;
+  message: string;
+  createdAt: string;
+}
+
+export interface LedgerRepository {
+  /** Runs `fn` in one SQLite transaction (credentials, entries and earnings share the database). */
+  transaction<T>(fn: () => T): T;
+  /** Runs `fn` in a transaction that is always rolled back; its errors pass through. */
+  dryRun(fn: () => unknown): void;
+  signatureUsed(signature: string): boolean;
+  append(entry: LedgerEntry): void;
+  entries(listingId?: string): LedgerEntry[];
+  earnings(listingId: string): { earnedLamports: number; withdrawnLamports: number };
+  addEarned(listingId: string, lamports: number): void;
+  addWithdrawn(listingId: string, lamports: number): void;
+}
+
+export interface LocalLedgerDeps {
+  credentials: CredentialRepository;
+  entries: LedgerRepository;
+  listings: ListingService;
+  pdas: PdaDeriver;
+  now?: () => Date;
+}
+
+const DAY_MS = 86_400_000;
+const MAX_PERIODS = 100;
+
+/**
+ * The embedded default ledger (DESIGN §3): the program's rules enforced over SQLite. Each instruction
+ * is checked (signature, signer, the listing's terms) and applied in one transaction together with its
+ * ledger entry, so a refused instruction changes nothing.
+ */
+export class LocalLedger implements Ledger {
+  readonly kind = 'local' as const;
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: LocalLedgerDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async createListing(signed: SignedInstruction<'create_listing'>): Promise<ListingCreated> {
+    return this.applyCreateListing(signed);
+  }
+
+  async purchaseAccess(signed: SignedInstruction<'purchase_access'>): Promise<AccessPurchased> {
+    return this.applyPurchaseAccess(signed);
+  }
+
+  async verifyAccess(listingId: string, holder: string): Promise<AccessVerification> {
+    const listing = this.deps.listings.get(listingId, 'studio');
+    return { credential: this.deps.credentials.find(listing.id, holder) ?? null, onChainVerified: false };
+  }
+
+  async revokeAccess(signed: SignedInstruction<'revoke_access'>): Promise<AccessRevoked> {
+    return this.applyRevokeAccess(signed);
+  }
+
+  async withdrawEarnings(signed: SignedInstruction<'withdraw_earnings'>): Promise<EarningsWithdrawn> {
+    return this.applyWithdrawEarnings(signed);
+  }
+
+  async earnings(listingId: string): Promise<Earnings> {
+    const listing = this.deps.listings.get(listingId, 'studio');
+    return this.earningsNow(listing.id);
+  }
+
+  /**
+   * Applies an instruction's checks and effects, then rolls them back: throws exactly what applying
+   * it would throw, and writes nothing. The Solana ledger asks this before it pays a transaction fee.
+   */
+  check(signed: SignedInstruction): void {
+    this.deps.entries.dryRun(() => {
+      switch (signed.instruction) {
+        case 'create_listing':
+          return this.applyCreateListing(signed as SignedInstruction<'create_listing'>);
+        case 'purchase_access':
+          return this.applyPurchaseAccess(signed as SignedInstruction<'purchase_access'>);
+        case 'revoke_access':
+          return this.applyRevokeAccess(signed as SignedInstruction<'revoke_access'>);
+        case 'withdraw_earnings':
+          return this.applyWithdrawEarnings(signed as SignedInstruction<'withdraw_earnings'>);
+      }
+    });
+  }
+
+  /** Records an instruction another ledger accepted (its signature verified by the caller). */
+  recordAccepted(
+    signed: SignedInstruction,
+    message: string,
+    listingId: string,
+    amountLamports: number,
+  ): void {
+    this.deps.entries.transaction(() =>
+      this.record(signed, message, listingId, signed.signer, amountLamports),
+    );
+  }
+
+  private applyCreateListing(signed: SignedInstruction<'create_listing'>): ListingCreated {
+    const { args } = signed;
+    const listing = this.deps.listings.get(args.listingId, 'studio');
+    const message = verifyInstruction(signed, [listing.creatorWallet]);
+    if (args.creator !== listing.creatorWallet) {
+      throw new LedgerSignatureRejected(
+        `create_listing: listing '${listing.id}' belongs to ${listing.creatorWallet}, not ${args.creator}.`,
+      );
+    }
+    checkTerms('create_listing', listing, args);
+    if ((args.subscriptionDays ?? null) !== listing.subscriptionDays) {
+      throw new Conflict(
+        `create_listing: the signed subscriptionDays (${args.subscriptionDays}) differ from the listing's (${listing.subscriptionDays}).`,
+      );
+    }
+    const pdaAddress = this.deps.pdas.listing(listing.creatorWallet, listing.id);
+    this.deps.entries.transaction(() => this.record(signed, message, listing.id, listing.creatorWallet, 0));
+    return { pdaAddress, signature: signed.signature };
+  }
+
+  private applyPurchaseAccess(signed: SignedInstruction<'purchase_access'>): AccessPurchased {
+    const { args } = signed;
+    const listing = this.deps.listings.get(args.listingId, 'studio');
+    if (listing.status !== 'published') {
+      throw new Conflict(`Listing '${listing.id}' is a draft: publish it before granting or selling access.`);
+    }
+    if (!isWalletAddress(args.holder)) {
+      throw new InvalidInput(`wallet: '${args.holder}' is not a base58 wallet address.`);
+    }
+    const testGrant = args.payer !== args.holder;
+    if (testGrant && args.payer !== listing.creatorWallet) {
+      throw new LedgerSignatureRejected(
+        `purchase_access is paid by the holder ${args.holder}, or granted for testing by the listing's creator ${listing.creatorWallet}; not by ${args.payer}.`,
+      );
+    }
+    const message = verifyInstruction(signed, [args.payer]);
+    checkTerms('purchase_access', listing, args);
+    const priceLamports = solToLamports(listing.price);
+
+    return this.deps.entries.transaction(() => {
+      const existing = this.deps.credentials.find(listing.id, args.holder);
+      const now = this.now();
+      const terms = testGrant
+        ? grantTerms(listing, args, existing, now)
+        : purchaseTerms(listing, args, existing, priceLamports, now);
+      const at = now.toISOString();
+      const credential: AccessRecord = {
+        id: existing?.id ?? newId('crd'),
+        listingId: listing.id,
+        holderWallet: args.holder,
+        accessModel: listing.accessModel,
+        expiresAt: terms.expiresAt,
+        balanceLamports: terms.balanceLamports,
+        pdaAddress: this.credentialPda(listing, args.holder),
+        testGrant,
+        createdAt: existing?.createdAt ?? at,
+        updatedAt: at,
+      };
+      this.record(signed, message, listing.id, args.payer, terms.paidLamports);
+      this.deps.credentials.save(credential);
+      // A per-query deposit stays the holder's until queries spend it; everything else is earned now.
+      if (listing.accessModel !== 'per_query' && terms.paidLamports > 0) {
+        this.deps.entries.addEarned(listing.id, terms.paidLamports);
+      }
+      return { credential, amountLamports: terms.paidLamports, signature: signed.signature };
+    });
+  }
+
+  private applyRevokeAccess(signed: SignedInstruction<'revoke_access'>): AccessRevoked {
+    const { args } = signed;
+    const listing = this.deps.listings.get(args.listingId, 'studio');
+    const message = verifyInstruction(signed, [listing.creatorWallet, args.holder]);
+    return this.deps.entries.transaction(() => {
+      const existing = this.deps.credentials.find(listing.id, args.holder);
+      if (!existing) {
+        throw new NotFound(`Wallet ${args.holder} holds no credential for listing '${listing.id}'.`);
+      }
+      // The unspent part of a paid per-query deposit goes back to the holder; a test grant was never paid.
+      const refundedLamports =
+        existing.accessModel === 'per_query' && !existing.testGrant ? existing.balanceLamports : 0;
+      this.record(signed, message, listing.id, signed.signer, refundedLamports);
+      this.deps.credentials.delete(listing.id, args.holder);
+      return { refundedLamports, signature: signed.signature };
+    });
+  }
+
+  private applyWithdrawEarnings(signed: SignedInstruction<'withdraw_earnings'>): EarningsWithdrawn {
+    const { args } = signed;
+    const listing = this.deps.listings.get(args.listingId, 'studio');
+    const message = verifyInstruction(signed, [listing.creatorWallet]);
+    if (args.creator !== listing.creatorWallet) {
+      throw new LedgerSignatureRejected(
+        `withdraw_earnings: listing '${listing.id}' pays out to its creator ${listing.creatorWallet} only.`,
+      );
+    }
+    return this.deps.entries.transaction(() => {
+      const { withdrawableLamports } = this.earningsNow(listing.id);
+      if (withdrawableLamports === 0) {
+        throw new Conflict(`Listing '${listing.id}' has no earnings to withdraw.`);
+      }
+      if (args.amountLamports !== withdrawableLamports) {
+        throw new Conflict(
+          `withdraw_earnings: listing '${listing.id}' can pay out exactly ${withdrawableLamports} lamports, not ${args.amountLamports}.`,
+        );
+      }
+      this.record(signed, message, listing.id, listing.creatorWallet, withdrawableLamports);
+      this.deps.entries.addWithdrawn(listing.id, withdrawableLamports);
+      return { amountLamports: withdrawableLamports, signature: signed.signature };
+    });
+  }
+
+  private earningsNow(listingId: string): Earnings {
+    const { earnedLamports, withdrawnLamports } = this.deps.entries.earnings(listingId);
+    return {
+      listingId,
+      earnedLamports,
+      withdrawnLamports,
+      withdrawableLamports: earnedLamports - withdrawnLamports,
+    };
+  }
+
+  private credentialPda(listing: Listing, holder: string): string {
+    const listingPda = listing.pdaAddress ?? this.deps.pdas.listing(listing.creatorWallet, listing.id);
+    return this.deps.pdas.credential(listingPda, holder);
+  }
+
+  /** Appends the entry; a signature is accepted once (the unique index is the last word on races). */
+  private record(
+    signed: SignedInstruction,
+    message: string,
+    listingId: string,
+    wallet: string,
+    amountLamports: number,
+  ): void {
+    if (this.deps.entries.signatureUsed(signed.signature)) {
+      throw new Conflict(`This signed ${signed.instruction} was already processed; sign a new one.`);
+    }
+    this.deps.entries.append({
+      instruction: signed.instruction,
+      listingId,
+      wallet,
+      amountLamports,
+      signature: signed.signature,
+      message,
+      createdAt: this.now().toISOString(),
+    });
+  }
+}
+
+interface Terms {
+  expiresAt: string | null;
+  balanceLamports: number;
+  paidLamports: number;
+}
+
+/** The signed terms must be the listing's current ones: nobody pays a price they did not sign. */
+function checkTerms(
+  instruction: 'create_listing' | 'purchase_access',
+  listing: Listing,
+  args: { accessModel: string; priceLamports: number },
+): void {
+  const price = solToLamports(listing.price);
+  if (args.accessModel !== listing.accessModel || args.priceLamports !== price) {
+    throw new Conflict(
+      `${instruction}: the signed terms (${args.accessModel}, ${args.priceLamports} lamports) differ from listing '${listing.id}' (${listing.accessModel}, ${price} lamports).`,
+    );
+  }
+}
+
+/** A holder's purchase: one price, whole subscription periods, or a per-query deposit. */
+function purchaseTerms(
+  listing: Listing,
+  args: PurchaseAccessArgs,
+  existing: AccessRecord | undefined,
+  priceLamports: number,
+  now: Date,
+): Terms {
+  if (args.expiresAt !== undefined || args.balanceLamports !== undefined) {
+    throw new InvalidInput(
+      'purchase_access: only a test grant by the listing creator sets expiresAt or balance directly.',
+    );
+  }
+  if (existing?.testGrant) {
+    throw new Conflict(
+      `Wallet ${args.holder} holds a test grant for listing '${listing.id}'; revoke it before buying access.`,
+    );
+  }
+  switch (listing.accessModel) {
+    case 'one_time':
+      noneOf(args, ['periods', 'depositLamports'], 'a one_time purchase');
+      if (existing) {
+        throw new Conflict(`Wallet ${args.holder} already holds one_time access to listing '${listing.id}'.`);
+      }
+      return { expiresAt: null, balanceLamports: 0, paidLamports: priceLamports };
+    case 'subscription': {
+      noneOf(args, ['depositLamports'], 'a subscription purchase');
+      const periods = args.periods ?? 1;
+      if (!Number.isInteger(periods) || periods < 1 || periods > MAX_PERIODS) {
+        throw new InvalidInput(`periods: expected a whole number of periods from 1 to ${MAX_PERIODS}.`);
+      }
+      // Renewing extends from the current end when it is still ahead, else from now.
+      const from = Math.max(now.getTime(), existing?.expiresAt ? Date.parse(existing.expiresAt) : 0);
+      return {
+        expiresAt: new Date(from + periods * listing.subscriptionDays! * DAY_MS).toISOString(),
+        balanceLamports: 0,
+        paidLamports: priceLamports * periods,
+      };
+    }
+    case 'per_query': {
+      noneOf(args, ['periods'], 'a per_query purchase');
+      const deposit = args.depositLamports;
+      if (deposit === undefined || !Number.isSafeInteger(deposit) || deposit <= 0) {
+        throw new InvalidInput('deposit: a per_query purchase deposits a balance above 0 SOL.');
+      }
+      return {
+        expiresAt: null,
+        balanceLamports: (existing?.balanceLamports ?? 0) + deposit,
+        paidLamports: deposit,
+      };
+    }
+  }
+}
+
+/** A creator's test grant: free, and its terms are set as given so every state can be reached. */
+function grantTerms(
+  listing: Listing,
+  args: PurchaseAccessArgs,
+  existing: AccessRecord | undefined,
+  now: Date,
+): Terms {
+  if (existing && !existing.testGrant) {
+    throw new Conflict(
+      `Wallet ${args.holder} bought access to listing '${listing.id}'; a test grant would overwrite a paid credential.`,
+    );
+  }
+  noneOf(args, ['depositLamports'], 'a test grant (use balance)');
+  switch (listing.accessModel) {
+    case 'one_time':
+      noneOf(args, ['periods', 'expiresAt', 'balanceLamports'], 'a one_time credential');
+      return { expiresAt: null, balanceLamports: 0, paidLamports: 0 };
+    case 'subscription': {
+      noneOf(args, ['balanceLamports'], 'a subscription credential');
+      if (args.expiresAt !== undefined) {
+        const at = Date.parse(args.expiresAt);
+        if (Number.isNaN(at)) throw new InvalidInput(`expiresAt: '${args.expiresAt}' is not an ISO date.`);
+        return { expiresAt: new Date(at).toISOString(), balanceLamports: 0, paidLamports: 0 };
+      }
+      const periods = args.periods ?? 1;
+      if (!Number.isInteger(periods) || periods < 1 || periods > MAX_PERIODS) {
+        throw new InvalidInput(`periods: expected a whole number of periods from 1 to ${MAX_PERIODS}.`);
+      }
+      const expiresAt = now.getTime() + periods * listing.subscriptionDays! * DAY_MS;
+      return { expiresAt: new Date(expiresAt).toISOString(), balanceLamports: 0, paidLamports: 0 };
+    }
+    case 'per_query': {
+      noneOf(args, ['periods', 'expiresAt'], 'a per_query credential');
+      const balance = args.balanceLamports;
+      if (balance === undefined || !Number.isSafeInteger(balance) || balance < 0) {
+        throw new InvalidInput('balance: a per_query test grant needs a balance of 0 SOL or more.');
+      }
+      return { expiresAt: null, balanceLamports: balance, paidLamports: 0 };
+    }
+  }
+}
+
+const FIELD_NAMES: Record<string, string> = {
+  periods: 'periods',
+  depositLamports: 'deposit',
+  expiresAt: 'expiresAt',
+  balanceLamports: 'balance',
+};
+
+function noneOf(args: PurchaseAccessArgs, fields: (keyof PurchaseAccessArgs)[], what: string): void {
+  const given = fields.find((f) => args[f] !== undefined);
+  if (given) throw new InvalidInput(`${FIELD_NAMES[given] ?? given}: does not apply to ${what}.`);
+}

@@ -1,0 +1,191 @@
+import { Conflict } from '../../errors';
+import type { CredentialRepository, WalletSigner } from '../credentials';
+import type { ListingService } from '../listings';
+import type { OnChainCredential, ProgramSigner, SolanaProgramClient } from '../solana/client';
+import type {
+  AccessPurchased,
+  AccessRecord,
+  AccessRevoked,
+  AccessVerification,
+  Earnings,
+  EarningsWithdrawn,
+  Ledger,
+  ListingCreated,
+  SignedInstruction,
+} from './ledger';
+import { LedgerSignatureRejected, verifyInstruction } from './signing';
+import type { LocalLedger } from './local';
+
+export interface SolanaLedgerDeps {
+  /** Built when first used, so a bad setting is reported by the command that needs the chain. */
+  client: () => SolanaProgramClient;
+  /** The studio's own records (credentials for retrieval, ledger entries) and test grants. */
+  local: LocalLedger;
+  credentials: CredentialRepository;
+  listings: ListingService;
+  /** Signs the transactions of the wallets this studio holds. */
+  signer: WalletSigner;
+}
+
+const lamports = (value: bigint): number => Number(value);
+
+/**
+ * The marketplace program on a Solana cluster (DESIGN §3), through the RPC client. Each instruction is
+ * first checked against the local rules without writing anything (so a refusal costs no fee), then sent
+ * as a transaction signed by the wallet that signed the instruction, then recorded locally: retrieval
+ * checks access against those local records, and per-query balances are metered locally. Test grants
+ * are the studio's own and stay local. Verification looks the credential's PDA up over RPC.
+ */
+export class SolanaLedger implements Ledger {
+  readonly kind = 'solana' as const;
+
+  constructor(private readonly deps: SolanaLedgerDeps) {}
+
+  async createListing(signed: SignedInstruction<'create_listing'>): Promise<ListingCreated> {
+    const { local } = this.deps;
+    const client = this.deps.client();
+    local.check(signed);
+    const { args } = signed;
+    const address = client.listingAddress(args.creator, args.listingId);
+    const existing = await client.getListing(address);
+    let signature = signed.signature;
+    if (existing) {
+      // The program has no instruction that changes a listing's terms once it exists.
+      if (
+        existing.accessModel !== args.accessModel ||
+        lamports(existing.priceLamports) !== args.priceLamports ||
+        existing.subscriptionDays !== (args.subscriptionDays ?? 0)
+      ) {
+        throw new Conflict(
+          `Listing '${args.listingId}' is already on chain at ${address} with other terms (${existing.accessModel}, ${existing.priceLamports} lamports); on-chain terms cannot change, so create a new listing.`,
+        );
+      }
+    } else {
+      ({ signature } = await client.createListing(this.programSigner(args.creator), {
+        listingId: args.listingId,
+        accessModel: args.accessModel,
+        priceLamports: args.priceLamports,
+        subscriptionDays: args.subscriptionDays ?? 0,
+      }));
+    }
+    await local.createListing(signed);
+    return { pdaAddress: address, signature };
+  }
+
+  async purchaseAccess(signed: SignedInstruction<'purchase_access'>): Promise<AccessPurchased> {
+    const { args } = signed;
+    if (args.payer !== args.holder) return this.deps.local.purchaseAccess(signed);
+    this.deps.local.check(signed);
+    const listing = this.deps.listings.get(args.listingId, 'studio');
+    const { signature } = await this.deps.client().purchaseAccess(this.programSigner(args.holder), {
+      listing: this.listingAddress(args.listingId),
+      periods: listing.accessModel === 'per_query' ? 0 : (args.periods ?? 1),
+      depositLamports: args.depositLamports ?? 0,
+    });
+    const purchased = await this.deps.local.purchaseAccess(signed);
+    return { ...purchased, signature };
+  }
+
+  /**
+   * A test grant is answered locally (`onChainVerified: false`). Otherwise the credential's PDA is
+   * read over RPC: present, it is the record (its expiry from chain, its balance as metered here) and
+   * `onChainVerified` is true; absent, there is no credential.
+   */
+  async verifyAccess(listingId: string, holder: string): Promise<AccessVerification> {
+    const listing = this.deps.listings.get(listingId, 'studio');
+    const local = this.deps.credentials.find(listing.id, holder);
+    if (local?.testGrant) return { credential: local, onChainVerified: false };
+    const found = await this.deps.client().verifyCredential(this.listingAddress(listing.id), holder);
+    if (!found.credential || found.status === 'not_found')
+      return { credential: null, onChainVerified: false };
+    return {
+      credential: fromChain(found.credential, found.expiresAt, listing.id, local),
+      onChainVerified: true,
+    };
+  }
+
+  async revokeAccess(signed: SignedInstruction<'revoke_access'>): Promise<AccessRevoked> {
+    const { args } = signed;
+    const held = this.deps.credentials.find(args.listingId, args.holder);
+    if (!held || held.testGrant) return this.deps.local.revokeAccess(signed);
+    this.deps.local.check(signed);
+    const { signature } = await this.deps.client().revokeAccess(this.programSigner(signed.signer), {
+      listing: this.listingAddress(args.listingId),
+      holder: args.holder,
+    });
+    const revoked = await this.deps.local.revokeAccess(signed);
+    return { ...revoked, signature };
+  }
+
+  /** The listing account holds the money on chain: its earned and withdrawn amounts are the truth. */
+  async withdrawEarnings(signed: SignedInstruction<'withdraw_earnings'>): Promise<EarningsWithdrawn> {
+    const { args } = signed;
+    const listing = this.deps.listings.get(args.listingId, 'studio');
+    const message = verifyInstruction(signed, [listing.creatorWallet]);
+    if (args.creator !== listing.creatorWallet) {
+      throw new LedgerSignatureRejected(
+        `withdraw_earnings: listing '${listing.id}' pays out to its creator ${listing.creatorWallet} only.`,
+      );
+    }
+    const { withdrawableLamports } = await this.earnings(listing.id);
+    if (withdrawableLamports === 0)
+      throw new Conflict(`Listing '${listing.id}' has no earnings to withdraw.`);
+    if (args.amountLamports !== withdrawableLamports) {
+      throw new Conflict(
+        `withdraw_earnings: listing '${listing.id}' can pay out exactly ${withdrawableLamports} lamports, not ${args.amountLamports}.`,
+      );
+    }
+    const { signature } = await this.deps
+      .client()
+      .withdrawEarnings(this.programSigner(listing.creatorWallet), {
+        listing: this.listingAddress(listing.id),
+        amountLamports: args.amountLamports,
+      });
+    this.deps.local.recordAccepted(signed, message, listing.id, args.amountLamports);
+    return { amountLamports: args.amountLamports, signature };
+  }
+
+  async earnings(listingId: string): Promise<Earnings> {
+    const listing = this.deps.listings.get(listingId, 'studio');
+    const account = await this.deps.client().getListing(this.listingAddress(listing.id));
+    const earnedLamports = account ? lamports(account.earnedLamports) : 0;
+    const withdrawnLamports = account ? lamports(account.withdrawnLamports) : 0;
+    return {
+      listingId: listing.id,
+      earnedLamports,
+      withdrawnLamports,
+      withdrawableLamports: earnedLamports - withdrawnLamports,
+    };
+  }
+
+  private listingAddress(listingId: string): string {
+    const listing = this.deps.listings.get(listingId, 'studio');
+    return listing.pdaAddress ?? this.deps.client().listingAddress(listing.creatorWallet, listing.id);
+  }
+
+  private programSigner(address: string): ProgramSigner {
+    return { publicKey: address, secretKey: this.deps.signer.secretKeyOf(address) };
+  }
+}
+
+function fromChain(
+  account: OnChainCredential,
+  expiresAt: string | null,
+  listingId: string,
+  local: AccessRecord | undefined,
+): AccessRecord {
+  const createdAt = new Date(account.createdAt * 1000).toISOString();
+  return {
+    id: local?.id ?? account.address,
+    listingId,
+    holderWallet: account.holder,
+    accessModel: account.accessModel,
+    expiresAt,
+    // Queries are metered here, so the local balance is the current one; the chain holds deposits.
+    balanceLamports: local?.balanceLamports ?? lamports(account.balanceLamports),
+    pdaAddress: account.address,
+    testGrant: false,
+    createdAt: local?.createdAt ?? createdAt,
+    updatedAt: local?.updatedAt ?? createdAt,
+  };
+}

@@ -1,0 +1,63 @@
+import type { EarningsView, Withdrawal } from '../../shared/credentials';
+import type { Listing } from '../../shared/listings';
+import { lamportsToSol, solToLamports } from '../money';
+import type { WalletSigner } from './credentials';
+import type { Ledger } from './ledger/ledger';
+import { newNonce, signInstruction } from './ledger/signing';
+import type { ListingService } from './listings';
+
+/** The creator's side of the ledger: publishing a listing and withdrawing what it earned. */
+export class PublishingService {
+  constructor(
+    private readonly listings: ListingService,
+    private readonly ledger: Ledger,
+    private readonly signer: WalletSigner,
+  ) {}
+
+  /** Signs `create_listing` with the creator's wallet, then publishes with the listing's PDA. */
+  async publish(listingId: string): Promise<Listing> {
+    const listing = this.listings.get(listingId, 'studio');
+    const creator = listing.creatorWallet;
+    const signed = signInstruction(
+      'create_listing',
+      {
+        listingId: listing.id,
+        creator,
+        accessModel: listing.accessModel,
+        priceLamports: solToLamports(listing.price),
+        subscriptionDays: listing.subscriptionDays,
+        nonce: newNonce(),
+      },
+      creator,
+      this.signer.secretKeyOf(creator),
+    );
+    const { pdaAddress } = await this.ledger.createListing(signed);
+    return this.listings.publish(listing.id, 'studio', pdaAddress);
+  }
+
+  async earnings(listingId: string): Promise<EarningsView> {
+    const e = await this.ledger.earnings(listingId);
+    return {
+      listingId: e.listingId,
+      earned: lamportsToSol(e.earnedLamports),
+      withdrawn: lamportsToSol(e.withdrawnLamports),
+      withdrawable: lamportsToSol(e.withdrawableLamports),
+    };
+  }
+
+  /** Withdraws exactly what the listing can pay out; with nothing to pay, no instruction is sent. */
+  async withdraw(listingId: string): Promise<Withdrawal> {
+    const listing = this.listings.get(listingId, 'studio');
+    const { withdrawableLamports } = await this.ledger.earnings(listing.id);
+    if (withdrawableLamports === 0) return { listingId: listing.id, amount: 0, signature: null };
+    const creator = listing.creatorWallet;
+    const signed = signInstruction(
+      'withdraw_earnings',
+      { listingId: listing.id, creator, amountLamports: withdrawableLamports, nonce: newNonce() },
+      creator,
+      this.signer.secretKeyOf(creator),
+    );
+    const { amountLamports, signature } = await this.ledger.withdrawEarnings(signed);
+    return { listingId: listing.id, amount: lamportsToSol(amountLamports), signature };
+  }
+}

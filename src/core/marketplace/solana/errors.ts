@@ -1,0 +1,72 @@
+import { DomainError } from '../../errors';
+import type { ErrorCode } from '../../../shared/errors';
+
+/**
+ * The RPC node could not be reached, timed out or answered with a server error. The shared code
+ * list has no 503-type ledger code yet, so this is `internal_error` (500) with a message that
+ * names the URL and what to check.
+ */
+export class SolanaRpcUnavailable extends DomainError {
+  constructor(
+    readonly rpcUrl: string,
+    operation: string,
+    cause: string,
+  ) {
+    super(
+      'ledger_unavailable',
+      `Solana RPC ${rpcUrl} is unavailable (${operation}: ${cause}). Check the solana.rpcUrl setting (SOLANA_RPC_URL) and the network.`,
+      { rpcUrl, operation },
+    );
+  }
+}
+
+/** The RPC node answered, but with a JSON-RPC error that is not a transaction failure. */
+export class SolanaRpcError extends DomainError {
+  constructor(
+    readonly rpcUrl: string,
+    operation: string,
+    message: string,
+  ) {
+    super('internal_error', `Solana RPC ${rpcUrl} refused ${operation}: ${message}`, { rpcUrl, operation });
+  }
+}
+
+/** A program error as the IDL (or Anchor's framework codes) names it. */
+export interface ProgramErrorInfo {
+  code: number;
+  name: string;
+  message: string;
+}
+
+/** The cluster rejected a transaction: preflight simulation failed, or it failed after landing. */
+export class TransactionRejected extends DomainError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    readonly programError: ProgramErrorInfo | undefined,
+    readonly logs: string[],
+    readonly signature?: string,
+  ) {
+    super(code, message, { programError, logs, ...(signature ? { signature } : {}) });
+  }
+}
+
+/** A transaction was sent but did not reach the wanted commitment before its blockhash expired. */
+export class TransactionNotConfirmed extends DomainError {
+  constructor(
+    readonly signature: string,
+    reason: string,
+  ) {
+    super('internal_error', `Transaction ${signature} was not confirmed: ${reason}.`, { signature });
+  }
+}
+
+/** Account bytes that do not decode as the IDL says: wrong owner, discriminator, or too short. */
+export class InvalidAccountData extends DomainError {
+  constructor(
+    readonly address: string,
+    reason: string,
+  ) {
+    super('internal_error', `Account ${address}: ${reason}`, { address });
+  }
+}

@@ -1,0 +1,63 @@
+import type { QueryCharge } from '../marketplace/credentials';
+import type { FieldFilter } from './filters';
+import type { LexicalStats } from './scoring';
+
+/** A chunk id with its raw BM25 score (positive, larger is better). */
+export interface LexicalHit {
+  id: number;
+  bm25: number;
+}
+
+/** A chunk id with its cosine distance to the query vector (0 = same direction). */
+export interface DenseHit {
+  id: number;
+  distance: number;
+}
+
+export interface StoredChunk {
+  id: number;
+  text: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface QueryLogEntry {
+  id: string;
+  listingId: string;
+  apiKeyId: string | null;
+  wallet: string | null;
+  query: string;
+  topK: number;
+  resultCount: number;
+  latencyMs: number;
+  createdAt: string;
+  /** A per-query debit, applied in the same transaction as the row (refused: nothing is written). */
+  charge?: QueryCharge;
+}
+
+/**
+ * What retrieval needs from storage: full-text and vector search inside one listing, with metadata
+ * filters applied inside the search (never to an already truncated top list).
+ */
+export interface SearchIndex {
+  /** The best `limit` chunks of the listing matching any phrase, best first. */
+  lexicalSearch(listingId: string, phrases: string[], filters: FieldFilter[], limit: number): LexicalHit[];
+  /** BM25 scores of the given chunks for the phrases; chunks matching none are left out. */
+  lexicalScores(phrases: string[], ids: number[]): LexicalHit[];
+  /** Rows in the full-text index and how many contain each phrase (BM25's idf inputs). */
+  lexicalStats(phrases: string[]): LexicalStats;
+  /**
+   * The `limit` chunks of the listing nearest to `vector` under its model, nearest first: exact over
+   * the chunks passing `filters` when there are any. Chunks without a vector are never returned.
+   */
+  denseSearch(
+    listingId: string,
+    model: string,
+    vector: Float32Array,
+    filters: FieldFilter[],
+    limit: number,
+  ): DenseHit[];
+  /** Distances of the given chunks; chunks without a vector are left out. */
+  denseScores(listingId: string, model: string, vector: Float32Array, ids: number[]): DenseHit[];
+  chunks(ids: number[]): StoredChunk[];
+  logQuery(entry: QueryLogEntry): void;
+}

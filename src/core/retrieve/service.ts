@@ -1,0 +1,176 @@
+import {
+  RetrieveRequestSchema,
+  type Chunk,
+  type RetrievalMode,
+  type RetrievalResult,
+  type ValidRetrieveRequest,
+} from '../../shared/retrieval';
+import type { Listing } from '../../shared/listings';
+import { yieldToEventLoop } from '../embed/batching';
+import { isZeroVector, type Embedder } from '../embed/embedder';
+import { EmbeddingModelUnavailable } from '../embed/errors';
+import { DomainError, InvalidInput } from '../errors';
+import { newId } from '../ids';
+import type { QueryCharge } from '../marketplace/credentials';
+import type { ListingService } from '../marketplace/listings';
+import { parseOrThrow } from '../validation';
+import { authorizeRetrieval } from './access';
+import { toFieldFilters } from './filters';
+import { CANDIDATES_PER_SEARCH, rankChunks } from './hybrid';
+import { lexicalPhrases } from './scoring';
+import type { SearchIndex } from './searchIndex';
+import type { RetrievalViewer } from './viewer';
+
+export interface RetrievalServiceOptions {
+  now?: () => Date;
+  /** Who may query a listing, and its per-query charge; the creator-only check of access.ts by default. */
+  authorize?: (listing: Listing, viewer: RetrievalViewer) => QueryCharge | undefined;
+}
+
+/** A query that passed validation and the access check, ready to run (the SSE stream starts in between). */
+export interface PreparedRetrieval {
+  queryId: string;
+  listingId: string;
+  request: ValidRetrieveRequest;
+  /** Runs the search; rejects with the signal's reason once it is aborted (nothing is logged then). */
+  run(signal?: AbortSignal): Promise<RetrievalResult>;
+}
+
+export interface DeepSearchOptions {
+  mode?: RetrievalMode;
+  /** Chunks to return, 1..100 (the API stops at 20). */
+  depth?: number;
+  filters?: unknown;
+}
+
+type SearchParams = Pick<ValidRetrieveRequest, 'query' | 'mode' | 'filters' | 'topK' | 'minScore'>;
+
+const round1 = (ms: number) => Math.round(ms * 10) / 10;
+
+/** From a query to ranked chunks of one listing: validation, access, embedding, search, query log. */
+export class RetrievalService {
+  private readonly now: () => Date;
+  private readonly authorize: (listing: Listing, viewer: RetrievalViewer) => QueryCharge | undefined;
+
+  constructor(
+    private readonly listings: ListingService,
+    private readonly index: SearchIndex,
+    private readonly embedderFor: (model: string) => Embedder,
+    options: RetrievalServiceOptions = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
+    this.authorize = options.authorize ?? ((listing, viewer) => authorizeRetrieval(listing, viewer));
+  }
+
+  async retrieve(request: unknown, viewer: RetrievalViewer, signal?: AbortSignal): Promise<RetrievalResult> {
+    return this.prepare(request, viewer).run(signal);
+  }
+
+  /**
+   * Validates the request (DESIGN §2; 400 naming the field), finds the listing (404 for an unknown one
+   * or another wallet's draft) and checks access (403), without doing any search work yet.
+   */
+  prepare(request: unknown, viewer: RetrievalViewer): PreparedRetrieval {
+    const started = performance.now();
+    const valid = parseOrThrow(RetrieveRequestSchema, request);
+    const listing = this.listings.get(
+      valid.listingId,
+      viewer === 'studio' ? 'studio' : { wallet: viewer.wallet },
+    );
+    const charge = this.authorize(listing, viewer);
+    const queryId = newId('qry');
+    let ran = false;
+    return {
+      queryId,
+      listingId: listing.id,
+      request: valid,
+      run: async (signal) => {
+        if (ran) throw new Error('A prepared retrieval runs once.');
+        ran = true;
+        const chunks = await this.search(listing, valid, signal);
+        const latencyMs = round1(performance.now() - started);
+        signal?.throwIfAborted();
+        this.index.logQuery({
+          id: queryId,
+          listingId: listing.id,
+          apiKeyId: viewer === 'studio' ? null : (viewer.keyId ?? null),
+          wallet: viewer === 'studio' ? null : viewer.wallet,
+          query: valid.query,
+          topK: valid.topK,
+          resultCount: chunks.length,
+          latencyMs,
+          createdAt: this.now().toISOString(),
+          charge,
+        });
+        return { chunks, listingId: listing.id, queryId, latencyMs };
+      },
+    };
+  }
+
+  /**
+   * The studio's own deeper search (evaluation runs need 100 results): same validation and ranking as
+   * `retrieve`, up to 100 chunks, not written to the query log.
+   */
+  async deepSearch(
+    listingId: string,
+    query: string,
+    options: DeepSearchOptions = {},
+  ): Promise<{ chunks: Chunk[]; latencyMs: number }> {
+    const started = performance.now();
+    const depth = options.depth ?? CANDIDATES_PER_SEARCH;
+    if (!Number.isInteger(depth) || depth < 1 || depth > CANDIDATES_PER_SEARCH) {
+      throw new InvalidInput(`depth: expected an integer from 1 to ${CANDIDATES_PER_SEARCH}.`);
+    }
+    const valid = parseOrThrow(RetrieveRequestSchema, {
+      listingId,
+      query,
+      mode: options.mode,
+      filters: options.filters,
+    });
+    const listing = this.listings.get(listingId, 'studio');
+    const chunks = await this.search(listing, { ...valid, topK: depth });
+    return { chunks, latencyMs: round1(performance.now() - started) };
+  }
+
+  private async search(listing: Listing, params: SearchParams, signal?: AbortSignal): Promise<Chunk[]> {
+    const vector = params.mode === 'lexical' ? null : await this.embedQuery(listing, params.query);
+    // The search itself is synchronous SQLite: let a client's disconnect be noticed before it starts.
+    await yieldToEventLoop();
+    signal?.throwIfAborted();
+    const ranked = rankChunks(this.index, {
+      listingId: listing.id,
+      model: listing.embeddingModel,
+      mode: params.mode,
+      phrases: lexicalPhrases(params.query),
+      vector,
+      filters: toFieldFilters(params.filters),
+      topK: params.topK,
+      minScore: params.minScore,
+    });
+    const stored = new Map(this.index.chunks(ranked.map((r) => r.id)).map((c) => [c.id, c]));
+    return ranked.map((r) => ({
+      text: stored.get(r.id)!.text,
+      score: r.score,
+      sourceMetadata: stored.get(r.id)!.metadata,
+    }));
+  }
+
+  /** The query's vector under the listing's model, or null when it has no direction (no known word). */
+  private async embedQuery(listing: Listing, query: string): Promise<Float32Array | null> {
+    const model = listing.embeddingModel;
+    let vector: Float32Array | undefined;
+    try {
+      [vector] = await this.embedderFor(model).embed([query], 'query');
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      throw new EmbeddingModelUnavailable(model, err instanceof Error ? err.message : String(err));
+    }
+    if (!vector || vector.length !== listing.dimensions) {
+      throw new EmbeddingModelUnavailable(
+        model,
+        `it returned no ${listing.dimensions}-dimensional vector for the query.`,
+      );
+    }
+    return isZeroVector(vector) ? null : vector;
+  }
+}

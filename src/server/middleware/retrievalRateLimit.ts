@@ -1,0 +1,95 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { rateLimit, type RateLimitInfo } from 'express-rate-limit';
+import { DomainError } from '../../core/errors';
+import type { ListingService } from '../../core/marketplace/listings';
+import { sendError } from './errors';
+
+interface Target {
+  key: string;
+  listingId: string;
+  limit: number;
+}
+
+/** The body's listing (either casing, camelCase first, as the route reads it). */
+function listingIdOf(req: Request): string | undefined {
+  const body = req.body as Record<string, unknown> | undefined;
+  const id = body?.listingId ?? body?.listing_id;
+  return typeof id === 'string' && id.length > 0 ? id : undefined;
+}
+
+const retrievalInfo = (req: Request): RateLimitInfo | undefined =>
+  (req as Request & { retrievalRateLimit?: RateLimitInfo }).retrievalRateLimit;
+
+const keyInfo = (req: Request): RateLimitInfo | undefined =>
+  (req as Request & { rateLimit?: RateLimitInfo }).rateLimit;
+
+function setHeaders(res: Response, info: RateLimitInfo): void {
+  res.setHeader('X-RateLimit-Limit', String(info.limit));
+  res.setHeader('X-RateLimit-Remaining', String(info.remaining));
+  if (info.resetTime) res.setHeader('X-RateLimit-Reset', String(Math.ceil(info.resetTime.getTime() / 1000)));
+}
+
+/**
+ * The per-credential retrieval limit (spec §8): each listing's `retrievalRateLimit` per window, counted
+ * per listing and calling wallet. The listing's creator needs no credential and is held to the key
+ * limit only; requests naming no visible listing pass through, for the route to refuse. The
+ * X-RateLimit-* headers then describe whichever limit, key or retrieval, has fewer requests left.
+ */
+export function retrievalRateLimit(listings: ListingService, windowMs = 60_000): RequestHandler {
+  const targets = new WeakMap<Request, Target>();
+
+  const resolve = (req: Request): Target | undefined => {
+    const listingId = listingIdOf(req);
+    const wallet = req.principal?.wallet;
+    if (req.method !== 'POST' || !listingId || !wallet) return undefined;
+    try {
+      const listing = listings.get(listingId, { wallet });
+      if (listing.creatorWallet === wallet) return undefined;
+      return { key: `${listing.id}:${wallet}`, listingId: listing.id, limit: listing.retrievalRateLimit };
+    } catch (err) {
+      if (err instanceof DomainError) return undefined;
+      throw err;
+    }
+  };
+
+  const limiter = rateLimit({
+    windowMs,
+    standardHeaders: false,
+    legacyHeaders: false,
+    requestPropertyName: 'retrievalRateLimit',
+    skip: (req) => {
+      const target = resolve(req);
+      if (target) targets.set(req, target);
+      return target === undefined;
+    },
+    keyGenerator: (req) => targets.get(req)!.key,
+    limit: (req) => targets.get(req)!.limit,
+    handler: (req, res) => {
+      const info = retrievalInfo(req)!;
+      const target = targets.get(req)!;
+      const retryAfter = Math.max(
+        1,
+        Math.ceil(((info.resetTime?.getTime() ?? Date.now() + windowMs) - Date.now()) / 1000),
+      );
+      setHeaders(res, info);
+      res.setHeader('Retry-After', String(retryAfter));
+      sendError(
+        res,
+        req.id,
+        'rate_limited',
+        `Retrieval rate limit exceeded: listing '${target.listingId}' allows ${target.limit} retrievals per ${Math.round(windowMs / 1000)} s per credential. Retry after ${retryAfter} s.`,
+        { retryAfter },
+      );
+    },
+  });
+
+  return (req, res, next) => {
+    void limiter(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const retrieval = retrievalInfo(req);
+      const key = keyInfo(req);
+      if (retrieval && (!key || retrieval.remaining < key.remaining)) setHeaders(res, retrieval);
+      next();
+    });
+  };
+}

@@ -1,0 +1,119 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openServices } from '../../src/db/services';
+import { SAMPLE_ITEMS } from '../core/retrieve/knowledgeBase';
+import { REPO_ROOT, tempDir } from '../helpers/studio';
+
+const run = promisify(execFile);
+const BIN = join(REPO_ROOT, 'bin', 'kbstudio.js');
+const dir = tempDir('kbs-query-cli-');
+afterAll(() => dir.remove());
+
+async function cli(...args: string[]): Promise<{ code: number; json: any; stdout: string }> {
+  try {
+    const { stdout } = await run(process.execPath, [BIN, '--data-dir', join(dir.path, 'data'), ...args]);
+    return { code: 0, stdout, json: args.includes('--json') ? JSON.parse(stdout) : undefined };
+  } catch (err) {
+    const e = err as { code: number; stdout: string };
+    return {
+      code: e.code,
+      stdout: e.stdout,
+      json: e.stdout && args.includes('--json') ? JSON.parse(e.stdout) : undefined,
+    };
+  }
+}
+
+let listing: string;
+beforeAll(async () => {
+  listing = (
+    await cli('--json', 'listings', 'create', '--title', 'KB', '--access-model', 'one_time', '--price', '1')
+  ).json.id;
+  const file = join(dir.path, 'items.json');
+  writeFileSync(file, JSON.stringify(SAMPLE_ITEMS));
+  expect((await cli('--json', 'ingest', '--listing', listing, file)).code).toBe(0);
+});
+
+describe('kbstudio query', () => {
+  it('prints the retrieval result with --json, logged like an API query', async () => {
+    const { code, json } = await cli(
+      '--json',
+      'query',
+      '--listing',
+      listing,
+      'quick',
+      'brown',
+      'fox',
+      '--top-k',
+      '2',
+    );
+    expect(code).toBe(0);
+    expect(json).toMatchObject({ listingId: listing, queryId: expect.stringMatching(/^qry_/) });
+    expect(json.chunks).toHaveLength(2);
+    expect(json.chunks[0]).toMatchObject({
+      text: SAMPLE_ITEMS[0]!.text,
+      sourceMetadata: { source: 'items.json' },
+    });
+    const services = openServices(join(dir.path, 'data'));
+    try {
+      const row = services.db.prepare('SELECT * FROM query_log WHERE id = ?').get(json.queryId);
+      expect(row).toMatchObject({
+        listing_id: listing,
+        api_key_id: null,
+        wallet: null,
+        query: 'quick brown fox',
+        top_k: 2,
+      });
+    } finally {
+      services.close();
+    }
+  });
+
+  it('prints a ranked list with scores and sources for people, honouring mode, filters and minScore', async () => {
+    const { code, stdout } = await cli(
+      'query',
+      '--listing',
+      listing,
+      'equity prices dropped',
+      '--mode',
+      'dense',
+      '--top-k',
+      '1',
+    );
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /^ 1\. 0\.\d{4} {2}items\.json\n {4}Stock markets fell sharply as investors sold shares of banks\.\n\n1 chunk in [\d.]+ ms \(query qry_\w+\)\.\n$/,
+    );
+    const filtered = await cli(
+      '--json',
+      'query',
+      '--listing',
+      listing,
+      'fox',
+      '--filters',
+      '{"topic":"space"}',
+      '--top-k',
+      '5',
+    );
+    expect(
+      filtered.json.chunks.map((c: { sourceMetadata: { topic: string } }) => c.sourceMetadata.topic),
+    ).toEqual(['space']);
+    const none = await cli('query', '--listing', listing, 'fox', '--min-score', '0.99');
+    expect(none.stdout).toMatch(/^No chunk matched/);
+  });
+
+  it('refuses bad flags with the field named', async () => {
+    const topK = await cli('--json', 'query', '--listing', listing, 'fox', '--top-k', '21');
+    expect(topK.code).toBe(1);
+    expect(topK.json.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/^topK: /),
+    });
+    const filters = await cli('--json', 'query', '--listing', listing, 'fox', '--filters', '{topic:');
+    expect(filters.json.error.message).toMatch(/^filters: not valid JSON/);
+    const unknown = await cli('--json', 'query', '--listing', 'lst_nope', 'fox');
+    expect(unknown.json.error.code).toBe('listing_not_found');
+  });
+});
