@@ -153,7 +153,7 @@ function toOpenApi(def: RouteDefinition, prefix: string): RouteConfig {
     summary: def.summary,
     description: def.description,
     tags: def.tags,
-    security: def.public ? [] : [{ bearerAuth: [] }],
+    security: def.public ? [] : [{ bearerAuth: [] }, { walletSignature: [] }],
     request: {
       ...(def.params ? { params: def.params as z.ZodObject } : {}),
       ...(def.query ? { query: def.query as z.ZodObject } : {}),

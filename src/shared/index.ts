@@ -4,3 +4,4 @@ export * from './listings';
 export * from './studio';
 export * from './uploads';
 export * from './retrieval';
+export * from './credentials';

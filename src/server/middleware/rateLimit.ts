@@ -3,7 +3,7 @@ import { ipKeyGenerator, rateLimit, type AugmentedRequest } from 'express-rate-l
 import { sendError } from './errors';
 
 export interface RateLimitOptions {
-  /** Requests per window per API key (spec §8: 100 per minute). */
+  /** Requests per window per API key, or per wallet for wallet-signed requests (spec §8: 100 per minute). */
   perKey: number;
   windowMs: number;
 }
@@ -20,8 +20,13 @@ export function keyRateLimit(options: RateLimitOptions): RequestHandler {
     limit: options.perKey,
     standardHeaders: false,
     legacyHeaders: true,
+    // An API key is counted as itself; a wallet-signed caller (no key) as its wallet.
     keyGenerator: (req) =>
-      req.principal ? `key:${req.principal.keyId}` : `ip:${ipKeyGenerator(req.ip ?? '')}`,
+      req.principal?.keyId
+        ? `key:${req.principal.keyId}`
+        : req.principal
+          ? `wallet:${req.principal.wallet}`
+          : `ip:${ipKeyGenerator(req.ip ?? '')}`,
     handler: (req, res) => {
       const reset = (req as AugmentedRequest).rateLimit?.resetTime;
       const retryAfter = Math.max(
@@ -33,7 +38,7 @@ export function keyRateLimit(options: RateLimitOptions): RequestHandler {
         res,
         req.id,
         'rate_limited',
-        `Rate limit exceeded: ${options.perKey} requests per ${Math.round(options.windowMs / 1000)} s per API key. Retry after ${retryAfter} s.`,
+        `Rate limit exceeded: ${options.perKey} requests per ${Math.round(options.windowMs / 1000)} s per API key or wallet. Retry after ${retryAfter} s.`,
         { retryAfter },
       );
     },

@@ -21,7 +21,7 @@ const SSE_DESCRIPTION = [
 ].join(' ');
 
 const REQUEST_NOTES =
-  "Body fields may also be sent in snake_case (`listing_id`, `top_k`, `min_score`). Only the listing creator can query a listing until credentials exist (403 `credential_not_found` for anyone else); another wallet's draft is 404. Scores are in [0, 1] and mean the same for every query (docs/retrieval.md).";
+  "Body fields may also be sent in snake_case (`listing_id`, `top_k`, `min_score`). The listing's creator may always query it; anyone else needs an active credential (403 `credential_not_found`, `credential_expired` or `insufficient_balance`; per-query credentials are debited one query price per successful retrieval), and the listing's per-credential retrieval rate limit applies (docs/marketplace.md). Another wallet's draft is 404. Scores are in [0, 1] and mean the same for every query (docs/retrieval.md).";
 
 const viewerOf = (req: Request): RetrievalViewer => ({
   wallet: req.principal!.wallet,
