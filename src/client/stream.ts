@@ -15,6 +15,7 @@ export class RetrievalStream implements AsyncIterable<Chunk> {
   summary: RetrievalDone | undefined;
   private opened: Promise<Sent<Response>> | undefined;
   private read = false;
+  private aborted = false;
 
   constructor(
     private readonly open: () => Promise<Sent<Response>>,
@@ -26,8 +27,9 @@ export class RetrievalStream implements AsyncIterable<Chunk> {
     return withResponse(this, (await this.start()).response);
   }
 
-  /** Closes the connection, whether or not the loop has started. */
+  /** Closes the connection, or keeps it from opening; reading then throws a UserAbortError. */
   abort(): void {
+    this.aborted = true;
     this.opened?.then(
       (sent) => sent.abort(),
       () => {},
@@ -35,6 +37,7 @@ export class RetrievalStream implements AsyncIterable<Chunk> {
   }
 
   private start(): Promise<Sent<Response>> {
+    if (this.aborted && !this.opened) return Promise.reject(new UserAbortError());
     return (this.opened ??= this.open());
   }
 
@@ -74,7 +77,7 @@ export class RetrievalStream implements AsyncIterable<Chunk> {
         { code: 'stream_interrupted', requestId },
       );
     } catch (err) {
-      if (this.signal?.aborted) throw new UserAbortError(this.signal.reason);
+      if (this.signal?.aborted || this.aborted) throw new UserAbortError(this.signal?.reason);
       if (err instanceof KnowledgeClientError) throw err;
       throw new ConnectionError(
         `The retrieval stream broke after ${count} chunks: ${err instanceof Error ? err.message : String(err)}`,

@@ -1,30 +1,15 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Keypair } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, REPO_ROOT, tempDir } from '../helpers/studio';
+import { json, tempDir } from '../helpers/studio';
+import { BIN, cliRunner } from '../helpers/cli';
 
-const run = promisify(execFile);
-const BIN = join(REPO_ROOT, 'bin', 'kbstudio.js');
 const dir = tempDir();
 afterAll(() => dir.remove());
 
-async function cli(...args: string[]): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, '--data-dir', dir.path, ...args]);
-    return { code: 0, stdout, stderr, json: args.includes('--json') ? JSON.parse(stdout) : undefined };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return {
-      code: e.code,
-      stdout: e.stdout,
-      stderr: e.stderr,
-      json: args.includes('--json') && e.stdout ? JSON.parse(e.stdout) : undefined,
-    };
-  }
-}
+const cli = cliRunner(dir.path);
 
 describe('kbstudio CLI', () => {
   let defaultAddress: string;

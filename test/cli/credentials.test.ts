@@ -1,29 +1,12 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeypair } from '../../src/core/wallets/keypair';
-import { REPO_ROOT, tempDir } from '../helpers/studio';
+import { tempDir } from '../helpers/studio';
+import { cliRunner } from '../helpers/cli';
 
-const run = promisify(execFile);
-const BIN = join(REPO_ROOT, 'bin', 'kbstudio.js');
 const dir = tempDir('kbs-cli-credentials-');
 afterAll(() => dir.remove());
 
-async function cli(...args: string[]): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, '--data-dir', dir.path, '--json', ...args]);
-    return { code: 0, stdout, stderr, json: JSON.parse(stdout) };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return {
-      code: e.code,
-      stdout: e.stdout,
-      stderr: e.stderr,
-      json: e.stdout ? JSON.parse(e.stdout) : undefined,
-    };
-  }
-}
+const cli = cliRunner(dir.path, { json: true });
 
 const tester = generateKeypair().address;
 let subscription: string;

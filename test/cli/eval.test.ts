@@ -1,31 +1,14 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, SHARED, tempDir } from '../helpers/studio';
+import { SHARED, tempDir } from '../helpers/studio';
+import { cliRunner } from '../helpers/cli';
 
-const run = promisify(execFile);
-const BIN = join(REPO_ROOT, 'bin', 'kbstudio.js');
 const DBPEDIA = join(SHARED, 'eval', 'dbpedia-5k');
 const dir = tempDir('kbs-eval-cli-');
 afterAll(() => dir.remove());
 
-async function cli(...args: string[]): Promise<{ code: number; json: any; stdout: string }> {
-  try {
-    const { stdout } = await run(process.execPath, [BIN, '--data-dir', join(dir.path, 'data'), ...args], {
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    return { code: 0, stdout, json: args.includes('--json') ? JSON.parse(stdout) : undefined };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return {
-      code: e.code,
-      stdout: e.stdout,
-      json: e.stdout && args.includes('--json') ? JSON.parse(e.stdout) : undefined,
-    };
-  }
-}
+const cli = cliRunner(join(dir.path, 'data'));
 
 const newListing = async (title: string) =>
   (await cli('--json', 'listings', 'create', '--title', title, '--access-model', 'one_time', '--price', '1'))

@@ -1,24 +1,13 @@
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FIXTURES, REPO_ROOT, tempDir } from '../helpers/studio';
+import { FIXTURES, tempDir } from '../helpers/studio';
+import { cliRunner } from '../helpers/cli';
 
-const run = promisify(execFile);
-const BIN = join(REPO_ROOT, 'bin', 'kbstudio.js');
 const dir = tempDir();
 afterAll(() => dir.remove());
 
-async function cli(...args: string[]) {
-  try {
-    const { stdout } = await run(process.execPath, [BIN, '--data-dir', join(dir.path, 'data'), ...args]);
-    return { code: 0, stdout };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return { code: e.code, stdout: e.stdout };
-  }
-}
+const cli = cliRunner(join(dir.path, 'data'));
 
 describe('kbstudio ingest', () => {
   it('prints the DESIGN §6 summary, exits 1 when a file was rejected, and keeps the others', async () => {

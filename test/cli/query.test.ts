@@ -1,30 +1,15 @@
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../src/db/services';
 import { SAMPLE_ITEMS } from '../core/retrieve/knowledgeBase';
-import { REPO_ROOT, tempDir } from '../helpers/studio';
+import { tempDir } from '../helpers/studio';
+import { cliRunner } from '../helpers/cli';
 
-const run = promisify(execFile);
-const BIN = join(REPO_ROOT, 'bin', 'kbstudio.js');
 const dir = tempDir('kbs-query-cli-');
 afterAll(() => dir.remove());
 
-async function cli(...args: string[]): Promise<{ code: number; json: any; stdout: string }> {
-  try {
-    const { stdout } = await run(process.execPath, [BIN, '--data-dir', join(dir.path, 'data'), ...args]);
-    return { code: 0, stdout, json: args.includes('--json') ? JSON.parse(stdout) : undefined };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return {
-      code: e.code,
-      stdout: e.stdout,
-      json: e.stdout && args.includes('--json') ? JSON.parse(e.stdout) : undefined,
-    };
-  }
-}
+const cli = cliRunner(join(dir.path, 'data'));
 
 let listing: string;
 beforeAll(async () => {

@@ -1,25 +1,12 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, tempDir } from '../helpers/studio';
+import { cliRunner } from '../helpers/cli';
+import { tempDir } from '../helpers/studio';
 
-const run = promisify(execFile);
-const BIN = join(REPO_ROOT, 'bin', 'kbstudio.js');
 const dir = tempDir();
 afterAll(() => dir.remove());
 
-async function cli(env: Record<string, string>, ...args: string[]) {
-  try {
-    const { stdout } = await run(process.execPath, [BIN, '--data-dir', dir.path, '--json', ...args], {
-      env: { ...process.env, OPENAI_API_KEY: '', ...env },
-    });
-    return { code: 0, json: JSON.parse(stdout) };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return { code: e.code, json: JSON.parse(e.stdout) };
-  }
-}
+const cli = (env: Record<string, string>, ...args: string[]) =>
+  cliRunner(dir.path, { json: true, env: { OPENAI_API_KEY: '', ...env } })(...args);
 
 describe('kbstudio settings', () => {
   it('stores settings, masks secrets, and lets the environment override them', async () => {

@@ -173,6 +173,34 @@ describe('retrieveStream against a misbehaving server', () => {
     await expect(withTimeout(server.clientGone(0), 2000)).resolves.toBe('done');
   });
 
+  it('stops with a UserAbortError when abort() is called, before or during the loop', async () => {
+    server = await localServer((_req, res) => {
+      openSse(res);
+      res.write(event('chunk', chunk(1), 1));
+    });
+    const client = clientOf(server);
+    const never = client.retrieveStream(PARAMS);
+    never.abort();
+    expect((await readAll(never)).error).toBeInstanceOf(UserAbortError);
+    expect(server.hits).toHaveLength(0);
+
+    const stream = client.retrieveStream(PARAMS);
+    const chunks: Chunk[] = [];
+    const error = await (async () => {
+      try {
+        for await (const c of stream) {
+          chunks.push(c);
+          stream.abort();
+        }
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(chunks).toEqual([chunk(1)]);
+    expect(error).toBeInstanceOf(UserAbortError);
+    await expect(withTimeout(server.clientGone(0), 2000)).resolves.toBe('done');
+  });
+
   it('retries a 503 before the stream starts, and gives the response through withResponse()', async () => {
     server = await localServer((_req, res, n) => {
       if (n === 0) return sendError(res, 503, 'embedding_provider_unavailable', { 'retry-after': '0' });

