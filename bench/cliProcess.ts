@@ -1,22 +1,34 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { sampleRss, type RssReport } from './rss';
 
 export const CLI_PATH = fileURLToPath(new URL('../bin/kbstudio.js', import.meta.url));
-const execFileAsync = promisify(execFile);
+
+const running = new Set<ChildProcess>();
+
+/** Kills every `kbstudio` child still running (the benchmark is ending: an error, Ctrl+C). */
+export function killChildren(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+process.once('exit', killChildren);
+
+/** Starts `kbstudio --data-dir D --json ARGS…`; it is killed if the benchmark exits first. */
+export function spawnCli(dataDir: string, args: string[]): ChildProcessByStdio<null, Readable, Readable> {
+  const child = spawn(process.execPath, [CLI_PATH, '--data-dir', dataDir, '--json', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
 
 /** Runs `kbstudio --data-dir D --json ARGS…` to the end and returns its JSON result. */
 export async function runCliJson<T>(dataDir: string, args: string[]): Promise<T> {
-  const { stdout } = await execFileAsync(
-    process.execPath,
-    [CLI_PATH, '--data-dir', dataDir, '--json', ...args],
-    {
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
-  return JSON.parse(stdout) as T;
+  const { result, exitCode } = await measureCli<T>(dataDir, args);
+  if (exitCode !== 0) throw new Error(`kbstudio ${args.join(' ')} failed: ${JSON.stringify(result)}`);
+  return result;
 }
 
 /**
@@ -27,9 +39,7 @@ export async function measureCli<T>(
   dataDir: string,
   args: string[],
 ): Promise<{ result: T; exitCode: number; rss: RssReport }> {
-  const child = spawn(process.execPath, [CLI_PATH, '--data-dir', dataDir, '--json', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnCli(dataDir, args);
   const sampler = sampleRss(child.pid!, 100);
   let stdout = '';
   let stderr = '';

@@ -27,9 +27,6 @@ export interface Corpus {
 /** Target bytes per format. */
 export type CorpusPlan = Partial<Record<DocumentFormat, number>>;
 
-/** Formats whose copies can be made to differ; PDF copies are byte-identical apart from their names. */
-export const PERTURBED_FORMATS: readonly DocumentFormat[] = ['docx', 'html', 'markdown', 'json', 'csv'];
-
 /** Formats for which half of the bytes go to large files (several MB at default scale). */
 const LARGE_FILE_FORMATS = new Set<DocumentFormat>(['markdown', 'json', 'csv', 'html']);
 
@@ -81,7 +78,7 @@ export async function writeLargeDocument(
   return new FileMaker(fixturesByFormat()[format], pool, rng).write(format, dir, 0, bytes);
 }
 
-/** A quarter of the format's share, between 64 KB and 8 MB (about 5 MB at the default 20 MB per format). */
+/** A quarter of the format's share, between 64 KB and 8 MB (1.25 MB per format, 6.25 MB in the mixed corpus, by default). */
 const largeFileSize = (target: number) => Math.round(Math.min(8 * MB, Math.max(64 * KB, target / 4)));
 
 class FileMaker {

@@ -1,4 +1,5 @@
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { killChildren } from './cliProcess';
 import { createContext } from './context';
 import { parseOptions, USAGE, type CliOptions } from './options';
 import type { SuiteResult } from './suite';
@@ -36,6 +37,7 @@ async function main(argv: string[]): Promise<number> {
   const log = (message: string) => process.stderr.write(`${message}\n`);
   const context = createContext(options, log);
   const stop = () => {
+    killChildren();
     context.cleanUp();
     process.exit(130);
   };

@@ -103,7 +103,7 @@ export const ingestMixedSuite: Suite = {
         format,
         share.files,
         mb(share.bytes, 2),
-        mb(Math.max(...corpus.files.filter((f) => f.format === format).map((f) => f.bytes))),
+        mb(Math.max(...corpus.files.filter((f) => f.format === format).map((f) => f.bytes)), 2),
       ]),
     };
     return result(
@@ -213,7 +213,7 @@ function figuresTable(title: string, rows: IngestFigures[]): Table {
     rows: rows.map((r) => [
       r.label,
       r.files,
-      mb(r.bytes),
+      mb(r.bytes, r.bytes < MB ? 2 : 1),
       r.chunks,
       r.embedded,
       seconds(r.ms),

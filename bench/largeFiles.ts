@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { DocumentFormat } from '../src/core/ingest/types';
-import { measureCli, runCliJson } from './cliProcess';
+import { openServices } from '../src/db/services';
+import { measureCli } from './cliProcess';
 import { writeLargeDocument } from './corpus';
 import { FIXTURES_DIR } from './fixtures';
 import { mb, median, medianRun, perSecond, round, seconds } from './stats';
@@ -119,20 +120,17 @@ export const ingestLargeFilesSuite: Suite = {
 
 async function ingestInChild(context: BenchContext, name: string, path: string): Promise<LargeFileRun> {
   const dataDir = context.tempDir(`kbs-bench-large-data-${name}-`);
-  const listing = await runCliJson<{ id: string }>(dataDir, [
-    'listings',
-    'create',
-    '--title',
-    name,
-    '--access-model',
-    'one_time',
-    '--price',
-    '0',
-  ]);
+  // The listing is created in process (a CLI process less per run); the ingestion runs in the child.
+  const services = openServices(dataDir);
+  const listingId = services.listings.create(
+    { title: name, accessModel: 'one_time', price: 0 },
+    services.wallets.defaultWallet().address,
+  ).id;
+  services.close();
   const { result, rss } = await measureCli<CliIngestResult>(dataDir, [
     'ingest',
     '--listing',
-    listing.id,
+    listingId,
     path,
   ]);
   const rejected = result.documents?.find((d) => d.status === 'rejected');

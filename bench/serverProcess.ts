@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { CLI_PATH, runCliJson } from './cliProcess';
+import { runCliJson, spawnCli } from './cliProcess';
 
 export interface ServerProcess {
   pid: number;
@@ -20,9 +19,7 @@ export interface ServerProcess {
 export async function startServerProcess(dataDir: string): Promise<ServerProcess> {
   const { key: apiKey } = await runCliJson<{ key: string }>(dataDir, ['keys', 'create', '--label', 'bench']);
 
-  const child = spawn(process.execPath, [CLI_PATH, '--data-dir', dataDir, '--json', 'serve', '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnCli(dataDir, ['serve', '--port', '0']);
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-8_000)));
   const exited = once(child, 'exit');

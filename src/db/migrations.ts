@@ -237,6 +237,31 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX used_signatures_expiry ON used_signatures (expires_at);
     `,
   },
+  {
+    version: 4,
+    name: 'studio evaluation runs',
+    up: `
+      -- Retrieval evaluations run from the studio, kept to compare settings side by side. The report
+      -- (metrics, per-question results, score distribution, settings used) is one JSON document.
+      CREATE TABLE eval_runs (
+        id TEXT PRIMARY KEY,
+        listing_id TEXT NOT NULL REFERENCES listings (id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        report TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX eval_runs_listing ON eval_runs (listing_id, created_at);
+    `,
+  },
+  {
+    version: 5,
+    name: 'per-listing weight of the dense part in hybrid retrieval',
+    up: `
+      -- NULL: the measured default (docs/retrieval.md).
+      ALTER TABLE listings ADD COLUMN retrieval_dense_weight REAL
+        CHECK (retrieval_dense_weight IS NULL OR (retrieval_dense_weight >= 0 AND retrieval_dense_weight <= 1));
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

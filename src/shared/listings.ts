@@ -29,6 +29,10 @@ export const ListingSchema = z
     creatorWallet: z.string(),
     status: ListingStatusSchema,
     retrievalRateLimit: z.number().int().meta({ description: 'Retrievals per minute per credential.' }),
+    retrievalDenseWeight: z.number().nullable().meta({
+      description:
+        'Weight of the dense (embedding) part in hybrid retrieval, 0..1; null = the measured default (0.3).',
+    }),
     embeddingModel: z.string(),
     dimensions: z.number().int(),
     documentCount: z.number().int(),
@@ -77,6 +81,7 @@ export const CreateListingSchema = z
     price,
     subscriptionDays: z.number().int().min(1).max(3650).optional(),
     retrievalRateLimit: z.number().int().min(1).max(100_000).default(DEFAULT_RETRIEVAL_RATE_LIMIT),
+    retrievalDenseWeight: z.number().min(0).max(1).nullable().optional(),
     embeddingModel: z.string().min(1).optional(),
     creatorWallet: z.string().optional(),
   })
@@ -93,6 +98,7 @@ export const UpdateListingSchema = z
     price: price.optional(),
     subscriptionDays: z.number().int().min(1).max(3650).nullable().optional(),
     retrievalRateLimit: z.number().int().min(1).max(100_000).optional(),
+    retrievalDenseWeight: z.number().min(0).max(1).nullable().optional(),
     embeddingModel: z.string().min(1).optional(),
   })
   .meta({ id: 'UpdateListing' });

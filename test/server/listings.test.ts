@@ -27,6 +27,7 @@ function seed(records: Seed[]) {
       creatorWallet: wallet,
       status: 'published',
       retrievalRateLimit: 60,
+      retrievalDenseWeight: null,
       embeddingModel: 'text-embedding-3-small',
       dimensions: 1536,
       documentCount: 0,

@@ -19,6 +19,7 @@ interface ListingFlags {
   price?: number;
   subscriptionDays?: number;
   rateLimit?: number;
+  denseWeight?: number;
   embeddingModel?: string;
   wallet?: string;
 }
@@ -37,6 +38,11 @@ function listingOptions(cmd: Command, creating: boolean): Command {
     )
     .option('--subscription-days <n>', 'subscription period in days', numberFlag)
     .option('--rate-limit <n>', 'retrievals per minute per credential (default 60)', numberFlag)
+    .option(
+      '--dense-weight <w>',
+      'weight of the embedding part in hybrid retrieval, 0..1 (default 0.3)',
+      numberFlag,
+    )
     .option('--embedding-model <id>', 'embedding model of the knowledge base');
 }
 
@@ -50,6 +56,7 @@ const toInput = (f: ListingFlags) => ({
   price: f.price,
   subscriptionDays: f.subscriptionDays,
   retrievalRateLimit: f.rateLimit,
+  retrievalDenseWeight: f.denseWeight,
   embeddingModel: f.embeddingModel,
 });
 

@@ -31,6 +31,8 @@ export interface ListingRecord {
   creatorWallet: string;
   status: ListingStatus;
   retrievalRateLimit: number;
+  /** Weight of the dense part in hybrid retrieval; null = the measured default. */
+  retrievalDenseWeight: number | null;
   embeddingModel: string;
   dimensions: number;
   documentCount: number;
@@ -91,6 +93,7 @@ export class ListingService {
       creatorWallet: wallet,
       status: 'draft',
       retrievalRateLimit: parsed.retrievalRateLimit,
+      retrievalDenseWeight: parsed.retrievalDenseWeight ?? null,
       embeddingModel: model,
       dimensions: dimensionsOf(model),
       documentCount: 0,
@@ -120,6 +123,7 @@ export class ListingService {
       updatedAt: this.now().toISOString(),
     };
     if (parsed.price !== undefined) next.priceLamports = solToLamports(parsed.price);
+    if (parsed.retrievalDenseWeight !== undefined) next.retrievalDenseWeight = parsed.retrievalDenseWeight;
     if (parsed.subscriptionDays !== undefined) next.subscriptionDays = parsed.subscriptionDays;
     if (
       parsed.accessModel &&
@@ -211,6 +215,7 @@ export function toListing(r: ListingRecord): Listing {
     creatorWallet: r.creatorWallet,
     status: r.status,
     retrievalRateLimit: r.retrievalRateLimit,
+    retrievalDenseWeight: r.retrievalDenseWeight,
     embeddingModel: r.embeddingModel,
     dimensions: r.dimensions,
     documentCount: r.documentCount,

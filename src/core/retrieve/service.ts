@@ -141,6 +141,7 @@ export class RetrievalService {
       listingId: listing.id,
       model: listing.embeddingModel,
       mode: params.mode,
+      denseWeight: listing.retrievalDenseWeight ?? undefined,
       phrases: lexicalPhrases(params.query),
       vector,
       filters: toFieldFilters(params.filters),

@@ -16,6 +16,7 @@ interface ListingRow {
   creator_wallet: string;
   status: ListingRecord['status'];
   retrieval_rate_limit: number;
+  retrieval_dense_weight: number | null;
   embedding_model: string;
   dimensions: number;
   document_count: number;
@@ -26,7 +27,7 @@ interface ListingRow {
 }
 
 const COLUMNS = `l.id, l.title, l.description, l.domain, l.tags, l.access_model, l.price_lamports,
-  l.subscription_days, l.rating, l.rating_count, l.creator_wallet, l.status, l.retrieval_rate_limit,
+  l.subscription_days, l.rating, l.rating_count, l.creator_wallet, l.status, l.retrieval_rate_limit, l.retrieval_dense_weight,
   l.embedding_model, l.dimensions, l.document_count, l.chunk_count, l.pda_address, l.created_at, l.updated_at`;
 
 // Column weights for bm25(): title, description, domain, tags.
@@ -59,16 +60,17 @@ export class SqliteListingRepository implements ListingRepository {
   constructor(private readonly db: Db) {
     this.insertStmt = db.prepare(`
       INSERT INTO listings (id, title, description, domain, tags, access_model, price_lamports,
-        subscription_days, rating, rating_count, creator_wallet, status, retrieval_rate_limit,
+        subscription_days, rating, rating_count, creator_wallet, status, retrieval_rate_limit, retrieval_dense_weight,
         embedding_model, dimensions, document_count, chunk_count, pda_address, created_at, updated_at)
       VALUES (@id, @title, @description, @domain, @tags, @access_model, @price_lamports,
-        @subscription_days, @rating, @rating_count, @creator_wallet, @status, @retrieval_rate_limit,
+        @subscription_days, @rating, @rating_count, @creator_wallet, @status, @retrieval_rate_limit, @retrieval_dense_weight,
         @embedding_model, @dimensions, @document_count, @chunk_count, @pda_address, @created_at, @updated_at)`);
     this.updateStmt = db.prepare(`
       UPDATE listings SET title = @title, description = @description, domain = @domain, tags = @tags,
         access_model = @access_model, price_lamports = @price_lamports, subscription_days = @subscription_days,
         rating = @rating, rating_count = @rating_count, status = @status,
-        retrieval_rate_limit = @retrieval_rate_limit, embedding_model = @embedding_model,
+        retrieval_rate_limit = @retrieval_rate_limit, retrieval_dense_weight = @retrieval_dense_weight,
+        embedding_model = @embedding_model,
         dimensions = @dimensions, pda_address = @pda_address, updated_at = @updated_at
       WHERE id = @id`);
     this.byIdStmt = db.prepare(`SELECT ${COLUMNS} FROM listings l WHERE l.id = ?`);
@@ -145,6 +147,7 @@ function toRow(r: ListingRecord): ListingRow {
     creator_wallet: r.creatorWallet,
     status: r.status,
     retrieval_rate_limit: r.retrievalRateLimit,
+    retrieval_dense_weight: r.retrievalDenseWeight,
     embedding_model: r.embeddingModel,
     dimensions: r.dimensions,
     document_count: r.documentCount,
@@ -170,6 +173,7 @@ function fromRow(row: ListingRow): ListingRecord {
     creatorWallet: row.creator_wallet,
     status: row.status,
     retrievalRateLimit: row.retrieval_rate_limit,
+    retrievalDenseWeight: row.retrieval_dense_weight,
     embeddingModel: row.embedding_model,
     dimensions: row.dimensions,
     documentCount: row.document_count,

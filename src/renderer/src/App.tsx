@@ -1,6 +1,10 @@
 import { AppLayout } from './components/AppLayout';
+import { IngestPage } from './features/ingest/IngestPage';
+import { InspectPage } from './features/inspect/InspectPage';
+import { EvaluationPage } from './features/evaluation/EvaluationPage';
 import { ApiKeysPage } from './features/keys/ApiKeysPage';
 import { ListingsPage } from './features/listings/ListingsPage';
+import { PlaygroundPage } from './features/playground/PlaygroundPage';
 import { SettingsPage } from './features/settings/SettingsPage';
 import { UpcomingPage } from './features/upcoming/UpcomingPage';
 import { useSection, type Section } from './lib/sections';
@@ -23,7 +27,13 @@ function SectionPage({ section }: { section: Section }) {
     case 'settings':
       return <SettingsPage />;
     case 'ingest':
+      return <IngestPage />;
+    case 'inspect':
+      return <InspectPage />;
     case 'playground':
+      return <PlaygroundPage />;
+    case 'evaluation':
+      return <EvaluationPage />;
     case 'marketplace':
       return <UpcomingPage section={section} />;
   }

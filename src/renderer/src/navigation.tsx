@@ -1,8 +1,10 @@
 import {
   IconBuildingStore,
+  IconChartBar,
   IconDatabase,
   IconFileImport,
   IconKey,
+  IconListSearch,
   IconSettings,
   IconTestPipe,
   type Icon,
@@ -18,8 +20,10 @@ export interface SectionInfo {
 
 export const SECTION_INFO: Record<Section, SectionInfo> = {
   listings: { label: 'Listings', icon: IconDatabase },
-  ingest: { label: 'Ingest', icon: IconFileImport, upcoming: true },
-  playground: { label: 'Playground', icon: IconTestPipe, upcoming: true },
+  ingest: { label: 'Ingest', icon: IconFileImport },
+  inspect: { label: 'Inspect', icon: IconListSearch },
+  playground: { label: 'Playground', icon: IconTestPipe },
+  evaluation: { label: 'Evaluation', icon: IconChartBar },
   marketplace: { label: 'Marketplace', icon: IconBuildingStore, upcoming: true },
   keys: { label: 'API keys', icon: IconKey },
   settings: { label: 'Settings', icon: IconSettings },

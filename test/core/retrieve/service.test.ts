@@ -94,6 +94,32 @@ describe('ranking', () => {
   });
 });
 
+describe('the hybrid weight of a listing', () => {
+  it('moves hybrid scores between lexical (0) and dense (1), and back to the default when cleared', async () => {
+    const query = 'brown dog sleeping on a farm';
+    // Chunks found by only one part score 0 on the other; a weight of 0 or 1 leaves them at 0.
+    const scores = async (mode?: 'lexical' | 'dense') =>
+      (await retrieve({ query, mode, topK: 20 })).chunks
+        .filter((c) => c.score > 0)
+        .map((c) => [c.text, c.score]);
+    const lexical = await scores('lexical');
+    const dense = await scores('dense');
+    const byDefault = await scores();
+    try {
+      kb.services.listings.update(kb.listingId, { retrievalDenseWeight: 0 });
+      expect(await scores()).toEqual(lexical);
+      kb.services.listings.update(kb.listingId, { retrievalDenseWeight: 1 });
+      expect(await scores()).toEqual(dense);
+    } finally {
+      kb.services.listings.update(kb.listingId, { retrievalDenseWeight: null });
+    }
+    expect(await scores()).toEqual(byDefault);
+    expect(() => kb.services.listings.update(kb.listingId, { retrievalDenseWeight: 1.5 })).toThrow(
+      /^retrievalDenseWeight: /,
+    );
+  });
+});
+
 describe('score contract', () => {
   const queries = [
     'quick brown fox jumps over the lazy dog',

@@ -1,7 +1,16 @@
 import { useSyncExternalStore } from 'react';
 
 /** The studio's pages, in sidebar order. The hash (`#/keys`) names the open one. */
-export const SECTIONS = ['listings', 'ingest', 'playground', 'marketplace', 'keys', 'settings'] as const;
+export const SECTIONS = [
+  'listings',
+  'ingest',
+  'inspect',
+  'playground',
+  'evaluation',
+  'marketplace',
+  'keys',
+  'settings',
+] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export const DEFAULT_SECTION: Section = 'listings';

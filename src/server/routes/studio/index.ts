@@ -7,7 +7,13 @@ import type { ServerDeps } from '../../deps';
 import { notFoundRoute } from '../../middleware/errors';
 import { studioGuard } from '../../middleware/studioGuard';
 import { defineRoutes } from '../../route';
+import { documentRoutes } from './documents';
+import { ingestRoutes } from './ingest';
 import { marketplaceRoutes } from './marketplace';
+import { evaluationRoutes } from './evaluations';
+import { playgroundRoutes } from './playground';
+import { settingsRoutes } from './settings';
+import { walletRoutes } from './wallets';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -85,6 +91,12 @@ export function studioRouter(deps: ServerDeps): Router {
     handler: ({ params, body }) => ({ data: listings.update(params.id, body, studio) }),
   });
   marketplaceRoutes(route, deps);
+  playgroundRoutes(route, deps);
+  evaluationRoutes(route, deps);
+  settingsRoutes(route, deps);
+  ingestRoutes(route, deps);
+  documentRoutes(route, deps);
+  walletRoutes(route, deps);
 
   route({
     method: 'get',

@@ -15,6 +15,7 @@ import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
+import { ProvidersCard } from './ProvidersCard';
 
 const SCHEMES: { value: MantineColorScheme; label: string }[] = [
   { value: 'light', label: 'Light' },
@@ -25,9 +26,13 @@ const SCHEMES: { value: MantineColorScheme; label: string }[] = [
 export function SettingsPage() {
   return (
     <>
-      <PageHeader title="Settings" description="This studio's installation and how it looks." />
+      <PageHeader
+        title="Settings"
+        description="This studio's installation, its embedding providers and how it looks."
+      />
       <Stack gap="lg" maw={860}>
         <StudioCard />
+        <ProvidersCard />
         <AppearanceCard />
       </Stack>
     </>

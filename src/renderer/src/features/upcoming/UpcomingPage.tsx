@@ -4,26 +4,9 @@ import { PageHeader } from '../../components/PageHeader';
 import { SECTION_INFO } from '../../navigation';
 import type { Section } from '../../lib/sections';
 
-type UpcomingSection = Extract<Section, 'ingest' | 'playground' | 'marketplace'>;
+type UpcomingSection = Extract<Section, 'marketplace'>;
 
 const PLANS: Record<UpcomingSection, { summary: string; points: string[] }> = {
-  ingest: {
-    summary: "Add documents to a listing's knowledge base and watch them become searchable chunks.",
-    points: [
-      'Drop files, folders or ZIP archives: PDF, DOCX, Markdown, HTML, CSV, JSON and plain text.',
-      'Choose how text is chunked (recursive, fixed, sentence or heading-aware) and the embedding model.',
-      'Follow progress per file, with a clear reason for every file that is refused.',
-      'Inspect the resulting documents and chunks with their source metadata.',
-    ],
-  },
-  playground: {
-    summary: 'Ask a listing questions the way a buyer would, before anyone pays for it.',
-    points: [
-      'Run a query against a knowledge base and see the ranked chunks with their scores.',
-      'Tune top-k, the minimum score and metadata filters, and see the request as code.',
-      'Run an evaluation set and read nDCG and recall for the current chunking.',
-    ],
-  },
   marketplace: {
     summary: 'See your listings the way buyers see them, and take them to the hosted marketplace.',
     points: [

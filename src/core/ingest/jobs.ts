@@ -1,0 +1,190 @@
+import { DomainError } from '../errors';
+import { NotFound } from '../errors';
+import { newId } from '../ids';
+import type { ChunkingOptions } from './chunkers';
+import type { IngestLimits } from './limits';
+import type { IngestProgress, IngestResult, IngestStage } from './pipeline';
+import type { IngestCommand } from './service';
+
+export type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface IngestJobFile {
+  source: string;
+  /** The last stage reported for the file; `processed` once the pipeline moved past it. */
+  stage: IngestStage | 'processed';
+}
+
+export interface IngestJobSnapshot {
+  id: string;
+  listingId: string;
+  state: IngestJobState;
+  startedAt: string;
+  finishedAt: string | null;
+  progress: IngestProgress | null;
+  /** Files in the order the pipeline reached them (archives are expanded to their entries). */
+  files: IngestJobFile[];
+  result: IngestResult | null;
+  error: { code: string; message: string } | null;
+}
+
+export type IngestJobEvent =
+  { type: 'progress'; job: IngestJobSnapshot } | { type: 'done'; job: IngestJobSnapshot };
+
+export interface StartJobRequest {
+  listingId: string;
+  inputs: { path: string; name?: string }[];
+  chunking?: ChunkingOptions;
+  csvRequiredColumns?: string[];
+  limits: IngestLimits;
+  /** Runs when the job has ended, whatever the outcome (removes the uploaded files). */
+  cleanup?: () => Promise<void> | void;
+}
+
+type Runner = (command: IngestCommand) => Promise<IngestResult>;
+
+interface Job {
+  snapshot: IngestJobSnapshot;
+  controller: AbortController;
+  listeners: Set<(event: IngestJobEvent) => void>;
+}
+
+/** Finished jobs kept for late readers (a reloaded page); older ones are forgotten. */
+const KEEP_FINISHED = 50;
+
+/**
+ * The studio's ingestions: each runs in this process in the background, non-atomic like the CLI,
+ * reporting progress to whoever listens; cancelling aborts it before anything is committed.
+ */
+export class IngestJobs {
+  private readonly jobs = new Map<string, Job>();
+
+  constructor(
+    private readonly run: Runner,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  start(request: StartJobRequest): IngestJobSnapshot {
+    const job: Job = {
+      snapshot: {
+        id: newId('job', 12),
+        listingId: request.listingId,
+        state: 'running',
+        startedAt: this.now().toISOString(),
+        finishedAt: null,
+        progress: null,
+        files: [],
+        result: null,
+        error: null,
+      },
+      controller: new AbortController(),
+      listeners: new Set(),
+    };
+    this.jobs.set(job.snapshot.id, job);
+    this.forgetOld();
+    void this.execute(job, request);
+    return this.copy(job);
+  }
+
+  get(id: string): IngestJobSnapshot {
+    return this.copy(this.find(id));
+  }
+
+  /** Calls `listener` on every change until the job ends; returns the unsubscribe function. */
+  subscribe(id: string, listener: (event: IngestJobEvent) => void): () => void {
+    const job = this.find(id);
+    job.listeners.add(listener);
+    return () => job.listeners.delete(listener);
+  }
+
+  /** Asks a running job to stop; a finished job is returned as it is. */
+  cancel(id: string): IngestJobSnapshot {
+    const job = this.find(id);
+    if (job.snapshot.state === 'running') job.controller.abort();
+    return this.copy(job);
+  }
+
+  /** Resolves when the job has ended (tests and shutdown). */
+  async settled(id: string): Promise<IngestJobSnapshot> {
+    const job = this.find(id);
+    if (job.snapshot.state !== 'running') return this.copy(job);
+    return new Promise((resolve) => {
+      const off = this.subscribe(id, (event) => {
+        if (event.type !== 'done') return;
+        off();
+        resolve(event.job);
+      });
+    });
+  }
+
+  private async execute(job: Job, request: StartJobRequest): Promise<void> {
+    const { snapshot } = job;
+    try {
+      const result = await this.run({
+        listingId: request.listingId,
+        inputs: request.inputs,
+        chunking: request.chunking,
+        csvRequiredColumns: request.csvRequiredColumns,
+        atomic: false,
+        limits: request.limits,
+        signal: job.controller.signal,
+        onProgress: (progress) => this.onProgress(job, progress),
+      });
+      snapshot.files = snapshot.files.map((f) => ({ ...f, stage: 'done' }));
+      snapshot.result = result;
+      snapshot.state = 'done';
+    } catch (err) {
+      if (job.controller.signal.aborted) {
+        snapshot.state = 'cancelled';
+        snapshot.error = { code: 'cancelled', message: 'The ingestion was cancelled; nothing was stored.' };
+      } else {
+        snapshot.state = 'failed';
+        snapshot.error =
+          err instanceof DomainError
+            ? { code: err.code, message: err.message }
+            : { code: 'internal_error', message: `The ingestion failed: ${(err as Error).message}` };
+      }
+    } finally {
+      snapshot.finishedAt = this.now().toISOString();
+      await Promise.resolve(request.cleanup?.()).catch(() => undefined);
+      this.emit(job, 'done');
+      job.listeners.clear();
+    }
+  }
+
+  private onProgress(job: Job, progress: IngestProgress): void {
+    const { snapshot } = job;
+    snapshot.progress = progress;
+    if (progress.file) {
+      const current = snapshot.files.find((f) => f.source === progress.file);
+      for (const f of snapshot.files) if (f !== current && f.stage !== 'processed') f.stage = 'processed';
+      if (current) current.stage = progress.stage;
+      else snapshot.files.push({ source: progress.file, stage: progress.stage });
+    } else if (progress.stage === 'storing' || progress.stage === 'done') {
+      for (const f of snapshot.files) f.stage = 'processed';
+    }
+    this.emit(job, 'progress');
+  }
+
+  private emit(job: Job, type: IngestJobEvent['type']): void {
+    const event = { type, job: this.copy(job) };
+    for (const listener of job.listeners) listener(event);
+  }
+
+  private find(id: string): Job {
+    const job = this.jobs.get(id);
+    if (!job)
+      throw new NotFound(`No ingestion job '${id}' (jobs are kept in memory until the studio restarts).`);
+    return job;
+  }
+
+  private forgetOld(): void {
+    const finished = [...this.jobs.values()].filter((j) => j.snapshot.state !== 'running');
+    for (const job of finished.slice(0, Math.max(0, finished.length - KEEP_FINISHED))) {
+      this.jobs.delete(job.snapshot.id);
+    }
+  }
+
+  private copy(job: Job): IngestJobSnapshot {
+    return structuredClone(job.snapshot);
+  }
+}

@@ -1,0 +1,85 @@
+import { readFile, stat } from 'node:fs/promises';
+import { chunkSections, resolveChunkingOptions, type ChunkingOptions } from './chunkers';
+import { InvalidDocument, PayloadTooLarge, UnsupportedFileType } from './errors';
+import type { IngestLimits } from './limits';
+import { parseDocument } from './parse';
+import { classifySource } from './sources';
+import type { Metadata, SkippedRow } from './types';
+import { formatBytes } from './zipLimits';
+
+export interface PreviewChunk {
+  index: number;
+  text: string;
+  tokenCount: number;
+  metadata: Metadata;
+}
+
+export interface ChunkPreview {
+  source: string;
+  format: string;
+  chunking: Required<ChunkingOptions>;
+  /** Every chunk the document would give; `chunks` holds the first `limit` of them. */
+  totalChunks: number;
+  totalTokens: number;
+  chunks: PreviewChunk[];
+  skippedRows?: SkippedRow[];
+  warnings?: string[];
+}
+
+export interface PreviewRequest {
+  path: string;
+  /** The file's name as the user sees it (its format comes from the extension). */
+  source: string;
+  chunking?: ChunkingOptions;
+  csvRequiredColumns?: string[];
+  limit: number;
+  limits: Pick<IngestLimits, 'maxFileBytes'>;
+}
+
+/**
+ * How one document would be chunked, without embedding or storing anything: the same parser and
+ * chunker as an ingestion, so what the preview shows is what ingestion would store.
+ */
+export async function previewChunks(request: PreviewRequest): Promise<ChunkPreview> {
+  const { source } = request;
+  const chunking = resolveChunkingOptions(request.chunking);
+  const kind = classifySource(source);
+  if ('type' in kind) throw new UnsupportedFileType([{ entry: source, type: kind.type }]);
+  if (kind.format === 'jsonl') {
+    throw new InvalidDocument(
+      source,
+      'pre-built embeddings are stored as they are; there is no chunking to preview.',
+    );
+  }
+  const { size } = await stat(request.path);
+  if (size > request.limits.maxFileBytes) {
+    throw new PayloadTooLarge(
+      `${source}: the file is ${formatBytes(size)}; the limit is ${formatBytes(request.limits.maxFileBytes)} per file.`,
+    );
+  }
+  const bytes = new Uint8Array(await readFile(request.path));
+  const parsed = await parseDocument(
+    kind.format,
+    { bytes, source },
+    { csvRequiredColumns: request.csvRequiredColumns },
+  );
+  const pieces = chunkSections(parsed.sections, chunking);
+  if (pieces.length === 0) {
+    throw new InvalidDocument(source, 'no text was found in the document, so there is nothing to retrieve.');
+  }
+  return {
+    source,
+    format: kind.format,
+    chunking,
+    totalChunks: pieces.length,
+    totalTokens: pieces.reduce((n, c) => n + c.tokenCount, 0),
+    chunks: pieces.slice(0, request.limit).map((c, index) => ({
+      index,
+      text: c.text,
+      tokenCount: c.tokenCount,
+      metadata: { ...parsed.metadata, ...c.metadata },
+    })),
+    ...(parsed.skippedRows?.length ? { skippedRows: parsed.skippedRows } : {}),
+    ...(parsed.warnings?.length ? { warnings: parsed.warnings } : {}),
+  };
+}

@@ -1,0 +1,292 @@
+import { parse as parseCsv } from 'csv-parse/sync';
+import type { Chunk, RetrievalMode } from '../../../shared/retrieval';
+import { InvalidInput } from '../../errors';
+import type { BeirQuery } from './beir';
+import { corpusIdsOf, evaluate, type EvalReport } from './evaluate';
+
+/**
+ * Evaluation runs of the studio: a question set (BEIR qrels, or questions with the source or text
+ * each should find), run against a listing, kept with the settings used so runs can be compared.
+ */
+
+/** A hand-written or CSV/JSONL question: what a right answer's chunk comes from or contains. */
+export interface ExpectedQuestion {
+  question: string;
+  expectedSource?: string;
+  expectedText?: string;
+}
+
+/** A question set ready to run: queries and graded judgments over ids the matcher gives chunks. */
+export interface QuestionSet {
+  kind: 'beir' | 'expected';
+  queries: BeirQuery[];
+  qrels: Map<string, Map<string, number>>;
+  /** Expected-answer sets only: what each query counts as a hit. */
+  expected?: Map<string, ExpectedQuestion>;
+}
+
+export interface RunSettings {
+  mode: RetrievalMode;
+  /** Cut-off of nDCG and recall, and of the hits kept per question: 10. */
+  k: number;
+  embeddingModel: string;
+  documentCount: number;
+  chunkCount: number;
+  dataset: string;
+}
+
+export interface RetrievedHit {
+  id: string;
+  score: number;
+  relevant: boolean;
+  snippet: string;
+}
+
+export interface QuestionResult {
+  id: string;
+  question: string;
+  ndcg: number;
+  recallAtK: number;
+  reciprocalRank: number;
+  latencyMs: number;
+  /** The first k results (by matched id), each with its best chunk's score. */
+  hits: RetrievedHit[];
+  /** Relevant ids not found in the first k. */
+  missed: string[];
+}
+
+/** Scores of the top-k chunks of every question, counted in bins of 0.05, apart for hits and misses. */
+export interface ScoreBin {
+  from: number;
+  to: number;
+  relevant: number;
+  other: number;
+}
+
+export interface EvalRunReport {
+  settings: RunSettings;
+  metrics: {
+    ndcgAt10: number;
+    recallAt10: number;
+    recallAt100: number;
+    mrr: number;
+    p50LatencyMs: number;
+    queries: number;
+    skipped: number;
+  };
+  questions: QuestionResult[];
+  distribution: ScoreBin[];
+}
+
+export interface EvalRun {
+  id: string;
+  listingId: string;
+  name: string;
+  createdAt: string;
+  report: EvalRunReport;
+}
+
+export const EVAL_DEPTH = 100;
+export const MAX_QUESTIONS = 2_000;
+const BINS = 20;
+const SNIPPET_CHARS = 160;
+/** The id every chunk matching an expected answer counts as. */
+const EXPECTED_ID = 'expected';
+
+const normalize = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim();
+
+/** Reads questions from a CSV (header `question,expected_source|expected_text`) or JSONL file. */
+export function parseQuestionFile(name: string, content: string): ExpectedQuestion[] {
+  const rows: Record<string, unknown>[] = [];
+  if (/\.jsonl?$/i.test(name)) {
+    content.split(/\r?\n/).forEach((line, i) => {
+      if (line.trim() === '') return;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch (err) {
+        throw new InvalidInput(`${name} line ${i + 1}: not valid JSON (${(err as Error).message}).`);
+      }
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        throw new InvalidInput(`${name} line ${i + 1}: expected a JSON object.`);
+      rows.push(value as Record<string, unknown>);
+    });
+  } else if (/\.(csv|tsv)$/i.test(name)) {
+    try {
+      rows.push(
+        ...(parseCsv(content, {
+          columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
+          skip_empty_lines: true,
+          trim: true,
+          bom: true,
+          delimiter: /\.tsv$/i.test(name) ? '\t' : ',',
+        }) as Record<string, unknown>[]),
+      );
+    } catch (err) {
+      throw new InvalidInput(`${name}: not a readable CSV file (${(err as Error).message}).`);
+    }
+  } else {
+    throw new InvalidInput(
+      `${name}: unsupported question file; send a .csv or .jsonl of question + expected_source or expected_text, or the BEIR files corpus.jsonl, queries.jsonl and qrels test.tsv.`,
+    );
+  }
+  return rows.map((row, i) => questionOf(row, `${name} row ${i + 1}`));
+}
+
+function questionOf(row: Record<string, unknown>, where: string): ExpectedQuestion {
+  const text = (key: string, camel: string) => {
+    const value = row[key] ?? row[camel];
+    return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+  };
+  const question = text('question', 'question') ?? text('query', 'query');
+  if (!question) throw new InvalidInput(`${where}: "question" must be a non-empty string.`);
+  const expectedSource = text('expected_source', 'expectedSource');
+  const expectedText = text('expected_text', 'expectedText');
+  if (!expectedSource && !expectedText)
+    throw new InvalidInput(`${where}: give "expected_source" or "expected_text" for "${question}".`);
+  return { question, expectedSource, expectedText };
+}
+
+/** A question set from expected answers: each question has one relevant id, `expected`. */
+export function expectedQuestionSet(questions: ExpectedQuestion[]): QuestionSet {
+  if (questions.length === 0) throw new InvalidInput('questions: give at least one question.');
+  if (questions.length > MAX_QUESTIONS)
+    throw new InvalidInput(`questions: at most ${MAX_QUESTIONS} questions per run, not ${questions.length}.`);
+  const queries: BeirQuery[] = [];
+  const qrels = new Map<string, Map<string, number>>();
+  const expected = new Map<string, ExpectedQuestion>();
+  questions.forEach((q, i) => {
+    const id = `q${i + 1}`;
+    queries.push({ id, text: q.question });
+    qrels.set(id, new Map([[EXPECTED_ID, 1]]));
+    expected.set(id, q);
+  });
+  return { kind: 'expected', queries, qrels, expected };
+}
+
+/**
+ * The id a chunk counts as for a query: its corpus id in a BEIR set; for an expected answer,
+ * `expected` when the chunk comes from the expected source (its path ends with it) or contains the
+ * expected text, else its source.
+ */
+function chunkId(chunk: Chunk, expected: ExpectedQuestion | undefined): string | undefined {
+  const meta = chunk.sourceMetadata;
+  if (!expected) return typeof meta.corpusId === 'string' ? meta.corpusId : undefined;
+  const source = typeof meta.source === 'string' ? meta.source : '';
+  const sourceHit =
+    expected.expectedSource !== undefined &&
+    (source === expected.expectedSource || source.endsWith(`/${expected.expectedSource}`));
+  const textHit =
+    expected.expectedText !== undefined && normalize(chunk.text).includes(normalize(expected.expectedText));
+  return sourceHit || textHit ? EXPECTED_ID : `${source || 'chunk'}#${String(meta.chunkIndex ?? '')}`;
+}
+
+export interface RunEvaluationOptions {
+  set: QuestionSet;
+  settings: RunSettings;
+  search(query: string): Promise<{ chunks: Chunk[]; latencyMs: number }>;
+}
+
+/** Runs the set and builds the stored report: metrics, per-question hits and misses, score bins. */
+export async function runEvaluation(options: RunEvaluationOptions): Promise<EvalRunReport> {
+  const { set, settings } = options;
+  const k = settings.k;
+  const answered: { hits: RetrievedHit[]; chunkScores: { score: number; relevant: boolean }[] }[] = [];
+  let pending = set.queries.filter((q) => set.qrels.has(q.id));
+  let chunksSeen = 0;
+  let chunksMapped = 0;
+  const report: EvalReport = await evaluate({
+    queries: set.queries,
+    qrels: set.qrels,
+    k,
+    search: async (text) => {
+      const query = pending[0]!;
+      pending = pending.slice(1);
+      const judgments = set.qrels.get(query.id)!;
+      const expected = set.expected?.get(query.id);
+      const { chunks, latencyMs } = await options.search(text);
+      const ided = chunks.map((chunk) => ({ chunk, id: chunkId(chunk, expected) }));
+      chunksSeen += chunks.length;
+      chunksMapped += ided.filter((c) => c.id !== undefined).length;
+      const hits: RetrievedHit[] = [];
+      const seen = new Set<string>();
+      for (const { chunk, id } of ided) {
+        if (id === undefined || seen.has(id)) continue;
+        seen.add(id);
+        hits.push({
+          id: expected && id === EXPECTED_ID ? (expected.expectedSource ?? 'expected text') : id,
+          score: chunk.score,
+          relevant: (judgments.get(id) ?? 0) > 0,
+          snippet: chunk.text.slice(0, SNIPPET_CHARS),
+        });
+      }
+      answered.push({
+        hits: hits.slice(0, k),
+        chunkScores: ided
+          .slice(0, k)
+          .map(({ chunk, id }) => ({ score: chunk.score, relevant: (judgments.get(id ?? '') ?? 0) > 0 })),
+      });
+      return {
+        ids: corpusIdsOf(
+          ided.map(({ id }) => ({ sourceMetadata: id === undefined ? {} : { corpusId: id } })),
+        ),
+        latencyMs,
+      };
+    },
+  });
+  if (set.kind === 'beir' && chunksSeen > 0 && chunksMapped === 0) {
+    throw new InvalidInput(
+      'The listing holds chunks without "corpusId" metadata, so its results cannot be matched to the qrels. Evaluate a BEIR set on an empty listing: the run fills it from corpus.jsonl first.',
+    );
+  }
+  const questions = report.perQuery.map((q, i): QuestionResult => {
+    const { hits } = answered[i]!;
+    const expected = set.expected?.get(q.id);
+    const judged = [...set.qrels.get(q.id)!].filter(([, g]) => g > 0).map(([id]) => id);
+    const found = new Set(hits.filter((h) => h.relevant).map((h) => h.id));
+    const missed = expected
+      ? found.size > 0
+        ? []
+        : [expected.expectedSource ?? `text: ${expected.expectedText}`]
+      : judged.filter((id) => !found.has(id));
+    return {
+      id: q.id,
+      question: q.text,
+      ndcg: q.ndcg,
+      recallAtK: q.recallAtK,
+      reciprocalRank: q.reciprocalRank,
+      latencyMs: q.latencyMs,
+      hits,
+      missed,
+    };
+  });
+  return {
+    settings,
+    metrics: {
+      ndcgAt10: report.ndcg,
+      recallAt10: report.recallAtK,
+      recallAt100: report.recallAt100,
+      mrr: report.mrr,
+      p50LatencyMs: report.p50LatencyMs,
+      queries: report.queries,
+      skipped: report.skipped,
+    },
+    questions,
+    distribution: scoreBins(answered.flatMap((a) => a.chunkScores)),
+  };
+}
+
+export function scoreBins(scores: { score: number; relevant: boolean }[]): ScoreBin[] {
+  const bins: ScoreBin[] = Array.from({ length: BINS }, (_, i) => ({
+    from: i / BINS,
+    to: (i + 1) / BINS,
+    relevant: 0,
+    other: 0,
+  }));
+  for (const { score, relevant } of scores) {
+    const bin = bins[Math.min(BINS - 1, Math.max(0, Math.floor(score * BINS)))]!;
+    if (relevant) bin.relevant++;
+    else bin.other++;
+  }
+  return bins;
+}

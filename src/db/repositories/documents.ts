@@ -1,0 +1,148 @@
+import { NotFound } from '../../core/errors';
+import type { Db } from '../open';
+
+export interface DocumentSummary {
+  id: string;
+  listingId: string;
+  source: string;
+  format: string;
+  bytes: number;
+  chunkCount: number;
+  /** How it was chunked, CSV rows skipped, parser warnings. */
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ChunkRecord {
+  id: number;
+  index: number;
+  text: string;
+  tokenCount: number;
+  metadata: Record<string, unknown>;
+}
+
+export interface ChunkQuery {
+  /** Words to find (full-text, every word must occur); empty = every chunk. */
+  q?: string;
+  limit: number;
+  offset: number;
+}
+
+interface DocumentRow {
+  id: string;
+  listing_id: string;
+  source: string;
+  format: string;
+  bytes: number;
+  chunk_count: number;
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const toSummary = (r: DocumentRow): DocumentSummary => ({
+  id: r.id,
+  listingId: r.listing_id,
+  source: r.source,
+  format: r.format,
+  bytes: r.bytes,
+  chunkCount: r.chunk_count,
+  metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** A free-text search turned into an FTS5 query of quoted terms, so user input is never FTS syntax. */
+export function ftsQuery(q: string): string | undefined {
+  const terms = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
+  return terms.length ? terms.map((t) => `"${t}"`).join(' ') : undefined;
+}
+
+/** The documents of knowledge bases and their chunks, as the studio's Inspect view reads them. */
+export class SqliteDocumentRepository {
+  constructor(private readonly db: Db) {}
+
+  list(listingId: string): DocumentSummary[] {
+    const rows = this.db
+      .prepare(`SELECT * FROM documents WHERE listing_id = ? ORDER BY source`)
+      .all(listingId) as DocumentRow[];
+    return rows.map(toSummary);
+  }
+
+  get(id: string): DocumentSummary {
+    const row = this.db.prepare(`SELECT * FROM documents WHERE id = ?`).get(id) as DocumentRow | undefined;
+    if (!row) throw new NotFound(`No document '${id}'.`);
+    return toSummary(row);
+  }
+
+  chunks(documentId: string, query: ChunkQuery): { items: ChunkRecord[]; total: number } {
+    this.get(documentId);
+    const match = query.q ? ftsQuery(query.q) : undefined;
+    const where = match
+      ? `c.document_id = ? AND c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)`
+      : `c.document_id = ?`;
+    const args = match ? [documentId, match] : [documentId];
+    const { total } = this.db
+      .prepare(`SELECT count(*) AS total FROM chunks c WHERE ${where}`)
+      .get(...args) as {
+      total: number;
+    };
+    const rows = this.db
+      .prepare(
+        `SELECT c.id, c.chunk_index, c.text, c.token_count, c.metadata FROM chunks c WHERE ${where}
+         ORDER BY c.chunk_index LIMIT ? OFFSET ?`,
+      )
+      .all(...args, query.limit, query.offset) as {
+      id: number;
+      chunk_index: number;
+      text: string;
+      token_count: number;
+      metadata: string;
+    }[];
+    return {
+      total,
+      items: rows.map((r) => ({
+        id: r.id,
+        index: r.chunk_index,
+        text: r.text,
+        tokenCount: r.token_count,
+        metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+      })),
+    };
+  }
+
+  /**
+   * Removes a document with its chunks, their full-text rows (by trigger) and their vectors in every
+   * index of the listing, and updates the listing's counters, all in one transaction.
+   */
+  delete(id: string): { document: DocumentSummary; documentCount: number; chunkCount: number } {
+    return this.db
+      .transaction(() => {
+        const document = this.get(id);
+        const tables = this.db
+          .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ?`)
+          .all(document.listingId) as { table_name: string }[];
+        for (const { table_name } of tables) {
+          this.db
+            .prepare(`DELETE FROM ${table_name} WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)`)
+            .run(id);
+        }
+        this.db
+          .prepare(`DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)`)
+          .run(id);
+        this.db.prepare(`DELETE FROM chunks WHERE document_id = ?`).run(id);
+        this.db.prepare(`DELETE FROM documents WHERE id = ?`).run(id);
+        const totals = this.db
+          .prepare(
+            `SELECT count(*) AS docs, coalesce(sum(chunk_count), 0) AS chunks FROM documents WHERE listing_id = ?`,
+          )
+          .get(document.listingId) as { docs: number; chunks: number };
+        this.db
+          .prepare(`UPDATE listings SET document_count = ?, chunk_count = ?, updated_at = ? WHERE id = ?`)
+          .run(totals.docs, totals.chunks, new Date().toISOString(), document.listingId);
+        return { document, documentCount: totals.docs, chunkCount: totals.chunks };
+      })
+      .immediate();
+  }
+}

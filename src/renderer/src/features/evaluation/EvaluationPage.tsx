@@ -1,0 +1,423 @@
+import {
+  ActionIcon,
+  Badge,
+  Button,
+  Card,
+  FileInput,
+  Grid,
+  Input,
+  Group,
+  Paper,
+  SegmentedControl,
+  Select,
+  SimpleGrid,
+  Stack,
+  Table,
+  Tabs,
+  Text,
+  Textarea,
+  TextInput,
+  Title,
+  Tooltip,
+} from '@mantine/core';
+import { IconCheck, IconPlayerPlay, IconTrash, IconUpload, IconX } from '@tabler/icons-react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import type { RetrievalMode } from '../../../../shared/retrieval';
+import { PageHeader } from '../../components/PageHeader';
+import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { queryKeys } from '../../lib/queryClient';
+import { useStudioApi } from '../../lib/studioContext';
+import { studioCall } from '../playground/studioCalls';
+import { METRICS, parseHandWritten, type EvalRun } from './evalTypes';
+import { ScoreHistogram } from './ScoreHistogram';
+
+const fmt = (x: number) => x.toFixed(3);
+
+export function EvaluationPage() {
+  const api = useStudioApi();
+  const listings = useQuery({
+    queryKey: [...queryKeys.listings, 'evaluation'],
+    queryFn: () => api.listings.list({ limit: 100 }),
+  });
+  const [chosen, setChosen] = useState<string | null>(null);
+  const listingId = chosen ?? listings.data?.data[0]?.id ?? null;
+  const runs = useQuery({
+    queryKey: ['evaluations', listingId],
+    queryFn: () => studioCall<EvalRun[]>('GET', `/listings/${listingId}/evaluations`),
+    enabled: listingId !== null,
+  });
+  const [selected, setSelected] = useState<string | null>(null);
+  const shown = runs.data?.find((r) => r.id === selected) ?? runs.data?.[0];
+
+  if (listings.isPending) return <LoadingState label="Loading listings…" />;
+  if (listings.isError)
+    return (
+      <ErrorState
+        title="Could not load listings"
+        error={listings.error}
+        onRetry={() => void listings.refetch()}
+      />
+    );
+
+  return (
+    <>
+      <PageHeader
+        title="Evaluation"
+        description="Score retrieval on a question set: nDCG@10, Recall@k and MRR per run, kept to compare settings side by side."
+        actions={
+          listings.data.data.length > 0 && (
+            <Select
+              aria-label="Listing"
+              data={listings.data.data.map((l) => ({ value: l.id, label: l.title }))}
+              value={listingId}
+              onChange={(v) => v && (setChosen(v), setSelected(null))}
+              allowDeselect={false}
+              w={260}
+            />
+          )
+        }
+      />
+      {listingId === null ? (
+        <Card withBorder padding="xl">
+          <Text fw={600}>No listings yet</Text>
+          <Text size="sm" c="dimmed">
+            Create a listing first; a BEIR corpus uploaded here fills an empty one.
+          </Text>
+        </Card>
+      ) : (
+        <Grid gap="lg">
+          <Grid.Col span={{ base: 12, xl: 4 }}>
+            <NewRunCard listingId={listingId} onDone={(run) => setSelected(run.id)} />
+          </Grid.Col>
+          <Grid.Col span={{ base: 12, xl: 8 }}>
+            {runs.isPending ? (
+              <LoadingState label="Loading runs…" />
+            ) : runs.isError ? (
+              <ErrorState
+                title="Could not load runs"
+                error={runs.error}
+                onRetry={() => void runs.refetch()}
+              />
+            ) : runs.data.length === 0 ? (
+              <Card withBorder padding="xl">
+                <Text fw={600}>No runs yet</Text>
+                <Text size="sm" c="dimmed">
+                  Upload a question set or write questions, then run them: the metrics and the score
+                  distribution show here.
+                </Text>
+              </Card>
+            ) : (
+              <Stack gap="lg">
+                <RunsTable runs={runs.data} selected={shown?.id} onSelect={setSelected} />
+                {shown && <RunDetail run={shown} />}
+              </Stack>
+            )}
+          </Grid.Col>
+        </Grid>
+      )}
+    </>
+  );
+}
+
+function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: EvalRun) => void }) {
+  const client = useQueryClient();
+  const [source, setSource] = useState<string | null>('upload');
+  const [files, setFiles] = useState<File[]>([]);
+  const [written, setWritten] = useState('');
+  const [mode, setMode] = useState<RetrievalMode>('hybrid');
+  const [name, setName] = useState('');
+  const parsed = parseHandWritten(written);
+  const run = useMutation({
+    mutationFn: () => {
+      if (source === 'upload') {
+        const form = new FormData();
+        for (const file of files) form.append('files', file, file.name);
+        form.append('mode', mode);
+        if (name.trim()) form.append('name', name.trim());
+        return studioCall<EvalRun>('POST', `/listings/${listingId}/evaluations`, form);
+      }
+      return studioCall<EvalRun>('POST', `/listings/${listingId}/evaluations`, {
+        mode,
+        name: name.trim() || undefined,
+        questions: parsed.questions,
+      });
+    },
+    onSuccess: (data) => {
+      void client.invalidateQueries({ queryKey: ['evaluations', listingId] });
+      void client.invalidateQueries({ queryKey: queryKeys.listings });
+      onDone(data);
+    },
+  });
+  const ready =
+    source === 'upload' ? files.length > 0 : parsed.questions.length > 0 && parsed.error === undefined;
+
+  return (
+    <Card withBorder padding="lg">
+      <Title order={3} fz="md" mb="sm">
+        New run
+      </Title>
+      <Stack gap="sm">
+        <Tabs value={source} onChange={setSource}>
+          <Tabs.List grow>
+            <Tabs.Tab value="upload">Upload files</Tabs.Tab>
+            <Tabs.Tab value="write">Write questions</Tabs.Tab>
+          </Tabs.List>
+          <Tabs.Panel value="upload" pt="sm">
+            <FileInput
+              label="Question set"
+              description="BEIR: corpus.jsonl + queries.jsonl + qrels test.tsv (the corpus fills an empty listing). Or one .csv/.jsonl of question, expected_source or expected_text."
+              placeholder="Choose files"
+              multiple
+              clearable
+              accept=".jsonl,.json,.tsv,.csv"
+              leftSection={<IconUpload size={14} />}
+              value={files}
+              onChange={setFiles}
+            />
+          </Tabs.Panel>
+          <Tabs.Panel value="write" pt="sm">
+            <Textarea
+              label="Questions"
+              description='One per line: "question | expected text" or "question | source: file.pdf".'
+              placeholder={
+                'notice period for tenants | three months\nwho signs the lease | source: lease.pdf'
+              }
+              autosize
+              minRows={5}
+              maxRows={12}
+              value={written}
+              onChange={(e) => setWritten(e.currentTarget.value)}
+              error={parsed.error}
+            />
+          </Tabs.Panel>
+        </Tabs>
+        <div>
+          <Input.Label id="eval-mode-label">Mode</Input.Label>
+          <SegmentedControl
+            aria-labelledby="eval-mode-label"
+            fullWidth
+            value={mode}
+            onChange={(v) => setMode(v as RetrievalMode)}
+            data={[
+              { value: 'hybrid', label: 'Hybrid' },
+              { value: 'dense', label: 'Dense' },
+              { value: 'lexical', label: 'Lexical' },
+            ]}
+          />
+        </div>
+        <TextInput
+          label="Run name"
+          placeholder="optional, e.g. hybrid baseline"
+          value={name}
+          onChange={(e) => setName(e.currentTarget.value)}
+        />
+        {run.isError && <ErrorState title="The run failed" error={run.error} />}
+        <Button
+          leftSection={<IconPlayerPlay size={16} />}
+          onClick={() => run.mutate()}
+          loading={run.isPending}
+          disabled={!ready}
+        >
+          Run evaluation
+        </Button>
+        {run.isPending && (
+          <Text size="xs" c="dimmed" role="status">
+            Running every question{source === 'upload' ? ' (a BEIR corpus is ingested first)' : ''}…
+          </Text>
+        )}
+      </Stack>
+    </Card>
+  );
+}
+
+function RunsTable({
+  runs,
+  selected,
+  onSelect,
+}: {
+  runs: EvalRun[];
+  selected: string | undefined;
+  onSelect: (id: string) => void;
+}) {
+  const client = useQueryClient();
+  const remove = useMutation({
+    mutationFn: (run: EvalRun) => studioCall('DELETE', `/listings/${run.listingId}/evaluations/${run.id}`),
+    onSuccess: () => void client.invalidateQueries({ queryKey: ['evaluations'] }),
+  });
+  const best = Object.fromEntries(
+    METRICS.map(({ key }) => [key, Math.max(...runs.map((r) => r.report.metrics[key]))]),
+  );
+  return (
+    <Card withBorder padding={0}>
+      <Table.ScrollContainer minWidth={640}>
+        <Table highlightOnHover aria-label="Evaluation runs" verticalSpacing="xs">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Run</Table.Th>
+              <Table.Th>Mode</Table.Th>
+              {METRICS.map((m) => (
+                <Table.Th key={m.key} ta="right">
+                  {m.label}
+                </Table.Th>
+              ))}
+              <Table.Th ta="right">p50</Table.Th>
+              <Table.Th />
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {runs.map((run) => (
+              <Table.Tr
+                key={run.id}
+                onClick={() => onSelect(run.id)}
+                bg={run.id === selected ? 'var(--mantine-primary-color-light)' : undefined}
+                style={{ cursor: 'pointer' }}
+                aria-selected={run.id === selected}
+              >
+                <Table.Td>
+                  <Text size="sm" fw={500} lineClamp={1}>
+                    {run.name}
+                  </Text>
+                  <Text size="xs" c="dimmed">
+                    {new Date(run.createdAt).toLocaleString()} · {run.report.metrics.queries} questions
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  <Badge variant="light" color="gray" size="sm">
+                    {run.report.settings.mode}
+                  </Badge>
+                </Table.Td>
+                {METRICS.map(({ key }) => (
+                  <Table.Td
+                    key={key}
+                    ta="right"
+                    ff="monospace"
+                    fz="sm"
+                    fw={run.report.metrics[key] === best[key] && runs.length > 1 ? 700 : 400}
+                  >
+                    {fmt(run.report.metrics[key])}
+                  </Table.Td>
+                ))}
+                <Table.Td ta="right" fz="sm" style={{ whiteSpace: 'nowrap' }}>
+                  {run.report.metrics.p50LatencyMs.toFixed(1)} ms
+                </Table.Td>
+                <Table.Td w={40}>
+                  <Tooltip label="Delete run">
+                    <ActionIcon
+                      variant="subtle"
+                      color="gray"
+                      aria-label={`Delete run ${run.name}`}
+                      onClick={(e) => (e.stopPropagation(), remove.mutate(run))}
+                    >
+                      <IconTrash size={15} />
+                    </ActionIcon>
+                  </Tooltip>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+    </Card>
+  );
+}
+
+function RunDetail({ run }: { run: EvalRun }) {
+  const { metrics, settings, questions, distribution } = run.report;
+  return (
+    <Stack gap="md" aria-label={`Run ${run.name}`}>
+      <SimpleGrid cols={{ base: 2, sm: 5 }} spacing="sm">
+        {METRICS.map((m) => (
+          <Paper key={m.key} withBorder p="sm" radius="md">
+            <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+              {m.label}
+            </Text>
+            <Text fz={22} fw={700} ff="monospace" data-testid={`metric-${m.key}`}>
+              {fmt(metrics[m.key])}
+            </Text>
+          </Paper>
+        ))}
+        <Paper withBorder p="sm" radius="md">
+          <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+            p50 latency
+          </Text>
+          <Text fz={22} fw={700} ff="monospace">
+            {metrics.p50LatencyMs.toFixed(1)}
+            <Text span size="xs" c="dimmed">
+              {' '}
+              ms
+            </Text>
+          </Text>
+        </Paper>
+      </SimpleGrid>
+      <Text size="xs" c="dimmed">
+        {settings.dataset} · {settings.mode} · {settings.embeddingModel} · {settings.chunkCount} chunks ·{' '}
+        {metrics.queries} questions
+        {metrics.skipped > 0 ? ` (${metrics.skipped} without judgments skipped)` : ''}
+      </Text>
+      <Card withBorder padding="md">
+        <Title order={4} fz="sm" mb="sm">
+          Score distribution of the top 10 chunks
+        </Title>
+        <ScoreHistogram bins={distribution} />
+      </Card>
+      <Card withBorder padding={0}>
+        <Table.ScrollContainer minWidth={600} maxHeight={420}>
+          <Table stickyHeader aria-label="Per-question results" verticalSpacing={6}>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Question</Table.Th>
+                <Table.Th ta="right">nDCG@10</Table.Th>
+                <Table.Th ta="right">RR</Table.Th>
+                <Table.Th>Top hits</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {questions.map((q) => (
+                <Table.Tr key={q.id}>
+                  <Table.Td maw={280}>
+                    <Text size="sm" lineClamp={2}>
+                      {q.question}
+                    </Text>
+                    {q.missed.length > 0 && (
+                      <Text size="xs" c="red" lineClamp={1} title={q.missed.join(', ')}>
+                        Missed: {q.missed.join(', ')}
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td ta="right" ff="monospace" fz="sm">
+                    {fmt(q.ndcg)}
+                  </Table.Td>
+                  <Table.Td ta="right" ff="monospace" fz="sm">
+                    {fmt(q.reciprocalRank)}
+                  </Table.Td>
+                  <Table.Td>
+                    <Group gap={4} wrap="nowrap">
+                      {q.hits.slice(0, 5).map((hit, i) => (
+                        <Tooltip
+                          key={i}
+                          label={`${hit.id} · ${hit.score.toFixed(3)}\n${hit.snippet}`}
+                          multiline
+                          w={320}
+                        >
+                          <Badge
+                            size="sm"
+                            variant="light"
+                            color={hit.relevant ? 'teal' : 'gray'}
+                            leftSection={hit.relevant ? <IconCheck size={10} /> : <IconX size={10} />}
+                          >
+                            {i + 1}
+                          </Badge>
+                        </Tooltip>
+                      ))}
+                    </Group>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      </Card>
+    </Stack>
+  );
+}

@@ -1,0 +1,300 @@
+import { ActionIcon, Button, Card, Grid, Group, Overlay, Stack, Table, Text, ThemeIcon } from '@mantine/core';
+import { IconFileImport, IconFolderOpen, IconPaperclip, IconTrash, IconUpload } from '@tabler/icons-react';
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
+import { PageHeader } from '../../components/PageHeader';
+import { ErrorState } from '../../components/QueryStates';
+import { queryKeys } from '../../lib/queryClient';
+import { ChunkingSettingsCard } from './ChunkingSettingsCard';
+import { chunkingError } from './chunkPreview';
+import { filesFromDrop, filesFromInput, mergeQueue } from './dropFiles';
+import { cancelJob, followJob, startIngest } from './ingestApi';
+import { JobPanel } from './JobPanel';
+import { ListingPicker } from './ListingPicker';
+import { PreviewPanel } from './PreviewPanel';
+import type { ChunkingSettings, IngestJob, QueuedFile } from './types';
+import { useListingChoice } from './useListingChoice';
+
+const DEFAULT_SETTINGS: ChunkingSettings = { strategy: 'recursive', chunkSize: 512, chunkOverlap: 64 };
+
+/** Shows a full-window overlay while files are dragged over the page, and takes what is dropped. */
+function useWindowDrop(onFiles: (files: QueuedFile[]) => void, enabled: boolean) {
+  const [over, setOver] = useState(false);
+  const depth = useRef(0);
+  const latest = useRef(onFiles);
+  useEffect(() => {
+    latest.current = onFiles;
+  });
+  useEffect(() => {
+    if (!enabled) return;
+    const hasFiles = (e: DragEvent) => e.dataTransfer?.types.includes('Files') ?? false;
+    const enter = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      depth.current++;
+      setOver(true);
+    };
+    const overHandler = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      e.dataTransfer!.dropEffect = 'copy';
+    };
+    const leave = () => {
+      depth.current = Math.max(0, depth.current - 1);
+      if (depth.current === 0) setOver(false);
+    };
+    const drop = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      depth.current = 0;
+      setOver(false);
+      void filesFromDrop(e.dataTransfer!).then((files) => latest.current(files));
+    };
+    window.addEventListener('dragenter', enter);
+    window.addEventListener('dragover', overHandler);
+    window.addEventListener('dragleave', leave);
+    window.addEventListener('drop', drop);
+    return () => {
+      window.removeEventListener('dragenter', enter);
+      window.removeEventListener('dragover', overHandler);
+      window.removeEventListener('dragleave', leave);
+      window.removeEventListener('drop', drop);
+    };
+  }, [enabled]);
+  return over;
+}
+
+export function IngestPage() {
+  const [listingId] = useListingChoice();
+  const queryClient = useQueryClient();
+  const [queue, setQueue] = useState<QueuedFile[]>([]);
+  const [settings, setSettings] = useState(DEFAULT_SETTINGS);
+  const [previewPath, setPreviewPath] = useState<string | null>(null);
+  const [job, setJob] = useState<IngestJob>();
+  const [startError, setStartError] = useState<unknown>();
+  const [starting, setStarting] = useState(false);
+  const [cancelling, setCancelling] = useState(false);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
+  const running = starting || job?.state === 'running';
+  const settingsError = chunkingError(settings);
+
+  const add = (files: QueuedFile[]) => setQueue((q) => mergeQueue(q, files));
+  const dragging = useWindowDrop(add, !running);
+
+  const start = async () => {
+    if (!listingId || queue.length === 0) return;
+    setStarting(true);
+    setStartError(undefined);
+    try {
+      const started = await startIngest(listingId, queue, settings);
+      setJob(started);
+      setStarting(false);
+      const final = await followJob(started.id, setJob);
+      setJob(final);
+      if (final.state === 'done') setQueue([]);
+      void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+      void queryClient.invalidateQueries({ queryKey: ['documents'] });
+    } catch (err) {
+      setStartError(err);
+    } finally {
+      setStarting(false);
+      setCancelling(false);
+    }
+  };
+
+  const cancel = async () => {
+    if (!job) return;
+    setCancelling(true);
+    try {
+      await cancelJob(job.id);
+    } catch (err) {
+      setStartError(err);
+    }
+  };
+
+  const totalBytes = queue.reduce((n, f) => n + f.file.size, 0);
+  return (
+    <>
+      {dragging && (
+        <Overlay fixed blur={2} backgroundOpacity={0.35} zIndex={400} center>
+          <Card radius="lg" p="xl" shadow="lg" role="status">
+            <Group>
+              <ThemeIcon size={44} radius="xl" variant="light">
+                <IconUpload size={24} />
+              </ThemeIcon>
+              <div>
+                <Text fw={600}>Drop to add to the ingestion</Text>
+                <Text size="sm" c="dimmed">
+                  Files, folders and ZIP archives
+                </Text>
+              </div>
+            </Group>
+          </Card>
+        </Overlay>
+      )}
+      <PageHeader
+        title="Ingest"
+        description="Drop files, folders or ZIP archives anywhere on this window (PDF, DOCX, HTML, Markdown, JSON, CSV). Check how a document is chunked, then ingest: each file is parsed, chunked, embedded and stored."
+        actions={<ListingPicker />}
+      />
+      <input
+        ref={fileInput}
+        type="file"
+        multiple
+        hidden
+        aria-label="Choose files"
+        accept=".pdf,.docx,.html,.htm,.md,.mdx,.json,.csv,.jsonl,.zip"
+        onChange={(e) => {
+          add(filesFromInput(e.currentTarget.files ?? []));
+          e.currentTarget.value = '';
+        }}
+      />
+      <input
+        ref={folderInput}
+        type="file"
+        hidden
+        aria-label="Choose a folder"
+        {...{ webkitdirectory: '' }}
+        onChange={(e) => {
+          add(filesFromInput(e.currentTarget.files ?? []));
+          e.currentTarget.value = '';
+        }}
+      />
+      <Grid gap="lg">
+        <Grid.Col span={{ base: 12, md: 7, xl: 8 }}>
+          <Stack gap="md">
+            <Card withBorder radius="md" p="md">
+              <Stack gap="sm">
+                <Group justify="space-between">
+                  <Text fw={600} size="sm">
+                    Files to ingest
+                  </Text>
+                  <Group gap="xs">
+                    <Button
+                      size="xs"
+                      variant="default"
+                      leftSection={<IconPaperclip size={14} />}
+                      onClick={() => fileInput.current?.click()}
+                      disabled={running}
+                    >
+                      Choose files
+                    </Button>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      leftSection={<IconFolderOpen size={14} />}
+                      onClick={() => folderInput.current?.click()}
+                      disabled={running}
+                    >
+                      Choose folder
+                    </Button>
+                  </Group>
+                </Group>
+                {queue.length === 0 ? (
+                  <Stack
+                    align="center"
+                    gap={6}
+                    py={40}
+                    style={{
+                      border: '1.5px dashed var(--mantine-color-default-border)',
+                      borderRadius: 'var(--mantine-radius-md)',
+                    }}
+                  >
+                    <ThemeIcon size={48} radius="xl" variant="light">
+                      <IconFileImport size={26} />
+                    </ThemeIcon>
+                    <Text fw={500}>Drop files, folders or ZIP archives here</Text>
+                    <Text size="sm" c="dimmed">
+                      or anywhere on the window · up to 50 MB per document
+                    </Text>
+                  </Stack>
+                ) : (
+                  <Table aria-label="Files to ingest" verticalSpacing={4} highlightOnHover>
+                    <Table.Tbody>
+                      {queue.map((f) => (
+                        <Table.Tr key={f.path}>
+                          <Table.Td style={{ overflowWrap: 'anywhere' }}>
+                            <Text size="sm">{f.path}</Text>
+                          </Table.Td>
+                          <Table.Td w={90} ta="right">
+                            <Text size="xs" c="dimmed">
+                              {formatSize(f.file.size)}
+                            </Text>
+                          </Table.Td>
+                          <Table.Td w={40}>
+                            <ActionIcon
+                              variant="subtle"
+                              color="gray"
+                              aria-label={`Remove ${f.path}`}
+                              disabled={running}
+                              onClick={() => setQueue((q) => q.filter((x) => x.path !== f.path))}
+                            >
+                              <IconTrash size={16} />
+                            </ActionIcon>
+                          </Table.Td>
+                        </Table.Tr>
+                      ))}
+                    </Table.Tbody>
+                  </Table>
+                )}
+                <Group justify="space-between">
+                  <Text size="xs" c="dimmed">
+                    {queue.length > 0
+                      ? `${queue.length} ${queue.length === 1 ? 'file' : 'files'} · ${formatSize(totalBytes)}`
+                      : listingId
+                        ? 'Nothing queued yet.'
+                        : 'Create a listing first: its knowledge base receives the files.'}
+                  </Text>
+                  <Group gap="xs">
+                    {queue.length > 0 && (
+                      <Button variant="subtle" color="gray" onClick={() => setQueue([])} disabled={running}>
+                        Clear
+                      </Button>
+                    )}
+                    <Button
+                      leftSection={<IconUpload size={16} />}
+                      onClick={() => void start()}
+                      disabled={!listingId || queue.length === 0 || Boolean(settingsError) || running}
+                      loading={starting}
+                    >
+                      Ingest{' '}
+                      {queue.length > 0 ? `${queue.length} ${queue.length === 1 ? 'file' : 'files'}` : ''}
+                    </Button>
+                  </Group>
+                </Group>
+              </Stack>
+            </Card>
+            {startError !== undefined && (
+              <ErrorState title="The ingestion could not run" error={startError} />
+            )}
+            {job && <JobPanel job={job} onCancel={() => void cancel()} cancelling={cancelling} />}
+          </Stack>
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, md: 5, xl: 4 }}>
+          <Stack gap="md">
+            <ChunkingSettingsCard
+              value={settings}
+              onChange={setSettings}
+              error={settingsError}
+              disabled={running}
+            />
+            <PreviewPanel
+              files={queue}
+              chosen={previewPath}
+              onChoose={setPreviewPath}
+              settings={settings}
+              settingsError={settingsError}
+            />
+          </Stack>
+        </Grid.Col>
+      </Grid>
+    </>
+  );
+}
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -1,0 +1,179 @@
+import { Alert, Badge, Button, Card, Group, Progress, Stack, Table, Text } from '@mantine/core';
+import { IconAlertTriangle, IconPlayerStop } from '@tabler/icons-react';
+import { sectionHref } from '../../lib/sections';
+import { filePercent, outcomeCounts, overallPercent, STAGE_LABELS } from './jobView';
+import type { FileOutcome, IngestJob } from './types';
+
+const STATUS_COLOR: Record<FileOutcome['status'], string> = {
+  ingested: 'teal',
+  unchanged: 'gray',
+  rejected: 'red',
+};
+
+/** A running job's progress, per file and overall, or a finished job's outcome per file. */
+export function JobPanel({
+  job,
+  onCancel,
+  cancelling,
+}: {
+  job: IngestJob;
+  onCancel: () => void;
+  cancelling: boolean;
+}) {
+  const running = job.state === 'running';
+  const percent = overallPercent(job);
+  const p = job.progress;
+  return (
+    <Card withBorder radius="md" p="md">
+      <Stack gap="sm">
+        <Group justify="space-between" wrap="nowrap">
+          <Text fw={600} size="sm">
+            {running
+              ? 'Ingesting…'
+              : job.state === 'done'
+                ? 'Ingestion finished'
+                : job.state === 'cancelled'
+                  ? 'Ingestion cancelled'
+                  : 'Ingestion failed'}
+          </Text>
+          {running && (
+            <Button
+              size="xs"
+              variant="light"
+              color="red"
+              leftSection={<IconPlayerStop size={14} />}
+              onClick={onCancel}
+              loading={cancelling}
+            >
+              Cancel
+            </Button>
+          )}
+        </Group>
+        {running && (
+          <div>
+            <Progress value={percent} animated aria-label="Overall progress" />
+            <Text size="xs" c="dimmed" mt={4} aria-live="polite">
+              {p
+                ? `${p.stage === 'storing' ? 'Storing the knowledge base' : `${STAGE_LABELS[p.stage]} ${p.file ?? ''}`} · ${p.filesDone} of ${p.filesTotal} files · ${p.chunks} chunks`
+                : 'Receiving files…'}
+            </Text>
+          </div>
+        )}
+        {job.error && (
+          <Alert
+            color={job.state === 'cancelled' ? 'gray' : 'red'}
+            variant="light"
+            icon={<IconAlertTriangle size={16} />}
+            role="alert"
+          >
+            <Text size="sm">{job.error.message}</Text>
+          </Alert>
+        )}
+        {job.result ? (
+          <Outcomes job={job} />
+        ) : (
+          job.files.length > 0 && (
+            <Table aria-label="File progress" verticalSpacing={6}>
+              <Table.Tbody>
+                {job.files.map((f) => (
+                  <Table.Tr key={f.source}>
+                    <Table.Td style={{ overflowWrap: 'anywhere' }}>
+                      <Text size="sm">{f.source}</Text>
+                    </Table.Td>
+                    <Table.Td w={110}>
+                      <Text size="xs" c="dimmed">
+                        {STAGE_LABELS[f.stage]}
+                      </Text>
+                    </Table.Td>
+                    <Table.Td w={160}>
+                      <Progress
+                        value={filePercent(f.stage)}
+                        size="sm"
+                        aria-label={`Progress of ${f.source}`}
+                      />
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          )
+        )}
+      </Stack>
+    </Card>
+  );
+}
+
+function Outcomes({ job }: { job: IngestJob }) {
+  const result = job.result!;
+  const counts = outcomeCounts(result.documents);
+  return (
+    <>
+      <Group gap="xs">
+        <Badge color="teal" variant="light">
+          {counts.ingested} ingested
+        </Badge>
+        <Badge color="gray" variant="light">
+          {counts.unchanged} unchanged
+        </Badge>
+        <Badge color="red" variant="light">
+          {counts.rejected} rejected
+        </Badge>
+        <Text size="xs" c="dimmed">
+          The knowledge base now holds {result.documentCount} documents, {result.chunkCount} chunks (
+          {(result.durationMs / 1000).toFixed(1)} s).
+        </Text>
+        {result.documentCount > 0 && (
+          <Button component="a" href={sectionHref('inspect')} size="xs" variant="subtle" ml="auto">
+            Inspect chunks
+          </Button>
+        )}
+      </Group>
+      <Table aria-label="Ingestion outcome" verticalSpacing={6} striped>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>File</Table.Th>
+            <Table.Th w={110}>Outcome</Table.Th>
+            <Table.Th w={80} ta="right">
+              Chunks
+            </Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {result.documents.map((o, i) => (
+            <Table.Tr key={`${o.source}-${i}`}>
+              <Table.Td style={{ overflowWrap: 'anywhere' }}>
+                <Text size="sm">{o.source}</Text>
+                {o.error && (
+                  <Text size="xs" c="red">
+                    {o.error.message}
+                  </Text>
+                )}
+                {o.skippedRows && o.skippedRows.length > 0 && (
+                  <Text size="xs" c="yellow.8">
+                    {o.skippedRows.length} CSV {o.skippedRows.length === 1 ? 'row' : 'rows'} skipped:{' '}
+                    {o.skippedRows
+                      .slice(0, 5)
+                      .map((r) => `row ${r.row} (${r.reason})`)
+                      .join('; ')}
+                    {o.skippedRows.length > 5 ? '; …' : ''}
+                  </Text>
+                )}
+                {o.warnings?.map((w) => (
+                  <Text key={w} size="xs" c="dimmed">
+                    {w}
+                  </Text>
+                ))}
+              </Table.Td>
+              <Table.Td>
+                <Badge color={STATUS_COLOR[o.status]} variant="light">
+                  {o.status}
+                </Badge>
+              </Table.Td>
+              <Table.Td ta="right">{o.chunks}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </>
+  );
+}

@@ -1,0 +1,37 @@
+import { Select } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { queryKeys } from '../../lib/queryClient';
+import { useStudioApi } from '../../lib/studioContext';
+import { useListingChoice } from './useListingChoice';
+
+/** Chooses the listing whose knowledge base the page works on (the first one when none was chosen). */
+export function ListingPicker() {
+  const api = useStudioApi();
+  const [listingId, setListingId] = useListingChoice();
+  const listings = useQuery({
+    queryKey: [...queryKeys.listings, { picker: true }],
+    queryFn: () => api.listings.list({ limit: 100 }),
+  });
+  const options = (listings.data?.data ?? []).map((l) => ({ value: l.id, label: l.title }));
+  const known = options.some((o) => o.value === listingId);
+
+  useEffect(() => {
+    if (listings.isSuccess && !known && options[0]) setListingId(options[0].value);
+  }, [listings.isSuccess, known, options, setListingId]);
+
+  return (
+    <Select
+      aria-label="Listing"
+      placeholder={listings.isPending ? 'Loading listings…' : 'No listings yet'}
+      data={options}
+      value={known ? listingId : null}
+      onChange={(value) => value && setListingId(value)}
+      searchable
+      allowDeselect={false}
+      nothingFoundMessage="No such listing"
+      w={300}
+      error={listings.isError ? 'Could not load the listings' : undefined}
+    />
+  );
+}

@@ -1,0 +1,39 @@
+import type { FileOutcome, IngestJob, Stage } from './types';
+
+const STAGE_PERCENT: Record<Stage, number> = {
+  reading: 10,
+  parsing: 30,
+  chunking: 50,
+  embedding: 75,
+  storing: 100,
+  processed: 100,
+  done: 100,
+};
+
+export const STAGE_LABELS: Record<Stage, string> = {
+  reading: 'Reading',
+  parsing: 'Parsing',
+  chunking: 'Chunking',
+  embedding: 'Embedding',
+  storing: 'Storing',
+  processed: 'Waiting to store',
+  done: 'Done',
+};
+
+export const filePercent = (stage: Stage): number => STAGE_PERCENT[stage];
+
+/** Overall progress 0..100: files processed, the current file's stage, and the final store step. */
+export function overallPercent(job: IngestJob): number {
+  if (job.state !== 'running') return 100;
+  const p = job.progress;
+  if (!p || p.filesTotal === 0) return 0;
+  if (p.stage === 'storing') return 95;
+  const current = p.file && p.filesDone < p.filesTotal ? STAGE_PERCENT[p.stage] / 100 : 0;
+  return Math.round(((p.filesDone + current) / p.filesTotal) * 90);
+}
+
+export function outcomeCounts(outcomes: FileOutcome[]): Record<FileOutcome['status'], number> {
+  const counts = { ingested: 0, unchanged: 0, rejected: 0 };
+  for (const o of outcomes) counts[o.status]++;
+  return counts;
+}

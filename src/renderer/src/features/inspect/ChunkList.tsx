@@ -1,0 +1,71 @@
+import { Group, Loader, Pagination, Stack, Text, TextInput } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
+import { IconSearch } from '@tabler/icons-react';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { ChunkCard } from '../ingest/ChunkCard';
+import { listChunks, type DocumentSummary } from './documentsApi';
+
+const PAGE_SIZE = 20;
+
+/** A document's chunks in order, searchable (full text) and paginated. */
+export function ChunkList({ document }: { document: DocumentSummary }) {
+  const [search, setSearch] = useState('');
+  const [q] = useDebouncedValue(search.trim(), 250);
+  const [page, setPage] = useState(1);
+  const offset = (page - 1) * PAGE_SIZE;
+  const chunks = useQuery({
+    queryKey: ['documents', 'chunks', document.id, { q, offset }],
+    queryFn: () => listChunks(document.id, { q: q || undefined, limit: PAGE_SIZE, offset }),
+    placeholderData: keepPreviousData,
+  });
+  const total = chunks.data?.pagination.total ?? 0;
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+
+  return (
+    <Stack gap="sm">
+      <Group justify="space-between">
+        <TextInput
+          aria-label="Search chunks"
+          placeholder="Search this document’s chunks"
+          leftSection={<IconSearch size={16} />}
+          rightSection={chunks.isFetching && !chunks.isPending ? <Loader size={14} /> : undefined}
+          value={search}
+          onChange={(e) => {
+            setSearch(e.currentTarget.value);
+            setPage(1);
+          }}
+          w={340}
+        />
+        {chunks.isSuccess && (
+          <Text size="sm" c="dimmed" aria-live="polite">
+            {q
+              ? `${total} matching ${total === 1 ? 'chunk' : 'chunks'}`
+              : `${total} ${total === 1 ? 'chunk' : 'chunks'}`}
+          </Text>
+        )}
+      </Group>
+      {chunks.isPending ? (
+        <LoadingState label="Loading chunks…" />
+      ) : chunks.isError ? (
+        <ErrorState
+          title="Could not load the chunks"
+          error={chunks.error}
+          onRetry={() => void chunks.refetch()}
+        />
+      ) : chunks.data.data.length === 0 ? (
+        <Text c="dimmed" size="sm" ta="center" py="xl">
+          {q ? `No chunk of this document contains “${q}”.` : 'This document has no chunks.'}
+        </Text>
+      ) : (
+        <Stack gap="xs" aria-label="Chunks">
+          {chunks.data.data.map((chunk) => (
+            <ChunkCard key={chunk.id} {...chunk} />
+          ))}
+        </Stack>
+      )}
+      {pages > 1 && <Pagination value={page} onChange={setPage} total={pages} size="sm" mx="auto" />}
+    </Stack>
+  );
+}

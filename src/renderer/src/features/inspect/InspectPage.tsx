@@ -1,0 +1,211 @@
+import {
+  Badge,
+  Button,
+  Card,
+  EmptyState,
+  Grid,
+  Group,
+  Modal,
+  NavLink,
+  ScrollArea,
+  Stack,
+  Text,
+  TextInput,
+} from '@mantine/core';
+import { IconFileImport, IconFilter, IconFiles, IconTrash } from '@tabler/icons-react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { PageHeader } from '../../components/PageHeader';
+import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { queryKeys } from '../../lib/queryClient';
+import { sectionHref } from '../../lib/sections';
+import { errorMessage } from '../../lib/studioApi';
+import { ListingPicker } from '../ingest/ListingPicker';
+import { useListingChoice } from '../ingest/useListingChoice';
+import { ChunkList } from './ChunkList';
+import { deleteDocument, listDocuments, type DocumentSummary } from './documentsApi';
+
+export function InspectPage() {
+  const [listingId] = useListingChoice();
+  const [filter, setFilter] = useState('');
+  const [selectedId, setSelectedId] = useState<string>();
+  const [confirming, setConfirming] = useState<DocumentSummary>();
+  const queryClient = useQueryClient();
+  const documents = useQuery({
+    queryKey: ['documents', listingId],
+    queryFn: () => listDocuments(listingId!),
+    enabled: Boolean(listingId),
+  });
+  const remove = useMutation({
+    mutationFn: (doc: DocumentSummary) => deleteDocument(doc.id),
+    onSuccess: () => {
+      setConfirming(undefined);
+      setSelectedId(undefined);
+      void queryClient.invalidateQueries({ queryKey: ['documents'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+    },
+  });
+
+  const all = documents.data ?? [];
+  const shown = all.filter((d) => d.source.toLowerCase().includes(filter.trim().toLowerCase()));
+  const selected = all.find((d) => d.id === selectedId) ?? shown[0];
+
+  return (
+    <>
+      <PageHeader
+        title="Inspect"
+        description="Browse the documents of a knowledge base and the chunks they were cut into: each chunk’s text, token count and source metadata (page, row, headings, front matter, CSV columns)."
+        actions={<ListingPicker />}
+      />
+      {!listingId ? (
+        <EmptyState
+          mt={48}
+          icon={<IconFiles size={28} />}
+          withIndicatorBackground
+          title="No listing yet"
+          description="Create a listing, then ingest documents into it."
+        />
+      ) : documents.isPending ? (
+        <LoadingState label="Loading documents…" />
+      ) : documents.isError ? (
+        <ErrorState
+          title="Could not load the documents"
+          error={documents.error}
+          onRetry={() => void documents.refetch()}
+        />
+      ) : all.length === 0 ? (
+        <EmptyState
+          mt={48}
+          icon={<IconFiles size={28} />}
+          withIndicatorBackground
+          title="This knowledge base is empty"
+          description="Ingest documents to see how they are chunked."
+        >
+          <Button
+            component="a"
+            href={sectionHref('ingest')}
+            leftSection={<IconFileImport size={16} />}
+            mt="md"
+          >
+            Go to Ingest
+          </Button>
+        </EmptyState>
+      ) : (
+        <Grid gap="lg">
+          <Grid.Col span={{ base: 12, md: 4, xl: 3 }}>
+            <Card withBorder radius="md" p="sm">
+              <Stack gap="xs">
+                <TextInput
+                  aria-label="Filter documents"
+                  placeholder="Filter documents"
+                  leftSection={<IconFilter size={16} />}
+                  value={filter}
+                  onChange={(e) => setFilter(e.currentTarget.value)}
+                  size="sm"
+                />
+                <ScrollArea.Autosize mah="calc(100vh - 260px)" type="auto">
+                  <Stack gap={2} component="nav" aria-label="Documents">
+                    {shown.map((doc) => (
+                      <NavLink
+                        key={doc.id}
+                        component="button"
+                        active={doc.id === selected?.id}
+                        onClick={() => setSelectedId(doc.id)}
+                        label={
+                          <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+                            {doc.source}
+                          </Text>
+                        }
+                        description={`${doc.format.toUpperCase()} · ${doc.chunkCount} ${doc.chunkCount === 1 ? 'chunk' : 'chunks'}`}
+                        variant="light"
+                        style={{ borderRadius: 'var(--mantine-radius-sm)' }}
+                      />
+                    ))}
+                    {shown.length === 0 && (
+                      <Text size="sm" c="dimmed" p="xs">
+                        No document name contains “{filter}”.
+                      </Text>
+                    )}
+                  </Stack>
+                </ScrollArea.Autosize>
+              </Stack>
+            </Card>
+          </Grid.Col>
+          <Grid.Col span={{ base: 12, md: 8, xl: 9 }}>
+            {selected && (
+              <Stack gap="md">
+                <Card withBorder radius="md" p="md">
+                  <Group justify="space-between" wrap="nowrap" align="flex-start">
+                    <div style={{ minWidth: 0 }}>
+                      <Text fw={600} style={{ overflowWrap: 'anywhere' }}>
+                        {selected.source}
+                      </Text>
+                      <Group gap="xs" mt={4}>
+                        <Badge variant="light">{selected.format}</Badge>
+                        <Text size="xs" c="dimmed">
+                          {selected.chunkCount} chunks · {(selected.bytes / 1024).toFixed(1)} KB ·{' '}
+                          {chunkingOf(selected)}
+                        </Text>
+                      </Group>
+                      <Text size="xs" c="dimmed" mt={6}>
+                        To re-ingest, drop the file again on Ingest: the studio does not keep source files.
+                      </Text>
+                    </div>
+                    <Button
+                      variant="light"
+                      color="red"
+                      size="xs"
+                      leftSection={<IconTrash size={14} />}
+                      onClick={() => setConfirming(selected)}
+                      aria-label={`Delete ${selected.source}`}
+                    >
+                      Delete
+                    </Button>
+                  </Group>
+                </Card>
+                <ChunkList key={selected.id} document={selected} />
+              </Stack>
+            )}
+          </Grid.Col>
+        </Grid>
+      )}
+      <Modal
+        opened={Boolean(confirming)}
+        onClose={() => setConfirming(undefined)}
+        title="Delete document"
+        centered
+      >
+        <Stack gap="md">
+          <Text size="sm">
+            Delete <b>{confirming?.source}</b> and its {confirming?.chunkCount} chunks from the knowledge
+            base? Buyers stop finding them at once. This cannot be undone.
+          </Text>
+          {remove.isError && (
+            <Text size="sm" c="red" role="alert">
+              {errorMessage(remove.error)}
+            </Text>
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setConfirming(undefined)}>
+              Keep it
+            </Button>
+            <Button
+              color="red"
+              loading={remove.isPending}
+              onClick={() => confirming && remove.mutate(confirming)}
+            >
+              Delete document
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </>
+  );
+}
+
+function chunkingOf(doc: DocumentSummary): string {
+  const c = doc.metadata.chunking as
+    { strategy?: string; chunkSize?: number; chunkOverlap?: number } | undefined;
+  if (!c?.strategy) return 'pre-built embeddings';
+  return `${c.strategy}, ${c.chunkSize} tokens, ${c.chunkOverlap} overlap`;
+}

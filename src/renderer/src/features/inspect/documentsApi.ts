@@ -1,0 +1,44 @@
+import { studioFetch, studioJson } from '../ingest/ingestApi';
+
+export interface DocumentSummary {
+  id: string;
+  listingId: string;
+  source: string;
+  format: string;
+  bytes: number;
+  chunkCount: number;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface StoredChunk {
+  id: number;
+  index: number;
+  text: string;
+  tokenCount: number;
+  metadata: Record<string, unknown>;
+}
+
+export interface ChunkPage {
+  data: StoredChunk[];
+  pagination: { total: number; limit: number; offset: number; hasMore: boolean };
+}
+
+export const listDocuments = (listingId: string) =>
+  studioJson<DocumentSummary[]>(`/listings/${encodeURIComponent(listingId)}/documents`);
+
+export async function listChunks(
+  documentId: string,
+  query: { q?: string; limit: number; offset: number },
+): Promise<ChunkPage> {
+  const params = new URLSearchParams({ limit: String(query.limit), offset: String(query.offset) });
+  if (query.q) params.set('q', query.q);
+  const res = await studioFetch(`/documents/${encodeURIComponent(documentId)}/chunks?${params}`);
+  return (await res.json()) as ChunkPage;
+}
+
+export const deleteDocument = (documentId: string) =>
+  studioJson<{ documentCount: number; chunkCount: number }>(`/documents/${encodeURIComponent(documentId)}`, {
+    method: 'DELETE',
+  });

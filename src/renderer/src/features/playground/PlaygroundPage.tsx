@@ -1,0 +1,394 @@
+import {
+  Badge,
+  Button,
+  Card,
+  Code,
+  CopyButton,
+  Grid,
+  Group,
+  Highlight,
+  Input,
+  Kbd,
+  NumberInput,
+  Progress,
+  SegmentedControl,
+  Select,
+  Stack,
+  Switch,
+  Tabs,
+  Text,
+  Textarea,
+  Title,
+} from '@mantine/core';
+import { IconPlayerPlay, IconSearch } from '@tabler/icons-react';
+import { useQuery } from '@tanstack/react-query';
+import { useMemo, useRef, useState } from 'react';
+import { KnowledgeClient, type Chunk } from '../../../../client';
+import type { RetrievalMode } from '../../../../shared/retrieval';
+import { PageHeader } from '../../components/PageHeader';
+import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { queryKeys } from '../../lib/queryClient';
+import { useStudioApi } from '../../lib/studioContext';
+import { FilterEditor } from './FilterEditor';
+import { buildFilters, type FilterRow } from './filterRows';
+import { clientCodeOf, curlOf, queryTerms, type PlaygroundRequest } from './requestCode';
+import { studioCall } from './studioCalls';
+
+interface RunState {
+  status: 'idle' | 'running' | 'done' | 'error';
+  request?: PlaygroundRequest;
+  chunks: Chunk[];
+  latencyMs?: number;
+  queryId?: string;
+  error?: unknown;
+}
+
+const MODES: { value: RetrievalMode; label: string }[] = [
+  { value: 'hybrid', label: 'Hybrid' },
+  { value: 'dense', label: 'Dense' },
+  { value: 'lexical', label: 'Lexical' },
+];
+
+const apiBase = () => `${window.location.origin}/v1`;
+
+export function PlaygroundPage() {
+  const api = useStudioApi();
+  const listings = useQuery({
+    queryKey: [...queryKeys.listings, 'playground'],
+    queryFn: () => api.listings.list({ limit: 100 }),
+  });
+  const [chosen, setChosen] = useState<string | null>(null);
+  const listingId =
+    chosen ?? listings.data?.data.find((l) => l.chunkCount > 0)?.id ?? listings.data?.data[0]?.id ?? null;
+  const listing = listings.data?.data.find((l) => l.id === listingId);
+  const key = useQuery({
+    queryKey: ['playground-key', listingId],
+    queryFn: () => studioCall<{ apiKey: string }>('GET', `/listings/${listingId}/playground-key`),
+    enabled: listingId !== null,
+    staleTime: Infinity,
+  });
+
+  const [query, setQuery] = useState('');
+  const [topK, setTopK] = useState(5);
+  const [minScore, setMinScore] = useState(0);
+  const [mode, setMode] = useState<RetrievalMode>('hybrid');
+  const [rows, setRows] = useState<FilterRow[]>([]);
+  const [stream, setStream] = useState(false);
+  const [run, setRun] = useState<RunState>({ status: 'idle', chunks: [] });
+  const abort = useRef<AbortController | null>(null);
+  const built = useMemo(() => buildFilters(rows), [rows]);
+
+  const canRun = Boolean(listingId && key.data && query.trim() && Object.keys(built.errors).length === 0);
+
+  const start = async () => {
+    if (!canRun || !listingId || !key.data) return;
+    abort.current?.abort();
+    const controller = new AbortController();
+    abort.current = controller;
+    const request: PlaygroundRequest = {
+      listingId,
+      query: query.trim(),
+      topK,
+      minScore: minScore > 0 ? minScore : undefined,
+      mode,
+      filters: built.filters,
+    };
+    const client = new KnowledgeClient({ baseUrl: apiBase(), apiKey: key.data.apiKey, maxRetries: 0 });
+    const params = { ...request, minScore: request.minScore };
+    setRun({ status: 'running', request, chunks: [] });
+    try {
+      if (stream) {
+        const chunks = client.retrieveStream(params, { signal: controller.signal });
+        const seen: Chunk[] = [];
+        for await (const chunk of chunks) {
+          seen.push(chunk);
+          setRun({ status: 'running', request, chunks: [...seen] });
+        }
+        setRun({
+          status: 'done',
+          request,
+          chunks: seen,
+          latencyMs: chunks.summary?.latencyMs,
+          queryId: chunks.summary?.queryId,
+        });
+      } else {
+        const result = await client.retrieve(params, { signal: controller.signal });
+        setRun({
+          status: 'done',
+          request,
+          chunks: result.chunks,
+          latencyMs: result.latencyMs,
+          queryId: result.queryId,
+        });
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) setRun({ status: 'error', request, chunks: [], error });
+    }
+  };
+
+  if (listings.isPending) return <LoadingState label="Loading listings…" />;
+  if (listings.isError)
+    return (
+      <ErrorState
+        title="Could not load listings"
+        error={listings.error}
+        onRetry={() => void listings.refetch()}
+      />
+    );
+
+  return (
+    <>
+      <PageHeader
+        title="Playground"
+        description="Try /v1/retrieve on a listing as a buyer's app would: the same ranking, filters and streaming, through the client library."
+      />
+      {listings.data.data.length === 0 ? (
+        <Card withBorder padding="xl">
+          <Text fw={600}>No listings yet</Text>
+          <Text size="sm" c="dimmed">
+            Create a listing and ingest documents, then come back to query it.
+          </Text>
+        </Card>
+      ) : (
+        <Grid gap="lg">
+          <Grid.Col span={{ base: 12, md: 5 }}>
+            <Card
+              withBorder
+              padding="lg"
+              component="form"
+              onSubmit={(e) => (e.preventDefault(), void start())}
+            >
+              <Stack gap="sm">
+                <Select
+                  label="Listing"
+                  data={listings.data.data.map((l) => ({
+                    value: l.id,
+                    label: `${l.title} (${l.chunkCount} chunks)`,
+                  }))}
+                  value={listingId}
+                  onChange={(value) => value && setChosen(value)}
+                  allowDeselect={false}
+                  searchable
+                />
+                {listing && listing.chunkCount === 0 && (
+                  <Text size="xs" c="orange">
+                    This listing has no chunks yet: ingest documents before querying it.
+                  </Text>
+                )}
+                {key.isError && <ErrorState title="No playground key" error={key.error} />}
+                <Textarea
+                  label="Query"
+                  placeholder="What should the knowledge base answer?"
+                  autosize
+                  minRows={2}
+                  maxRows={6}
+                  value={query}
+                  onChange={(e) => setQuery(e.currentTarget.value)}
+                  onKeyDown={(e) => {
+                    if (e.key === 'Enter' && (e.metaKey || e.ctrlKey)) {
+                      e.preventDefault();
+                      void start();
+                    }
+                  }}
+                  data-autofocus
+                />
+                <Group grow gap="sm">
+                  <NumberInput
+                    label="Top k"
+                    min={1}
+                    max={20}
+                    value={topK}
+                    onChange={(v) => setTopK(typeof v === 'number' ? v : 5)}
+                    clampBehavior="strict"
+                  />
+                  <NumberInput
+                    label="Min score"
+                    min={0}
+                    max={1}
+                    step={0.05}
+                    decimalScale={2}
+                    value={minScore}
+                    onChange={(v) => setMinScore(typeof v === 'number' ? v : 0)}
+                    clampBehavior="strict"
+                  />
+                </Group>
+                <div>
+                  <Input.Label id="mode-label">Mode</Input.Label>
+                  <SegmentedControl
+                    aria-labelledby="mode-label"
+                    fullWidth
+                    data={MODES}
+                    value={mode}
+                    onChange={(v) => setMode(v as RetrievalMode)}
+                  />
+                </div>
+                <div>
+                  <Input.Label>Metadata filters</Input.Label>
+                  <FilterEditor rows={rows} errors={built.errors} onChange={setRows} />
+                </div>
+                <Group justify="space-between" mt="xs">
+                  <Switch
+                    label="Stream chunks as they arrive"
+                    checked={stream}
+                    onChange={(e) => setStream(e.currentTarget.checked)}
+                  />
+                  <Button
+                    type="submit"
+                    leftSection={<IconPlayerPlay size={16} />}
+                    loading={run.status === 'running' && !stream}
+                    disabled={!canRun}
+                  >
+                    Run
+                  </Button>
+                </Group>
+                <Text size="xs" c="dimmed">
+                  <Kbd size="xs">Ctrl</Kbd> + <Kbd size="xs">Enter</Kbd> runs the query.
+                </Text>
+              </Stack>
+            </Card>
+          </Grid.Col>
+          <Grid.Col span={{ base: 12, md: 7 }}>
+            <Results run={run} stream={stream} apiKey={key.data?.apiKey} />
+          </Grid.Col>
+        </Grid>
+      )}
+    </>
+  );
+}
+
+function Results({ run, stream, apiKey }: { run: RunState; stream: boolean; apiKey: string | undefined }) {
+  if (run.status === 'idle') {
+    return (
+      <Card withBorder padding="xl" h="100%">
+        <Stack align="center" gap={6} py="xl">
+          <IconSearch size={28} stroke={1.4} color="var(--mantine-color-dimmed)" />
+          <Text fw={600}>No results yet</Text>
+          <Text size="sm" c="dimmed" ta="center" maw={360}>
+            Write a query and run it: the ranked chunks, their scores and the exact request show here.
+          </Text>
+        </Stack>
+      </Card>
+    );
+  }
+  const terms = queryTerms(run.request?.query ?? '');
+  return (
+    <Stack gap="md">
+      <Group justify="space-between">
+        <Title order={3} fz="md">
+          Results
+        </Title>
+        <Group gap={6}>
+          {run.status === 'running' && (
+            <Badge variant="light" color="blue">
+              {stream ? `Streaming… ${run.chunks.length}` : 'Searching…'}
+            </Badge>
+          )}
+          {run.status === 'done' && (
+            <>
+              <Badge variant="light" color="gray">
+                {run.chunks.length} chunks
+              </Badge>
+              {run.latencyMs !== undefined && (
+                <Badge variant="light" color="teal" aria-label="Latency">
+                  {run.latencyMs} ms
+                </Badge>
+              )}
+            </>
+          )}
+        </Group>
+      </Group>
+      {run.status === 'error' && <ErrorState title="The query failed" error={run.error} />}
+      {run.status === 'done' && run.chunks.length === 0 && (
+        <Card withBorder padding="lg">
+          <Text size="sm" c="dimmed">
+            No chunk matched. Lower the minimum score, loosen the filters or try other words.
+          </Text>
+        </Card>
+      )}
+      {run.chunks.length > 0 && (
+        <Stack gap="sm" aria-label="Ranked chunks" role="list">
+          {run.chunks.map((chunk, i) => (
+            <ChunkCard key={i} rank={i + 1} chunk={chunk} terms={terms} />
+          ))}
+        </Stack>
+      )}
+      {run.request && <RequestCode request={run.request} stream={stream} apiKey={apiKey} />}
+    </Stack>
+  );
+}
+
+function ChunkCard({ rank, chunk, terms }: { rank: number; chunk: Chunk; terms: string[] }) {
+  const source = typeof chunk.sourceMetadata.source === 'string' ? chunk.sourceMetadata.source : undefined;
+  return (
+    <Card withBorder padding="sm" role="listitem" aria-label={`Result ${rank}`}>
+      <Group justify="space-between" gap="sm" wrap="nowrap" mb={6}>
+        <Group gap={8} wrap="nowrap" miw={0}>
+          <Badge variant="filled" color="gray" size="sm" circle>
+            {rank}
+          </Badge>
+          {source && (
+            <Text size="xs" c="dimmed" truncate maw={320} title={source}>
+              {source}
+            </Text>
+          )}
+        </Group>
+        <Group gap={8} wrap="nowrap" w={170}>
+          <Progress value={chunk.score * 100} size="sm" style={{ flex: 1 }} aria-hidden />
+          <Text size="xs" ff="monospace" fw={600} data-testid="chunk-score">
+            {chunk.score.toFixed(3)}
+          </Text>
+        </Group>
+      </Group>
+      <Highlight highlight={terms} size="sm" lineClamp={5} style={{ whiteSpace: 'pre-wrap' }}>
+        {chunk.text}
+      </Highlight>
+    </Card>
+  );
+}
+
+function RequestCode({
+  request,
+  stream,
+  apiKey,
+}: {
+  request: PlaygroundRequest;
+  stream: boolean;
+  apiKey: string | undefined;
+}) {
+  const [tab, setTab] = useState<string | null>('curl');
+  const base = apiBase();
+  const shown = tab === 'client' ? clientCodeOf(request, base, stream) : curlOf(request, base, stream);
+  return (
+    <Card withBorder padding="sm">
+      <Tabs value={tab} onChange={setTab}>
+        <Group justify="space-between" wrap="nowrap">
+          <Tabs.List>
+            <Tabs.Tab value="curl">curl</Tabs.Tab>
+            <Tabs.Tab value="client">TypeScript client</Tabs.Tab>
+          </Tabs.List>
+          <Group gap={6} wrap="nowrap">
+            {tab === 'curl' && apiKey && (
+              <CopyButton value={curlOf(request, base, stream, apiKey)}>
+                {({ copied, copy }) => (
+                  <Button size="compact-xs" variant="subtle" onClick={copy}>
+                    {copied ? 'Copied' : 'Copy with key'}
+                  </Button>
+                )}
+              </CopyButton>
+            )}
+            <CopyButton value={shown}>
+              {({ copied, copy }) => (
+                <Button size="compact-xs" variant="light" onClick={copy}>
+                  {copied ? 'Copied' : 'Copy'}
+                </Button>
+              )}
+            </CopyButton>
+          </Group>
+        </Group>
+      </Tabs>
+      <Code block fz="xs" mt="xs" style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}>
+        {shown}
+      </Code>
+    </Card>
+  );
+}

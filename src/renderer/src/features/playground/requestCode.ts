@@ -1,0 +1,62 @@
+import type { Filters, RetrievalMode } from '../../../../shared/retrieval';
+
+export interface PlaygroundRequest {
+  listingId: string;
+  query: string;
+  topK: number;
+  minScore?: number;
+  mode: RetrievalMode;
+  filters?: Filters;
+}
+
+/** The request body exactly as sent, without the defaults left out. */
+export function requestBody(request: PlaygroundRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    listingId: request.listingId,
+    query: request.query,
+    topK: request.topK,
+  };
+  if (request.minScore !== undefined && request.minScore > 0) body.minScore = request.minScore;
+  if (request.mode !== 'hybrid') body.mode = request.mode;
+  if (request.filters) body.filters = request.filters;
+  return body;
+}
+
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/** The request as a curl command; the key is a placeholder unless `apiKey` is given. */
+export function curlOf(request: PlaygroundRequest, apiBase: string, stream: boolean, apiKey = '$KB_API_KEY') {
+  return [
+    `curl -X POST ${apiBase}/retrieve${stream ? '/stream' : ''}`,
+    `  -H ${shellQuote(`Authorization: Bearer ${apiKey}`)}`,
+    `  -H 'Content-Type: application/json'`,
+    `  -d ${shellQuote(JSON.stringify(requestBody(request)))}`,
+  ].join(' \\\n');
+}
+
+/** The same request with the client library. */
+export function clientCodeOf(request: PlaygroundRequest, apiBase: string, stream: boolean): string {
+  const params = JSON.stringify(requestBody(request), null, 2).replace(/"([A-Za-z_$][\w$]*)":/g, '$1:');
+  const setup = [
+    `import { KnowledgeClient } from 'kb-studio/client';`,
+    '',
+    `const client = new KnowledgeClient({ baseUrl: '${apiBase}', apiKey: process.env.KB_API_KEY });`,
+  ];
+  const call = stream
+    ? [
+        `const stream = client.retrieveStream(${params});`,
+        'for await (const chunk of stream) console.log(chunk.score.toFixed(3), chunk.text);',
+        'console.log(stream.summary);',
+      ]
+    : [
+        `const result = await client.retrieve(${params});`,
+        'for (const chunk of result.chunks) console.log(chunk.score.toFixed(3), chunk.text);',
+      ];
+  return [...setup, ...call].join('\n');
+}
+
+/** Words of the query worth highlighting in results: 2+ letters, no duplicates. */
+export function queryTerms(query: string): string[] {
+  const words = query.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [];
+  return [...new Set(words)];
+}

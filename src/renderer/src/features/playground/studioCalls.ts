@@ -1,0 +1,51 @@
+import { readStudioToken, StudioApiError } from '../../lib/studioApi';
+
+/**
+ * Calls of the studio endpoints the playground, evaluation and settings views add, with this launch's
+ * token; failures throw StudioApiError with the server's code and message, like the shared client.
+ */
+export async function studioCall<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const token = readStudioToken();
+  if (!token) {
+    throw new StudioApiError({
+      code: 'missing_token',
+      status: 0,
+      message: 'This page has no studio token. Open the studio from the address `kbstudio serve` printed.',
+    });
+  }
+  const headers: Record<string, string> = { Accept: 'application/json', 'X-Studio-Token': token };
+  const isForm = body instanceof FormData;
+  if (body !== undefined && !isForm) headers['Content-Type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(`/studio${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new StudioApiError({
+      code: 'network_error',
+      status: 0,
+      message: `Cannot reach the studio server (${err instanceof Error ? err.message : String(err)}).`,
+    });
+  }
+  const text = await response.text();
+  let json: { data?: T; error?: { code: string; message: string; requestId?: string } } | undefined;
+  try {
+    json = text ? (JSON.parse(text) as typeof json) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (!response.ok || !json) {
+    const error = json?.error;
+    throw new StudioApiError({
+      code: error?.code ?? `http_${response.status}`,
+      status: response.status,
+      message:
+        error?.message ?? (text.trim().slice(0, 300) || `The studio server answered ${response.status}.`),
+      requestId: error?.requestId,
+    });
+  }
+  return json.data as T;
+}

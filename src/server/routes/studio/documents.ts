@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { SqliteDocumentRepository } from '../../../db/repositories/documents';
+import type { ServerDeps } from '../../deps';
+import type { defineRoutes } from '../../route';
+
+const IdParams = z.object({ id: z.string().min(1).max(100) });
+const ChunkQuerySchema = z.object({
+  q: z.string().max(500).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+/** The Inspect view: a knowledge base's documents and their chunks; deleting a document. */
+export function documentRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
+  const documents = new SqliteDocumentRepository(services.db);
+  const tags = ['Studio'];
+  const ok = { status: 200, description: 'OK' };
+
+  route({
+    method: 'get',
+    path: '/listings/:id/documents',
+    summary: "The documents of a listing's knowledge base",
+    tags,
+    params: IdParams,
+    response: ok,
+    errors: [404],
+    handler: ({ params }) => {
+      services.listings.get(params.id, 'studio');
+      return { data: documents.list(params.id) };
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/documents/:id',
+    summary: 'One document',
+    tags,
+    params: IdParams,
+    response: ok,
+    errors: [404],
+    handler: ({ params }) => ({ data: documents.get(params.id) }),
+  });
+
+  route({
+    method: 'get',
+    path: '/documents/:id/chunks',
+    summary: "A document's chunks in order, optionally those matching words (full text), paginated",
+    tags,
+    params: IdParams,
+    query: ChunkQuerySchema,
+    response: ok,
+    errors: [404],
+    handler: ({ params, query }) => {
+      const page = documents.chunks(params.id, query);
+      return {
+        data: page.items,
+        pagination: {
+          total: page.total,
+          limit: query.limit,
+          offset: query.offset,
+          hasMore: query.offset + page.items.length < page.total,
+        },
+      };
+    },
+  });
+
+  route({
+    method: 'delete',
+    path: '/documents/:id',
+    summary: 'Delete a document with its chunks and vectors',
+    tags,
+    params: IdParams,
+    response: ok,
+    errors: [404],
+    handler: ({ params }) => ({ data: documents.delete(params.id) }),
+  });
+}

@@ -1,0 +1,211 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { InvalidInput } from '../../../core/errors';
+import { newId } from '../../../core/ids';
+import { CHUNKING_STRATEGIES, resolveChunkingOptions } from '../../../core/ingest/chunkers';
+import { IngestJobs, type IngestJobEvent } from '../../../core/ingest/jobs';
+import { STUDIO_LIMITS } from '../../../core/ingest/limits';
+import { previewChunks } from '../../../core/ingest/preview';
+import { parseOrThrow } from '../../../core/validation';
+import type { ServerDeps } from '../../deps';
+import { receiveMultipart, type ReceivedForm } from '../../multipart';
+import type { defineRoutes } from '../../route';
+
+const IdParams = z.object({ id: z.string().min(1).max(100) });
+
+const ChunkingSchema = z.object({
+  strategy: z.enum(CHUNKING_STRATEGIES).optional(),
+  chunkSize: z.number().int().optional(),
+  chunkOverlap: z.number().int().optional(),
+  csvRequiredColumns: z.array(z.string().min(1).max(200)).max(100).optional(),
+});
+const IngestOptionsSchema = ChunkingSchema.extend({
+  /** The name of each `files` part inside the knowledge base, in order: a dropped folder's relative paths. */
+  paths: z.array(z.string().min(1).max(1000)).max(5000).optional(),
+});
+const PreviewOptionsSchema = ChunkingSchema.extend({ limit: z.number().int().min(1).max(200).default(20) });
+
+const MULTIPART_LIMITS = {
+  maxFileBytes: STUDIO_LIMITS.maxArchiveBytes,
+  maxFiles: 5000,
+  maxFieldBytes: 1024 * 1024,
+};
+
+/** The JSON `options` part of a studio form, validated. */
+function optionsOf<S extends z.ZodType>(form: ReceivedForm, schema: S): z.output<S> {
+  let raw: unknown = {};
+  if (form.fields.options !== undefined) {
+    try {
+      raw = JSON.parse(form.fields.options);
+    } catch {
+      throw new InvalidInput('options: not valid JSON; send an object such as {"strategy":"recursive"}.');
+    }
+  }
+  return parseOrThrow(schema, raw, 'options', 'options.');
+}
+
+/** A relative path from the browser, as a knowledge-base source name: forward slashes, nothing outside. */
+export function sourceName(path: string): string {
+  const parts = path
+    .replace(/\\/g, '/')
+    .split('/')
+    .filter((p) => p !== '' && p !== '.');
+  if (parts.length === 0 || parts.includes('..')) {
+    throw new InvalidInput(`options.paths: '${path}' is not a relative file path inside the drop.`);
+  }
+  return parts.join('/');
+}
+
+/**
+ * Studio ingestion (DESIGN §5): files, folders (as relative paths) and ZIPs are sent as multipart,
+ * ingested in the background non-atomically with the studio limits, and followed by SSE.
+ */
+export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
+  const jobs = new IngestJobs((command) => services.ingestion.run(command));
+  const tags = ['Studio'];
+  const scratch = () => join(services.dataDir, 'tmp', newId('studio', 12));
+
+  route({
+    method: 'post',
+    path: '/listings/:id/ingest',
+    summary: "Ingest files into a listing's knowledge base (background job)",
+    description:
+      'Multipart form: `files` parts (documents or ZIP archives) and an `options` part (JSON: strategy, chunkSize, chunkOverlap, csvRequiredColumns, paths). Answers 202 with the job id; follow it with GET /studio/jobs/{id}/events.',
+    tags,
+    params: IdParams,
+    formBody: z.object({ files: z.string().meta({ format: 'binary' }), options: z.string() }),
+    response: { status: 202, description: 'Accepted' },
+    errors: [400, 404, 413],
+    handler: async ({ req, res, params }) => {
+      services.listings.get(params.id, 'studio');
+      const dir = scratch();
+      const form = await receiveMultipart(
+        req,
+        dir,
+        { fileField: 'files', textFields: ['options'] },
+        MULTIPART_LIMITS,
+      );
+      try {
+        const options = optionsOf(form, IngestOptionsSchema);
+        const { paths, csvRequiredColumns, ...chunking } = options;
+        resolveChunkingOptions(chunking);
+        if (form.files.length === 0)
+          throw new InvalidInput('files: drop at least one file, folder or ZIP archive.');
+        if (paths && paths.length !== form.files.length) {
+          throw new InvalidInput(`options.paths: ${paths.length} names for ${form.files.length} files.`);
+        }
+        const inputs = form.files.map((f, i) => ({
+          path: f.path,
+          name: paths ? sourceName(paths[i]!) : f.name,
+        }));
+        const job = jobs.start({
+          listingId: params.id,
+          inputs,
+          chunking,
+          csvRequiredColumns,
+          limits: STUDIO_LIMITS,
+          cleanup: () => rm(dir, { recursive: true, force: true }),
+        });
+        res.status(202);
+        return { data: { jobId: job.id, job } };
+      } catch (err) {
+        await rm(dir, { recursive: true, force: true });
+        throw err;
+      }
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/jobs/:id',
+    summary: 'An ingestion job: progress, per-file stages, outcome',
+    tags,
+    params: IdParams,
+    response: { status: 200, description: 'OK' },
+    errors: [404],
+    handler: ({ params }) => ({ data: jobs.get(params.id) }),
+  });
+
+  route({
+    method: 'get',
+    path: '/jobs/:id/events',
+    summary: "An ingestion job's progress as server-sent events",
+    description: '`progress` events carry the job snapshot; the last event is `done`, with the outcome.',
+    tags,
+    params: IdParams,
+    response: { status: 200, description: 'An event stream', contentType: 'text/event-stream' },
+    errors: [404],
+    handler: ({ req, res, params }) => {
+      const first = jobs.get(params.id);
+      res.writeHead(200, {
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-cache, no-transform',
+        Connection: 'keep-alive',
+        'X-Accel-Buffering': 'no',
+      });
+      const send = (event: IngestJobEvent) =>
+        res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.job)}\n\n`);
+      if (first.state !== 'running') {
+        send({ type: 'done', job: first });
+        res.end();
+        return undefined;
+      }
+      send({ type: 'progress', job: first });
+      const off = jobs.subscribe(params.id, (event) => {
+        send(event);
+        if (event.type === 'done') res.end();
+      });
+      req.on('close', off);
+      return undefined;
+    },
+  });
+
+  route({
+    method: 'post',
+    path: '/jobs/:id/cancel',
+    summary: 'Cancel an ingestion job (nothing is stored)',
+    tags,
+    params: IdParams,
+    response: { status: 200, description: 'OK' },
+    errors: [404],
+    handler: ({ params }) => ({ data: jobs.cancel(params.id) }),
+  });
+
+  route({
+    method: 'post',
+    path: '/preview',
+    summary: 'How one document would be chunked (nothing is stored)',
+    description:
+      'Multipart form: one `file` part and an `options` part (JSON: strategy, chunkSize, chunkOverlap, csvRequiredColumns, limit).',
+    tags,
+    formBody: z.object({ file: z.string().meta({ format: 'binary' }), options: z.string() }),
+    response: { status: 200, description: 'OK' },
+    errors: [400, 413, 415, 422],
+    handler: async ({ req }) => {
+      const dir = scratch();
+      const form = await receiveMultipart(
+        req,
+        dir,
+        { fileField: 'file', textFields: ['options', 'name'] },
+        { maxFileBytes: STUDIO_LIMITS.maxFileBytes + 1, maxFiles: 1, maxFieldBytes: 64 * 1024 },
+      );
+      try {
+        const { limit, csvRequiredColumns, ...chunking } = optionsOf(form, PreviewOptionsSchema);
+        const file = form.files[0];
+        if (!file) throw new InvalidInput('file: send the document to preview.');
+        const preview = await previewChunks({
+          path: file.path,
+          source: form.fields.name ? sourceName(form.fields.name) : file.name,
+          chunking,
+          csvRequiredColumns,
+          limit,
+          limits: STUDIO_LIMITS,
+        });
+        return { data: preview };
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  });
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { checkSetting, describeSettings, SETTINGS, type SettingKey } from '../../../core/settings';
+import type { ServerDeps } from '../../deps';
+import type { defineRoutes } from '../../route';
+
+const KeyParams = z.object({ key: z.string().min(1).max(100) });
+const ValueBody = z.object({ value: z.string().max(4_000) });
+
+/**
+ * Provider settings (DESIGN §8) for the Settings view: secrets masked, with where each value comes
+ * from. A secret's value is never sent back, not even after it was set.
+ */
+export function settingsRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
+  const views = () =>
+    describeSettings(services.settings.all(), services.environment).map((view) => ({
+      ...view,
+      secret: SETTINGS[view.key].secret,
+      env: SETTINGS[view.key].env,
+    }));
+
+  route({
+    method: 'get',
+    path: '/settings',
+    summary: 'Provider settings, secrets masked, with their source (environment, stored, unset)',
+    tags: ['Studio'],
+    response: { status: 200, description: 'OK' },
+    handler: () => ({ data: views() }),
+  });
+  route({
+    method: 'put',
+    path: '/settings/:key',
+    summary: 'Store a setting (validated); an empty value clears it',
+    tags: ['Studio'],
+    params: KeyParams,
+    body: ValueBody,
+    response: { status: 200, description: 'The setting as shown, masked when secret' },
+    handler: ({ params, body }) => {
+      const value = body.value.trim();
+      const key = value === '' ? checkKey(params.key) : checkSetting(params.key, value);
+      services.settings.set(key, value);
+      return { data: views().find((v) => v.key === key) };
+    },
+  });
+}
+
+/** Clearing skips the value's validation, not the key's. */
+function checkKey(key: string): SettingKey {
+  if (!Object.hasOwn(SETTINGS, key)) checkSetting(key, '');
+  return key as SettingKey;
+}

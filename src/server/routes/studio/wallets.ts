@@ -1,0 +1,89 @@
+import { Keypair, PACKET_DATA_SIZE, Transaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { z } from 'zod';
+import { InvalidInput } from '../../../core/errors';
+import { isWalletAddress, signMessage } from '../../../core/wallets/keypair';
+import type { ServerDeps } from '../../deps';
+import type { defineRoutes } from '../../route';
+
+/** Largest message the studio signs: ledger messages are a few hundred bytes, this leaves ample room. */
+export const MAX_SIGNED_MESSAGE_BYTES = 64 * 1024;
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const base64Field = (maxBytes: number) =>
+  z
+    .string()
+    .min(1)
+    .max(Math.ceil(maxBytes / 3) * 4, `at most ${maxBytes} bytes (base64-encoded)`)
+    .regex(BASE64, 'expected base64');
+
+const AddressParams = z.object({
+  address: z.string().refine(isWalletAddress, 'expected a base58 Solana address'),
+});
+const SignMessageBody = z.object({ message: base64Field(MAX_SIGNED_MESSAGE_BYTES) });
+const SignTransactionBody = z.object({ transaction: base64Field(PACKET_DATA_SIZE) });
+
+/**
+ * Signing with a wallet the studio holds (DESIGN §3). The secret is read and used here, in the server
+ * process, and never sent: the renderer's wallet adapter posts the bytes and gets signatures back.
+ */
+export function walletRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
+  const { wallets } = services;
+
+  route({
+    method: 'post',
+    path: '/wallets/:address/sign-message',
+    summary: 'Sign a message with a studio wallet (ed25519, Solana layout)',
+    tags: ['Studio'],
+    params: AddressParams,
+    body: SignMessageBody,
+    response: { status: 200, description: 'The base58 signature' },
+    errors: [403, 404],
+    handler: ({ params, body }) => {
+      const message = decode(body.message, 'message', MAX_SIGNED_MESSAGE_BYTES);
+      const signature = signMessage(wallets.secretKeyOf(params.address), message);
+      return { data: { address: params.address, signature: bs58.encode(signature) } };
+    },
+  });
+
+  route({
+    method: 'post',
+    path: '/wallets/:address/sign-transaction',
+    summary: 'Partially sign a serialized legacy transaction with a studio wallet',
+    tags: ['Studio'],
+    params: AddressParams,
+    body: SignTransactionBody,
+    response: { status: 200, description: 'The transaction with this wallet’s signature, base64' },
+    errors: [403, 404],
+    handler: ({ params, body }) => {
+      const bytes = decode(body.transaction, 'transaction', PACKET_DATA_SIZE);
+      const transaction = parseTransaction(bytes);
+      const keypair = Keypair.fromSecretKey(wallets.secretKeyOf(params.address));
+      if (!transaction.signatures.some((s) => s.publicKey.equals(keypair.publicKey))) {
+        throw new InvalidInput(`transaction: wallet ${params.address} is not one of its signers.`);
+      }
+      transaction.partialSign(keypair);
+      const signed = transaction.serialize({ requireAllSignatures: false, verifySignatures: false });
+      return { data: { address: params.address, transaction: Buffer.from(signed).toString('base64') } };
+    },
+  });
+}
+
+function decode(value: string, field: string, maxBytes: number): Uint8Array {
+  if (value.length % 4 !== 0) throw new InvalidInput(`${field}: expected base64 (padded to 4 characters).`);
+  const bytes = new Uint8Array(Buffer.from(value, 'base64'));
+  if (bytes.length === 0) throw new InvalidInput(`${field}: must not be empty.`);
+  if (bytes.length > maxBytes)
+    throw new InvalidInput(`${field}: at most ${maxBytes} bytes, got ${bytes.length}.`);
+  return bytes;
+}
+
+function parseTransaction(bytes: Uint8Array): Transaction {
+  try {
+    return Transaction.from(bytes);
+  } catch (err) {
+    throw new InvalidInput(
+      `transaction: not a serialized legacy transaction (${err instanceof Error ? err.message : String(err)}).`,
+    );
+  }
+}

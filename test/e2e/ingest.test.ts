@@ -1,0 +1,229 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * Ingest and Inspect end to end, in Chromium, against a real `kbstudio serve` (real SQLite): the
+ * shared fixture documents are dropped on the window and every file's outcome is checked.
+ */
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const cli = join(repoRoot, 'bin', 'kbstudio.js');
+const rendererIndex = join(repoRoot, 'out', 'renderer', 'index.html');
+const screenshots = join(repoRoot, 'test-results', 'screenshots');
+const fixtures = join(repoRoot, '..', 'shared', 'fixtures', 'docs');
+const CHROMIUM = '/usr/bin/chromium';
+const execFileAsync = promisify(execFile);
+
+let dataDir: string;
+let server: ChildProcess | undefined;
+let baseUrl: string;
+let browser: Browser | undefined;
+let context: BrowserContext | undefined;
+
+function startServer(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [cli, '--data-dir', dataDir, 'serve', '--port', '0', '--json'], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`kbstudio serve printed no URL.\n${stderr}`)), 30_000);
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer);
+      resolve({ child, url: (JSON.parse(line) as { url: string }).url });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`kbstudio serve exited with code ${code}.\n${stderr}`));
+    });
+  });
+}
+
+async function openStudio(hash: string, viewport = { width: 1280, height: 800 }): Promise<Page> {
+  context = await browser!.newContext({ viewport, colorScheme: 'light', reducedMotion: 'reduce' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  await page.goto(`${baseUrl}/${hash}`);
+  return page;
+}
+
+const shoot = (page: Page, name: string) => page.screenshot({ path: join(screenshots, `${name}.png`) });
+
+/** Drops files on the window the way the OS does: dragenter, dragover, drop with a DataTransfer. */
+async function dropFiles(page: Page, names: string[]): Promise<void> {
+  const files = names.map((name) => ({
+    name,
+    base64: readFileSync(join(fixtures, name)).toString('base64'),
+  }));
+  // A string, so this file needs no DOM types: it runs in the page.
+  await page.evaluate(`(() => {
+    const transfer = new DataTransfer();
+    for (const f of ${JSON.stringify(files)}) {
+      const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
+      transfer.items.add(new File([bytes], f.name));
+    }
+    for (const type of ['dragenter', 'dragover', 'drop']) {
+      document.body.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }
+  })()`);
+}
+
+describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
+  const names = readdirSync(fixtures).sort();
+
+  beforeAll(async () => {
+    if (!existsSync(rendererIndex))
+      throw new Error(`The studio UI is not built (${rendererIndex}); run npm run build:web.`);
+    mkdirSync(screenshots, { recursive: true });
+    dataDir = mkdtempSync(join(tmpdir(), 'kbstudio-e2e-ingest-'));
+    await execFileAsync(
+      process.execPath,
+      [
+        cli,
+        '--data-dir',
+        dataDir,
+        '--json',
+        'listings',
+        'create',
+        '--title',
+        'Fixture library',
+        '--access-model',
+        'one_time',
+        '--price',
+        '1',
+      ],
+      { cwd: repoRoot, timeout: 30_000 },
+    );
+    const started = await startServer();
+    server = started.child;
+    baseUrl = started.url;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-sync',
+      ],
+    });
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    context = undefined;
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (server && server.exitCode === null) {
+      const exited = new Promise((resolve) => server!.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it(
+    'takes every fixture dropped on the window, previews a PDF’s chunks, and shows each file’s outcome',
+    { timeout: 120_000 },
+    async () => {
+      const page = await openStudio('#/ingest');
+      await page.getByRole('heading', { name: 'Ingest' }).waitFor();
+      await page.getByText('Drop files, folders or ZIP archives here').waitFor();
+      expect(await page.getByRole('combobox', { name: 'Listing' }).inputValue()).toBe('Fixture library');
+      await shoot(page, 'ingest-empty-1280x800-light');
+
+      await dropFiles(page, names);
+      const queue = page.getByRole('table', { name: 'Files to ingest' });
+      await queue
+        .getByRole('row')
+        .nth(names.length - 1)
+        .waitFor();
+      expect(await queue.getByRole('row').count()).toBe(names.length);
+
+      await page.getByRole('combobox', { name: 'Document to preview' }).click();
+      await page.getByRole('option', { name: 'layout-parser-paper-fast.pdf' }).click();
+      const preview = page.getByRole('article', { name: 'Chunk 1' });
+      await preview.getByText('Page: 1').waitFor();
+      await expect.poll(() => preview.innerText()).toContain('LayoutParser');
+      const summary = page.getByText(/^\d+ chunks · [\d,]+ tokens/);
+      const coarse = await summary.innerText();
+      await page.getByRole('textbox', { name: 'Chunk size (tokens)' }).fill('128');
+      await expect.poll(() => summary.innerText(), { timeout: 10_000 }).not.toBe(coarse);
+      expect(Number(/^(\d+)/.exec(await summary.innerText())![1])).toBeGreaterThan(
+        Number(/^(\d+)/.exec(coarse)![1]),
+      );
+      await shoot(page, 'ingest-queued-preview-1280x800-light');
+
+      await page.getByRole('button', { name: `Ingest ${names.length} files` }).click();
+      await page.getByText('Ingestion finished').waitFor({ timeout: 60_000 });
+      const outcome = page.getByRole('table', { name: 'Ingestion outcome' });
+      const rows = outcome.getByRole('row');
+      const texts = (await rows.allInnerTexts()).slice(1);
+      for (const name of names.filter((n) => !n.endsWith('.zip'))) {
+        expect(
+          texts.some((t) => t.startsWith(name)),
+          `${name} has an outcome`,
+        ).toBe(true);
+      }
+      const flat = rows.filter({ hasText: 'loremipsum-flat.pdf' });
+      expect(await flat.innerText()).toMatch(/rejected/i);
+      expect(await flat.innerText()).toContain('OCR');
+      expect(await rows.filter({ hasText: 'layout-parser-paper-fast.pdf' }).innerText()).toMatch(/ingested/i);
+      expect(await rows.filter({ hasText: 'umlauts-utf8.md' }).innerText()).toMatch(/ingested/i);
+      // The ZIP's entries share names with files dropped beside it: one of each pair is refused, by name.
+      expect(texts.some((t) => t.includes('the name appears twice'))).toBe(true);
+      await shoot(page, 'ingest-outcome-1280x800-light');
+      await page.setViewportSize({ width: 1920, height: 1080 });
+      await shoot(page, 'ingest-outcome-1920x1080-light');
+    },
+  );
+
+  it('browses a PDF’s chunks with their page numbers, searches them, and deletes a document', async () => {
+    const page = await openStudio('#/inspect');
+    await page.getByRole('heading', { name: 'Inspect' }).waitFor();
+    const docs = page.getByRole('navigation', { name: 'Documents' });
+    await docs.getByRole('button', { name: /layout-parser-paper-fast\.pdf/ }).click();
+    const chunks = page.getByRole('region', { name: 'Chunks' }).or(page.locator('[aria-label="Chunks"]'));
+    await chunks.getByText('Page: 1').first().waitFor();
+    await chunks.getByText('Page: 2').first().waitFor();
+    expect(await chunks.getByRole('article').first().innerText()).toMatch(
+      /#1[\s\S]*tokens[\s\S]*LayoutParser/,
+    );
+    await shoot(page, 'inspect-pdf-1280x800-light');
+
+    await page.getByRole('textbox', { name: 'Search chunks' }).fill('toolkit');
+    await page.getByText(/^\d+ matching chunks?$/).waitFor();
+    for (const text of await chunks.getByRole('article').allInnerTexts()) expect(text).toMatch(/toolkit/i);
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    await shoot(page, 'inspect-search-1920x1080-light');
+
+    await docs.getByRole('button', { name: /stanley-cups-with-emoji\.csv/ }).click();
+    await chunks.getByText('Row: 1', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Delete stanley-cups-with-emoji.csv' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete document' });
+    await dialog.getByRole('button', { name: 'Delete document' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await docs.getByRole('button', { name: /stanley-cups-with-emoji\.csv/ }).waitFor({ state: 'detached' });
+  });
+
+  it('looks right in the dark theme', async () => {
+    const page = await openStudio('#/inspect', { width: 1920, height: 1080 });
+    await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+    await page.getByRole('navigation', { name: 'Documents' }).waitFor();
+    await page.getByText('Page: 1').first().waitFor();
+    await shoot(page, 'inspect-1920x1080-dark');
+    await page.getByRole('link', { name: 'Ingest' }).click();
+    await page.getByText('Drop files, folders or ZIP archives here').waitFor();
+    await shoot(page, 'ingest-1280x800-dark');
+  });
+});

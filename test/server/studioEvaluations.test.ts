@@ -1,0 +1,145 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
+import { SAMPLE_ITEMS } from '../core/retrieve/knowledgeBase';
+import { json, SHARED, startStudio, tempDir, type TestStudio } from '../helpers/studio';
+
+const DBPEDIA = join(SHARED, 'eval', 'dbpedia-5k');
+
+let studio: TestStudio;
+beforeAll(async () => {
+  studio = await startStudio();
+});
+afterAll(() => studio.close());
+
+const studioFetch = (path: string, init: RequestInit = {}) => {
+  const headers = new Headers(init.headers);
+  headers.set('X-Studio-Token', studio.studioToken);
+  return fetch(studio.url + path, { ...init, headers });
+};
+
+function createListing(title: string): string {
+  const wallet = studio.services.wallets.defaultWallet().address;
+  return studio.services.listings.create({ title, accessModel: 'one_time', price: 1 }, wallet).id;
+}
+
+/** A slice of dbpedia-5k: `queryCount` queries, their relevant documents and 80 others. */
+function beirSlice(queryCount: number) {
+  const lines = (file: string) => readFileSync(join(DBPEDIA, file), 'utf8').split('\n').filter(Boolean);
+  const relevant = lines('qrels/test.tsv')
+    .slice(1)
+    .filter((l) => Number(l.split('\t')[2]) > 0);
+  const withJudgments = new Set(relevant.map((l) => l.split('\t')[0]!));
+  const queries = lines('queries.jsonl')
+    .filter((q) => withJudgments.has((JSON.parse(q) as { _id: string })._id))
+    .slice(0, queryCount);
+  const ids = new Set(queries.map((q) => (JSON.parse(q) as { _id: string })._id));
+  const qrels = relevant.filter((l) => ids.has(l.split('\t')[0]!));
+  const judged = new Set(qrels.map((l) => l.split('\t')[1]!));
+  const corpus = lines('corpus.jsonl');
+  const picked = corpus.filter((l) => judged.has((JSON.parse(l) as { _id: string })._id));
+  picked.push(...corpus.filter((l) => !judged.has((JSON.parse(l) as { _id: string })._id)).slice(0, 80));
+  return {
+    corpus: picked.join('\n') + '\n',
+    queries: queries.join('\n') + '\n',
+    qrels: ['query-id\tcorpus-id\tscore', ...qrels].join('\n') + '\n',
+    queryIds: [...ids],
+  };
+}
+
+describe('/studio evaluations', () => {
+  it('ingests a BEIR slice into an empty listing, runs it and keeps the run', async () => {
+    const listingId = createListing('dbpedia slice');
+    const slice = beirSlice(6);
+    const form = new FormData();
+    form.append('files', new Blob([slice.corpus]), 'corpus.jsonl');
+    form.append('files', new Blob([slice.queries]), 'queries.jsonl');
+    form.append('files', new Blob([slice.qrels]), 'test.tsv');
+    form.append('mode', 'hybrid');
+    form.append('name', 'slice hybrid');
+    const res = await studioFetch(`/studio/listings/${listingId}/evaluations`, {
+      method: 'POST',
+      body: form,
+    });
+    const body = await json(res);
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    const run = body.data;
+    expect(run.name).toBe('slice hybrid');
+    expect(run.report.settings).toMatchObject({ mode: 'hybrid', k: 10, dataset: 'BEIR set' });
+    expect(run.report.settings.chunkCount).toBeGreaterThan(80);
+    const { metrics, questions, distribution } = run.report;
+    expect(metrics.queries).toBe(6);
+    expect(metrics.ndcgAt10).toBeGreaterThan(0.2);
+    expect(metrics.recallAt100).toBeGreaterThanOrEqual(metrics.recallAt10);
+    expect(questions.map((q: { id: string }) => q.id)).toEqual(slice.queryIds);
+    const hit = questions.find((q: { hits: { relevant: boolean }[] }) => q.hits.some((h) => h.relevant));
+    expect(hit.hits[0].id).toMatch(/^<dbpedia:/);
+    expect(distribution).toHaveLength(20);
+    const relevantScores = distribution.reduce((n: number, b: { relevant: number }) => n + b.relevant, 0);
+    expect(relevantScores).toBeGreaterThan(0);
+
+    const list = (await json(await studioFetch(`/studio/listings/${listingId}/evaluations`))).data;
+    expect(list.map((r: { id: string }) => r.id)).toEqual([run.id]);
+  });
+
+  it('runs hand-written questions with expected text, and finds hits and misses', async () => {
+    const listingId = createListing('sample');
+    const dir = tempDir('kbs-eval-');
+    const file = join(dir.path, 'items.json');
+    writeFileSync(file, JSON.stringify(SAMPLE_ITEMS));
+    await studio.services.ingestion.run({
+      listingId,
+      inputs: [{ path: file }],
+      atomic: true,
+      limits: STUDIO_LIMITS,
+    });
+    dir.remove();
+    const res = await studioFetch(`/studio/listings/${listingId}/evaluations`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        mode: 'lexical',
+        questions: [
+          { question: 'galaxy telescope', expectedText: 'distant galaxy' },
+          { question: 'galaxy telescope', expectedText: 'text that no chunk holds' },
+        ],
+      }),
+    });
+    const run = (await json(res)).data;
+    expect(res.status).toBe(201);
+    expect(run.report.questions[0]).toMatchObject({ reciprocalRank: 1, missed: [] });
+    expect(run.report.questions[0].hits[0]).toMatchObject({ relevant: true });
+    expect(run.report.questions[1]).toMatchObject({
+      reciprocalRank: 0,
+      missed: ['text: text that no chunk holds'],
+    });
+    expect(run.report.metrics.mrr).toBe(0.5);
+  });
+
+  it('reads a CSV question file and names a bad row', async () => {
+    const listingId = createListing('csv');
+    const form = new FormData();
+    form.append('files', new Blob(['question,expected_source\n"no source",\n']), 'questions.csv');
+    const res = await studioFetch(`/studio/listings/${listingId}/evaluations`, {
+      method: 'POST',
+      body: form,
+    });
+    expect(res.status).toBe(400);
+    expect((await json(res)).error.message).toBe(
+      'questions.csv row 1: give "expected_source" or "expected_text" for "no source".',
+    );
+  });
+
+  it('refuses a BEIR set without its qrels, naming the missing file', async () => {
+    const listingId = createListing('beir');
+    const form = new FormData();
+    form.append('files', new Blob(['{"_id":"q1","text":"x"}\n']), 'queries.jsonl');
+    const res = await studioFetch(`/studio/listings/${listingId}/evaluations`, {
+      method: 'POST',
+      body: form,
+    });
+    expect(res.status).toBe(400);
+    expect((await json(res)).error.message).toContain('the qrels file is missing');
+  });
+});

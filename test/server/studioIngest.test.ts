@@ -1,0 +1,224 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IngestJobs } from '../../src/core/ingest/jobs';
+import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
+import type { IngestJobSnapshot } from '../../src/core/ingest/jobs';
+import { FIXTURES, json, startStudio, type TestStudio } from '../helpers/studio';
+
+let studio: TestStudio;
+beforeAll(async () => {
+  studio = await startStudio();
+});
+afterAll(() => studio.close());
+
+const studioFetch = (path: string, init: RequestInit = {}) => {
+  const headers = new Headers(init.headers);
+  headers.set('X-Studio-Token', studio.studioToken);
+  return fetch(studio.url + path, { ...init, headers });
+};
+
+async function fixtureForm(
+  files: { fixture: string; name?: string }[],
+  options: Record<string, unknown>,
+  field = 'files',
+) {
+  const form = new FormData();
+  form.set('options', JSON.stringify(options));
+  for (const f of files) {
+    const bytes = await readFile(join(FIXTURES, f.fixture));
+    form.append(field, new Blob([bytes]), f.fixture);
+  }
+  return form;
+}
+
+/** The SSE stream of a job, read to its end: each event's name and snapshot. */
+async function followJob(jobId: string): Promise<{ event: string; job: IngestJobSnapshot }[]> {
+  const res = await studioFetch(`/studio/jobs/${jobId}/events`);
+  expect(res.headers.get('content-type')).toContain('text/event-stream');
+  const text = await res.text();
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim())
+    .map((block) => {
+      const event = /^event: (.+)$/m.exec(block)![1]!;
+      const data = /^data: (.+)$/m.exec(block)![1]!;
+      return { event, job: JSON.parse(data) as IngestJobSnapshot };
+    });
+}
+
+async function createListing(title: string): Promise<string> {
+  const res = await studioFetch('/studio/listings', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ title, accessModel: 'one_time', price: 1 }),
+  });
+  return (await json(res)).data.id as string;
+}
+
+describe('studio ingestion, preview and documents', () => {
+  it('ingests a dropped folder in the background, streams progress, and reports each file', async () => {
+    const listingId = await createListing('Ingest me');
+    const names = ['layout-parser-paper-fast.pdf', 'loremipsum-flat.pdf', 'stanley-cups.csv'];
+    const form = await fixtureForm(
+      names.map((fixture) => ({ fixture })),
+      { strategy: 'recursive', chunkSize: 256, paths: names.map((n) => `papers/${n}`) },
+    );
+    const res = await studioFetch(`/studio/listings/${listingId}/ingest`, { method: 'POST', body: form });
+    expect(res.status).toBe(202);
+    const { jobId } = (await json(res)).data;
+
+    const events = await followJob(jobId);
+    const last = events.at(-1)!;
+    expect(last.event).toBe('done');
+    expect(events.slice(0, -1).every((e) => e.event === 'progress')).toBe(true);
+    const stages = new Set(events.map((e) => e.job.progress?.stage));
+    expect(stages).toContain('embedding');
+    expect(stages).toContain('storing');
+    expect(last.job.state).toBe('done');
+    const outcomes = last.job.result!.documents;
+    expect(outcomes.map((o) => [o.source, o.status])).toEqual([
+      ['papers/layout-parser-paper-fast.pdf', 'ingested'],
+      ['papers/loremipsum-flat.pdf', 'rejected'],
+      ['papers/stanley-cups.csv', 'ingested'],
+    ]);
+    expect(outcomes[1]!.error).toMatchObject({ code: 'no_text_layer' });
+    expect(outcomes[1]!.error!.message).toContain('OCR');
+
+    // A late reader gets the finished snapshot at once.
+    const snapshot = (await json(await studioFetch(`/studio/jobs/${jobId}`))).data as IngestJobSnapshot;
+    expect(snapshot.state).toBe('done');
+    expect(snapshot.files.map((f) => f.stage)).toEqual(['done', 'done', 'done']);
+
+    const docs = (await json(await studioFetch(`/studio/listings/${listingId}/documents`))).data as {
+      id: string;
+      source: string;
+      chunkCount: number;
+    }[];
+    expect(docs.map((d) => d.source)).toEqual([
+      'papers/layout-parser-paper-fast.pdf',
+      'papers/stanley-cups.csv',
+    ]);
+    const pdf = docs[0]!;
+    expect(pdf.chunkCount).toBe(outcomes[0]!.chunks);
+
+    const page = await json(await studioFetch(`/studio/documents/${pdf.id}/chunks?limit=5`));
+    expect(page.pagination).toMatchObject({ total: pdf.chunkCount, limit: 5, offset: 0, hasMore: true });
+    expect(page.data[0].index).toBe(0);
+    expect(page.data[0].metadata.page).toBe(1);
+    expect(page.data[0].text).toContain('LayoutParser');
+    expect(page.data[0].tokenCount).toBeGreaterThan(0);
+
+    const found = await json(
+      await studioFetch(`/studio/documents/${pdf.id}/chunks?q=${encodeURIComponent('toolkit')}`),
+    );
+    expect(found.pagination.total).toBeGreaterThan(0);
+    expect(found.pagination.total).toBeLessThan(pdf.chunkCount);
+    for (const chunk of found.data) expect(chunk.text).toMatch(/toolkit/i);
+    // FTS syntax in the search box is just words.
+    const odd = await studioFetch(`/studio/documents/${pdf.id}/chunks?q=${encodeURIComponent('"NEAR(')}`);
+    expect(odd.status).toBe(200);
+
+    const csv = docs[1]!;
+    const rows = await json(await studioFetch(`/studio/documents/${csv.id}/chunks?limit=1`));
+    expect(rows.data[0].metadata).toMatchObject({ row: 1 });
+
+    const deleted = await studioFetch(`/studio/documents/${pdf.id}`, { method: 'DELETE' });
+    expect(deleted.status).toBe(200);
+    expect((await json(deleted)).data).toMatchObject({ documentCount: 1, chunkCount: csv.chunkCount });
+    const listing = (await json(await studioFetch(`/studio/listings/${listingId}`))).data;
+    expect(listing).toMatchObject({ documentCount: 1, chunkCount: csv.chunkCount });
+    const left = studio.services.db
+      .prepare(`SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH 'LayoutParser'`)
+      .get() as { n: number };
+    expect(left.n).toBe(0);
+    expect((await studioFetch(`/studio/documents/${pdf.id}/chunks`)).status).toBe(404);
+  });
+
+  it('previews the chunks of one document with the chosen settings, storing nothing', async () => {
+    const form = await fixtureForm(
+      [{ fixture: 'layout-parser-paper-fast.pdf' }],
+      { chunkSize: 64, chunkOverlap: 8, limit: 3 },
+      'file',
+    );
+    const res = await studioFetch('/studio/preview', { method: 'POST', body: form });
+    expect(res.status).toBe(200);
+    const preview = (await json(res)).data;
+    expect(preview).toMatchObject({
+      source: 'layout-parser-paper-fast.pdf',
+      format: 'pdf',
+      chunking: { strategy: 'recursive', chunkSize: 64, chunkOverlap: 8 },
+    });
+    expect(preview.chunks).toHaveLength(3);
+    expect(preview.totalChunks).toBeGreaterThan(20);
+    expect(preview.chunks[0].metadata.page).toBe(1);
+    expect(preview.chunks[0].tokenCount).toBeLessThanOrEqual(64);
+
+    const bigger = await fixtureForm(
+      [{ fixture: 'layout-parser-paper-fast.pdf' }],
+      { chunkSize: 512 },
+      'file',
+    );
+    const coarse = (await json(await studioFetch('/studio/preview', { method: 'POST', body: bigger }))).data;
+    expect(coarse.totalChunks).toBeLessThan(preview.totalChunks);
+
+    const flat = await fixtureForm([{ fixture: 'loremipsum-flat.pdf' }], {}, 'file');
+    const refused = await studioFetch('/studio/preview', { method: 'POST', body: flat });
+    expect(refused.status).toBe(422);
+    expect((await json(refused)).error.message).toContain('loremipsum-flat.pdf');
+  });
+
+  it('refuses bad options, bad paths and unknown jobs with clear messages', async () => {
+    const listingId = await createListing('Refusals');
+    const bad = await fixtureForm([{ fixture: 'simple.json' }], { chunkSize: 4 });
+    const res = await studioFetch(`/studio/listings/${listingId}/ingest`, { method: 'POST', body: bad });
+    expect(res.status).toBe(400);
+    expect((await json(res)).error.message).toContain('chunkSize');
+
+    const escape = await fixtureForm([{ fixture: 'simple.json' }], { paths: ['../x.json'] });
+    const refused = await studioFetch(`/studio/listings/${listingId}/ingest`, {
+      method: 'POST',
+      body: escape,
+    });
+    expect(refused.status).toBe(400);
+    expect((await json(refused)).error.message).toContain('../x.json');
+
+    const missing = await studioFetch('/studio/jobs/job_nope/events');
+    expect(missing.status).toBe(404);
+    const noListing = await studioFetch('/studio/listings/lst_nope/documents');
+    expect(noListing.status).toBe(404);
+  });
+});
+
+describe('IngestJobs', () => {
+  it('cancels a running job through its AbortSignal and reports that nothing was stored', async () => {
+    let cleaned = false;
+    const jobs = new IngestJobs(
+      (command) =>
+        new Promise((_resolve, reject) => {
+          command.onProgress?.({
+            stage: 'parsing',
+            file: 'a.pdf',
+            filesDone: 0,
+            filesTotal: 2,
+            bytesDone: 0,
+            bytesTotal: 10,
+            chunks: 0,
+          });
+          command.signal!.addEventListener('abort', () => reject(command.signal!.reason));
+        }),
+    );
+    const job = jobs.start({
+      listingId: 'lst_1',
+      inputs: [],
+      limits: STUDIO_LIMITS,
+      cleanup: () => void (cleaned = true),
+    });
+    expect(jobs.get(job.id).files).toEqual([{ source: 'a.pdf', stage: 'parsing' }]);
+    jobs.cancel(job.id);
+    const settled = await jobs.settled(job.id);
+    expect(settled.state).toBe('cancelled');
+    expect(settled.error!.message).toContain('nothing was stored');
+    expect(cleaned).toBe(true);
+  });
+});

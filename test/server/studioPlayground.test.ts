@@ -1,0 +1,99 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
+import { SAMPLE_ITEMS } from '../core/retrieve/knowledgeBase';
+import { json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KnowledgeClient } from '../../src/client';
+
+let studio: TestStudio;
+let listingId: string;
+beforeAll(async () => {
+  studio = await startStudio();
+  listingId = await ingestSample(studio);
+});
+afterAll(() => studio.close());
+
+/** A listing of the default wallet filled with the hand-made sample corpus; returns its id. */
+async function ingestSample(studio: TestStudio): Promise<string> {
+  const { services } = studio;
+  const wallet = services.wallets.defaultWallet().address;
+  const listingId = services.listings.create(
+    { title: 'Sample', accessModel: 'one_time', price: 1 },
+    wallet,
+  ).id;
+  const dir = tempDir('kbs-sample-');
+  try {
+    const file = join(dir.path, 'items.json');
+    writeFileSync(file, JSON.stringify(SAMPLE_ITEMS));
+    await services.ingestion.run({
+      listingId,
+      inputs: [{ path: file }],
+      atomic: true,
+      limits: STUDIO_LIMITS,
+    });
+  } finally {
+    dir.remove();
+  }
+  return listingId;
+}
+
+const studioFetch = (path: string, init: RequestInit = {}) => {
+  const headers = new Headers(init.headers);
+  headers.set('X-Studio-Token', studio.studioToken);
+  return fetch(studio.url + path, { ...init, headers });
+};
+
+describe('/studio playground key and settings', () => {
+  it("gives one in-memory key of the listing's creator that /v1/retrieve accepts", async () => {
+    const first = (await json(await studioFetch(`/studio/listings/${listingId}/playground-key`))).data;
+    const again = (await json(await studioFetch(`/studio/listings/${listingId}/playground-key`))).data;
+    expect(first.apiKey).toMatch(/^kbs_/);
+    expect(again.apiKey).toBe(first.apiKey);
+    const stored = studio.services.apiKeys.list().find((k) => k.id === first.keyId);
+    expect(stored?.label).toBe('studio playground');
+
+    const client = new KnowledgeClient({ baseUrl: `${studio.url}/v1`, apiKey: first.apiKey });
+    const result = await client.retrieve({ listingId, query: 'galaxy telescope', topK: 3 });
+    expect(result.chunks[0]!.text).toContain('galaxy');
+  });
+
+  it('mints a new key once the playground key was revoked', async () => {
+    const first = (await json(await studioFetch(`/studio/listings/${listingId}/playground-key`))).data;
+    studio.services.apiKeys.revoke(first.keyId);
+    const next = (await json(await studioFetch(`/studio/listings/${listingId}/playground-key`))).data;
+    expect(next.keyId).not.toBe(first.keyId);
+  });
+
+  it('answers 404 for an unknown listing', async () => {
+    const res = await studioFetch('/studio/listings/lst_nope/playground-key');
+    expect(res.status).toBe(404);
+  });
+
+  it('stores settings validated, and never sends a secret back', async () => {
+    const put = (key: string, value: string) =>
+      studioFetch(`/studio/settings/${key}`, {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ value }),
+      });
+    const saved = (await json(await put('openai.apiKey', 'sk-test-1234567890abcdef'))).data;
+    expect(saved).toMatchObject({ key: 'openai.apiKey', source: 'stored', secret: true });
+    expect(saved.value).not.toContain('1234567890');
+    expect(saved.value.endsWith('cdef')).toBe(true);
+
+    const bad = await put('cohere.baseUrl', 'ftp://example.com');
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error.message).toContain('cohere.baseUrl: must be an http(s) URL');
+    const unknown = await put('nope.key', 'x');
+    expect(unknown.status).toBe(400);
+    expect((await json(unknown)).error.message).toContain("'nope.key' is not a setting");
+
+    const all = (await json(await studioFetch('/studio/settings'))).data as { key: string; value: string }[];
+    expect(JSON.stringify(all)).not.toContain('sk-test-1234567890abcdef');
+    expect(all.find((s) => s.key === 'cohere.baseUrl')).toMatchObject({ source: 'unset', value: null });
+
+    const cleared = (await json(await put('openai.apiKey', ''))).data;
+    expect(cleared).toMatchObject({ source: 'unset', value: null });
+  });
+});
