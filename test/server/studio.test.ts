@@ -1,5 +1,8 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStudio, type TestStudio, json } from '../helpers/studio';
+import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
+import { startStudio, tempDir, type TestStudio, json } from '../helpers/studio';
 
 let studio: TestStudio;
 beforeAll(async () => {
@@ -120,5 +123,94 @@ describe('/studio API', () => {
       req.end();
     });
     expect(status).toBe(403);
+  });
+});
+
+describe('DELETE /studio/listings/:id', () => {
+  const count = (sql: string, ...params: unknown[]): number =>
+    (studio.services.db.prepare(sql).get(...params) as { n: number }).n;
+
+  /** A draft listing holding one small Markdown document, ingested and embedded. */
+  async function ingestedDraft(title: string, text: string): Promise<string> {
+    const { services } = studio;
+    const id = services.listings.create(
+      { title, accessModel: 'one_time', price: 1 },
+      services.wallets.defaultWallet().address,
+    ).id;
+    const dir = tempDir('kbs-delete-');
+    try {
+      const file = join(dir.path, 'notes.md');
+      writeFileSync(file, text);
+      await services.ingestion.run({
+        listingId: id,
+        inputs: [{ path: file }],
+        atomic: true,
+        limits: STUDIO_LIMITS,
+      });
+    } finally {
+      dir.remove();
+    }
+    return id;
+  }
+
+  it('deletes a draft with its documents, chunks, full-text rows and vector table, and nothing else', async () => {
+    const doomed = await ingestedDraft(
+      'Doomed draft',
+      '# Tides\n\nSpring tides follow the new and full moon.\n',
+    );
+    const kept = await ingestedDraft('Kept draft', '# Glaciers\n\nGlaciers carve U-shaped valleys.\n');
+    studio.services.db
+      .prepare(
+        `INSERT INTO uploads (id, listing_id, status, created_at, updated_at) VALUES ('upl_doomed', ?, 'completed', '', '')`,
+      )
+      .run(doomed);
+    const vecTable = (id: string) =>
+      studio.services.db
+        .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ?`)
+        .pluck()
+        .get(id) as string | undefined;
+    const doomedTable = vecTable(doomed)!;
+    expect(doomedTable).toBeTruthy();
+    expect(count(`SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH 'tides'`)).toBeGreaterThan(0);
+
+    const res = await studioFetch(`/studio/listings/${doomed}`, { method: 'DELETE' });
+    expect(res.status).toBe(200);
+    expect((await json(res)).data).toEqual({ id: doomed, deleted: true });
+
+    expect(count(`SELECT count(*) AS n FROM documents WHERE listing_id = ?`, doomed)).toBe(0);
+    expect(count(`SELECT count(*) AS n FROM chunks WHERE listing_id = ?`, doomed)).toBe(0);
+    expect(count(`SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH 'tides'`)).toBe(0);
+    expect(count(`SELECT count(*) AS n FROM sqlite_master WHERE name = ?`, doomedTable)).toBe(0);
+    expect(vecTable(doomed)).toBeUndefined();
+    expect(count(`SELECT count(*) AS n FROM uploads WHERE listing_id = ?`, doomed)).toBe(0);
+    expect((await studioFetch(`/studio/listings/${doomed}`)).status).toBe(404);
+
+    const keptTable = vecTable(kept)!;
+    expect(count(`SELECT count(*) AS n FROM sqlite_master WHERE name = ?`, keptTable)).toBe(1);
+    expect(count(`SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH 'glaciers'`)).toBeGreaterThan(
+      0,
+    );
+    expect((await json(await studioFetch(`/studio/listings/${kept}`))).data).toMatchObject({
+      title: 'Kept draft',
+      documentCount: 1,
+    });
+  });
+
+  it('refuses a published listing with 409 and answers 404 for an unknown one', async () => {
+    const { services } = studio;
+    const id = services.listings.create(
+      { title: 'Sold already', accessModel: 'one_time', price: 1 },
+      services.wallets.defaultWallet().address,
+    ).id;
+    services.listings.publish(id);
+    const refused = await studioFetch(`/studio/listings/${id}`, { method: 'DELETE' });
+    expect(refused.status).toBe(409);
+    const { error } = await json(refused);
+    expect(error.code).toBe('conflict');
+    expect(error.message).toMatch(/published and may have buyers/);
+    expect((await studioFetch(`/studio/listings/${id}`)).status).toBe(200);
+
+    const unknown = await studioFetch('/studio/listings/lst_nope', { method: 'DELETE' });
+    expect(unknown.status).toBe(404);
   });
 });

@@ -9,7 +9,7 @@ import {
   type UpdateListingInput,
 } from '../../shared/listings';
 import type { Page } from '../../shared/pagination';
-import { Forbidden, InvalidInput, ListingNotFound } from '../errors';
+import { Conflict, Forbidden, InvalidInput, ListingNotFound } from '../errors';
 import { UnsupportedEmbeddingModel } from '../embed/errors';
 import { EMBEDDING_MODELS, OFFLINE_MODEL } from '../embed/models';
 import { newId } from '../ids';
@@ -61,6 +61,8 @@ export interface ListingRepository {
   update(record: ListingRecord): void;
   findById(id: string): ListingRecord | undefined;
   search(search: ListingSearch): Page<ListingRecord>;
+  /** Removes the listing with its whole knowledge base (documents, chunks, vectors, uploads) at once. */
+  delete(id: string): void;
 }
 
 /** Whose eyes: a wallet sees published listings and its own drafts; `studio` sees everything local. */
@@ -157,6 +159,15 @@ export class ListingService {
     };
     this.repo.update(next);
     return toListing(next);
+  }
+
+  /** Deletes a draft and its knowledge base. A published listing may have buyers, so it stays. */
+  delete(id: string, viewer: Viewer = 'studio'): void {
+    const current = this.ownedRecord(id, viewer);
+    if (current.status !== 'draft') {
+      throw new Conflict(`Listing '${id}' is published and may have buyers; only drafts can be deleted.`);
+    }
+    this.repo.delete(id);
   }
 
   get(id: string, viewer: Viewer): Listing {

@@ -84,6 +84,20 @@ export class SqliteListingRepository implements ListingRepository {
     this.updateStmt.run(toRow(record));
   }
 
+  delete(id: string): void {
+    this.db.transaction(() => {
+      const tables = this.db
+        .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ?`)
+        .pluck()
+        .all(id) as string[];
+      // Names come from our own vector_indexes rows (created by the knowledge-base store), never from input.
+      for (const table of tables) this.db.exec(`DROP TABLE IF EXISTS "${table}"`);
+      // Cascades to documents, chunks (whose trigger clears chunks_fts), credentials, eval runs, vector_indexes.
+      this.db.prepare(`DELETE FROM listings WHERE id = ?`).run(id);
+      this.db.prepare(`DELETE FROM uploads WHERE listing_id = ?`).run(id);
+    })();
+  }
+
   findById(id: string): ListingRecord | undefined {
     const row = this.byIdStmt.get(id) as ListingRow | undefined;
     return row && fromRow(row);

@@ -52,6 +52,8 @@ export interface StudioApi {
     create(body: CreateListingBody): Promise<Listing>;
     update(id: string, patch: UpdateListingInput): Promise<Listing>;
     publish(id: string): Promise<Listing>;
+    /** Deletes a draft with its whole knowledge base. */
+    delete(id: string): Promise<{ id: string; deleted: true }>;
   };
   keys: {
     list(): Promise<ApiKey[]>;
@@ -132,6 +134,7 @@ export function createStudioApi(options: StudioApiOptions): StudioApi {
       create: (body) => data('POST', '/listings', body),
       update: (listingId, patch) => data('PATCH', `/listings/${id(listingId)}`, patch),
       publish: (listingId) => data('POST', `/listings/${id(listingId)}/publish`, {}),
+      delete: (listingId) => data('DELETE', `/listings/${id(listingId)}`),
     },
     keys: {
       list: () => data('GET', '/keys'),

@@ -90,6 +90,18 @@ export function studioRouter(deps: ServerDeps): Router {
     response: ok,
     handler: ({ params, body }) => ({ data: listings.update(params.id, body, studio) }),
   });
+  route({
+    method: 'delete',
+    path: '/listings/:id',
+    summary: 'Delete a draft listing with its knowledge base',
+    tags: ['Studio'],
+    params: IdParams,
+    response: ok,
+    handler: ({ params }) => {
+      listings.delete(params.id, studio);
+      return { data: { id: params.id, deleted: true } };
+    },
+  });
   marketplaceRoutes(route, deps);
   playgroundRoutes(route, deps);
   evaluationRoutes(route, deps);

@@ -9,6 +9,7 @@ import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { formatCount } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
+import { DeleteListingModal } from './DeleteListingModal';
 import { ListingsTable } from './ListingsTable';
 import { NewListingModal } from './NewListingModal';
 import { PublishListingModal } from './PublishListingModal';
@@ -22,6 +23,8 @@ export function ListingsPage() {
   const [page, setPage] = useState(1);
   const [creating, createModal] = useDisclosure(false);
   const [publishing, setPublishing] = useState<Listing>();
+  const [editing, setEditing] = useState<Listing>();
+  const [deleting, setDeleting] = useState<Listing>();
 
   const offset = (page - 1) * PAGE_SIZE;
   const listings = useQuery({
@@ -98,7 +101,12 @@ export function ListingsPage() {
         )
       ) : (
         <>
-          <ListingsTable listings={listings.data.data} onPublish={setPublishing} />
+          <ListingsTable
+            listings={listings.data.data}
+            onPublish={setPublishing}
+            onEdit={setEditing}
+            onDelete={setDeleting}
+          />
           {pages > 1 && (
             <Group justify="flex-end" mt="md">
               <Pagination total={pages} value={page} onChange={setPage} size="sm" />
@@ -115,7 +123,14 @@ export function ListingsPage() {
           setPage(1);
         }}
       />
+      <NewListingModal
+        key={editing?.id ?? 'none'}
+        opened={editing !== undefined}
+        listing={editing}
+        onClose={() => setEditing(undefined)}
+      />
       <PublishListingModal listing={publishing} onClose={() => setPublishing(undefined)} />
+      <DeleteListingModal listing={deleting} onClose={() => setDeleting(undefined)} />
     </>
   );
 }

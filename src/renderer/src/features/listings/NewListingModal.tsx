@@ -15,16 +15,18 @@ import {
 } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import type { AccessModel, Listing } from '../../../../shared/listings';
+import type { AccessModel, Listing, UpdateListingInput } from '../../../../shared/listings';
 import { ACCESS_MODEL_LABELS } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage, fieldErrorsOf, type CreateListingBody } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
 import {
   ACCESS_MODEL_HELP,
+  changedFields,
   EMPTY_LISTING_FORM,
   PRICE_LABELS,
   toCreateListingBody,
+  toListingFormValues,
   type ListingFormValues,
 } from './listingForm';
 
@@ -36,33 +38,48 @@ const FORM_FIELDS = new Set([
   'accessModel',
   'price',
   'subscriptionDays',
+  'embeddingModel',
 ]);
 const ACCESS_OPTIONS = (Object.keys(ACCESS_MODEL_LABELS) as AccessModel[]).map((value) => ({
   value,
   label: ACCESS_MODEL_LABELS[value],
 }));
 
+type SaveRequest = { create: CreateListingBody } | { update: UpdateListingInput };
+
+/** Creates a draft, or with `listing` edits that listing: the same form, prefilled, sending only what changed. */
 export function NewListingModal({
   opened,
   onClose,
   onCreated,
+  listing,
 }: {
   opened: boolean;
   onClose: () => void;
-  onCreated: (listing: Listing) => void;
+  onCreated?: (listing: Listing) => void;
+  listing?: Listing;
 }) {
   const api = useStudioApi();
   const queryClient = useQueryClient();
-  const [values, setValues] = useState<ListingFormValues>(EMPTY_LISTING_FORM);
+  const editing = listing !== undefined;
+  // The form starts from `listing`; the page remounts this modal (a `key`) for each listing it edits.
+  const initialValues = listing ? toListingFormValues(listing) : EMPTY_LISTING_FORM;
+  const [values, setValues] = useState<ListingFormValues>(initialValues);
+  const [embeddingModel, setEmbeddingModel] = useState(listing?.embeddingModel ?? '');
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
   const create = useMutation({
-    mutationFn: (body: CreateListingBody) => api.listings.create(body),
-    onSuccess: async (listing) => {
+    mutationFn: (request: SaveRequest) =>
+      'create' in request
+        ? api.listings.create(request.create)
+        : api.listings.update(listing!.id, request.update),
+    onSuccess: async (saved) => {
       await queryClient.invalidateQueries({ queryKey: queryKeys.listings });
       close();
-      onCreated(listing);
+      if (!editing) onCreated?.(saved);
     },
   });
+  // The server refuses a new model once chunks are embedded with the old one.
+  const modelLocked = (listing?.chunkCount ?? 0) > 0;
 
   const serverErrors = fieldErrorsOf(create.error);
   const errorFor = (field: keyof ListingFormValues) => localErrors[field] ?? serverErrors[field];
@@ -78,7 +95,7 @@ export function NewListingModal({
   };
 
   function close() {
-    setValues(EMPTY_LISTING_FORM);
+    setValues(initialValues);
     setLocalErrors({});
     create.reset();
     onClose();
@@ -93,16 +110,36 @@ export function NewListingModal({
       return;
     }
     setLocalErrors({});
-    create.mutate(result.body);
+    if (!listing) {
+      create.mutate({ create: result.body });
+      return;
+    }
+    const patch = changedFields(listing, result.body);
+    const model = embeddingModel.trim();
+    if (!modelLocked && model && model !== listing.embeddingModel) patch.embeddingModel = model;
+    if (Object.keys(patch).length === 0) {
+      close();
+      return;
+    }
+    create.mutate({ update: patch });
   }
 
   return (
-    <Modal opened={opened} onClose={close} title="New listing" size="lg" centered>
+    <Modal
+      opened={opened}
+      onClose={close}
+      title={listing ? `Edit ${listing.title}` : 'New listing'}
+      size="lg"
+      centered
+    >
       <form onSubmit={submit} noValidate>
         <Stack gap="md">
           <Text size="sm" c="dimmed">
-            A listing starts as a draft: only this studio sees it until you publish it. Its knowledge base is
-            added afterwards.
+            {listing
+              ? listing.status === 'published'
+                ? 'This listing is published: new terms apply to purchases made from now on.'
+                : 'This draft is only visible in this studio until you publish it.'
+              : 'A listing starts as a draft: only this studio sees it until you publish it. Its knowledge base is added afterwards.'}
           </Text>
           <TextInput
             label="Title"
@@ -192,8 +229,30 @@ export function NewListingModal({
               />
             )}
           </SimpleGrid>
+          {listing && (
+            <TextInput
+              label="Embedding model"
+              description={
+                modelLocked
+                  ? `Fixed: ${listing.chunkCount} chunks are already embedded with it. Create a new listing to use another model.`
+                  : 'Used when documents are ingested; it can change until the first chunks are embedded.'
+              }
+              readOnly={modelLocked}
+              value={embeddingModel}
+              onChange={(e) => {
+                setEmbeddingModel(e.currentTarget.value);
+                setLocalErrors(({ embeddingModel: _dropped, ...rest }) => rest);
+              }}
+              error={localErrors.embeddingModel ?? serverErrors.embeddingModel}
+            />
+          )}
           {generalError !== undefined && (
-            <Alert color="red" variant="light" title="The listing was not created" role="alert">
+            <Alert
+              color="red"
+              variant="light"
+              title={editing ? 'The listing was not saved' : 'The listing was not created'}
+              role="alert"
+            >
               {errorMessage(generalError)}
             </Alert>
           )}
@@ -202,7 +261,7 @@ export function NewListingModal({
               Cancel
             </Button>
             <Button type="submit" loading={create.isPending}>
-              Create draft
+              {editing ? 'Save changes' : 'Create draft'}
             </Button>
           </Group>
         </Stack>

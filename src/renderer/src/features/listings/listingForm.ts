@@ -1,4 +1,4 @@
-import type { AccessModel } from '../../../../shared/listings';
+import type { AccessModel, Listing, UpdateListingInput } from '../../../../shared/listings';
 import type { CreateListingBody } from '../../lib/studioApi';
 
 /** The New listing form as the inputs hold it (Mantine's NumberInput gives '' when empty). */
@@ -69,4 +69,32 @@ export function toCreateListingBody(values: ListingFormValues): ListingFormResul
   };
   if (days !== undefined) body.subscriptionDays = days;
   return { body };
+}
+
+/** The form prefilled from an existing listing, for editing it. */
+export function toListingFormValues(listing: Listing): ListingFormValues {
+  return {
+    title: listing.title,
+    description: listing.description,
+    domain: listing.domain,
+    tags: listing.tags,
+    accessModel: listing.accessModel,
+    price: listing.price,
+    subscriptionDays: listing.subscriptionDays ?? EMPTY_LISTING_FORM.subscriptionDays,
+  };
+}
+
+/** The PATCH body: only what differs from the listing as loaded (empty = nothing to save). */
+export function changedFields(listing: Listing, body: CreateListingBody): UpdateListingInput {
+  const patch: UpdateListingInput = {};
+  if (body.title !== listing.title) patch.title = body.title;
+  if (body.description !== listing.description) patch.description = body.description;
+  if (body.domain !== listing.domain) patch.domain = body.domain;
+  if (JSON.stringify(body.tags) !== JSON.stringify(listing.tags)) patch.tags = body.tags;
+  if (body.accessModel !== listing.accessModel) patch.accessModel = body.accessModel;
+  if (body.price !== listing.price) patch.price = body.price;
+  if (body.subscriptionDays !== undefined && body.subscriptionDays !== listing.subscriptionDays) {
+    patch.subscriptionDays = body.subscriptionDays;
+  }
+  return patch;
 }
