@@ -1,60 +1,17 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { E2eStudio, FIXTURES as fixtures, shoot } from '../helpers/e2e';
 
 /**
  * Ingest and Inspect end to end, in Chromium, against a real `kbstudio serve` (real SQLite): the
  * shared fixture documents are dropped on the window and every file's outcome is checked.
  */
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const cli = join(repoRoot, 'bin', 'kbstudio.js');
-const rendererIndex = join(repoRoot, 'out', 'renderer', 'index.html');
-const screenshots = join(repoRoot, 'test-results', 'screenshots');
-const fixtures = join(repoRoot, '..', 'shared', 'fixtures', 'docs');
-const CHROMIUM = '/usr/bin/chromium';
-const execFileAsync = promisify(execFile);
 
-let dataDir: string;
-let server: ChildProcess | undefined;
-let baseUrl: string;
-let browser: Browser | undefined;
-let context: BrowserContext | undefined;
-
-function startServer(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, '--data-dir', dataDir, 'serve', '--port', '0', '--json'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`kbstudio serve printed no URL.\n${stderr}`)), 30_000);
-    createInterface({ input: child.stdout! }).once('line', (line) => {
-      clearTimeout(timer);
-      resolve({ child, url: (JSON.parse(line) as { url: string }).url });
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`kbstudio serve exited with code ${code}.\n${stderr}`));
-    });
-  });
-}
-
-async function openStudio(hash: string, viewport = { width: 1280, height: 800 }): Promise<Page> {
-  context = await browser!.newContext({ viewport, colorScheme: 'light', reducedMotion: 'reduce' });
-  const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  await page.goto(`${baseUrl}/${hash}`);
-  return page;
-}
-
-const shoot = (page: Page, name: string) => page.screenshot({ path: join(screenshots, `${name}.png`) });
+const studio = new E2eStudio('kbstudio-e2e-ingest-');
+const openStudio = (hash: string, viewport?: { width: number; height: number }) =>
+  studio.openStudio(hash, { viewport, defaultTimeout: 15_000 });
 
 /** Drops files on the window the way the OS does: dragenter, dragover, drop with a DataTransfer. */
 async function dropFiles(page: Page, names: string[]): Promise<void> {
@@ -79,58 +36,23 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
   const names = readdirSync(fixtures).sort();
 
   beforeAll(async () => {
-    if (!existsSync(rendererIndex))
-      throw new Error(`The studio UI is not built (${rendererIndex}); run npm run build:web.`);
-    mkdirSync(screenshots, { recursive: true });
-    dataDir = mkdtempSync(join(tmpdir(), 'kbstudio-e2e-ingest-'));
-    await execFileAsync(
-      process.execPath,
-      [
-        cli,
-        '--data-dir',
-        dataDir,
-        '--json',
-        'listings',
-        'create',
-        '--title',
-        'Fixture library',
-        '--access-model',
-        'one_time',
-        '--price',
-        '1',
-      ],
-      { cwd: repoRoot, timeout: 30_000 },
-    );
-    const started = await startServer();
-    server = started.child;
-    baseUrl = started.url;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-sync',
-      ],
-    });
+    studio.prepare();
+    await studio.runCli([
+      'listings',
+      'create',
+      '--title',
+      'Fixture library',
+      '--access-model',
+      'one_time',
+      '--price',
+      '1',
+    ]);
+    await studio.start();
   });
 
-  afterEach(async () => {
-    await context?.close();
-    context = undefined;
-  });
+  afterEach(() => studio.closePage());
 
-  afterAll(async () => {
-    await browser?.close();
-    if (server && server.exitCode === null) {
-      const exited = new Promise((resolve) => server!.once('exit', resolve));
-      server.kill('SIGTERM');
-      await exited;
-    }
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => studio.close());
 
   it(
     'takes every fixture dropped on the window, previews a PDF’s chunks, and shows each file’s outcome',

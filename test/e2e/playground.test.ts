@@ -1,81 +1,21 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { E2eStudio, FIXTURES as fixtures, SCREENSHOTS as screenshots, SHARED } from '../helpers/e2e';
 
 /**
  * The Playground, Evaluation and Settings views in Chromium against a real `kbstudio serve` (real
  * SQLite): a playground query shows ranked chunks with scores; an evaluation of a dbpedia-5k slice
  * shows its metrics and score plot. Screenshots of each view at 1280×800 and 1920×1080.
  */
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const cli = join(repoRoot, 'bin', 'kbstudio.js');
-const rendererIndex = join(repoRoot, 'out', 'renderer', 'index.html');
-const screenshots = join(repoRoot, 'test-results', 'screenshots');
-const fixtures = join(repoRoot, '..', 'shared', 'fixtures', 'docs');
-const dbpedia = join(repoRoot, '..', 'shared', 'eval', 'dbpedia-5k');
-const CHROMIUM = '/usr/bin/chromium';
-const execFileAsync = promisify(execFile);
 
-let dataDir: string;
-let server: ChildProcess | undefined;
-let baseUrl: string;
-let browser: Browser | undefined;
-let context: BrowserContext | undefined;
+const dbpedia = join(SHARED, 'eval', 'dbpedia-5k');
+const studio = new E2eStudio('kbstudio-e2e-pg-', 60_000);
+const runCli = (args: string[]) => studio.runCli(args);
+const openStudio = (hash: string, colorScheme: 'light' | 'dark' = 'light') =>
+  studio.openStudio(hash, { colorScheme });
 let sliceDir: string;
-
-async function runCli(args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync(process.execPath, [cli, '--data-dir', dataDir, '--json', ...args], {
-    cwd: repoRoot,
-    timeout: 60_000,
-  });
-  return stdout;
-}
-
-function startServer(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, '--data-dir', dataDir, 'serve', '--port', '0', '--json'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`kbstudio serve printed no URL.\n${stderr}`)), 30_000);
-    createInterface({ input: child.stdout! }).once('line', (line) => {
-      clearTimeout(timer);
-      resolve({ child, url: (JSON.parse(line) as { url: string }).url });
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`kbstudio serve exited with code ${code}.\n${stderr}`));
-    });
-  });
-}
-
-async function stopServer(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function openStudio(hash: string, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
-  context = await browser!.newContext({
-    viewport: { width: 1280, height: 800 },
-    colorScheme,
-    reducedMotion: 'reduce',
-  });
-  const page = await context.newPage();
-  await page.goto(`${baseUrl}/${hash}`);
-  return page;
-}
 
 /** Screenshots at both sizes the studio must lay out cleanly at. */
 async function shootBoth(page: Page, name: string): Promise<void> {
@@ -129,12 +69,8 @@ let sliceQueries = 0;
 
 describe('playground, evaluation and settings in Chromium against kbstudio serve', () => {
   beforeAll(async () => {
-    if (!existsSync(rendererIndex))
-      throw new Error(`The studio UI is not built (${rendererIndex}). Run \`npm run build:web\` first.`);
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM}.`);
-    mkdirSync(screenshots, { recursive: true });
-    dataDir = mkdtempSync(join(tmpdir(), 'kbstudio-e2e-pg-'));
-    sliceDir = join(dataDir, 'slice');
+    studio.prepare();
+    sliceDir = join(studio.dataDir, 'slice');
     sliceQueries = writeSlice(sliceDir);
     const docs = JSON.parse(
       await runCli([
@@ -166,31 +102,12 @@ describe('playground, evaluation and settings in Chromium against kbstudio serve
       '--price',
       '1',
     ]);
-    const started = await startServer();
-    server = started.child;
-    baseUrl = started.url;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
+    await studio.start();
   }, 120_000);
 
-  afterEach(async () => {
-    await context?.close();
-    context = undefined;
-  });
+  afterEach(() => studio.closePage());
 
-  afterAll(async () => {
-    await browser?.close();
-    await stopServer(server);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => studio.close());
 
   it('runs a playground query and shows ranked chunks with scores, the request as curl', async () => {
     const page = await openStudio('#/playground');

@@ -1,87 +1,17 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import type { Listing } from '../../src/shared/listings';
+import { E2eStudio, shoot } from '../helpers/e2e';
 
 /**
  * The studio UI end to end, in Chromium, against a real `kbstudio serve`: data made through the
  * CLI must show in the UI, and what the UI creates must reach the server.
  */
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const cli = join(repoRoot, 'bin', 'kbstudio.js');
-const rendererIndex = join(repoRoot, 'out', 'renderer', 'index.html');
-const screenshots = join(repoRoot, 'test-results', 'screenshots');
-const CHROMIUM = '/usr/bin/chromium';
-const execFileAsync = promisify(execFile);
-
-let dataDir: string;
-let server: ChildProcess | undefined;
-let baseUrl: string;
-let browser: Browser | undefined;
-let context: BrowserContext | undefined;
+const studio = new E2eStudio('kbstudio-e2e-');
+const runCli = (args: string[]) => studio.runCli(args);
+const openStudio = (hash = '', viewport?: { width: number; height: number }) =>
+  studio.openStudio(hash, { viewport });
 let cliListing: Listing;
-
-async function runCli(args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync(process.execPath, [cli, '--data-dir', dataDir, '--json', ...args], {
-    cwd: repoRoot,
-    timeout: 30_000,
-  });
-  return stdout;
-}
-
-/** Starts `kbstudio serve --port 0 --json` and resolves with the URL from its one line of JSON. */
-function startServer(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, '--data-dir', dataDir, 'serve', '--port', '0', '--json'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`kbstudio serve printed no URL within 30 s.\n${stderr}`)),
-      30_000,
-    );
-    createInterface({ input: child.stdout! }).once('line', (line) => {
-      clearTimeout(timer);
-      try {
-        resolve({ child, url: (JSON.parse(line) as { url: string }).url });
-      } catch {
-        reject(new Error(`kbstudio serve printed something that is not JSON: ${line}\n${stderr}`));
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`kbstudio serve exited with code ${code} before printing its URL.\n${stderr}`));
-    });
-  });
-}
-
-async function stopServer(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function openStudio(hash = '', viewport = { width: 1280, height: 800 }): Promise<Page> {
-  context = await browser!.newContext({ viewport, colorScheme: 'light', reducedMotion: 'reduce' });
-  const page = await context.newPage();
-  await page.goto(`${baseUrl}/${hash}`);
-  return page;
-}
-
-async function shoot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(screenshots, `${name}.png`) });
-}
 
 /** Resizes the viewport and waits until the shell's sidebar has been laid out for the new height. */
 async function resize(page: Page, width: number, height: number): Promise<void> {
@@ -104,15 +34,7 @@ async function rowCells(page: Page, tableName: string, text: string): Promise<st
 
 describe('studio UI in Chromium against kbstudio serve', () => {
   beforeAll(async () => {
-    if (!existsSync(rendererIndex)) {
-      throw new Error(
-        `The studio UI is not built (${rendererIndex} is missing). Run \`npm run build:web\` first.`,
-      );
-    }
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is not installed at ${CHROMIUM} (Debian package chromium).`);
-    mkdirSync(screenshots, { recursive: true });
-    dataDir = mkdtempSync(join(tmpdir(), 'kbstudio-e2e-'));
+    studio.prepare();
     cliListing = JSON.parse(
       await runCli([
         'listings',
@@ -141,34 +63,12 @@ describe('studio UI in Chromium against kbstudio serve', () => {
       '--domain',
       'medicine',
     ]);
-    const started = await startServer();
-    server = started.child;
-    baseUrl = started.url;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    await studio.start();
   });
 
-  afterEach(async () => {
-    await context?.close();
-    context = undefined;
-  });
+  afterEach(() => studio.closePage());
 
-  afterAll(async () => {
-    await browser?.close();
-    await stopServer(server);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => studio.close());
 
   it('lists the listing the CLI created: title, access model, price and status', async () => {
     const page = await openStudio();
@@ -267,7 +167,7 @@ describe('studio UI in Chromium against kbstudio serve', () => {
     await shown.getByText('Shown only once').waitFor();
     const key = (await shown.getByTestId('new-api-key').innerText()).trim();
     expect(key).toMatch(/^kbs_[0-9A-Za-z]{32}$/);
-    await context!.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+    await studio.context!.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: studio.baseUrl });
     await shown.getByRole('button', { name: 'Copy', exact: true }).click();
     await shown.getByRole('button', { name: 'Copied', exact: true }).waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(key);
@@ -346,11 +246,11 @@ describe('studio UI in Chromium against kbstudio serve', () => {
   it('shows the version, data directory and API base URL in Settings', async () => {
     const page = await openStudio('#/settings');
     const info = page.getByRole('definition');
-    await page.getByText(dataDir, { exact: true }).waitFor();
+    await page.getByText(studio.dataDir, { exact: true }).waitFor();
     const values = (await info.allInnerTexts()).map((t) => t.trim());
     expect(values[0]).toMatch(/^\d+\.\d+\.\d+/);
-    expect(values).toContain(dataDir);
-    expect(values).toContain(`${baseUrl}/v1`);
+    expect(values).toContain(studio.dataDir);
+    expect(values).toContain(`${studio.baseUrl}/v1`);
     expect(values).toContain('Browser · served by kbstudio serve');
     await shoot(page, 'settings-1280x800-light');
   });
@@ -362,8 +262,7 @@ describe('studio UI in Chromium against kbstudio serve', () => {
         .getByRole('heading', { name: `${title} is not part of this version of the studio yet` })
         .waitFor();
       expect(await page.locator('main').getByRole('button').count()).toBe(0);
-      await context!.close();
-      context = undefined;
+      await studio.closePage();
     }
   });
 });

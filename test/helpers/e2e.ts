@@ -1,0 +1,155 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/**
+ * What the Playwright suites in test/e2e share: a real `kbstudio serve` on a fresh data directory,
+ * the CLI to seed it, and headless Chromium on the built studio UI.
+ */
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const SHARED = join(REPO_ROOT, '..', 'shared');
+export const FIXTURES = join(SHARED, 'fixtures', 'docs');
+export const CLI = join(REPO_ROOT, 'bin', 'kbstudio.js');
+export const RENDERER_INDEX = join(REPO_ROOT, 'out', 'renderer', 'index.html');
+export const SCREENSHOTS = join(REPO_ROOT, 'test-results', 'screenshots');
+export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+const execFileAsync = promisify(execFile);
+
+/** Runs `kbstudio --data-dir <dataDir> --json ...args` and resolves with its stdout. */
+export async function runCli(dataDir: string, args: string[], timeout = 30_000): Promise<string> {
+  const { stdout } = await execFileAsync(process.execPath, [CLI, '--data-dir', dataDir, '--json', ...args], {
+    cwd: REPO_ROOT,
+    timeout,
+  });
+  return stdout;
+}
+
+/** Starts `kbstudio serve --port 0 --json` and resolves with the URL from its one line of JSON. */
+export function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'serve', '--port', '0', '--json'], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`kbstudio serve printed no URL within 30 s.\n${stderr}`)),
+      30_000,
+    );
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer);
+      try {
+        resolve({ child, url: (JSON.parse(line) as { url: string }).url });
+      } catch {
+        reject(new Error(`kbstudio serve printed something that is not JSON: ${line}\n${stderr}`));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`kbstudio serve exited with code ${code} before printing its URL.\n${stderr}`));
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL if the server has not exited within 5 s. */
+export async function stopServer(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}
+
+export interface OpenOptions {
+  viewport?: { width: number; height: number };
+  colorScheme?: 'light' | 'dark';
+  /** Playwright's default wait per action, when a suite needs other than its 30 s. */
+  defaultTimeout?: number;
+}
+
+/**
+ * One suite's studio: call `prepare()` in beforeAll, seed `dataDir` through `runCli`, then `start()`;
+ * `closePage()` in afterEach and `close()` in afterAll.
+ */
+export class E2eStudio {
+  dataDir = '';
+  baseUrl = '';
+  /** The browser context of the page `openStudio` last opened. */
+  context: BrowserContext | undefined;
+  private server: ChildProcess | undefined;
+  private browser: Browser | undefined;
+
+  constructor(
+    private readonly tempPrefix: string,
+    private readonly cliTimeout = 30_000,
+  ) {}
+
+  /** Fails clearly when the UI is not built or Chromium is missing, and makes a fresh data directory. */
+  prepare(): void {
+    if (!existsSync(RENDERER_INDEX)) {
+      throw new Error(
+        `The studio UI is not built (${RENDERER_INDEX} is missing). Run \`npm run build:web\` first.`,
+      );
+    }
+    if (!existsSync(CHROMIUM))
+      throw new Error(`Chromium is not installed at ${CHROMIUM} (Debian package chromium).`);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    this.dataDir = mkdtempSync(join(tmpdir(), this.tempPrefix));
+  }
+
+  runCli(args: string[]): Promise<string> {
+    return runCli(this.dataDir, args, this.cliTimeout);
+  }
+
+  async start(): Promise<void> {
+    const started = await startServer(this.dataDir);
+    this.server = started.child;
+    this.baseUrl = started.url;
+    this.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }
+
+  async openStudio(hash = '', options: OpenOptions = {}): Promise<Page> {
+    this.context = await this.browser!.newContext({
+      viewport: options.viewport ?? { width: 1280, height: 800 },
+      colorScheme: options.colorScheme ?? 'light',
+      reducedMotion: 'reduce',
+    });
+    const page = await this.context.newPage();
+    if (options.defaultTimeout) page.setDefaultTimeout(options.defaultTimeout);
+    await page.goto(`${this.baseUrl}/${hash}`);
+    return page;
+  }
+
+  async closePage(): Promise<void> {
+    await this.context?.close();
+    this.context = undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.browser?.close();
+    await stopServer(this.server);
+    if (this.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
