@@ -34,7 +34,21 @@ export type UploadConfig = z.output<typeof UploadConfigSchema>;
 export const UPLOAD_STATUSES = ['queued', 'processing', 'completed', 'failed'] as const;
 export type UploadStatus = (typeof UPLOAD_STATUSES)[number];
 
-const FileResultSchema = z.object({
+export const INGEST_STAGES = ['reading', 'parsing', 'chunking', 'embedding', 'storing', 'done'] as const;
+export type IngestStage = (typeof INGEST_STAGES)[number];
+
+/** Progress of an ingestion: the pipeline's events, an upload's `progress`, the studio's job stream. */
+export interface IngestProgress {
+  stage: IngestStage;
+  file?: string;
+  filesDone: number;
+  filesTotal: number;
+  bytesDone: number;
+  bytesTotal: number;
+  chunks: number;
+}
+
+export const FileResultSchema = z.object({
   source: z.string(),
   format: z.string(),
   status: z.enum(['ingested', 'unchanged', 'rejected']),
@@ -43,6 +57,8 @@ const FileResultSchema = z.object({
   warnings: z.array(z.string()).optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
+/** The outcome of one file of an ingestion (CLI summary, upload results, studio jobs). */
+export type FileOutcome = z.infer<typeof FileResultSchema>;
 
 export const UploadSchema = z
   .object({

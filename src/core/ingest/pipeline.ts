@@ -15,29 +15,10 @@ import type {
   StagedDocumentWriter,
   Staging,
 } from './store';
-import type { DocumentFormat, SkippedRow } from './types';
+import type { FileOutcome, IngestProgress, IngestStage } from '../../shared/uploads';
+import type { DocumentFormat } from './types';
 
-export type IngestStage = 'reading' | 'parsing' | 'chunking' | 'embedding' | 'storing' | 'done';
-
-export interface IngestProgress {
-  stage: IngestStage;
-  file?: string;
-  filesDone: number;
-  filesTotal: number;
-  bytesDone: number;
-  bytesTotal: number;
-  chunks: number;
-}
-
-export interface FileOutcome {
-  source: string;
-  format: string;
-  status: 'ingested' | 'unchanged' | 'rejected';
-  chunks: number;
-  skippedRows?: SkippedRow[];
-  warnings?: string[];
-  error?: { code: string; message: string };
-}
+export type { FileOutcome, IngestProgress, IngestStage };
 
 export interface IngestRequest {
   listing: { id: string; embeddingModel: string; dimensions: number };

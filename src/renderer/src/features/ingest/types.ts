@@ -1,6 +1,13 @@
 /** The wire shapes of the studio's ingestion endpoints (src/core/ingest/jobs.ts, preview.ts). */
 
-export type ChunkingStrategy = 'recursive' | 'fixed' | 'sentence' | 'markdown';
+import type {
+  CHUNKING_STRATEGIES,
+  FileOutcome,
+  IngestProgress,
+  IngestStage,
+} from '../../../../shared/uploads';
+
+export type ChunkingStrategy = (typeof CHUNKING_STRATEGIES)[number];
 
 export interface ChunkingSettings {
   strategy: ChunkingStrategy;
@@ -8,27 +15,11 @@ export interface ChunkingSettings {
   chunkOverlap: number;
 }
 
-export type Stage = 'reading' | 'parsing' | 'chunking' | 'embedding' | 'storing' | 'done' | 'processed';
+export type Stage = IngestStage | 'processed';
 
-export interface JobProgress {
-  stage: Stage;
-  file?: string;
-  filesDone: number;
-  filesTotal: number;
-  bytesDone: number;
-  bytesTotal: number;
-  chunks: number;
-}
+export type JobProgress = IngestProgress;
 
-export interface FileOutcome {
-  source: string;
-  format: string;
-  status: 'ingested' | 'unchanged' | 'rejected';
-  chunks: number;
-  skippedRows?: { row: number; reason: string }[];
-  warnings?: string[];
-  error?: { code: string; message: string };
-}
+export type { FileOutcome };
 
 export interface IngestJob {
   id: string;
