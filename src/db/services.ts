@@ -7,6 +7,7 @@ import { OFFLINE_MODEL, offlineGloveEmbedder } from '../core/embed/offlineGlove'
 import { HOSTED_MODELS, hostedEmbedder, isHostedModel } from '../core/embed/providers';
 import { effectiveSettings, type Settings } from '../core/settings';
 import { IngestionService } from '../core/ingest/service';
+import { SourceStore } from '../core/ingest/sourceStore';
 import { authorizeRetrieval } from '../core/retrieve/access';
 import { RetrievalService } from '../core/retrieve/service';
 import { ApiKeyService } from '../core/keys/apiKeys';
@@ -46,6 +47,10 @@ export interface StudioServices {
   environment: Record<string, string | undefined>;
   knowledgeBase: SqliteKnowledgeBaseStore;
   ingestion: IngestionService;
+  /** The original bytes of ingested files, by content hash (re-ingestion, push). */
+  sources: SourceStore;
+  /** Drops kept source files no document refers to any more (after deletions). */
+  pruneSources(): Promise<number>;
   uploads: UploadService;
   retrieval: RetrievalService;
   /** The marketplace ledger: local (SQLite) by default, the Solana program when `solana.rpcUrl` is set. */
@@ -75,7 +80,8 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
   const environment = options.environment ?? {};
   const embedderFor =
     options.embedderFor ?? embedderRegistry(db, () => effectiveSettings(settings.all(), environment));
-  const ingestion = new IngestionService(listings, knowledgeBase, embedderFor, join(dataDir, 'tmp'));
+  const sources = new SourceStore(join(dataDir, 'sources'));
+  const ingestion = new IngestionService(listings, knowledgeBase, embedderFor, join(dataDir, 'tmp'), sources);
   const uploads = new UploadService(new SqliteUploadRepository(db), listings, ingestion, undefined, now);
   uploads.recoverInterrupted();
   const wallets = new WalletService(new SqliteWalletRepository(db), options.secretBox ?? plainSecretBox, now);
@@ -116,6 +122,11 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     environment,
     knowledgeBase,
     ingestion,
+    sources,
+    pruneSources: () => {
+      const hashes = db.prepare(`SELECT DISTINCT content_hash FROM documents`).pluck().all() as string[];
+      return sources.prune(new Set(hashes));
+    },
     uploads,
     retrieval: new RetrievalService(listings, new SqliteSearchRepository(db), embedderFor, {
       now,

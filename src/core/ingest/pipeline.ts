@@ -8,6 +8,7 @@ import { ChunkLimitExceeded, IngestionFailed, InvalidDocument } from './errors';
 import type { IngestLimits } from './limits';
 import { parseDocument } from './parse';
 import { collectSources, hashFile, type SourceFile } from './sources';
+import type { SourceStore } from './sourceStore';
 import type {
   ExistingDocument,
   KnowledgeBaseStore,
@@ -48,6 +49,8 @@ export interface IngestDeps {
   store: KnowledgeBaseStore;
   /** The embedder of a model; throws embedding_provider_unavailable when it cannot be used. */
   embedderFor(model: string): Embedder;
+  /** Keeps each ingested file's bytes (for re-ingestion and push); without it nothing is kept. */
+  sources?: SourceStore;
 }
 
 const EMBED_BATCH = 256;
@@ -85,6 +88,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       const previous = existing.get(file.source);
       const fileChunking = file.format === 'jsonl' ? {} : chunking;
       if (previous && isUnchanged(previous, contentHash, fileChunking)) {
+        // Knowledge bases from before sources were kept get their copy on the next ingestion.
+        await deps.sources?.put(contentHash, file.path);
         outcomes.push({
           source: file.source,
           format: file.format,
@@ -94,6 +99,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       } else {
         try {
           const staged = await stageFile(file, contentHash, fileChunking, request, deps, staging, report);
+          await deps.sources?.put(contentHash, file.path);
           outcomes.push({ source: file.source, format: file.format, status: 'ingested', ...staged });
           replacedChunks += previous?.chunkCount ?? 0;
           const total = existingChunks - replacedChunks + staging.chunkCount;

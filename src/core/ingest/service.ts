@@ -7,6 +7,7 @@ import type { ListingService, Viewer } from '../marketplace/listings';
 import type { ChunkingOptions } from './chunkers';
 import type { IngestLimits } from './limits';
 import type { IngestProgress, IngestResult } from './pipeline';
+import type { SourceStore } from './sourceStore';
 import type { KnowledgeBaseStore } from './store';
 
 export interface IngestCommand {
@@ -29,6 +30,7 @@ export class IngestionService {
     private readonly store: KnowledgeBaseStore,
     private readonly embedderFor: (model: string) => Embedder,
     private readonly scratchDir: string,
+    readonly sources?: SourceStore,
   ) {}
 
   async run(command: IngestCommand): Promise<IngestResult> {
@@ -54,7 +56,7 @@ export class IngestionService {
           signal: command.signal,
           onProgress: command.onProgress,
         },
-        { store: this.store, embedderFor: this.embedderFor },
+        { store: this.store, embedderFor: this.embedderFor, sources: this.sources },
       );
     } finally {
       await rm(workDir, { recursive: true, force: true });

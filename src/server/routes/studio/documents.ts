@@ -72,6 +72,10 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
     params: IdParams,
     response: ok,
     errors: [404],
-    handler: ({ params }) => ({ data: documents.delete(params.id) }),
+    handler: async ({ params }) => {
+      const deleted = documents.delete(params.id);
+      await services.pruneSources();
+      return { data: deleted };
+    },
   });
 }

@@ -97,8 +97,9 @@ export function studioRouter(deps: ServerDeps): Router {
     tags: ['Studio'],
     params: IdParams,
     response: ok,
-    handler: ({ params }) => {
+    handler: async ({ params }) => {
       listings.delete(params.id, studio);
+      await deps.services.pruneSources();
       return { data: { id: params.id, deleted: true } };
     },
   });

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/**
+ * The original bytes of every ingested file, kept by content hash (SHA-256 of the file) under
+ * `<dataDir>/sources`. Re-ingesting a document and pushing a knowledge base to the hosted service
+ * both start from these; two documents with the same bytes share one copy.
+ */
+export class SourceStore {
+  constructor(private readonly root: string) {}
+
+  /** Where the bytes of `hash` are (or would be) kept. */
+  pathOf(hash: string): string {
+    if (!HASH.test(hash)) throw new Error(`Not a SHA-256 content hash: '${hash}'.`);
+    return join(this.root, hash.slice(0, 2), hash);
+  }
+
+  async has(hash: string): Promise<boolean> {
+    try {
+      return (await stat(this.pathOf(hash))).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  /** Keeps a copy of `file` (whose SHA-256 is `hash`); a copy already kept is left as it is. */
+  async put(hash: string, file: string): Promise<void> {
+    const target = this.pathOf(hash);
+    if (await this.has(hash)) return;
+    await mkdir(join(this.root, hash.slice(0, 2)), { recursive: true });
+    // Copy then rename: a crash mid-copy never leaves a truncated file under the hash's name.
+    const partial = `${target}.${randomBytes(4).toString('hex')}.part`;
+    try {
+      await copyFile(file, partial);
+      await rename(partial, target);
+    } finally {
+      await rm(partial, { force: true });
+    }
+  }
+
+  /** Removes the copies no document refers to any more (and leftovers of interrupted copies). */
+  async prune(referenced: ReadonlySet<string>): Promise<number> {
+    let removed = 0;
+    let shards: string[];
+    try {
+      shards = await readdir(this.root);
+    } catch {
+      return 0;
+    }
+    for (const shard of shards) {
+      const dir = join(this.root, shard);
+      const names = await readdir(dir).catch(() => [] as string[]);
+      for (const name of names) {
+        if (HASH.test(name) && referenced.has(name)) continue;
+        await rm(join(dir, name), { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+}
