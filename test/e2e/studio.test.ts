@@ -254,15 +254,4 @@ describe('studio UI in Chromium against kbstudio serve', () => {
     expect(values).toContain('Browser · served by kbstudio serve');
     await shoot(page, 'settings-1280x800-light');
   });
-
-  it('says plainly that Playground and Marketplace come later, with nothing to click', async () => {
-    for (const [hash, title] of [['#/marketplace', 'Marketplace']] as const) {
-      const page = await openStudio(hash);
-      await page
-        .getByRole('heading', { name: `${title} is not part of this version of the studio yet` })
-        .waitFor();
-      expect(await page.locator('main').getByRole('button').count()).toBe(0);
-      await studio.closePage();
-    }
-  });
 });

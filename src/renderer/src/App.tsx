@@ -6,7 +6,10 @@ import { ApiKeysPage } from './features/keys/ApiKeysPage';
 import { ListingsPage } from './features/listings/ListingsPage';
 import { PlaygroundPage } from './features/playground/PlaygroundPage';
 import { SettingsPage } from './features/settings/SettingsPage';
-import { UpcomingPage } from './features/upcoming/UpcomingPage';
+import { PricingPage } from './features/pricing/PricingPage';
+import { WalletPage } from './features/wallet/WalletPage';
+import { TestBuyersPage } from './features/buyers/TestBuyersPage';
+import { PublishPage } from './features/publish/PublishPage';
 import { useSection, type Section } from './lib/sections';
 
 export function App() {
@@ -34,7 +37,13 @@ function SectionPage({ section }: { section: Section }) {
       return <PlaygroundPage />;
     case 'evaluation':
       return <EvaluationPage />;
-    case 'marketplace':
-      return <UpcomingPage section={section} />;
+    case 'pricing':
+      return <PricingPage />;
+    case 'wallet':
+      return <WalletPage />;
+    case 'buyers':
+      return <TestBuyersPage />;
+    case 'publish':
+      return <PublishPage />;
   }
 }

@@ -1,12 +1,15 @@
 import {
-  IconBuildingStore,
   IconChartBar,
+  IconCloudUpload,
+  IconCoin,
   IconDatabase,
   IconFileImport,
   IconKey,
   IconListSearch,
   IconSettings,
   IconTestPipe,
+  IconUserCheck,
+  IconWallet,
   type Icon,
 } from '@tabler/icons-react';
 import type { Section } from './lib/sections';
@@ -14,8 +17,6 @@ import type { Section } from './lib/sections';
 export interface SectionInfo {
   label: string;
   icon: Icon;
-  /** Shown as a "Soon" badge in the sidebar: the page only says what is coming. */
-  upcoming?: boolean;
 }
 
 export const SECTION_INFO: Record<Section, SectionInfo> = {
@@ -24,7 +25,10 @@ export const SECTION_INFO: Record<Section, SectionInfo> = {
   inspect: { label: 'Inspect', icon: IconListSearch },
   playground: { label: 'Playground', icon: IconTestPipe },
   evaluation: { label: 'Evaluation', icon: IconChartBar },
-  marketplace: { label: 'Marketplace', icon: IconBuildingStore, upcoming: true },
+  pricing: { label: 'Pricing', icon: IconCoin },
+  wallet: { label: 'Wallet', icon: IconWallet },
+  buyers: { label: 'Test buyers', icon: IconUserCheck },
+  publish: { label: 'Publish', icon: IconCloudUpload },
   keys: { label: 'API keys', icon: IconKey },
   settings: { label: 'Settings', icon: IconSettings },
 };

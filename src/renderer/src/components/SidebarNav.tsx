@@ -1,4 +1,4 @@
-import { Badge, NavLink, Stack } from '@mantine/core';
+import { NavLink, Stack } from '@mantine/core';
 import type { KeyboardEvent } from 'react';
 import { SECTION_INFO } from '../navigation';
 import { SECTIONS, sectionHref, type Section } from '../lib/sections';
@@ -41,13 +41,6 @@ export function SidebarNav({ active, onNavigate }: { active: Section; onNavigate
             active={isActive}
             label={info.label}
             leftSection={<Icon size={18} stroke={1.6} aria-hidden />}
-            rightSection={
-              info.upcoming ? (
-                <Badge size="xs" variant="light" color="gray">
-                  Soon
-                </Badge>
-              ) : undefined
-            }
             onClick={onNavigate}
             variant="light"
             style={{ borderRadius: 'var(--mantine-radius-md)' }}

@@ -7,7 +7,10 @@ export const SECTIONS = [
   'inspect',
   'playground',
   'evaluation',
-  'marketplace',
+  'pricing',
+  'wallet',
+  'buyers',
+  'publish',
   'keys',
   'settings',
 ] as const;
