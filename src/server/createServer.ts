@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
+import { answerClientError } from './clientError';
 import type { ServerDeps } from './deps';
 import { errorHandler } from './middleware/errors';
 import { requestId } from './middleware/requestId';
@@ -50,6 +51,7 @@ export function createServer(deps: ServerDeps): KbServer {
     listen(port = 0, host = '127.0.0.1') {
       return new Promise((resolve, reject) => {
         const s = app.listen(port, host);
+        s.on('clientError', answerClientError);
         s.once('error', reject);
         s.once('listening', () => {
           server = s;

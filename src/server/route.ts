@@ -40,14 +40,33 @@ export interface RouteDefinition<
   handler: (input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => unknown | Promise<unknown>;
 }
 
+/** A route as defineRoutes registered it: full Express-style path and its definition (schemas included). */
+export interface DefinedRoute {
+  method: Method;
+  /** Prefix + path, e.g. `/v1/listings/:id`. */
+  path: string;
+  definition: RouteDefinition;
+}
+
+interface RouterRecord {
+  prefix: string;
+  routes: DefinedRoute[];
+}
+
+/** The routers defineRoutes has registered on, so a test can list every route of an app with its schemas. */
+const definedRouters = new WeakMap<object, RouterRecord>();
+
 /**
  * Registers a route on the Express router and in the OpenAPI registry from one definition, so the
  * schemas that validate a request are the ones the document shows, and no route goes undocumented.
  */
 export function defineRoutes(router: Router, registry: OpenAPIRegistry | undefined, prefix: string) {
+  const record = definedRouters.get(router) ?? { prefix, routes: [] };
+  definedRouters.set(router, record);
   return function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
     def: RouteDefinition<P, Q, B>,
   ): void {
+    record.routes.push({ method: def.method, path: prefix + def.path, definition: def as RouteDefinition });
     router[def.method](def.path, async (req, res, next) => {
       try {
         const params = def.params ? parseInput(def.params, req.params, 'path') : {};
@@ -70,6 +89,48 @@ export function defineRoutes(router: Router, registry: OpenAPIRegistry | undefin
     });
     registry?.registerPath(toOpenApi(def, prefix));
   };
+}
+
+interface StackLayer {
+  handle?: { stack?: StackLayer[] };
+  route?: { path: unknown; methods: Record<string, boolean> };
+}
+
+export interface RouteTable {
+  /** Every route registered through defineRoutes under the app. */
+  defined: DefinedRoute[];
+  /** Routes found on those same routers that did not go through defineRoutes (unvalidated, undocumented). */
+  undeclared: { method: string; path: string }[];
+}
+
+/**
+ * Walks an Express app's (or router's) middleware stack and lists the routes defined with defineRoutes,
+ * plus any route added to one of their routers by hand. The property and access tests enumerate
+ * endpoints from here, so a new route is covered without editing them.
+ */
+export function routeTable(appOrRouter: object): RouteTable {
+  const table: RouteTable = { defined: [], undeclared: [] };
+  const seen = new Set<object>();
+  const visit = (handle: object) => {
+    if (seen.has(handle)) return;
+    seen.add(handle);
+    const record = definedRouters.get(handle);
+    if (record) table.defined.push(...record.routes);
+    const stack = (handle as { stack?: StackLayer[] }).stack ?? [];
+    for (const layer of stack) {
+      if (layer.route && record) {
+        const path = record.prefix + String(layer.route.path);
+        for (const [method, on] of Object.entries(layer.route.methods)) {
+          if (on && !record.routes.some((r) => r.method === method && r.path === path)) {
+            table.undeclared.push({ method, path });
+          }
+        }
+      }
+      if (layer.handle && Array.isArray(layer.handle.stack)) visit(layer.handle);
+    }
+  };
+  visit((appOrRouter as { router?: object }).router ?? appOrRouter);
+  return table;
 }
 
 function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {

@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   encrypted_document: 422,
   invalid_document: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   internal_error: 500,
   embedding_provider_unavailable: 503,
   ledger_unavailable: 503,

@@ -19,7 +19,13 @@ import {
   isOsLitter,
   type ArchiveFileFormat,
 } from './zipEntryNames';
-import { DEFAULT_ZIP_LIMITS, InflatedBytesMeter, formatBytes, type ZipLimits } from './zipLimits';
+import {
+  DEFAULT_ZIP_LIMITS,
+  InflatedBytesMeter,
+  formatBytes,
+  ratioBudget,
+  type ZipLimits,
+} from './zipLimits';
 import { openZipFile, type OpenedZip } from './zipReader';
 
 export type { ArchiveFileFormat } from './zipEntryNames';
@@ -91,7 +97,7 @@ export async function extractZip(
         `${source}: the archive has ${zipfile.entryCount.toLocaleString('en-US')} entries; the limit is ${limits.maxEntries.toLocaleString('en-US')} entries per archive.`,
       );
     }
-    const { planned, ignored } = await planExtraction(zipfile, source, limits);
+    const { planned, ignored } = await planExtraction(zipfile, source, limits, archiveBytes);
     endListing();
     const files = await writeFiles(zipfile, planned, path.resolve(destDir), source, limits, written);
     return { files, ignored };
@@ -121,6 +127,7 @@ async function planExtraction(
   zipfile: ZipFile,
   source: string,
   limits: ZipLimits,
+  archiveBytes: number,
 ): Promise<{ planned: PlannedFile[]; ignored: string[] }> {
   const planned: PlannedFile[] = [];
   const ignored: string[] = [];
@@ -191,6 +198,9 @@ async function planExtraction(
     }
     declaredTotal += entry.uncompressedSize;
     if (declaredTotal > limits.maxTotalBytes) throw totalTooLarge(source, limits);
+    // yauzl refuses an entry that inflates past its declared size, so the declared total bounds the disk used.
+    if (declaredTotal > ratioBudget(archiveBytes, limits))
+      throw zipBomb(source, declaredTotal, archiveBytes, limits);
     planned.push({
       path: cleaned.path,
       format: verdict.format,
@@ -331,6 +341,12 @@ const fileLimit = (format: ArchiveFileFormat, limits: ZipLimits): number =>
 const totalTooLarge = (source: string, limits: ZipLimits): PayloadTooLarge =>
   new PayloadTooLarge(
     `${source}: the archive's files total more than ${formatBytes(limits.maxTotalBytes)} uncompressed; the limit is ${formatBytes(limits.maxTotalBytes)} per upload.`,
+  );
+
+const zipBomb = (source: string, total: number, archiveBytes: number, limits: ZipLimits): InvalidDocument =>
+  new InvalidDocument(
+    source,
+    `the archive's files inflate to more than ${formatBytes(total)} from ${formatBytes(archiveBytes)} (over ${limits.maxCompressionRatio}× compression), which is refused as a zip bomb; re-create it with ordinary compression or split it.`,
   );
 
 function toArchiveError(err: unknown, source: string): unknown {

@@ -15,6 +15,13 @@ export interface ZipLimits {
   maxTotalBytes: number;
   /** Size of the archive itself (spec §8: 10 GB per bulk archive). */
   maxArchiveBytes: number;
+  /**
+   * Uncompressed total over archive size. Text compresses 3-20×; deflate tops out near 1,032×. A higher
+   * ratio is a zip bomb (a small upload that fills the disk) once the total passes `ratioFloorBytes`.
+   */
+  maxCompressionRatio: number;
+  /** Below this uncompressed total, any ratio is fine (a tiny archive of a blank CSV is not a bomb). */
+  ratioFloorBytes: number;
 }
 
 export const DEFAULT_ZIP_LIMITS: ZipLimits = {
@@ -23,7 +30,13 @@ export const DEFAULT_ZIP_LIMITS: ZipLimits = {
   maxEmbeddingsFileBytes: 10 * GB,
   maxTotalBytes: 10 * GB,
   maxArchiveBytes: 10 * GB,
+  maxCompressionRatio: 100,
+  ratioFloorBytes: 64 * MB,
 };
+
+/** The most an archive of `archiveBytes` may inflate to under the ratio rule. */
+export const ratioBudget = (archiveBytes: number, limits: ZipLimits): number =>
+  Math.max(limits.ratioFloorBytes, archiveBytes * limits.maxCompressionRatio);
 
 export function formatBytes(bytes: number): string {
   if (bytes >= GB) return `${trimZero(bytes / GB)} GB`;

@@ -44,6 +44,15 @@ export function errorHandler(log: (message: string) => void = console.error): Er
         err.details === undefined ? {} : { details: err.details },
       );
     }
+    // The router decodes path parameters itself; a malformed escape (`/listings/%E0%A4%A`) throws URIError.
+    if (err instanceof URIError) {
+      return sendError(
+        res,
+        req.id,
+        'invalid_request',
+        'path: a path parameter is not valid percent-encoded UTF-8.',
+      );
+    }
     const parserError = err as HttpParserError;
     switch (parserError.type) {
       case 'entity.parse.failed':

@@ -10,74 +10,10 @@ import {
   UnsupportedFileType,
 } from '../../../src/core/ingest/errors';
 import { extractZip } from '../../../src/core/ingest/zip';
+import { buildZip, type ZipEntrySpec } from '../../hardening/forgeZip';
 
 const repoRoot = new URL('../../..', import.meta.url).pathname;
 const fixtures = path.join(repoRoot, '../shared/fixtures/docs');
-
-interface ZipEntrySpec {
-  name: string;
-  data?: Buffer | string;
-  /** 0 stored, 8 deflated (default), anything else an unsupported method. */
-  method?: number;
-  flags?: number;
-  externalAttributes?: number;
-  /** Overrides the uncompressed size written in both headers (to forge bombs). */
-  declaredSize?: number;
-  crc?: number;
-}
-
-/**
- * Hand-assembles a ZIP (local headers, data, central directory, end record) so tests can forge what
- * writers refuse to produce: `..` paths, symlinks, encryption flags, lying sizes, bad checksums.
- */
-function buildZip(specs: ZipEntrySpec[]): Buffer {
-  const parts: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const spec of specs) {
-    const name = Buffer.from(spec.name, 'utf8');
-    const data = Buffer.from(spec.data ?? '');
-    const method = spec.method ?? 8;
-    const body = method === 8 ? zlib.deflateRawSync(data) : data;
-    const crc = spec.crc ?? zlib.crc32(data);
-    const size = spec.declaredSize ?? data.length;
-    const flags = (spec.flags ?? 0) | 0x800;
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(flags, 6);
-    local.writeUInt16LE(method, 8);
-    local.writeUInt16LE(0x21, 12);
-    local.writeUInt32LE(crc >>> 0, 14);
-    local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(size, 22);
-    local.writeUInt16LE(name.length, 26);
-    parts.push(local, name, body);
-    const header = Buffer.alloc(46);
-    header.writeUInt32LE(0x02014b50, 0);
-    header.writeUInt16LE((3 << 8) | 20, 4);
-    header.writeUInt16LE(20, 6);
-    header.writeUInt16LE(flags, 8);
-    header.writeUInt16LE(method, 10);
-    header.writeUInt16LE(0x21, 14);
-    header.writeUInt32LE(crc >>> 0, 16);
-    header.writeUInt32LE(body.length, 20);
-    header.writeUInt32LE(size, 24);
-    header.writeUInt16LE(name.length, 28);
-    header.writeUInt32LE((spec.externalAttributes ?? 0o100644 << 16) >>> 0, 38);
-    header.writeUInt32LE(offset, 42);
-    central.push(header, name);
-    offset += local.length + name.length + body.length;
-  }
-  const directory = Buffer.concat(central);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(specs.length, 8);
-  end.writeUInt16LE(specs.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...parts, directory, end]);
-}
 
 let work: string;
 let dest: string;
@@ -357,5 +293,79 @@ describe('extractZip', () => {
     const err = await refusal(extractZip(zip, dest, { maxArchiveBytes: 10 }));
     expect(err).toBeInstanceOf(PayloadTooLarge);
     expect(err.message).toContain('the limit is 10 bytes per archive');
+  });
+  it('refuses an honest high-ratio bomb (each file within limits) before writing anything', async () => {
+    const zeros = Buffer.alloc(30 * 1024 * 1024);
+    const zip = await writeZip(['a', 'b', 'c'].map((n) => ({ name: `${n}.csv`, data: zeros })));
+    expect((await fs.stat(zip)).size).toBeLessThan(300 * 1024);
+    const started = performance.now();
+    const err = await refusal(extractZip(zip, dest));
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toMatch(
+      /^upload\.zip: the archive's files inflate to more than 90 MB from \d+(\.\d)? KB \(over 100× compression\), which is refused as a zip bomb/,
+    );
+    expect(await listTree(dest)).toEqual([]);
+  });
+
+  it('accepts a small archive of very compressible files (under the ratio floor)', async () => {
+    const zip = await writeZip([{ name: 'blank.csv', data: Buffer.alloc(2 * 1024 * 1024, ',') }]);
+    const result = await extractZip(zip, dest);
+    expect(result.files.map((f) => [f.entry, f.bytes])).toEqual([['blank.csv', 2 * 1024 * 1024]]);
+  });
+
+  it('refuses a real ZIP inside the ZIP as a nested archive, writing nothing', async () => {
+    const inner = buildZip([{ name: 'deep.md', data: '# inside' }]);
+    const zip = await writeZip([
+      { name: 'outer.md', data: '# outside' },
+      { name: 'docs/inner.zip', data: inner, method: 0 },
+      { name: 'docs/INNER.ZIP', data: inner },
+    ]);
+    const err = await refusal(extractZip(zip, dest));
+    expect(err).toBeInstanceOf(UnsupportedFileType);
+    expect((err as UnsupportedFileType).entries).toEqual([
+      { entry: 'docs/inner.zip', type: 'nested archive' },
+      { entry: 'docs/INNER.ZIP', type: 'nested archive' },
+    ]);
+    expect(await listTree(dest)).toEqual([]);
+  });
+
+  it('refuses `a.md` and `./a.md` as the same entry', async () => {
+    const zip = await writeZip([
+      { name: 'a.md', data: '# one' },
+      { name: './a.md', data: '# two' },
+    ]);
+    const err = await refusal(extractZip(zip, dest));
+    expect(err.message).toContain('entry "a.md" appears more than once in the archive.');
+  });
+
+  it('refuses AES-encrypted entries (method 99 with the encryption flag) as encrypted', async () => {
+    const zip = await writeZip([{ name: 'secret.docx', data: 'ciphertext', method: 99, flags: 0x1 }]);
+    const err = await refusal(extractZip(zip, dest));
+    expect(err).toBeInstanceOf(EncryptedDocument);
+    expect(err.message).toContain('secret.docx');
+  });
+
+  it('refuses a central directory that points past the end of the file', async () => {
+    const bytes = buildZip([{ name: 'a.md', data: '# a' }]);
+    const centralStart = bytes.readUInt32LE(bytes.length - 22 + 16);
+    bytes.writeUInt32LE(10_000_000, centralStart + 42); // the entry's local header offset
+    await fs.writeFile(path.join(work, 'lying.zip'), bytes);
+    const err = await refusal(extractZip(path.join(work, 'lying.zip'), dest));
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toMatch(/^lying\.zip: entry "a\.md" is damaged/);
+    expect(await listTree(dest)).toEqual([]);
+  });
+
+  it('refuses an archive cut inside its file data, keeping its central directory', async () => {
+    const full = buildZip([{ name: 'a.md', data: 'text '.repeat(5000) }]);
+    const centralStart = full.readUInt32LE(full.length - 22 + 16);
+    const cut = Buffer.concat([full.subarray(0, 200), full.subarray(centralStart)]);
+    cut.writeUInt32LE(200, cut.length - 22 + 16);
+    await fs.writeFile(path.join(work, 'cut.zip'), cut);
+    const err = await refusal(extractZip(path.join(work, 'cut.zip'), dest));
+    expect(err).toBeInstanceOf(InvalidDocument);
+    expect(err.message).toMatch(/^cut\.zip: /);
+    expect(await listTree(dest)).toEqual([]);
   });
 });

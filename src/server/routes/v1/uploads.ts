@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { InvalidInput } from '../../../core/errors';
@@ -43,25 +44,31 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
           maxFieldBytes: 64 * 1024,
         },
       );
-      let rawConfig: unknown = {};
-      if (form.fields.config !== undefined) {
-        try {
-          rawConfig = JSON.parse(form.fields.config);
-        } catch {
-          throw new InvalidInput(
-            'config: not valid JSON; send a JSON-encoded object such as {"chunking":"recursive"}.',
-          );
+      try {
+        let rawConfig: unknown = {};
+        if (form.fields.config !== undefined) {
+          try {
+            rawConfig = JSON.parse(form.fields.config);
+          } catch {
+            throw new InvalidInput(
+              'config: not valid JSON; send a JSON-encoded object such as {"chunking":"recursive"}.',
+            );
+          }
         }
+        const config = parseOrThrow(UploadConfigSchema, camelToSnakeKeys(rawConfig), 'config', 'config.');
+        const upload = await services.uploads.accept({
+          wallet: req.principal!.wallet,
+          config,
+          files: form.files.map((f) => ({ path: f.path, name: f.name })),
+          dir,
+          precheck: precheckUploadFiles,
+        });
+        return { data: upload };
+      } catch (err) {
+        // A refused upload keeps nothing: its received archives would otherwise pile up under tmp/.
+        await rm(dir, { recursive: true, force: true });
+        throw err;
       }
-      const config = parseOrThrow(UploadConfigSchema, camelToSnakeKeys(rawConfig), 'config', 'config.');
-      const upload = await services.uploads.accept({
-        wallet: req.principal!.wallet,
-        config,
-        files: form.files.map((f) => ({ path: f.path, name: f.name })),
-        dir,
-        precheck: precheckUploadFiles,
-      });
-      return { data: upload };
     },
   });
 
