@@ -4,6 +4,7 @@ import { evalCommand } from './commands/eval';
 import { ingestCommand } from './commands/ingest';
 import { keysCommand } from './commands/keys';
 import { listingsCommand } from './commands/listings';
+import { pushCommand } from './commands/push';
 import { queryCommand } from './commands/query';
 import { serveCommand } from './commands/serve';
 import { settingsCommand } from './commands/settings';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   settingsCommand(program);
   queryCommand(program);
   evalCommand(program);
+  pushCommand(program);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

@@ -58,6 +58,8 @@ export interface StudioServices {
   credentials: CredentialService;
   publishing: PublishingService;
   walletAuth: WalletSignatureAuth;
+  /** Seals secrets at rest (wallet secrets, saved push keys): the OS keychain in the desktop app. */
+  secretBox: SecretBox;
   embedderFor(model: string): Embedder;
   close(): void;
 }
@@ -138,6 +140,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     publishing: new PublishingService(listings, ledger, wallets),
     walletAuth: new WalletSignatureAuth(new SqliteUsedSignatureRepository(db), now),
     embedderFor,
+    secretBox: options.secretBox ?? plainSecretBox,
     close: () => db.close(),
   };
 }

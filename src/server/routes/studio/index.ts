@@ -12,6 +12,7 @@ import { ingestRoutes } from './ingest';
 import { marketplaceRoutes } from './marketplace';
 import { evaluationRoutes } from './evaluations';
 import { playgroundRoutes } from './playground';
+import { pushRoutes } from './push';
 import { settingsRoutes } from './settings';
 import { walletRoutes } from './wallets';
 
@@ -110,6 +111,7 @@ export function studioRouter(deps: ServerDeps): Router {
   ingestRoutes(route, deps);
   documentRoutes(route, deps);
   walletRoutes(route, deps);
+  pushRoutes(route, deps);
 
   route({
     method: 'get',

@@ -1,6 +1,161 @@
+import { Button, Card, Grid, List, Stack, Text, ThemeIcon } from '@mantine/core';
+import { useLocalStorage } from '@mantine/hooks';
+import { IconCloudUpload } from '@tabler/icons-react';
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import type { PushJob } from '../../../../shared/push';
 import { PageHeader } from '../../components/PageHeader';
+import { ErrorState } from '../../components/QueryStates';
+import { queryKeys } from '../../lib/queryClient';
+import { useStudioApi } from '../../lib/studioContext';
+import { ListingPicker } from '../ingest/ListingPicker';
+import { useListingChoice } from '../ingest/useListingChoice';
+import { cancelPush, followPush, listPushJobs, startPush } from './publishApi';
+import { PushPanel } from './PushPanel';
+import { TargetCard } from './TargetCard';
 
-// Placeholder while the view is built in this change set; replaced before it lands.
 export function PublishPage() {
-  return <PageHeader title="Publish" description="Push a knowledge base to the hosted service." />;
+  const api = useStudioApi();
+  const [listingId] = useListingChoice();
+  const [targetId, setTargetId] = useLocalStorage<string | null>({
+    key: 'kbstudio.pushTarget',
+    defaultValue: null,
+  });
+  const [job, setJob] = useState<PushJob>();
+  const [startError, setStartError] = useState<unknown>();
+  const [starting, setStarting] = useState(false);
+  const [cancelling, setCancelling] = useState(false);
+  // The push of another listing stays in memory but is not shown for this one.
+  const shown = job?.listingId === listingId ? job : undefined;
+  const running = starting || job?.state === 'running';
+
+  // Back on the page (or reloaded) during a push: show the listing's latest push and follow it.
+  useEffect(() => {
+    if (!listingId) return;
+    const controller = new AbortController();
+    const show = (j: PushJob) => {
+      if (!controller.signal.aborted) setJob(j);
+    };
+    void listPushJobs()
+      .then(async (jobs) => {
+        const latest = jobs.find((j) => j.listingId === listingId);
+        if (!latest) return;
+        show(latest);
+        if (latest.state === 'running') show(await followPush(latest.id, show, controller.signal));
+      })
+      .catch(() => undefined);
+    return () => controller.abort();
+  }, [listingId]);
+  const listing = useQuery({
+    queryKey: [...queryKeys.listings, listingId],
+    queryFn: () => api.listings.get(listingId!),
+    enabled: Boolean(listingId),
+  });
+
+  const push = async () => {
+    if (!listingId || !targetId) return;
+    setStarting(true);
+    setStartError(undefined);
+    setJob(undefined);
+    try {
+      const started = await startPush(listingId, targetId);
+      setJob(started);
+      setStarting(false);
+      setJob(await followPush(started.id, setJob));
+    } catch (err) {
+      setStartError(err);
+    } finally {
+      setStarting(false);
+      setCancelling(false);
+    }
+  };
+
+  const cancel = async () => {
+    if (!job) return;
+    setCancelling(true);
+    try {
+      await cancelPush(job.id);
+    } catch (err) {
+      setStartError(err);
+    }
+  };
+
+  const empty = listing.data && listing.data.documentCount === 0;
+  return (
+    <>
+      <PageHeader
+        title="Publish"
+        description="Push a knowledge base to the hosted service: its original files are packed into ZIP archives (split past the bulk threshold of 500 MB or 1,000 files), uploaded with the chunking they were ingested with, and followed until the service has processed them."
+        actions={<ListingPicker />}
+      />
+      <Grid gap="lg">
+        <Grid.Col span={{ base: 12, md: 5, xl: 4 }}>
+          <Stack gap="md">
+            <TargetCard targetId={targetId} onChange={setTargetId} disabled={running} />
+            <Card withBorder radius="md" p="md">
+              <Stack gap="sm">
+                <Text fw={600} size="sm">
+                  {listing.data ? listing.data.title : 'Knowledge base'}
+                </Text>
+                {listing.data && (
+                  <Text size="sm" c="dimmed">
+                    {listing.data.documentCount} documents · {listing.data.chunkCount} chunks ·{' '}
+                    {listing.data.embeddingModel}
+                  </Text>
+                )}
+                {empty && (
+                  <Text size="sm" c="yellow.8">
+                    This knowledge base is empty: ingest documents first.
+                  </Text>
+                )}
+                <Button
+                  leftSection={<IconCloudUpload size={16} />}
+                  onClick={push}
+                  loading={starting}
+                  disabled={!listingId || !targetId || running || Boolean(empty)}
+                >
+                  Push
+                </Button>
+              </Stack>
+            </Card>
+          </Stack>
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, md: 7, xl: 8 }}>
+          <Stack gap="md">
+            {startError !== undefined && <ErrorState title="Could not push" error={startError} />}
+            {shown ? <PushPanel job={shown} onCancel={cancel} cancelling={cancelling} /> : <HowItWorks />}
+          </Stack>
+        </Grid.Col>
+      </Grid>
+    </>
+  );
+}
+
+function HowItWorks() {
+  return (
+    <Card withBorder radius="md" p="lg">
+      <Stack gap="sm">
+        <ThemeIcon size={40} radius="xl" variant="light">
+          <IconCloudUpload size={22} />
+        </ThemeIcon>
+        <Text fw={600}>What a push does</Text>
+        <List size="sm" spacing={6} c="dimmed">
+          <List.Item>
+            The first push creates a draft listing on the service; later pushes add to the same listing.
+          </List.Item>
+          <List.Item>
+            Files the service already holds with the same content and chunking are reported unchanged, so
+            pushing again is safe.
+          </List.Item>
+          <List.Item>
+            A part that fails on the way (network, 5xx, rate limit) is sent again a few times; a refused API
+            key stops the push at once.
+          </List.Item>
+          <List.Item>
+            The report lists what the service accepted, left unchanged or rejected, file by file.
+          </List.Item>
+        </List>
+      </Stack>
+    </Card>
+  );
 }

@@ -1,0 +1,254 @@
+import { Alert, Badge, Button, Card, Group, Progress, ScrollArea, Stack, Table, Text } from '@mantine/core';
+import { IconAlertTriangle, IconCircleCheck, IconPlayerStop } from '@tabler/icons-react';
+import type { PushJob, PushPart } from '../../../../shared/push';
+import { formatSize } from '../ingest/formatSize';
+import {
+  failureTitle,
+  FILE_STATUS_COLOR,
+  FILE_STATUS_LABEL,
+  PART_STATE_LABEL,
+  partPercents,
+  reportFiles,
+} from './pushView';
+
+/** A push in progress (packing and sending per part), then the remote's report per file. */
+export function PushPanel({
+  job,
+  onCancel,
+  cancelling,
+}: {
+  job: PushJob;
+  onCancel: () => void;
+  cancelling: boolean;
+}) {
+  const running = job.state === 'running';
+  return (
+    <Card withBorder radius="md" p="md">
+      <Stack gap="md">
+        <Group justify="space-between" wrap="nowrap">
+          <div style={{ minWidth: 0 }}>
+            <Text fw={600} size="sm">
+              {running
+                ? 'Pushing…'
+                : job.state === 'completed'
+                  ? 'Push finished'
+                  : job.state === 'cancelled'
+                    ? 'Push cancelled'
+                    : 'Push failed'}
+            </Text>
+            <Text size="xs" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
+              To {job.target}
+              {job.remoteListingId ? ` · remote listing ${job.remoteListingId}` : ''} · {job.parts.length}{' '}
+              {job.parts.length === 1 ? 'part' : 'parts'}, {job.totals.files} files,{' '}
+              {formatSize(job.totals.bytes)}
+            </Text>
+          </div>
+          {running && (
+            <Button
+              size="xs"
+              variant="light"
+              color="red"
+              leftSection={<IconPlayerStop size={14} />}
+              onClick={onCancel}
+              loading={cancelling}
+            >
+              Cancel
+            </Button>
+          )}
+        </Group>
+        {job.error && (
+          <Alert
+            color={job.state === 'cancelled' ? 'gray' : 'red'}
+            variant="light"
+            icon={<IconAlertTriangle size={16} />}
+            title={failureTitle(job.error.code)}
+            role="alert"
+          >
+            <Text size="sm">{job.error.message}</Text>
+          </Alert>
+        )}
+        <Stack gap="xs" aria-label="Parts">
+          {job.parts.map((part) => (
+            <PartRow
+              key={part.index}
+              part={part}
+              count={job.parts.length}
+              repeatsJobError={part.error?.message === job.error?.message}
+            />
+          ))}
+        </Stack>
+        {!running && <Report job={job} />}
+      </Stack>
+    </Card>
+  );
+}
+
+function PartRow({
+  part,
+  count,
+  repeatsJobError,
+}: {
+  part: PushPart;
+  count: number;
+  repeatsJobError: boolean;
+}) {
+  const p = partPercents(part);
+  const active = part.state === 'packing' || part.state === 'sending' || part.state === 'processing';
+  const failed = part.state === 'failed' ? failedPhase(part) : undefined;
+  const color = (phase: Phase) =>
+    failed === phase ? 'red' : part.state === 'completed' ? 'teal' : undefined;
+  return (
+    <div role="group" aria-label={`Part ${part.index} of ${count}`}>
+      <Group justify="space-between" gap="xs" mb={4} wrap="nowrap">
+        <Text size="sm" fw={500}>
+          Part {part.index} of {count}
+          <Text span size="xs" c="dimmed">
+            {' '}
+            · {part.fileCount} {part.fileCount === 1 ? 'file' : 'files'}, {formatSize(part.bytes)}
+            {part.archiveBytes !== null ? ` → ${formatSize(part.archiveBytes)} ZIP` : ''}
+            {part.attempts > 1 ? ` · attempt ${part.attempts}` : ''}
+          </Text>
+        </Text>
+        <Badge
+          size="sm"
+          variant="light"
+          color={failed ? 'red' : part.state === 'completed' ? 'teal' : active ? 'blue' : 'gray'}
+        >
+          {PART_STATE_LABEL[part.state]}
+        </Badge>
+      </Group>
+      <Group gap="xs" grow wrap="nowrap">
+        <PhaseBar
+          label="Packing"
+          value={p.packing}
+          color={color('packing')}
+          animated={part.state === 'packing'}
+        />
+        <PhaseBar
+          label="Sending"
+          value={p.sending}
+          color={color('sending')}
+          animated={part.state === 'sending'}
+        />
+        <PhaseBar
+          label="Remote"
+          value={p.remote}
+          color={color('remote')}
+          animated={part.state === 'processing'}
+        />
+      </Group>
+      {part.error && part.state !== 'completed' && !repeatsJobError && (
+        <Text size="xs" c={part.state === 'failed' ? 'red' : 'yellow.8'} mt={4}>
+          {part.error.message}
+        </Text>
+      )}
+    </div>
+  );
+}
+
+type Phase = 'packing' | 'sending' | 'remote';
+
+/** Where a failed part stopped: on the remote once it had an upload id, else while sending or packing. */
+function failedPhase(part: PushPart): Phase {
+  if (part.uploadId !== null) return 'remote';
+  return part.archiveBytes !== null ? 'sending' : 'packing';
+}
+
+function PhaseBar({
+  label,
+  value,
+  color,
+  animated,
+}: {
+  label: string;
+  value: number;
+  color?: string;
+  animated: boolean;
+}) {
+  return (
+    <div>
+      <Text size="xs" c="dimmed">
+        {label}
+      </Text>
+      <Progress value={value} color={color} animated={animated} size="sm" aria-label={label} />
+    </div>
+  );
+}
+
+function Report({ job }: { job: PushJob }) {
+  const t = job.totals;
+  const files = reportFiles(job);
+  return (
+    <Stack gap="sm">
+      <Group gap="xs">
+        {job.state === 'completed' && t.rejected === 0 && t.missing === 0 && (
+          <IconCircleCheck size={18} color="var(--mantine-color-teal-6)" aria-hidden />
+        )}
+        <Badge color="teal" variant="light">
+          {t.accepted} accepted
+        </Badge>
+        <Badge color="gray" variant="light">
+          {t.unchanged} unchanged
+        </Badge>
+        <Badge color="red" variant="light">
+          {t.rejected} rejected
+        </Badge>
+        {t.not_stored > 0 && (
+          <Badge color="orange" variant="light">
+            {t.not_stored} not stored
+          </Badge>
+        )}
+        {t.missing > 0 && (
+          <Badge color="yellow" variant="light">
+            {t.missing} missing
+          </Badge>
+        )}
+        {job.remoteChunkCount !== null && (
+          <Text size="xs" c="dimmed">
+            The remote knowledge base holds {job.remoteDocumentCount} documents, {job.remoteChunkCount}{' '}
+            chunks.
+          </Text>
+        )}
+      </Group>
+      <ScrollArea.Autosize mah={420} type="auto">
+        <Table aria-label="Push report" verticalSpacing={6} striped stickyHeader>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>File</Table.Th>
+              <Table.Th w={60}>Part</Table.Th>
+              <Table.Th w={120}>Remote</Table.Th>
+              <Table.Th w={80} ta="right">
+                Chunks
+              </Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {files.map((f) => (
+              <Table.Tr key={f.source}>
+                <Table.Td style={{ overflowWrap: 'anywhere' }}>
+                  <Text size="sm">{f.source}</Text>
+                  {f.error && (
+                    <Text size="xs" c={f.status === 'rejected' ? 'red' : 'dimmed'}>
+                      {f.error.message}
+                    </Text>
+                  )}
+                </Table.Td>
+                <Table.Td>
+                  <Text size="sm" c="dimmed">
+                    {f.part ?? '—'}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  <Badge color={FILE_STATUS_COLOR[f.status]} variant="light">
+                    {FILE_STATUS_LABEL[f.status]}
+                  </Badge>
+                </Table.Td>
+                <Table.Td ta="right">{f.chunks}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </ScrollArea.Autosize>
+    </Stack>
+  );
+}

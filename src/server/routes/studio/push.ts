@@ -1,0 +1,173 @@
+import { z } from 'zod';
+import { Conflict, InvalidInput } from '../../../core/errors';
+import { PushJobs, type PushJobEvent } from '../../../core/push/jobs';
+import { BULK_PART_LIMITS } from '../../../core/push/plan';
+import { pushListing } from '../../../core/push/push';
+import { pushTargetsOf } from '../../../core/push/wiring';
+import { PushTargetInputSchema, PushTargetPatchSchema, StartPushSchema } from '../../../shared/push';
+import type { ServerDeps } from '../../deps';
+import type { defineRoutes } from '../../route';
+
+const IdParams = z.object({ id: z.string().min(1).max(100) });
+
+/**
+ * Push to the hosted service (DESIGN §5): remembered targets (the key is never sent back, only
+ * masked), and push jobs followed like ingestion jobs: a snapshot, server-sent events, cancel.
+ */
+export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
+  const targets = pushTargetsOf(services);
+  const jobs = new PushJobs();
+  const starting = new Set<string>();
+  const tags = ['Studio'];
+
+  route({
+    method: 'get',
+    path: '/push/targets',
+    summary: 'Remembered push targets (keys masked)',
+    tags,
+    response: { status: 200, description: 'OK' },
+    handler: () => ({ data: targets.list() }),
+  });
+  route({
+    method: 'post',
+    path: '/push/targets',
+    summary: 'Remember a push target (a target with the same base URL is updated)',
+    tags,
+    body: PushTargetInputSchema,
+    response: { status: 201, description: 'The target, key masked' },
+    errors: [400],
+    handler: ({ body }) => ({ data: targets.save(body) }),
+  });
+  route({
+    method: 'patch',
+    path: '/push/targets/:id',
+    summary: "Change a push target's base URL, label or key",
+    tags,
+    params: IdParams,
+    body: PushTargetPatchSchema,
+    response: { status: 200, description: 'The target, key masked' },
+    errors: [400, 404],
+    handler: ({ params, body }) => ({ data: targets.update(params.id, body) }),
+  });
+  route({
+    method: 'delete',
+    path: '/push/targets/:id',
+    summary: 'Forget a push target and its key',
+    tags,
+    params: IdParams,
+    response: { status: 200, description: 'The forgotten target' },
+    errors: [404],
+    handler: ({ params }) => ({ data: targets.remove(params.id) }),
+  });
+
+  route({
+    method: 'post',
+    path: '/push',
+    summary: "Push a listing's knowledge base to a hosted /v1 service (background job)",
+    description:
+      'Body: `listingId` and either `targetId` (a remembered target) or `baseUrl` + `apiKey` (remembered with `remember: true`). Answers 202 with the job; follow it with GET /studio/push/jobs/{id}/events.',
+    tags,
+    body: StartPushSchema,
+    response: { status: 202, description: 'Accepted' },
+    errors: [400, 404, 409],
+    handler: async ({ res, body }) => {
+      let baseUrl: string;
+      let apiKey: string;
+      if (body.targetId) {
+        const target = targets.get(body.targetId);
+        baseUrl = target.baseUrl;
+        apiKey = body.apiKey ?? targets.apiKeyOf(target.id);
+      } else {
+        if (!body.apiKey) throw new InvalidInput('apiKey: give the API key of the hosted service.');
+        baseUrl = body.baseUrl!;
+        apiKey = body.apiKey;
+        if (body.remember) baseUrl = targets.save({ baseUrl, apiKey }).baseUrl;
+      }
+      const busy = jobs.list().find((j) => j.state === 'running' && j.listingId === body.listingId);
+      if (busy || starting.has(body.listingId)) {
+        throw new Conflict(
+          `Listing '${body.listingId}' is already being pushed${busy ? ` (job ${busy.id})` : ''}; wait for it or cancel it.`,
+        );
+      }
+      const partLimits = {
+        maxBytes: body.maxPartBytes ?? BULK_PART_LIMITS.maxBytes,
+        maxFiles: body.maxPartFiles ?? BULK_PART_LIMITS.maxFiles,
+      };
+      // Two pushes of one listing at once would each create a remote draft.
+      starting.add(body.listingId);
+      const job = await jobs
+        .start((signal, onUpdate) =>
+          pushListing(
+            { listingId: body.listingId, baseUrl, apiKey, partLimits, signal, onUpdate },
+            services,
+            targets,
+          ),
+        )
+        .finally(() => starting.delete(body.listingId));
+      res.status(202);
+      return { data: job };
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/push/jobs',
+    summary: 'Push jobs of this launch, newest first',
+    tags,
+    response: { status: 200, description: 'OK' },
+    handler: () => ({ data: jobs.list() }),
+  });
+  route({
+    method: 'get',
+    path: '/push/jobs/:id',
+    summary: 'A push job: parts, progress, and the per-file report',
+    tags,
+    params: IdParams,
+    response: { status: 200, description: 'OK' },
+    errors: [404],
+    handler: ({ params }) => ({ data: jobs.get(params.id) }),
+  });
+  route({
+    method: 'get',
+    path: '/push/jobs/:id/events',
+    summary: "A push job's progress as server-sent events",
+    description: '`progress` events carry the job snapshot; the last event is `done`, with the report.',
+    tags,
+    params: IdParams,
+    response: { status: 200, description: 'An event stream', contentType: 'text/event-stream' },
+    errors: [404],
+    handler: ({ req, res, params }) => {
+      const first = jobs.get(params.id);
+      res.writeHead(200, {
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-cache, no-transform',
+        Connection: 'keep-alive',
+        'X-Accel-Buffering': 'no',
+      });
+      const send = (event: PushJobEvent) =>
+        res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.job)}\n\n`);
+      if (first.state !== 'running') {
+        send({ type: 'done', job: first });
+        res.end();
+        return undefined;
+      }
+      send({ type: 'progress', job: first });
+      const off = jobs.subscribe(params.id, (event) => {
+        send(event);
+        if (event.type === 'done') res.end();
+      });
+      req.on('close', off);
+      return undefined;
+    },
+  });
+  route({
+    method: 'post',
+    path: '/push/jobs/:id/cancel',
+    summary: 'Cancel a push (parts the remote already accepted stay there)',
+    tags,
+    params: IdParams,
+    response: { status: 200, description: 'OK' },
+    errors: [404],
+    handler: ({ params }) => ({ data: jobs.cancel(params.id) }),
+  });
+}

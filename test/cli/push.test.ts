@@ -1,0 +1,163 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliRunner } from '../helpers/cli';
+import { remoteKey } from '../helpers/pushRemote';
+import { FIXTURES, startStudio, tempDir, type TestStudio } from '../helpers/studio';
+
+const dir = tempDir();
+const cli = cliRunner(join(dir.path, 'data'));
+let remote: TestStudio;
+let key: string;
+let listingId: string;
+
+beforeAll(async () => {
+  remote = await startStudio({ rateLimits: { perKey: 10_000 } });
+  key = remoteKey(remote);
+  listingId = JSON.parse(
+    (
+      await cli(
+        '--json',
+        'listings',
+        'create',
+        '--title',
+        'CLI handbook',
+        '--access-model',
+        'one_time',
+        '--price',
+        '1',
+      )
+    ).stdout,
+  ).id;
+  const ingested = await cli(
+    '--json',
+    'ingest',
+    '--listing',
+    listingId,
+    join(FIXTURES, 'codeblock.md'),
+    join(FIXTURES, 'stanley-cups.csv'),
+    join(FIXTURES, 'fake.docx'),
+    '--chunk-size',
+    '200',
+    '--chunk-overlap',
+    '20',
+  );
+  expect(ingested.code).toBe(0);
+}, 60_000);
+afterAll(async () => {
+  await remote?.close();
+  dir.remove();
+});
+
+describe('kbstudio push', () => {
+  it('pushes with --json, prints the report, remembers the target, and pushes again with --to alone', async () => {
+    const first = await cli(
+      '--json',
+      'push',
+      '--listing',
+      listingId,
+      '--to',
+      remote.url,
+      '--api-key',
+      key,
+      '--remember',
+      '--max-part-files',
+      '2',
+    );
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    const report = first.json;
+    expect(report).toMatchObject({
+      listingId,
+      target: `${remote.url}/v1`,
+      state: 'completed',
+      remoteListingId: expect.stringMatching(/^lst_/),
+      totals: { files: 3, accepted: 3, unchanged: 0, rejected: 0 },
+    });
+    expect(report.parts.map((p: { files: { source: string }[] }) => p.files.map((f) => f.source))).toEqual([
+      ['codeblock.md', 'fake.docx'],
+      ['stanley-cups.csv'],
+    ]);
+    expect(report.parts[0].chunking).toEqual({ strategy: 'recursive', chunkSize: 200, chunkOverlap: 20 });
+    const remoteDocs = remote.services.knowledgeBase.documents(report.remoteListingId);
+    expect(remoteDocs.map((d) => d.source)).toEqual(['codeblock.md', 'fake.docx', 'stanley-cups.csv']);
+
+    const again = await cli('--json', 'push', '--listing', listingId, '--to', remote.url);
+    expect(again.code).toBe(0);
+    expect(again.json).toMatchObject({
+      remoteListingId: report.remoteListingId,
+      totals: { accepted: 0, unchanged: 3 },
+    });
+  });
+
+  it('prints a table and a summary for people', async () => {
+    const result = await cli('push', '--listing', listingId, '--to', remote.url, '--api-key', key);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/SOURCE\s+STATUS\s+CHUNKS/);
+    expect(result.stdout).toMatch(/codeblock\.md\s+unchanged/);
+    expect(result.stdout).toContain(`Pushed to ${remote.url}/v1`);
+    expect(result.stdout).toContain('0 accepted, 3 unchanged, 0 rejected');
+  });
+
+  it('exits 1 with an authentication error naming the target when the key is wrong', async () => {
+    const result = await cli(
+      '--json',
+      'push',
+      '--listing',
+      listingId,
+      '--to',
+      remote.url,
+      '--api-key',
+      'kbs_wrongwrongwrongwrongwrongwrong0',
+    );
+    expect(result.code).toBe(1);
+    expect(result.json.error).toMatchObject({
+      code: 'unauthorized',
+      status: 401,
+      message: expect.stringContaining(`Authentication failed at ${remote.url}/v1`),
+    });
+    expect(result.json.error.details.report.state).toBe('failed');
+
+    const human = await cli(
+      'push',
+      '--listing',
+      listingId,
+      '--to',
+      remote.url,
+      '--api-key',
+      'kbs_wrong0000000000000000000000000',
+    );
+    expect(human.code).toBe(1);
+    expect(human.stderr).toContain('kbstudio: Authentication failed at');
+  });
+
+  it('pushes to the hosted.url setting without --to, with the key saved for it', async () => {
+    const hosted = cliRunner(join(dir.path, 'data'), { env: { KBSTUDIO_HOSTED_URL: remote.url } });
+    const result = await hosted('--json', 'push', '--listing', listingId);
+    expect(result.code).toBe(0);
+    expect(result.json).toMatchObject({ target: `${remote.url}/v1`, totals: { unchanged: 3 } });
+  });
+
+  it('asks for a key when none is given or saved, and refuses unknown listings', async () => {
+    const noTarget = await cli('--json', 'push', '--listing', listingId);
+    expect(noTarget.code).toBe(1);
+    expect(noTarget.json.error.message).toMatch(/^--to: give the service's base URL/);
+    const noKey = await cli('--json', 'push', '--listing', listingId, '--to', 'http://127.0.0.1:9');
+    expect(noKey.code).toBe(1);
+    expect(noKey.json.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('--api-key'),
+    });
+    const unknown = await cli(
+      '--json',
+      'push',
+      '--listing',
+      'lst_nope',
+      '--to',
+      remote.url,
+      '--api-key',
+      key,
+    );
+    expect(unknown.code).toBe(1);
+    expect(unknown.json.error.code).toBe('listing_not_found');
+  });
+});

@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KnowledgeClient } from '../../../src/client';
+import { pushListing, type PushRequest } from '../../../src/core/push/push';
+import { pushTargetsOf } from '../../../src/core/push/wiring';
+import type { PushReport } from '../../../src/shared/push';
+import { listingWithFixtures, remoteKey } from '../../helpers/pushRemote';
+import { startStudio, type TestStudio } from '../../helpers/studio';
+
+let local: TestStudio;
+let remote: TestStudio;
+let key: string;
+
+beforeAll(async () => {
+  [local, remote] = await Promise.all([startStudio(), startStudio({ rateLimits: { perKey: 10_000 } })]);
+  key = remoteKey(remote);
+});
+afterAll(async () => {
+  await Promise.all([local?.close(), remote?.close()]);
+});
+
+const fast = { pollIntervalMs: 50, backoffMs: () => 20 } satisfies Partial<PushRequest>;
+
+function push(listingId: string, options: Partial<PushRequest> = {}): Promise<PushReport> {
+  return pushListing(
+    { listingId, baseUrl: remote.url, apiKey: key, ...fast, ...options },
+    local.services,
+    pushTargetsOf(local.services),
+  );
+}
+
+const remoteClient = () => new KnowledgeClient({ baseUrl: remote.url, apiKey: key });
+const sourcesOf = (report: PushReport) => report.parts.flatMap((p) => p.files.map((f) => f.source)).sort();
+
+describe('pushListing', () => {
+  it('carries the chunking and embedding model of the documents, and groups differing chunkings into parts', async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md', 'umlauts-utf8.md'], {
+      strategy: 'fixed',
+      chunkSize: 64,
+      chunkOverlap: 8,
+    });
+    await listingWithFixtures(
+      local,
+      ['stanley-cups.csv'],
+      { strategy: 'sentence', chunkSize: 128, chunkOverlap: 0 },
+      listingId,
+    );
+    const report = await push(listingId);
+
+    expect(report.state).toBe('completed');
+    expect(report.parts.map((p) => [p.chunking.strategy, p.files.map((f) => f.source)])).toEqual([
+      ['fixed', ['docs/codeblock.md', 'docs/umlauts-utf8.md']],
+      ['sentence', ['docs/stanley-cups.csv']],
+    ]);
+    const client = remoteClient();
+    const configs = await Promise.all(report.parts.map((p) => client.uploads.get(p.uploadId!)));
+    const listing = local.services.listings.get(listingId, 'studio');
+    expect(configs.map((u) => u.config)).toEqual([
+      expect.objectContaining({
+        chunking: 'fixed',
+        chunk_size: 64,
+        chunk_overlap: 8,
+        embedding_model: listing.embeddingModel,
+        listing_id: report.remoteListingId,
+      }),
+      expect.objectContaining({
+        chunking: 'sentence',
+        chunk_size: 128,
+        chunk_overlap: 0,
+        listing_id: report.remoteListingId,
+      }),
+    ]);
+    // The same chunking on both sides gives the same chunks.
+    expect(report.remoteChunkCount).toBe(listing.chunkCount);
+    const remoteDocs = remote.services.knowledgeBase.documents(report.remoteListingId!);
+    expect(remoteDocs.map((d) => [d.source, d.chunkCount])).toEqual(
+      local.services.knowledgeBase.documents(listingId).map((d) => [d.source, d.chunkCount]),
+    );
+  });
+
+  it('splits past the part limits, creates one remote draft and reuses it; a second push changes nothing', async () => {
+    const listingId = await listingWithFixtures(local);
+    const updates: PushReport[] = [];
+    const first = await push(listingId, {
+      partLimits: { maxBytes: 20_000, maxFiles: 3 },
+      onUpdate: (r) => updates.push(structuredClone(r)),
+    });
+    expect(first.state).toBe('completed');
+    expect(first.parts.length).toBeGreaterThanOrEqual(3);
+    for (const p of first.parts) {
+      expect(p.fileCount).toBeLessThanOrEqual(3);
+      if (p.fileCount > 1) expect(p.bytes).toBeLessThanOrEqual(20_000);
+    }
+    expect(first.totals).toMatchObject({ files: 8, accepted: 8, unchanged: 0, rejected: 0, not_stored: 0 });
+    expect(new Set(first.parts.map((p) => p.uploadId)).size).toBe(first.parts.length);
+    const states = new Set(updates.flatMap((u) => u.parts.map((p) => p.state)));
+    expect([...states]).toEqual(
+      expect.arrayContaining(['waiting', 'packing', 'sending', 'processing', 'completed']),
+    );
+    expect(
+      updates.some((u) => u.parts.some((p) => p.sending.total > 0 && p.sending.loaded === p.sending.total)),
+    ).toBe(true);
+
+    const local8 = local.services.listings.get(listingId, 'studio');
+    const remoteListing = remote.services.listings.get(first.remoteListingId!, 'studio');
+    expect(remoteListing).toMatchObject({
+      title: 'Pushed handbook',
+      documentCount: 8,
+      chunkCount: local8.chunkCount,
+    });
+
+    const again = await push(listingId);
+    expect(again.remoteListingId).toBe(first.remoteListingId);
+    expect(again.parts).toHaveLength(1);
+    expect(again.totals).toMatchObject({ files: 8, accepted: 0, unchanged: 8 });
+    expect(remote.services.listings.get(first.remoteListingId!, 'studio').chunkCount).toBe(local8.chunkCount);
+  });
+
+  it('retries a part after a connection failure and a 503 with Retry-After, then completes', async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md', 'fake.docx', 'simple.json']);
+    let uploads = 0;
+    const fetch = async (url: string, init: RequestInit) => {
+      if (init.method === 'POST' && url.endsWith('/upload')) {
+        uploads++;
+        if (uploads === 2) throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
+        if (uploads === 3) {
+          return new Response(JSON.stringify({ error: { code: 'internal_error', message: 'down' } }), {
+            status: 503,
+            headers: { 'retry-after': '0' },
+          });
+        }
+      }
+      return globalThis.fetch(url, init);
+    };
+    const report = await push(listingId, { partLimits: { maxBytes: 1e9, maxFiles: 2 }, fetch });
+    expect(report.state).toBe('completed');
+    expect(report.parts.map((p) => p.attempts)).toEqual([1, 3]);
+    expect(report.totals).toMatchObject({ accepted: 3, not_stored: 0 });
+    expect(remote.services.knowledgeBase.documents(report.remoteListingId!).map((d) => d.source)).toEqual(
+      sourcesOf(report),
+    );
+  });
+
+  it('resumes: a part that failed for good is sent on the next push, the others are unchanged', async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md', 'umlauts-utf8.md', 'fake-html.html']);
+    let uploads = 0;
+    const fetch = async (url: string, init: RequestInit) => {
+      if (init.method === 'POST' && url.endsWith('/upload') && ++uploads >= 2) {
+        return new Response('{"error":{"code":"internal_error","message":"still down"}}', { status: 500 });
+      }
+      return globalThis.fetch(url, init);
+    };
+    const limits = { maxBytes: 1e9, maxFiles: 2 };
+    const first = await push(listingId, { partLimits: limits, fetch, maxAttempts: 2 });
+    expect(first.state).toBe('failed');
+    expect(first.parts.map((p) => [p.state, p.attempts])).toEqual([
+      ['completed', 1],
+      ['failed', 2],
+    ]);
+    expect(first.parts[1]!.files[0]).toMatchObject({
+      source: 'docs/umlauts-utf8.md',
+      status: 'not_stored',
+      error: { code: 'internal_error', message: expect.stringContaining('still down') },
+    });
+
+    const second = await push(listingId, { partLimits: limits });
+    expect(second.state).toBe('completed');
+    expect(second.remoteListingId).toBe(first.remoteListingId);
+    expect(second.parts.flatMap((p) => p.files.map((f) => [f.source, f.status]))).toEqual([
+      ['docs/codeblock.md', 'unchanged'],
+      ['docs/fake-html.html', 'unchanged'],
+      ['docs/umlauts-utf8.md', 'accepted'],
+    ]);
+    expect(remote.services.knowledgeBase.documents(second.remoteListingId!)).toHaveLength(3);
+  });
+
+  it('stops at once with an authentication error naming the target when the key is refused', async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md', 'fake.docx']);
+    const report = await push(listingId, {
+      apiKey: 'kbs_wrongwrongwrongwrongwrongwrong0',
+      partLimits: { maxBytes: 1e9, maxFiles: 1 },
+    });
+    expect(report.state).toBe('failed');
+    expect(report.error).toEqual({
+      code: 'unauthorized',
+      message: expect.stringMatching(
+        new RegExp(`^Authentication failed at ${remote.url}/v1: the API key was refused`),
+      ),
+    });
+    expect(report.parts.map((p) => p.attempts)).toEqual([1, 0]);
+    expect(report.totals.not_stored).toBe(2);
+  });
+
+  it('says the host is unreachable after its retries', async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md']);
+    const report = await push(listingId, { baseUrl: 'http://127.0.0.1:9/v1', maxAttempts: 2 });
+    expect(report.error).toMatchObject({
+      code: 'remote_unreachable',
+      message: expect.stringContaining('Cannot reach http://127.0.0.1:9/v1'),
+    });
+    expect(report.parts[0]!.attempts).toBe(2);
+  });
+
+  it('reports files whose original bytes are not kept as missing, and refuses an empty listing', async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md', 'umlauts-utf8.md']);
+    const gone = local.services.knowledgeBase
+      .documents(listingId)
+      .find((d) => d.source === 'docs/umlauts-utf8.md')!;
+    const { rmSync } = await import('node:fs');
+    rmSync(local.services.sources.pathOf(gone.contentHash));
+    const report = await push(listingId);
+    expect(report.missing).toEqual([
+      expect.objectContaining({
+        source: 'docs/umlauts-utf8.md',
+        status: 'missing',
+        error: expect.objectContaining({ code: 'source_missing' }),
+      }),
+    ]);
+    expect(report.totals).toMatchObject({ accepted: 1, missing: 1 });
+
+    const empty = local.services.listings.create(
+      { title: 'Empty', accessModel: 'one_time', price: 1 },
+      local.services.wallets.defaultWallet().address,
+    );
+    await expect(push(empty.id)).rejects.toThrow(/no documents to push/);
+  });
+});

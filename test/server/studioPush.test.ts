@@ -1,0 +1,240 @@
+import { readdirSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
+import type { PushJob } from '../../src/shared/push';
+import { flakyProxy, listingWithFixtures, remoteKey, type FlakyProxy } from '../helpers/pushRemote';
+import { FIXTURES, json, startStudio, type TestStudio } from '../helpers/studio';
+
+let studio: TestStudio;
+let remote: TestStudio;
+let key: string;
+
+beforeAll(async () => {
+  [studio, remote] = await Promise.all([startStudio(), startStudio({ rateLimits: { perKey: 10_000 } })]);
+  key = remoteKey(remote);
+});
+afterAll(async () => {
+  await Promise.all([studio?.close(), remote?.close()]);
+});
+
+const studioFetch = (path: string, init: { method?: string; body?: unknown } = {}) => {
+  const headers = new Headers({ 'X-Studio-Token': studio.studioToken });
+  if (init.body !== undefined) headers.set('Content-Type', 'application/json');
+  return fetch(studio.url + path, {
+    method: init.method,
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+};
+
+/** The SSE stream of a push job, read to its end. */
+async function follow(jobId: string): Promise<{ event: string; job: PushJob }[]> {
+  const res = await studioFetch(`/studio/push/jobs/${jobId}/events`);
+  expect(res.headers.get('content-type')).toContain('text/event-stream');
+  return (await res.text())
+    .split('\n\n')
+    .filter((block) => block.trim())
+    .map((block) => ({
+      event: /^event: (.+)$/m.exec(block)![1]!,
+      job: JSON.parse(/^data: (.+)$/m.exec(block)![1]!) as PushJob,
+    }));
+}
+
+async function startPush(body: Record<string, unknown>): Promise<PushJob> {
+  const res = await studioFetch('/studio/push', { method: 'POST', body });
+  expect(res.status).toBe(202);
+  return (await json(res)).data as PushJob;
+}
+
+/** Every fixture document, as a creator would drop the folder (the ZIP's entries at the top level). */
+async function fixturesKnowledgeBase(): Promise<string> {
+  const listing = studio.services.listings.create(
+    { title: 'Fixture handbook', accessModel: 'one_time', price: 1 },
+    studio.services.wallets.defaultWallet().address,
+  );
+  const inputs = readdirSync(FIXTURES).map((f) => ({
+    path: join(FIXTURES, f),
+    name: f.endsWith('.zip') ? f : `docs/${f}`,
+  }));
+  await studio.services.ingestion.run({
+    listingId: listing.id,
+    inputs,
+    atomic: false,
+    limits: STUDIO_LIMITS,
+  });
+  return listing.id;
+}
+
+describe('studio push targets', () => {
+  it('saves, lists, changes and forgets targets; the key never comes back, only masked', async () => {
+    const apiKey = 'kbs_0123456789abcdefghijklmnopqrstuv';
+    const created = await studioFetch('/studio/push/targets', {
+      method: 'POST',
+      body: { baseUrl: 'https://hosted.example.com', apiKey, label: 'Hosted' },
+    });
+    expect(created.status).toBe(201);
+    const target = (await json(created)).data;
+    expect(target).toMatchObject({
+      id: expect.stringMatching(/^tgt_/),
+      baseUrl: 'https://hosted.example.com/v1',
+      maskedKey: 'kbs_••••stuv',
+      label: 'Hosted',
+    });
+    const listed = await studioFetch('/studio/push/targets');
+    const text = await listed.text();
+    expect(text).not.toContain(apiKey);
+    expect(JSON.parse(text).data.map((t: { id: string }) => t.id)).toContain(target.id);
+
+    const patched = await studioFetch(`/studio/push/targets/${target.id}`, {
+      method: 'PATCH',
+      body: { apiKey: 'kbs_zzzzzzzzzzzzzzzzzzzzzzzzzzzz9999' },
+    });
+    expect((await json(patched)).data.maskedKey).toBe('kbs_••••9999');
+
+    const bad = await studioFetch('/studio/push/targets', {
+      method: 'POST',
+      body: { baseUrl: 'ftp://nope', apiKey },
+    });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error.message).toMatch(/http\(s\)/);
+
+    expect((await studioFetch(`/studio/push/targets/${target.id}`, { method: 'DELETE' })).status).toBe(200);
+    const after = (await json(await studioFetch('/studio/push/targets'))).data;
+    expect(after.map((t: { id: string }) => t.id)).not.toContain(target.id);
+  });
+});
+
+describe('studio push, end to end against a second server', () => {
+  let proxy: FlakyProxy | undefined;
+  afterAll(() => proxy?.close());
+
+  it(
+    'pushes the fixture knowledge base in several parts through a failing link, complete and without duplicates',
+    { timeout: 90_000 },
+    async () => {
+      const listingId = await fixturesKnowledgeBase();
+      const localDocs = studio.services.knowledgeBase.documents(listingId);
+      const localListing = studio.services.listings.get(listingId, 'studio');
+      expect(localDocs.length).toBeGreaterThan(20);
+
+      // Upload 2 is answered 503; upload 4 reaches the remote but its answer is cut off.
+      proxy = await flakyProxy(remote.url, (n) => (n === 2 ? '503' : n === 4 ? 'drop-response' : 'pass'));
+      const saved = (
+        await json(
+          await studioFetch('/studio/push/targets', {
+            method: 'POST',
+            body: { baseUrl: proxy.url, apiKey: key },
+          }),
+        )
+      ).data;
+      const started = await startPush({ listingId, targetId: saved.id, maxPartFiles: 6 });
+      expect(started).toMatchObject({ id: expect.stringMatching(/^push_/), state: 'running', listingId });
+
+      const events = await follow(started.id);
+      const done = events.at(-1)!;
+      expect(done.event).toBe('done');
+      const report = done.job;
+      expect(report.error).toBeNull();
+      expect(report.state).toBe('completed');
+      expect(report.parts.length).toBe(Math.ceil(localDocs.length / 6));
+      expect(report.parts.every((p) => p.fileCount <= 6)).toBe(true);
+      expect(report.parts.map((p) => p.attempts)).toEqual(
+        report.parts.map((_, i) => (i === 1 || i === 2 ? 2 : 1)),
+      );
+      expect(proxy.uploads.slice(0, 5)).toEqual(['pass', '503', 'pass', 'drop-response', 'pass']);
+      expect(events.some((e) => e.job.parts.some((p) => p.state === 'packing'))).toBe(true);
+      expect(events.some((e) => e.job.parts.some((p) => p.state === 'processing'))).toBe(true);
+      expect(report.totals).toMatchObject({
+        files: localDocs.length,
+        rejected: 0,
+        not_stored: 0,
+        missing: 0,
+      });
+      // The upload whose answer was lost was stored by the remote: its retry found every file unchanged.
+      const retried = report.parts[2]!;
+      expect(retried.files.every((f) => f.status === 'unchanged')).toBe(true);
+
+      // The other side holds the same documents with the same chunks, in one listing.
+      const remoteIds = remote.services.db.prepare('SELECT id FROM listings').pluck().all();
+      expect(remoteIds).toEqual([report.remoteListingId]);
+      expect(remote.services.listings.get(report.remoteListingId!, 'studio')).toMatchObject({
+        title: 'Fixture handbook',
+        documentCount: localDocs.length,
+        chunkCount: localListing.chunkCount,
+      });
+      const remoteDocs = remote.services.knowledgeBase.documents(report.remoteListingId!);
+      expect(remoteDocs.map((d) => [d.source, d.contentHash, d.chunkCount])).toEqual(
+        localDocs.map((d) => [d.source, d.contentHash, d.chunkCount]),
+      );
+      expect(report.remoteChunkCount).toBe(localListing.chunkCount);
+
+      // The snapshot endpoint gives the same final report.
+      const snapshot = (await json(await studioFetch(`/studio/push/jobs/${started.id}`))).data;
+      expect(snapshot).toEqual(report);
+    },
+  );
+
+  it('surfaces a wrong API key as an authentication error naming the target', async () => {
+    const listingId = await listingWithFixtures(studio, ['codeblock.md']);
+    const started = await startPush({
+      listingId,
+      baseUrl: remote.url,
+      apiKey: 'kbs_notakeynotakeynotakeynotakey00',
+    });
+    const report = (await follow(started.id)).at(-1)!.job;
+    expect(report.state).toBe('failed');
+    expect(report.error!.code).toBe('unauthorized');
+    expect(report.error!.message).toContain(`Authentication failed at ${remote.url}/v1`);
+    expect(report.parts[0]!.files[0]).toMatchObject({ source: 'docs/codeblock.md', status: 'not_stored' });
+  });
+
+  it('cancels a push that waits on a silent host', async () => {
+    const sockets: Socket[] = [];
+    const silent: Server = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      const listingId = await listingWithFixtures(studio, ['umlauts-utf8.md']);
+      const started = await startPush({ listingId, baseUrl: `http://127.0.0.1:${port}`, apiKey: key });
+      const events = follow(started.id);
+      let state = '';
+      for (let i = 0; i < 200 && state !== 'sending'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        state = ((await json(await studioFetch(`/studio/push/jobs/${started.id}`))).data as PushJob).parts[0]!
+          .state;
+      }
+      expect(state).toBe('sending');
+      const twice = await studioFetch('/studio/push', {
+        method: 'POST',
+        body: { listingId, baseUrl: `http://127.0.0.1:${port}`, apiKey: key },
+      });
+      expect(twice.status).toBe(409);
+      expect((await json(twice)).error.message).toContain(`already being pushed (job ${started.id})`);
+      const cancel = await studioFetch(`/studio/push/jobs/${started.id}/cancel`, { method: 'POST' });
+      expect(cancel.status).toBe(200);
+      const report = (await events).at(-1)!.job;
+      expect(report.state).toBe('cancelled');
+      expect(report.error).toMatchObject({ code: 'cancelled' });
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
+  });
+
+  it('refuses a start without a key, an unknown listing and an unknown job clearly', async () => {
+    const noKey = await studioFetch('/studio/push', {
+      method: 'POST',
+      body: { listingId: 'lst_x', baseUrl: remote.url },
+    });
+    expect(noKey.status).toBe(400);
+    expect((await json(noKey)).error.message).toMatch(/apiKey/);
+    const unknown = await studioFetch('/studio/push', {
+      method: 'POST',
+      body: { listingId: 'lst_nope', baseUrl: remote.url, apiKey: key },
+    });
+    expect(unknown.status).toBe(404);
+    expect((await studioFetch('/studio/push/jobs/push_nope')).status).toBe(404);
+  });
+});
