@@ -103,3 +103,71 @@ export const UpdateListingSchema = z
   })
   .meta({ id: 'UpdateListing' });
 export type UpdateListingInput = z.input<typeof UpdateListingSchema>;
+
+export const LAMPORTS_PER_SOL = 1_000_000_000;
+
+/** SOL to lamports for display and validation (the server stores prices as integer lamports). */
+export const priceInLamports = (sol: number): number => Math.round(sol * LAMPORTS_PER_SOL);
+
+/**
+ * The Pricing view's fields. The form validates with this schema and `PUT /studio/listings/:id/pricing`
+ * validates with it again, so both show the same message for the same field.
+ */
+export const PricingSchema = z
+  .object({
+    accessModel: AccessModelSchema,
+    price: z
+      .number({ error: 'Enter a price in SOL.' })
+      .finite('Enter a price in SOL.')
+      .min(0, 'The price cannot be negative.')
+      .max(1_000_000, 'The price can be at most 1,000,000 SOL.'),
+    subscriptionDays: z
+      .number({ error: 'Enter the period length in days.' })
+      .int('The period is a whole number of days.')
+      .min(1, 'A period lasts at least 1 day.')
+      .max(3650, 'A period lasts at most 3650 days (10 years).')
+      .nullable(),
+    retrievalRateLimit: z
+      .number({ error: 'Enter how many retrievals a buyer may make per minute.' })
+      .int('The rate limit is a whole number of retrievals per minute.')
+      .min(1, 'Allow at least 1 retrieval per minute.')
+      .max(100_000, 'The rate limit can be at most 100,000 retrievals per minute.'),
+    domain: z.string().trim().max(100, 'The domain can be at most 100 characters.'),
+    tags: z
+      .array(
+        z.string().trim().min(1, 'A tag cannot be empty.').max(50, 'A tag can be at most 50 characters.'),
+      )
+      .max(20, 'At most 20 tags.'),
+  })
+  .superRefine((value, ctx) => {
+    if (value.accessModel === 'subscription' && value.subscriptionDays === null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['subscriptionDays'],
+        message: 'A subscription needs its period length in days.',
+      });
+    }
+    if (value.accessModel !== 'subscription' && value.subscriptionDays !== null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['subscriptionDays'],
+        message: `Only subscriptions have a period; leave it empty for ${value.accessModel}.`,
+      });
+    }
+    if (value.accessModel === 'per_query' && value.price <= 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['price'],
+        message: 'A per-query listing needs a price above 0 SOL per query.',
+      });
+    }
+    if (Number.isFinite(value.price) && Number(value.price.toFixed(9)) !== value.price) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['price'],
+        message: 'Use at most 9 decimals: 1 lamport is 0.000000001 SOL.',
+      });
+    }
+  })
+  .meta({ id: 'Pricing' });
+export type PricingInput = z.infer<typeof PricingSchema>;

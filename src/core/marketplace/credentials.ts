@@ -7,6 +7,7 @@ import type {
 } from '../../shared/credentials';
 import type { Listing } from '../../shared/listings';
 import type { Page } from '../../shared/pagination';
+import { testBuyerStatesFor, type TestBuyerState } from '../../shared/studio';
 import { InvalidInput, NotFound } from '../errors';
 import { lamportsToSol, solToLamports } from '../money';
 import { isWalletAddress } from '../wallets/keypair';
@@ -175,6 +176,43 @@ export class CredentialService {
     );
     const { credential } = await this.ledger.purchaseAccess(signed);
     return { ...this.describe(credential, this.now()), testGrant: true };
+  }
+
+  /**
+   * Puts a test buyer in one credential state of the listing's access model: `active` (the default
+   * terms), `expired` (a subscription that ended a day ago), `low_balance` (half a query price),
+   * `zero_balance`, or `revoked` (granted, then revoked: the credential no longer exists). Returns the
+   * credential, or null once revoked.
+   */
+  async grantState(
+    listingId: string,
+    holder: string,
+    state: TestBuyerState,
+  ): Promise<StudioCredential | null> {
+    const listing = this.listings.get(listingId, 'studio');
+    const allowed = testBuyerStatesFor(listing.accessModel);
+    if (!allowed.includes(state)) {
+      throw new InvalidInput(
+        `state: '${state}' does not apply to a ${listing.accessModel} listing; use ${allowed.join(', ')}.`,
+      );
+    }
+    const price = solToLamports(listing.price);
+    switch (state) {
+      case 'active':
+        return this.grant(listing.id, holder);
+      case 'expired':
+        return this.grant(listing.id, holder, {
+          expiresAt: new Date(this.now().getTime() - 86_400_000).toISOString(),
+        });
+      case 'low_balance':
+        return this.grant(listing.id, holder, { balance: lamportsToSol(Math.floor(price / 2)) });
+      case 'zero_balance':
+        return this.grant(listing.id, holder, { balance: 0 });
+      case 'revoked':
+        if (!this.repo.find(listing.id, holder)) await this.grant(listing.id, holder);
+        await this.revoke(listing.id, holder);
+        return null;
+    }
   }
 
   /** A real purchase by a wallet this studio holds: it signs and pays the listing's price. */

@@ -1,4 +1,4 @@
-import type { Wallet } from '../../shared/studio';
+import { TEST_BUYER_PREFIX, type Wallet } from '../../shared/studio';
 import { Conflict, Forbidden, InvalidInput, NotFound } from '../errors';
 import { generateKeypair, keypairFromSolanaCliJson, type SolanaKeypair } from './keypair';
 
@@ -33,6 +33,7 @@ export interface WalletRepository {
 }
 
 const DEFAULT_NAME = 'default';
+export const isTestBuyerName = (name: string): boolean => name.startsWith(TEST_BUYER_PREFIX);
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
 
 export class WalletService {
@@ -44,6 +45,20 @@ export class WalletService {
 
   create(name?: string): Wallet {
     return this.store(name ?? this.freeName(), generateKeypair());
+  }
+
+  /** A local keypair to act as a buyer: `test-buyer-<n>`, or `test-buyer-<name>`. */
+  createTestBuyer(name?: string): Wallet {
+    // The first wallet becomes the default (the creator's): never let a buyer take that place.
+    this.defaultWallet();
+    if (name) return this.create(isTestBuyerName(name) ? name : `${TEST_BUYER_PREFIX}${name}`);
+    for (let i = 1; ; i++) {
+      if (!this.repo.findByName(`${TEST_BUYER_PREFIX}${i}`)) return this.create(`${TEST_BUYER_PREFIX}${i}`);
+    }
+  }
+
+  testBuyers(): Wallet[] {
+    return this.list().filter((w) => isTestBuyerName(w.name));
   }
 
   /** Imports a Solana CLI keypair file (`id.json`). */

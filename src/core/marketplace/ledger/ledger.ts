@@ -136,6 +136,39 @@ export interface Ledger {
   withdrawEarnings(signed: SignedInstruction<'withdraw_earnings'>): Promise<EarningsWithdrawn>;
   /** What a listing has earned and paid out (read; no instruction). */
   earnings(listingId: string): Promise<Earnings>;
+  /**
+   * A recent blockhash for a transaction a wallet is about to sign: the cluster's, or locally a random
+   * one (it only makes each transaction, and so its signature, unique).
+   */
+  recentBlockhash(): Promise<string>;
+  /** create_listing signed as a transaction by the creator's wallet (see SignedListingTransaction). */
+  createListingTransaction(signed: SignedListingTransaction): Promise<ListingCreated>;
+  /** Lamports a wallet paid and received through the ledger's local records. */
+  walletFlows(address: string): WalletFlows;
+}
+
+/**
+ * create_listing as a Solana transaction the creator's wallet signed through a wallet adapter (the
+ * studio's or a browser wallet), already checked against the listing (listingTransaction.ts).
+ */
+export interface SignedListingTransaction {
+  listingId: string;
+  creator: string;
+  accessModel: AccessModel;
+  priceLamports: number;
+  subscriptionDays: number;
+  /** Base58 ed25519 signature of the creator over the transaction message. */
+  signature: string;
+  /** What the signature covers: `solana-tx:v1:<base64 of the message>`, kept in the ledger entry. */
+  message: string;
+  /** The signed transaction as sent to a cluster. */
+  wire: Uint8Array;
+}
+
+/** What a wallet paid and received through the embedded ledger (it holds no real balances). */
+export interface WalletFlows {
+  paidLamports: number;
+  receivedLamports: number;
 }
 
 /** Program-derived addresses of the records (DESIGN §3), with the configured program ID. */

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
+import bs58 from 'bs58';
 import type { Listing } from '../../../shared/listings';
 import { Conflict, InvalidInput, NotFound } from '../../errors';
 import { newId } from '../../ids';
 import { solToLamports } from '../../money';
-import { isWalletAddress } from '../../wallets/keypair';
+import { isWalletAddress, verifySignature } from '../../wallets/keypair';
 import type { CredentialRepository } from '../credentials';
 import type { ListingService } from '../listings';
 import type {
@@ -18,8 +20,11 @@ import type {
   PdaDeriver,
   PurchaseAccessArgs,
   SignedInstruction,
+  SignedListingTransaction,
+  WalletFlows,
 } from './ledger';
-import { LedgerSignatureRejected, verifyInstruction } from './signing';
+import { signedMessageBytes } from './listingTransaction';
+import { LEDGER_MESSAGE_PREFIX, LedgerSignatureRejected, verifyInstruction } from './signing';
 
 /** One accepted instruction, with the signature and the exact message it was accepted on. */
 export interface LedgerEntry {
@@ -95,6 +100,38 @@ export class LocalLedger implements Ledger {
     return this.earningsNow(listing.id);
   }
 
+  async recentBlockhash(): Promise<string> {
+    // No cluster: 32 random bytes make each transaction, and so its signature, unique.
+    return bs58.encode(randomBytes(32));
+  }
+
+  async createListingTransaction(signed: SignedListingTransaction): Promise<ListingCreated> {
+    return this.applyCreateListingTransaction(signed);
+  }
+
+  /** Checks a signed create_listing transaction against the listing without recording it. */
+  checkListingTransaction(signed: SignedListingTransaction): void {
+    this.deps.entries.dryRun(() => this.applyCreateListingTransaction(signed));
+  }
+
+  walletFlows(address: string): WalletFlows {
+    let paidLamports = 0;
+    let receivedLamports = 0;
+    for (const entry of this.deps.entries.entries()) {
+      if (entry.amountLamports === 0) continue;
+      if (entry.instruction === 'purchase_access' && entry.wallet === address)
+        paidLamports += entry.amountLamports;
+      if (entry.instruction === 'withdraw_earnings' && entry.wallet === address) {
+        receivedLamports += entry.amountLamports;
+      }
+      // A refund goes to the holder, who is in the signed arguments (the signer may be the creator).
+      if (entry.instruction === 'revoke_access' && holderOf(entry.message) === address) {
+        receivedLamports += entry.amountLamports;
+      }
+    }
+    return { paidLamports, receivedLamports };
+  }
+
   /**
    * Applies an instruction's checks and effects, then rolls them back: throws exactly what applying
    * it would throw, and writes nothing. The Solana ledger asks this before it pays a transaction fee.
@@ -143,6 +180,49 @@ export class LocalLedger implements Ledger {
     }
     const pdaAddress = this.deps.pdas.listing(listing.creatorWallet, listing.id);
     this.deps.entries.transaction(() => this.record(signed, message, listing.id, listing.creatorWallet, 0));
+    return { pdaAddress, signature: signed.signature };
+  }
+
+  private applyCreateListingTransaction(signed: SignedListingTransaction): ListingCreated {
+    const listing = this.deps.listings.get(signed.listingId, 'studio');
+    if (signed.creator !== listing.creatorWallet) {
+      throw new LedgerSignatureRejected(
+        `create_listing: listing '${listing.id}' belongs to ${listing.creatorWallet}, not ${signed.creator}.`,
+      );
+    }
+    // Never the caller's word: the signature is checked again over the message it covers.
+    let signature: Uint8Array;
+    try {
+      signature = bs58.decode(signed.signature);
+    } catch {
+      throw new LedgerSignatureRejected('create_listing: the signature is not base58.');
+    }
+    if (!verifySignature(listing.creatorWallet, signedMessageBytes(signed), signature)) {
+      throw new LedgerSignatureRejected(
+        `create_listing: the signature does not verify for wallet ${listing.creatorWallet} over the transaction.`,
+      );
+    }
+    checkTerms('create_listing', listing, signed);
+    if (signed.subscriptionDays !== (listing.subscriptionDays ?? 0)) {
+      throw new Conflict(
+        `create_listing: the signed subscriptionDays (${signed.subscriptionDays}) differ from the listing's (${listing.subscriptionDays ?? 0}).`,
+      );
+    }
+    const pdaAddress = this.deps.pdas.listing(listing.creatorWallet, listing.id);
+    this.deps.entries.transaction(() => {
+      if (this.deps.entries.signatureUsed(signed.signature)) {
+        throw new Conflict('This signed create_listing was already processed; sign a new one.');
+      }
+      this.deps.entries.append({
+        instruction: 'create_listing',
+        listingId: listing.id,
+        wallet: listing.creatorWallet,
+        amountLamports: 0,
+        signature: signed.signature,
+        message: signed.message,
+        createdAt: this.now().toISOString(),
+      });
+    });
     return { pdaAddress, signature: signed.signature };
   }
 
@@ -272,6 +352,17 @@ export class LocalLedger implements Ledger {
       message,
       createdAt: this.now().toISOString(),
     });
+  }
+}
+
+/** The holder named in a revoke_access entry's signed message, if it is one. */
+function holderOf(message: string): string | undefined {
+  const prefix = `${LEDGER_MESSAGE_PREFIX}:revoke_access:`;
+  if (!message?.startsWith(prefix)) return undefined;
+  try {
+    return (JSON.parse(message.slice(prefix.length)) as { holder?: string }).holder;
+  } catch {
+    return undefined;
   }
 }
 

@@ -12,6 +12,8 @@ import type {
   Ledger,
   ListingCreated,
   SignedInstruction,
+  SignedListingTransaction,
+  WalletFlows,
 } from './ledger';
 import { LedgerSignatureRejected, verifyInstruction } from './signing';
 import type { LocalLedger } from './local';
@@ -70,6 +72,42 @@ export class SolanaLedger implements Ledger {
     }
     await local.createListing(signed);
     return { pdaAddress: address, signature };
+  }
+
+  async recentBlockhash(): Promise<string> {
+    return (await this.deps.client().latestBlockhash()).blockhash;
+  }
+
+  /**
+   * A transaction the creator's wallet signed: checked locally first (no fee for a refusal), sent as
+   * signed unless the listing is already on chain with the same terms, then recorded locally.
+   */
+  async createListingTransaction(signed: SignedListingTransaction): Promise<ListingCreated> {
+    const { local } = this.deps;
+    const client = this.deps.client();
+    local.checkListingTransaction(signed);
+    const address = client.listingAddress(signed.creator, signed.listingId);
+    const existing = await client.getListing(address);
+    let signature = signed.signature;
+    if (existing) {
+      if (
+        existing.accessModel !== signed.accessModel ||
+        lamports(existing.priceLamports) !== signed.priceLamports ||
+        existing.subscriptionDays !== signed.subscriptionDays
+      ) {
+        throw new Conflict(
+          `Listing '${signed.listingId}' is already on chain at ${address} with other terms (${existing.accessModel}, ${existing.priceLamports} lamports); on-chain terms cannot change, so create a new listing.`,
+        );
+      }
+    } else {
+      signature = await client.sendSignedTransaction(signed.wire);
+    }
+    await local.createListingTransaction(signed);
+    return { pdaAddress: address, signature };
+  }
+
+  walletFlows(address: string): WalletFlows {
+    return this.deps.local.walletFlows(address);
   }
 
   async purchaseAccess(signed: SignedInstruction<'purchase_access'>): Promise<AccessPurchased> {

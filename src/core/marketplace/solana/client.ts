@@ -293,6 +293,20 @@ export class SolanaProgramClient {
     return signature;
   }
 
+  /** The cluster's latest blockhash, for a transaction a wallet adapter signs. */
+  async latestBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: number }> {
+    return this.rpc('getLatestBlockhash', (c) => c.getLatestBlockhash(this.commitment));
+  }
+
+  /** Sends a transaction a wallet already signed, with preflight, and waits for `commitment`. */
+  async sendSignedTransaction(wire: Uint8Array): Promise<string> {
+    const signature = await this.rpc('sendTransaction', (c) =>
+      c.sendRawTransaction(wire, { preflightCommitment: this.commitment }),
+    );
+    await this.confirm(signature);
+    return signature;
+  }
+
   /** Signs with the 64-byte secret, sends with preflight, and waits for `commitment`. */
   async sendInstructions(signer: ProgramSigner, instructions: TransactionInstruction[]): Promise<string> {
     const keypair = keypairOf(signer);

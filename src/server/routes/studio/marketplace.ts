@@ -1,11 +1,24 @@
 import { z } from 'zod';
+import { InvalidInput } from '../../../core/errors';
+import {
+  prepareListingTransaction,
+  submitListingTransaction,
+} from '../../../core/marketplace/walletSignedListing';
 import {
   GrantCredentialSchema,
   PurchaseCredentialSchema,
   RevokeCredentialSchema,
 } from '../../../shared/credentials';
+import { PricingSchema } from '../../../shared/listings';
+import {
+  CreateTestBuyerSchema,
+  GrantTestStateSchema,
+  SubmitListingTransactionSchema,
+  type TestBuyer,
+} from '../../../shared/studio';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
+import { networkView } from './wallets';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -14,9 +27,108 @@ const IdParams = z.object({ id: z.string().min(1).max(100) });
  * (local credentials the creator grants to try every credential state).
  */
 export function marketplaceRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
-  const { credentials, publishing } = services;
+  const { credentials, publishing, listings, wallets } = services;
   const ok = { status: 200, description: 'OK' };
   const tags = ['Studio'];
+  const signing = () => ({ listings, ledger: services.ledger });
+
+  route({
+    method: 'put',
+    path: '/listings/:id/pricing',
+    summary: "Set a listing's access model, price, rate limit, domain and tags (the Pricing view's schema)",
+    tags,
+    params: IdParams,
+    body: PricingSchema,
+    response: ok,
+    handler: ({ params, body }) => ({ data: listings.update(params.id, body, 'studio') }),
+  });
+  route({
+    method: 'get',
+    path: '/listings/:id/public',
+    summary: 'The listing exactly as GET /v1/listings/:id returns it to its creator (drafts included)',
+    tags,
+    params: IdParams,
+    response: ok,
+    handler: ({ params }) => {
+      const listing = listings.get(params.id, 'studio');
+      return { data: listings.get(listing.id, { wallet: listing.creatorWallet }) };
+    },
+  });
+
+  route({
+    method: 'post',
+    path: '/listings/:id/create-listing-transaction',
+    summary: 'The unsigned create_listing transaction for a wallet adapter to sign, with what it covers',
+    tags,
+    params: IdParams,
+    response: ok,
+    handler: async ({ params }) => ({
+      data: await prepareListingTransaction(signing(), params.id, networkView(services).programId),
+    }),
+  });
+  route({
+    method: 'post',
+    path: '/listings/:id/create-listing-transaction/submit',
+    summary: 'Verify a signed create_listing transaction, record it in the ledger and publish the listing',
+    tags,
+    params: IdParams,
+    body: SubmitListingTransactionSchema,
+    response: ok,
+    errors: [403, 409],
+    handler: async ({ params, body }) => {
+      const bytes = new Uint8Array(Buffer.from(body.transaction, 'base64'));
+      if (bytes.length === 0) throw new InvalidInput('transaction: must not be empty.');
+      return {
+        data: await submitListingTransaction(signing(), params.id, networkView(services).programId, bytes),
+      };
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/listings/:id/buyers',
+    summary: 'Test buyer wallets and every other credential holder of a listing, with their credential',
+    tags,
+    params: IdParams,
+    response: ok,
+    handler: ({ params }) => {
+      const held = credentials.listAll(params.id);
+      const buyers = wallets.testBuyers();
+      const rows: TestBuyer[] = buyers.map((w) => ({
+        wallet: w.address,
+        name: w.name,
+        credential: held.find((c) => c.holderWallet === w.address) ?? null,
+      }));
+      for (const credential of held) {
+        if (!buyers.some((w) => w.address === credential.holderWallet)) {
+          rows.push({ wallet: credential.holderWallet, name: null, credential });
+        }
+      }
+      return { data: rows };
+    },
+  });
+  route({
+    method: 'post',
+    path: '/buyers',
+    summary: 'Create a test buyer wallet (a local keypair named test-buyer-<n>)',
+    tags,
+    body: CreateTestBuyerSchema,
+    response: { status: 201, description: 'Created' },
+    errors: [409],
+    handler: ({ body }) => ({ data: wallets.createTestBuyer(body.name) }),
+  });
+  route({
+    method: 'post',
+    path: '/buyers/credential',
+    summary: 'Put a test buyer in a credential state: active, expired, low_balance, zero_balance or revoked',
+    tags,
+    body: GrantTestStateSchema,
+    response: ok,
+    errors: [409],
+    handler: async ({ body }) => ({
+      data: await credentials.grantState(body.listingId, body.wallet, body.state),
+    }),
+  });
 
   route({
     method: 'post',

@@ -3,7 +3,9 @@ import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
+const AsQuery = z.object({ wallet: z.string().min(1).max(100).optional() });
 export const PLAYGROUND_KEY_LABEL = 'studio playground';
+export const BUYER_KEY_LABEL = 'studio playground (test buyer)';
 
 /**
  * The playground calls /v1/retrieve with the client library, as a buyer's app would, so it needs an
@@ -14,11 +16,11 @@ export const PLAYGROUND_KEY_LABEL = 'studio playground';
 export function playgroundRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
   const keys = new Map<string, { id: string; key: string }>();
 
-  const keyFor = (wallet: string) => {
+  const keyFor = (wallet: string, label = PLAYGROUND_KEY_LABEL) => {
     const held = keys.get(wallet);
     const active = held && services.apiKeys.list(wallet).some((k) => k.id === held.id && !k.revokedAt);
     if (held && active) return held;
-    const created = services.apiKeys.create(wallet, PLAYGROUND_KEY_LABEL);
+    const created = services.apiKeys.create(wallet, label);
     const minted = { id: created.id, key: created.key };
     keys.set(wallet, minted);
     return minted;
@@ -27,15 +29,23 @@ export function playgroundRoutes(route: ReturnType<typeof defineRoutes>, { servi
   route({
     method: 'get',
     path: '/listings/:id/playground-key',
-    summary: "An API key of the listing's creator for the playground (kept in memory, this launch only)",
+    summary:
+      "An API key for the playground (kept in memory, this launch only): the listing's creator's, or with ?wallet= a test buyer's, so the playground gets exactly what that buyer would",
     tags: ['Studio'],
     params: IdParams,
+    query: AsQuery,
     response: { status: 200, description: 'OK' },
     errors: [404],
-    handler: ({ params }) => {
+    handler: ({ params, query }) => {
       const listing = services.listings.get(params.id, 'studio');
-      const { id, key } = keyFor(listing.creatorWallet);
-      return { data: { listingId: listing.id, keyId: id, apiKey: key, wallet: listing.creatorWallet } };
+      // Acting as another wallet needs one this studio holds: a key acts for its wallet.
+      const wallet =
+        query.wallet && query.wallet !== listing.creatorWallet
+          ? services.wallets.show(query.wallet).address
+          : listing.creatorWallet;
+      const label = wallet === listing.creatorWallet ? PLAYGROUND_KEY_LABEL : BUYER_KEY_LABEL;
+      const { id, key } = keyFor(wallet, label);
+      return { data: { listingId: listing.id, keyId: id, apiKey: key, wallet } };
     },
   });
 }

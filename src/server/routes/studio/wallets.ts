@@ -1,8 +1,21 @@
 import { Keypair, PACKET_DATA_SIZE, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { z } from 'zod';
-import { InvalidInput } from '../../../core/errors';
+import { Conflict, InvalidInput } from '../../../core/errors';
+import { lamportsToSol, solToLamports } from '../../../core/money';
+import { SolanaProgramClient } from '../../../core/marketplace/solana/client';
+import { resolveProgramId } from '../../../core/marketplace/solana/pda';
+import { describeSettings, effectiveSettings } from '../../../core/settings';
 import { isWalletAddress, signMessage } from '../../../core/wallets/keypair';
+import {
+  AirdropSchema,
+  airdropAvailability,
+  ImportWalletSchema,
+  networkOfRpcUrl,
+  type NetworkView,
+  type WalletBalance,
+} from '../../../shared/studio';
+import type { StudioServices } from '../../../db/services';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
 
@@ -29,6 +42,59 @@ const SignTransactionBody = z.object({ transaction: base64Field(PACKET_DATA_SIZE
  */
 export function walletRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
   const { wallets } = services;
+
+  route({
+    method: 'post',
+    path: '/wallets/import',
+    summary: 'Import a Solana CLI keypair file (id.json: a JSON array of 64 numbers)',
+    tags: ['Studio'],
+    body: ImportWalletSchema,
+    response: { status: 201, description: 'The imported wallet (never its secret)' },
+    errors: [409],
+    handler: ({ body }) => ({ data: wallets.import(body.fileText, body.name, body.fileName || 'id.json') }),
+  });
+
+  route({
+    method: 'get',
+    path: '/network',
+    summary: 'The Solana network the studio uses (solana.rpcUrl), its ledger and whether it airdrops',
+    tags: ['Studio'],
+    response: { status: 200, description: 'OK' },
+    handler: () => ({ data: networkView(services) }),
+  });
+
+  route({
+    method: 'get',
+    path: '/wallets/:address/balance',
+    summary: 'A wallet balance: from the RPC when solana.rpcUrl is set, else from the embedded ledger',
+    tags: ['Studio'],
+    params: AddressParams,
+    response: { status: 200, description: 'OK' },
+    handler: async ({ params }) => ({ data: await balanceOf(services, params.address) }),
+  });
+
+  route({
+    method: 'post',
+    path: '/wallets/:address/airdrop',
+    summary: 'Ask the network faucet for test SOL (local validator, devnet); refused where there is none',
+    tags: ['Studio'],
+    params: AddressParams,
+    body: AirdropSchema,
+    response: { status: 200, description: 'The airdrop signature and the new balance' },
+    errors: [409],
+    handler: async ({ params, body }) => {
+      const view = networkView(services);
+      if (!view.airdrop.available || !view.rpcUrl)
+        throw new Conflict(`Airdrop unavailable: ${view.airdrop.reason}`);
+      const client = new SolanaProgramClient({
+        rpcUrl: view.rpcUrl,
+        programId: view.programId,
+        timeoutMs: 15_000,
+      });
+      const signature = await client.requestAirdrop(params.address, solToLamports(body.sol));
+      return { data: { signature, balance: await balanceOf(services, params.address) } };
+    },
+  });
 
   route({
     method: 'post',
@@ -86,4 +152,50 @@ function parseTransaction(bytes: Uint8Array): Transaction {
       `transaction: not a serialized legacy transaction (${err instanceof Error ? err.message : String(err)}).`,
     );
   }
+}
+
+/** The effective Solana settings, read per request so a changed setting shows at once. */
+export function networkView(services: StudioServices): NetworkView {
+  const settings = effectiveSettings(services.settings.all(), services.environment);
+  const rpcUrl = settings['solana.rpcUrl'] ?? null;
+  const source = describeSettings(services.settings.all(), services.environment).find(
+    (s) => s.key === 'solana.rpcUrl',
+  )!.source;
+  const network = networkOfRpcUrl(rpcUrl);
+  return {
+    network,
+    rpcUrl,
+    source,
+    ledger: services.ledger.kind,
+    programId: resolveProgramId(settings['solana.programId']).toBase58(),
+    airdrop: airdropAvailability(network),
+  };
+}
+
+async function balanceOf(services: StudioServices, address: string): Promise<WalletBalance> {
+  const view = networkView(services);
+  if (view.rpcUrl) {
+    const client = new SolanaProgramClient({ rpcUrl: view.rpcUrl, programId: view.programId });
+    const lamports = Number(await client.getBalance(address));
+    return {
+      address,
+      lamports,
+      sol: lamportsToSol(lamports),
+      source: 'rpc',
+      network: view.network,
+      rpcUrl: view.rpcUrl,
+    };
+  }
+  const { paidLamports, receivedLamports } = services.ledger.walletFlows(address);
+  const lamports = receivedLamports - paidLamports;
+  return {
+    address,
+    lamports,
+    sol: lamportsToSol(lamports),
+    source: 'local_ledger',
+    network: view.network,
+    rpcUrl: null,
+    paidLamports,
+    receivedLamports,
+  };
 }

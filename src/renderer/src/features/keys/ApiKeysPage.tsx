@@ -1,4 +1,4 @@
-import { Badge, Button, EmptyState, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
+import { Badge, Button, EmptyState, Select, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconKey, IconPlus } from '@tabler/icons-react';
 import { useQuery } from '@tanstack/react-query';
@@ -17,6 +17,17 @@ export function ApiKeysPage() {
   const [creating, createModal] = useDisclosure(false);
   const [revoking, setRevoking] = useState<ApiKey>();
   const keys = useQuery({ queryKey: queryKeys.keys, queryFn: () => api.keys.list() });
+  const wallets = useQuery({ queryKey: queryKeys.wallets, queryFn: () => api.wallets.list() });
+  // A key acts for one wallet: the list can be narrowed to the keys of one.
+  const [walletFilter, setWalletFilter] = useState<string | null>(null);
+  const walletOptions = [
+    { value: '', label: 'All wallets' },
+    ...(wallets.data ?? []).map((w) => ({
+      value: w.address,
+      label: `${w.name} · ${shortAddress(w.address, 4, 4)}`,
+    })),
+  ];
+  const shown = (keys.data ?? []).filter((k) => !walletFilter || k.wallet === walletFilter);
 
   return (
     <>
@@ -24,9 +35,19 @@ export function ApiKeysPage() {
         title="API keys"
         description="Keys let apps and scripts call this studio's /v1 API as one of your wallets. A key is shown once, when it is created; the studio keeps only its hash."
         actions={
-          <Button leftSection={<IconPlus size={16} />} onClick={createModal.open}>
-            Create key
-          </Button>
+          <>
+            <Select
+              aria-label="Wallet"
+              data={walletOptions}
+              value={walletFilter ?? ''}
+              onChange={(v) => setWalletFilter(v || null)}
+              allowDeselect={false}
+              w={240}
+            />
+            <Button leftSection={<IconPlus size={16} />} onClick={createModal.open}>
+              Create key
+            </Button>
+          </>
         }
       />
       {keys.isPending ? (
@@ -52,9 +73,9 @@ export function ApiKeysPage() {
           </EmptyState.Actions>
         </EmptyState>
       ) : (
-        <KeysTable keys={keys.data} onRevoke={setRevoking} />
+        <KeysTable keys={shown} onRevoke={setRevoking} />
       )}
-      <CreateKeyModal opened={creating} onClose={createModal.close} />
+      <CreateKeyModal opened={creating} onClose={createModal.close} wallet={walletFilter} />
       <RevokeKeyModal apiKey={revoking} onClose={() => setRevoking(undefined)} />
     </>
   );

@@ -8,7 +8,16 @@ import { queryKeys } from '../../lib/queryClient';
 import { errorMessage, fieldErrorsOf, type CreateApiKeyBody } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
 
-export function CreateKeyModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+export function CreateKeyModal({
+  opened,
+  onClose,
+  wallet: preferredWallet = null,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  /** The wallet to offer first (the page's filter). */
+  wallet?: string | null;
+}) {
   const api = useStudioApi();
   const queryClient = useQueryClient();
   const [label, setLabel] = useState('');
@@ -33,14 +42,17 @@ export function CreateKeyModal({ opened, onClose }: { opened: boolean; onClose: 
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    create.mutate({ label: label.trim() || undefined, wallet: wallet ?? undefined });
+    create.mutate({ label: label.trim() || undefined, wallet: wallet ?? defaultWallet ?? undefined });
   }
 
   const walletOptions = (wallets.data ?? []).map((w) => ({
     value: w.address,
     label: `${w.name}${w.isDefault ? ' (default)' : ''} · ${shortAddress(w.address, 6, 6)}`,
   }));
-  const defaultWallet = wallets.data?.find((w) => w.isDefault)?.address ?? null;
+  const defaultWallet =
+    (preferredWallet && wallets.data?.some((w) => w.address === preferredWallet) ? preferredWallet : null) ??
+    wallets.data?.find((w) => w.isDefault)?.address ??
+    null;
   const fieldErrors = fieldErrorsOf(create.error);
 
   return (

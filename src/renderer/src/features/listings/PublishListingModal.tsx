@@ -40,6 +40,10 @@ export function PublishListingModal({
             </b>
             .
           </Text>
+          <Text size="xs" c="dimmed">
+            The studio signs create_listing with the creator&apos;s wallet it holds. To review every field
+            that is signed first, or to sign with a browser wallet, use the Wallet page.
+          </Text>
           {listing.chunkCount === 0 && (
             <Alert color="yellow" variant="light">
               Its knowledge base is still empty: buyers would get no results until you ingest documents.

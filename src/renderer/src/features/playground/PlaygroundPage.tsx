@@ -1,4 +1,5 @@
 import {
+  Alert,
   Badge,
   Button,
   Card,
@@ -20,7 +21,7 @@ import {
   Textarea,
   Title,
 } from '@mantine/core';
-import { IconPlayerPlay, IconSearch } from '@tabler/icons-react';
+import { IconLock, IconPlayerPlay, IconSearch } from '@tabler/icons-react';
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useRef, useState } from 'react';
 import { KnowledgeClient, type Chunk } from '../../../../client';
@@ -29,10 +30,11 @@ import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
+import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
+import { describeFailure, playgroundHashParams } from './actingAs';
 import { FilterEditor } from './FilterEditor';
 import { buildFilters, type FilterRow } from './filterRows';
 import { clientCodeOf, curlOf, queryTerms, type PlaygroundRequest } from './requestCode';
-import { studioCall } from './studioCalls';
 
 interface RunState {
   status: 'idle' | 'running' | 'done' | 'error';
@@ -57,13 +59,22 @@ export function PlaygroundPage() {
     queryKey: [...queryKeys.listings, 'playground'],
     queryFn: () => api.listings.list({ limit: 100 }),
   });
-  const [chosen, setChosen] = useState<string | null>(null);
+  const [initial] = useState(() => playgroundHashParams(window.location.hash));
+  const [chosen, setChosen] = useState<string | null>(initial.listing);
   const listingId =
     chosen ?? listings.data?.data.find((l) => l.chunkCount > 0)?.id ?? listings.data?.data[0]?.id ?? null;
   const listing = listings.data?.data.find((l) => l.id === listingId);
+  // Acting as a test buyer: the key is scoped to the buyer's wallet, so /v1 answers as it would them.
+  const [actingAs, setActingAs] = useState<string | null>(initial.as);
+  const buyers = useQuery({
+    queryKey: marketplaceKeys.buyers(listingId),
+    queryFn: () => marketplaceApi.buyers(listingId!),
+    enabled: listingId !== null,
+  });
+  const heldBuyers = (buyers.data ?? []).filter((b) => b.name !== null);
   const key = useQuery({
-    queryKey: ['playground-key', listingId],
-    queryFn: () => studioCall<{ apiKey: string }>('GET', `/listings/${listingId}/playground-key`),
+    queryKey: ['playground-key', listingId, actingAs],
+    queryFn: () => marketplaceApi.playgroundKey(listingId!, actingAs ?? undefined),
     enabled: listingId !== null,
     staleTime: Infinity,
   });
@@ -166,9 +177,28 @@ export function PlaygroundPage() {
                     label: `${l.title} (${l.chunkCount} chunks)`,
                   }))}
                   value={listingId}
-                  onChange={(value) => value && setChosen(value)}
+                  onChange={(value) => {
+                    if (!value) return;
+                    setChosen(value);
+                    setActingAs(null);
+                  }}
                   allowDeselect={false}
                   searchable
+                />
+                <Select
+                  label="Acting as"
+                  description="Query as the creator, or as a test buyer with that buyer’s own API key"
+                  data={[
+                    { value: '', label: 'Creator (always allowed)' },
+                    ...heldBuyers.map((b) => ({
+                      value: b.wallet,
+                      label: `${b.name} · ${b.credential ? b.credential.status.replace('_', ' ') : 'no credential'}`,
+                    })),
+                  ]}
+                  value={actingAs ?? ''}
+                  onChange={(value) => setActingAs(value || null)}
+                  allowDeselect={false}
+                  data-testid="acting-as"
                 />
                 {listing && listing.chunkCount === 0 && (
                   <Text size="xs" c="orange">
@@ -248,7 +278,12 @@ export function PlaygroundPage() {
             </Card>
           </Grid.Col>
           <Grid.Col span={{ base: 12, md: 7 }}>
-            <Results run={run} stream={stream} apiKey={key.data?.apiKey} />
+            <Results
+              run={run}
+              stream={stream}
+              apiKey={key.data?.apiKey}
+              actingAs={actingAs ? (heldBuyers.find((b) => b.wallet === actingAs)?.name ?? actingAs) : null}
+            />
           </Grid.Col>
         </Grid>
       )}
@@ -256,7 +291,17 @@ export function PlaygroundPage() {
   );
 }
 
-function Results({ run, stream, apiKey }: { run: RunState; stream: boolean; apiKey: string | undefined }) {
+function Results({
+  run,
+  stream,
+  apiKey,
+  actingAs,
+}: {
+  run: RunState;
+  stream: boolean;
+  apiKey: string | undefined;
+  actingAs: string | null;
+}) {
   if (run.status === 'idle') {
     return (
       <Card withBorder padding="xl" h="100%">
@@ -297,7 +342,12 @@ function Results({ run, stream, apiKey }: { run: RunState; stream: boolean; apiK
           )}
         </Group>
       </Group>
-      {run.status === 'error' && <ErrorState title="The query failed" error={run.error} />}
+      {actingAs && (
+        <Text size="xs" c="dimmed">
+          Acting as test buyer <b>{actingAs}</b>, with an API key scoped to that wallet.
+        </Text>
+      )}
+      {run.status === 'error' && <QueryFailureCard error={run.error} />}
       {run.status === 'done' && run.chunks.length === 0 && (
         <Card withBorder padding="lg">
           <Text size="sm" c="dimmed">
@@ -314,6 +364,58 @@ function Results({ run, stream, apiKey }: { run: RunState; stream: boolean; apiK
       )}
       {run.request && <RequestCode request={run.request} stream={stream} apiKey={apiKey} />}
     </Stack>
+  );
+}
+
+/** The error exactly as a buyer's app receives it: HTTP status, code, message, Retry-After. */
+function QueryFailureCard({ error }: { error: unknown }) {
+  const failure = describeFailure(error);
+  return (
+    <Alert
+      color={failure.status === 429 ? 'orange' : 'red'}
+      variant="light"
+      icon={<IconLock size={18} />}
+      role="alert"
+      data-testid="query-failure"
+      title={
+        <Group gap={8}>
+          {failure.status !== null && (
+            <Badge
+              color={failure.status === 429 ? 'orange' : 'red'}
+              variant="filled"
+              data-testid="failure-status"
+            >
+              {failure.status}
+            </Badge>
+          )}
+          {failure.code && (
+            <Code fz="sm" data-testid="failure-code">
+              {failure.code}
+            </Code>
+          )}
+          {failure.status === null && <span>The query failed</span>}
+        </Group>
+      }
+    >
+      <Stack gap={4}>
+        <Text size="sm">{failure.message}</Text>
+        {failure.meaning && (
+          <Text size="sm" c="dimmed">
+            {failure.meaning}
+          </Text>
+        )}
+        {failure.retryAfter !== null && (
+          <Text size="sm" fw={600}>
+            Retry-After: {failure.retryAfter} s
+          </Text>
+        )}
+        {failure.requestId && (
+          <Text size="xs" c="dimmed">
+            Request id: {failure.requestId}
+          </Text>
+        )}
+      </Stack>
+    </Alert>
   );
 }
 

@@ -1,6 +1,236 @@
+import {
+  Alert,
+  Button,
+  Card,
+  Grid,
+  Group,
+  Input,
+  NumberInput,
+  SegmentedControl,
+  Stack,
+  TagsInput,
+  Text,
+  TextInput,
+} from '@mantine/core';
+import { IconDeviceFloppy } from '@tabler/icons-react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import type { AccessModel, Listing } from '../../../../shared/listings';
 import { PageHeader } from '../../components/PageHeader';
+import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { ACCESS_MODEL_LABELS } from '../../lib/format';
+import { queryKeys } from '../../lib/queryClient';
+import { errorMessage, fieldErrorsOf } from '../../lib/studioApi';
+import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
+import { ListingPicker } from '../ingest/ListingPicker';
+import { useListingChoice } from '../ingest/useListingChoice';
+import { ACCESS_MODEL_HELP, PRICE_LABELS } from '../listings/listingForm';
+import { ListingPreview } from './ListingPreview';
+import {
+  lamportsLabel,
+  parsePricing,
+  previewOf,
+  pricingChanged,
+  pricingValuesOf,
+  type PricingFormValues,
+} from './pricingForm';
 
-// Placeholder while the view is built in this change set; replaced before it lands.
+const ACCESS_OPTIONS = (Object.keys(ACCESS_MODEL_LABELS) as AccessModel[]).map((value) => ({
+  value,
+  label: ACCESS_MODEL_LABELS[value],
+}));
+
 export function PricingPage() {
-  return <PageHeader title="Pricing" description="Access model, price and limits of a listing." />;
+  const [listingId] = useListingChoice();
+  // The editor restarts from each saved version; the page remembers which one was just saved.
+  const [savedVersion, setSavedVersion] = useState<string | null>(null);
+  const publicBody = useQuery({
+    queryKey: marketplaceKeys.publicListing(listingId),
+    queryFn: () => marketplaceApi.publicListing(listingId!),
+    enabled: listingId !== null,
+  });
+  return (
+    <>
+      <PageHeader
+        title="Pricing"
+        description="How buyers pay for a listing, how fast they may query it, and how it is found. The preview is the listing exactly as the marketplace API returns it."
+        actions={<ListingPicker />}
+      />
+      {listingId === null ? (
+        <Card withBorder padding="xl">
+          <Text fw={600}>No listing chosen</Text>
+          <Text size="sm" c="dimmed">
+            Create a listing on the Listings page, then choose it above to price it.
+          </Text>
+        </Card>
+      ) : publicBody.isPending ? (
+        <LoadingState label="Loading the listing…" />
+      ) : publicBody.isError ? (
+        <ErrorState
+          title="Could not load the listing"
+          error={publicBody.error}
+          onRetry={() => void publicBody.refetch()}
+        />
+      ) : (
+        // Keyed by the listing and its last update, so the form restarts from what was saved.
+        <PricingEditor
+          key={`${publicBody.data.id}:${publicBody.data.updatedAt}`}
+          listing={publicBody.data}
+          justSaved={savedVersion === `${publicBody.data.id}:${publicBody.data.updatedAt}`}
+          onSaved={(saved) => setSavedVersion(`${saved.id}:${saved.updatedAt}`)}
+        />
+      )}
+    </>
+  );
+}
+
+function PricingEditor({
+  listing,
+  justSaved,
+  onSaved,
+}: {
+  listing: Listing;
+  justSaved: boolean;
+  onSaved: (saved: Listing) => void;
+}) {
+  const queryClient = useQueryClient();
+  const [values, setValues] = useState<PricingFormValues>(() => pricingValuesOf(listing));
+  const result = parsePricing(values);
+  const changed = pricingChanged(listing, result.pricing);
+  const save = useMutation({
+    mutationFn: () => marketplaceApi.savePricing(listing.id, result.pricing!),
+    onSuccess: async (saved) => {
+      onSaved(saved);
+      queryClient.setQueryData(marketplaceKeys.publicListing(listing.id), saved);
+      await queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+    },
+  });
+  const serverErrors = fieldErrorsOf(save.error);
+  // Checked as the user types, with the server's own messages (the same schema validates the save).
+  const errors = { ...serverErrors, ...result.errors };
+  const set = <K extends keyof PricingFormValues>(key: K, value: PricingFormValues[K]) =>
+    setValues((v) => ({ ...v, [key]: value }));
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (result.pricing) save.mutate();
+  }
+
+  return (
+    <Grid gap="lg">
+      <Grid.Col span={{ base: 12, md: 6 }}>
+        <Card withBorder padding="lg" component="form" onSubmit={submit} noValidate aria-label="Pricing">
+          <Stack gap="md">
+            <div>
+              <Input.Label id="access-model-label">Access model</Input.Label>
+              <SegmentedControl
+                aria-labelledby="access-model-label"
+                fullWidth
+                data={ACCESS_OPTIONS}
+                value={values.accessModel}
+                onChange={(v) => set('accessModel', v as AccessModel)}
+              />
+              <Text size="xs" c="dimmed" mt={4}>
+                {ACCESS_MODEL_HELP[values.accessModel]}
+              </Text>
+            </div>
+            <Group grow align="flex-start">
+              <NumberInput
+                label={`${PRICE_LABELS[values.accessModel]} (SOL)`}
+                description={lamportsLabel(values.price)}
+                min={0}
+                decimalScale={9}
+                step={0.01}
+                value={values.price}
+                onChange={(v) => set('price', v)}
+                error={errors.price}
+                suffix=" SOL"
+                data-testid="price-input"
+              />
+              {values.accessModel === 'subscription' && (
+                <NumberInput
+                  label="Period (days)"
+                  description="How long one payment gives access"
+                  min={1}
+                  max={3650}
+                  allowDecimal={false}
+                  value={values.subscriptionDays}
+                  onChange={(v) => set('subscriptionDays', v)}
+                  error={errors.subscriptionDays}
+                />
+              )}
+            </Group>
+            <NumberInput
+              label="Retrieval rate limit"
+              description="Queries per minute for each buyer; over it they get 429 with Retry-After"
+              min={1}
+              max={100_000}
+              allowDecimal={false}
+              suffix=" / minute"
+              value={values.retrievalRateLimit}
+              onChange={(v) => set('retrievalRateLimit', v)}
+              error={errors.retrievalRateLimit}
+            />
+            <TextInput
+              label="Domain"
+              description="The field it covers; buyers filter listings by it"
+              placeholder="e.g. law"
+              value={values.domain}
+              onChange={(e) => set('domain', e.currentTarget.value)}
+              error={errors.domain}
+            />
+            <TagsInput
+              label="Tags"
+              description="Press Enter after each tag (at most 20); stored in lower case"
+              placeholder="Add a tag"
+              value={values.tags}
+              onChange={(tags) => set('tags', tags)}
+              error={errors.tags}
+              maxTags={20}
+              clearable
+            />
+            {listing.status === 'published' && changed && (
+              <Alert color="yellow" variant="light">
+                This listing is published: new buyers pay the new terms; credentials already sold keep theirs.
+                On a Solana cluster the program keeps the terms it was created with.
+              </Alert>
+            )}
+            {save.error && Object.keys(serverErrors).length === 0 && (
+              <Alert color="red" variant="light" title="Not saved" role="alert">
+                {errorMessage(save.error)}
+              </Alert>
+            )}
+            {justSaved && !changed && (
+              <Text size="sm" c="teal" role="status">
+                Saved. The preview is what the marketplace returns now.
+              </Text>
+            )}
+            <Group justify="flex-end" gap="sm">
+              <Button
+                variant="default"
+                disabled={!changed}
+                onClick={() => {
+                  setValues(pricingValuesOf(listing));
+                  save.reset();
+                }}
+              >
+                Reset
+              </Button>
+              <Button
+                type="submit"
+                leftSection={<IconDeviceFloppy size={16} />}
+                loading={save.isPending}
+                disabled={!changed}
+              >
+                Save pricing
+              </Button>
+            </Group>
+          </Stack>
+        </Card>
+      </Grid.Col>
+      <Grid.Col span={{ base: 12, md: 6 }}>
+        <ListingPreview listing={previewOf(listing, result.pricing)} unsaved={changed} />
+      </Grid.Col>
+    </Grid>
+  );
 }

@@ -1,0 +1,102 @@
+import {
+  LAMPORTS_PER_SOL,
+  PricingSchema,
+  priceInLamports,
+  type AccessModel,
+  type Listing,
+  type PricingInput,
+} from '../../../../shared/listings';
+
+/** The Pricing form as its inputs hold it (NumberInput gives '' when empty). */
+export interface PricingFormValues {
+  accessModel: AccessModel;
+  price: number | string;
+  subscriptionDays: number | string;
+  retrievalRateLimit: number | string;
+  domain: string;
+  tags: string[];
+}
+
+export const DEFAULT_SUBSCRIPTION_DAYS = 30;
+
+export function pricingValuesOf(listing: Listing): PricingFormValues {
+  return {
+    accessModel: listing.accessModel,
+    price: listing.price,
+    subscriptionDays: listing.subscriptionDays ?? DEFAULT_SUBSCRIPTION_DAYS,
+    retrievalRateLimit: listing.retrievalRateLimit,
+    domain: listing.domain,
+    tags: listing.tags,
+  };
+}
+
+const numberOf = (value: number | string): number | undefined => {
+  if (typeof value === 'number') return value;
+  const trimmed = value.trim();
+  return trimmed === '' || Number.isNaN(Number(trimmed)) ? undefined : Number(trimmed);
+};
+
+export type PricingResult =
+  | { pricing: PricingInput; errors: Record<string, never> }
+  | { pricing?: undefined; errors: Record<string, string> };
+
+/**
+ * Validates with the schema `PUT /studio/listings/:id/pricing` uses, so the form shows the server's
+ * own messages, one per field, before anything is sent.
+ */
+export function parsePricing(values: PricingFormValues): PricingResult {
+  const parsed = PricingSchema.safeParse({
+    accessModel: values.accessModel,
+    price: numberOf(values.price),
+    subscriptionDays: values.accessModel === 'subscription' ? numberOf(values.subscriptionDays) : null,
+    retrievalRateLimit: numberOf(values.retrievalRateLimit),
+    domain: values.domain,
+    tags: values.tags,
+  });
+  if (parsed.success) return { pricing: parsed.data, errors: {} };
+  const errors: Record<string, string> = {};
+  for (const issue of parsed.error.issues) {
+    const field = String(issue.path[0] ?? 'form');
+    if (!(field in errors)) errors[field] = issue.message;
+  }
+  return { errors };
+}
+
+/** "= 250,000,000 lamports" under the price, updated as the user types. */
+export function lamportsLabel(price: number | string, locale = 'en-US'): string {
+  const sol = numberOf(price);
+  if (sol === undefined || !Number.isFinite(sol) || sol < 0)
+    return `1 SOL = ${LAMPORTS_PER_SOL.toLocaleString(locale)} lamports`;
+  return `= ${priceInLamports(sol).toLocaleString(locale)} lamports`;
+}
+
+/**
+ * The `GET /v1/listings/:id` body with the form's values applied as the server would store them
+ * (trimmed domain, lower-case unique tags): what buyers will see once the changes are saved.
+ */
+export function previewOf(listing: Listing, pricing: PricingInput | undefined): Listing {
+  if (!pricing) return listing;
+  return {
+    ...listing,
+    accessModel: pricing.accessModel,
+    price: priceInLamports(pricing.price) / LAMPORTS_PER_SOL,
+    subscriptionDays: pricing.accessModel === 'subscription' ? pricing.subscriptionDays : null,
+    retrievalRateLimit: pricing.retrievalRateLimit,
+    domain: pricing.domain.trim(),
+    tags: [...new Set(pricing.tags.map((t) => t.trim().toLowerCase()))],
+  };
+}
+
+/** Whether the form holds anything the saved listing does not. */
+export function pricingChanged(listing: Listing, pricing: PricingInput | undefined): boolean {
+  if (!pricing) return true;
+  const next = previewOf(listing, pricing);
+  return (
+    next.accessModel !== listing.accessModel ||
+    next.price !== listing.price ||
+    next.subscriptionDays !== listing.subscriptionDays ||
+    next.retrievalRateLimit !== listing.retrievalRateLimit ||
+    next.domain !== listing.domain ||
+    JSON.stringify(next.tags) !== JSON.stringify(listing.tags)
+  );
+}
