@@ -16,6 +16,7 @@ import { CredentialService } from '../core/marketplace/credentials';
 import type { Ledger, PdaDeriver } from '../core/marketplace/ledger/ledger';
 import { LocalLedger } from '../core/marketplace/ledger/local';
 import { SolanaLedger } from '../core/marketplace/ledger/solana';
+import { SwitchingLedger } from '../core/marketplace/ledger/switching';
 import { ListingService } from '../core/marketplace/listings';
 import { PublishingService } from '../core/marketplace/publishing';
 import { SolanaProgramClient } from '../core/marketplace/solana/client';
@@ -95,24 +96,30 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     pdas: pdaDeriver(() => effectiveSettings(settings.all(), environment)['solana.programId']),
     now,
   });
-  const marketplace = effectiveSettings(settings.all(), environment);
-  const rpcUrl = marketplace['solana.rpcUrl'];
-  let client: SolanaProgramClient | undefined;
-  // With an RPC URL the program on chain is the ledger; the local one keeps the studio's records.
-  const ledger: Ledger = rpcUrl
-    ? new SolanaLedger({
-        client: () =>
-          (client ??= new SolanaProgramClient({
-            rpcUrl,
-            programId: resolveProgramId(marketplace['solana.programId']),
-            now,
-          })),
-        local,
-        credentials: credentialRepo,
-        listings,
-        signer: wallets,
-      })
-    : local;
+  // With an RPC URL the program on chain is the ledger (the local one keeps the studio's records);
+  // the choice follows the settings, so switching networks in the studio needs no restart.
+  let onChain: { key: string; ledger: SolanaLedger } | undefined;
+  const ledger: Ledger = new SwitchingLedger(() => {
+    const marketplace = effectiveSettings(settings.all(), environment);
+    const rpcUrl = marketplace['solana.rpcUrl'];
+    if (!rpcUrl) return local;
+    const programId = resolveProgramId(marketplace['solana.programId']);
+    const key = `${rpcUrl} ${programId.toBase58()}`;
+    if (onChain?.key !== key) {
+      const client = new SolanaProgramClient({ rpcUrl, programId, now });
+      onChain = {
+        key,
+        ledger: new SolanaLedger({
+          client: () => client,
+          local,
+          credentials: credentialRepo,
+          listings,
+          signer: wallets,
+        }),
+      };
+    }
+    return onChain.ledger;
+  });
   const credentials = new CredentialService(credentialRepo, listings, ledger, wallets, now);
   return {
     dataDir,

@@ -7,7 +7,10 @@ import type { ErrorBody } from '../shared/errors';
  * 16 KB, malformed syntax) still get the §2 error body and an X-Request-Id, not Node's bare reply.
  */
 export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable) return socket.destroy();
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
   const status = tooLarge ? 431 : 400;
   const requestId = `req_${randomBase62(20)}`;

@@ -56,8 +56,6 @@ function NetworkForm({ view }: { view: NetworkView }) {
     },
   });
   const unchanged = target.value === (view.rpcUrl ?? '');
-  const wantsChain = view.network !== 'ledger';
-  const restartNeeded = (view.ledger === 'solana') !== wantsChain;
 
   return (
     <Stack gap="sm">
@@ -123,13 +121,6 @@ function NetworkForm({ view }: { view: NetworkView }) {
             </Button>
           </Group>
         </>
-      )}
-      {restartNeeded && (
-        <Alert color="yellow" variant="light" title="Restart to switch the ledger">
-          The marketplace ledger is chosen when the studio starts: it is still the{' '}
-          {view.ledger === 'solana' ? 'Solana program' : 'embedded ledger'}. Balances and airdrops already use
-          the new network.
-        </Alert>
       )}
       <div>
         <Text size="xs" c="dimmed">
