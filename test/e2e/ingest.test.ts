@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { E2eStudio, FIXTURES as fixtures, shoot } from '../helpers/e2e';
+import { E2eStudio, FIXTURES as fixtures, SCREENSHOTS, shoot } from '../helpers/e2e';
 
 /**
  * Ingest and Inspect end to end, in Chromium, against a real `kbstudio serve` (real SQLite): the
@@ -13,23 +13,51 @@ const studio = new E2eStudio('kbstudio-e2e-ingest-');
 const openStudio = (hash: string, viewport?: { width: number; height: number }) =>
   studio.openStudio(hash, { viewport, defaultTimeout: 15_000 });
 
-/** Drops files on the window the way the OS does: dragenter, dragover, drop with a DataTransfer. */
+/**
+ * Drops files on the window the way the OS does: dragenter reaches the page, the full-window drop
+ * target appears, and dragover and drop go to whatever is under the pointer (that target).
+ */
 async function dropFiles(page: Page, names: string[]): Promise<void> {
   const files = names.map((name) => ({
     name,
     base64: readFileSync(join(fixtures, name)).toString('base64'),
   }));
   // A string, so this file needs no DOM types: it runs in the page.
-  await page.evaluate(`(() => {
+  await page.evaluate(`(async () => {
     const transfer = new DataTransfer();
     for (const f of ${JSON.stringify(files)}) {
       const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
       transfer.items.add(new File([bytes], f.name));
     }
-    for (const type of ['dragenter', 'dragover', 'drop']) {
-      document.body.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true }));
-    }
+    const fire = (target, type) =>
+      target.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    fire(document.body, 'dragenter');
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    const under = document.elementFromPoint(innerWidth / 2, innerHeight / 2);
+    for (const type of ['dragenter', 'dragover', 'drop']) fire(under, type);
   })()`);
+}
+
+/** The view at 1280×800 and 1920×1080, in the light and the dark theme, the whole page. */
+async function shootAll(page: Page, name: string): Promise<void> {
+  for (const theme of ['light', 'dark'] as const) {
+    const toggle = page.getByRole('button', { name: `Switch to ${theme} theme` });
+    if (await toggle.count()) await toggle.dispatchEvent('click');
+    for (const [width, height] of [
+      [1280, 800],
+      [1920, 1080],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      await page.evaluate('window.scrollTo(0, 0)');
+      await page.waitForTimeout(200);
+      await page.screenshot({
+        path: join(SCREENSHOTS, `${name}-${width}x${height}-${theme}.png`),
+        fullPage: true,
+      });
+    }
+  }
+  await page.getByRole('button', { name: 'Switch to light theme' }).dispatchEvent('click');
+  await page.setViewportSize({ width: 1280, height: 800 });
 }
 
 describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
@@ -56,7 +84,7 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
 
   it(
     'takes every fixture dropped on the window, previews a PDF’s chunks, and shows each file’s outcome',
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       const page = await openStudio('#/ingest');
       await page.getByRole('heading', { name: 'Ingest' }).waitFor();
@@ -87,7 +115,7 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
       await shoot(page, 'ingest-queued-preview-1280x800-light');
 
       await page.getByRole('button', { name: `Ingest ${names.length} files` }).click();
-      await page.getByText('Ingestion finished').waitFor({ timeout: 60_000 });
+      await page.getByText('Ingestion finished').waitFor({ timeout: 150_000 });
       const outcome = page.getByRole('table', { name: 'Ingestion outcome' });
       const rows = outcome.getByRole('row');
       const texts = (await rows.allInnerTexts()).slice(1);
@@ -104,11 +132,45 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
       expect(await rows.filter({ hasText: 'umlauts-utf8.md' }).innerText()).toMatch(/ingested/i);
       // The ZIP's entries share names with files dropped beside it: one of each pair is refused, by name.
       expect(texts.some((t) => t.includes('the name appears twice'))).toBe(true);
-      await shoot(page, 'ingest-outcome-1280x800-light');
-      await page.setViewportSize({ width: 1920, height: 1080 });
-      await shoot(page, 'ingest-outcome-1920x1080-light');
+      await shootAll(page, 'ingest-outcome');
     },
   );
+
+  it('takes a dropped folder with its subfolders, keeping each file’s path in the folder', async () => {
+    const folder = join(studio.dataDir, 'drop', 'handbook');
+    mkdirSync(join(folder, 'policies'), { recursive: true });
+    copyFileSync(join(fixtures, 'umlauts-utf8.md'), join(folder, 'intro.md'));
+    copyFileSync(join(fixtures, 'simple-table.md'), join(folder, 'policies', 'table.md'));
+    writeFileSync(join(folder, '.DS_Store'), 'litter');
+    const page = await openStudio('#/ingest');
+    await page.getByText('Drop files, folders or ZIP archives here').waitFor();
+    // A real OS drop of the folder, through Chromium's input layer (the page gets directory entries).
+    const cdp = await page.context().newCDPSession(page);
+    const data = { items: [], files: [folder], dragOperationsMask: 1 };
+    for (const type of ['dragEnter', 'dragOver', 'drop'] as const) {
+      await cdp.send('Input.dispatchDragEvent', { type, x: 640, y: 400, data });
+    }
+    const queue = page.getByRole('table', { name: 'Files to ingest' });
+    await queue.getByRole('row').nth(1).waitFor();
+    expect(await queue.getByRole('row').allInnerTexts()).toEqual([
+      expect.stringMatching(/^handbook\/intro\.md/),
+      expect.stringMatching(/^handbook\/policies\/table\.md/),
+    ]);
+
+    // The file picker adds to the same queue.
+    const [chooser] = await Promise.all([
+      page.waitForEvent('filechooser'),
+      page.getByRole('button', { name: 'Choose files' }).click(),
+    ]);
+    expect(chooser.isMultiple()).toBe(true);
+    await chooser.setFiles(join(fixtures, 'fake-memo.pdf'));
+    await queue.getByRole('row').nth(2).waitFor();
+    expect((await queue.getByRole('row').allInnerTexts()).map((t) => t.split('\t')[0]!.trim())).toEqual([
+      'fake-memo.pdf',
+      'handbook/intro.md',
+      'handbook/policies/table.md',
+    ]);
+  });
 
   it('browses a PDF’s chunks with their page numbers, searches them, and deletes a document', async () => {
     const page = await openStudio('#/inspect');

@@ -1,7 +1,9 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { Listing } from '../../src/shared/listings';
-import { E2eStudio, shoot } from '../helpers/e2e';
+import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
 
 /**
  * The studio UI end to end, in Chromium, against a real `kbstudio serve`: data made through the
@@ -63,6 +65,7 @@ describe('studio UI in Chromium against kbstudio serve', () => {
       '--domain',
       'medicine',
     ]);
+    await runCli(['ingest', '--listing', cliListing.id, join(FIXTURES, 'umlauts-utf8.md')]);
     await studio.start();
   });
 
@@ -70,23 +73,36 @@ describe('studio UI in Chromium against kbstudio serve', () => {
 
   afterAll(() => studio.close());
 
-  it('lists the listing the CLI created: title, access model, price and status', async () => {
+  it('lists the listings the CLI created: title, price, status, model, documents, chunks and size', async () => {
     const page = await openStudio();
     expect(await page.title()).toBe('KB Studio');
     await page.getByRole('heading', { name: 'Listings' }).waitFor();
+    const row = page
+      .getByRole('table', { name: 'Listings' })
+      .getByRole('row')
+      .filter({ hasText: 'EU case law' });
+    // The size comes from the studio after the listings: wait for it.
+    await row.getByText(/^\d+(\.\d)? (B|KB)$/).waitFor();
     const cells = await rowCells(page, 'Listings', 'EU case law digest');
-    expect(cells.slice(0, 6)).toEqual([
+    const chunks = JSON.parse(await runCli(['listings', 'show', cliListing.id])) as Listing;
+    const bytes = statSync(join(FIXTURES, 'umlauts-utf8.md')).size;
+    const chunkCount = `${chunks.chunkCount} ${chunks.chunkCount === 1 ? 'chunk' : 'chunks'}`;
+    expect(cells.slice(0, 7)).toEqual([
       `EU case law digest${cliListing.id}`,
       'law',
-      'One-time',
-      '1.5 SOL',
+      '1.5 SOLOne-time',
       'Draft',
-      '0',
+      cliListing.embeddingModel,
+      `${chunkCount}1 document`,
+      bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KB`,
     ]);
-    expect((await rowCells(page, 'Listings', 'Clinical trial summaries')).slice(2, 5)).toEqual([
-      'Subscription',
-      '2 SOL / 30 days',
+    expect(chunks.chunkCount).toBeGreaterThan(0);
+    expect((await rowCells(page, 'Listings', 'Clinical trial summaries')).slice(2, 7)).toEqual([
+      '2 SOL / 30 daysSubscription',
       'Draft',
+      cliListing.embeddingModel,
+      '0 chunks0 documents',
+      '0 B',
     ]);
     await shoot(page, 'listings-1280x800-light');
     await resize(page, 1920, 1080);
@@ -123,10 +139,9 @@ describe('studio UI in Chromium against kbstudio serve', () => {
     await dialog.getByRole('textbox', { name: 'Price per query' }).fill('0.002');
     await dialog.getByRole('button', { name: 'Create draft' }).click();
     await dialog.waitFor({ state: 'detached' });
-    expect((await rowCells(page, 'Listings', 'Solana program audits')).slice(1, 5)).toEqual([
+    expect((await rowCells(page, 'Listings', 'Solana program audits')).slice(1, 4)).toEqual([
       'security',
-      'Per query',
-      '0.002 SOL / query',
+      '0.002 SOL / queryPer query',
       'Draft',
     ]);
 

@@ -66,7 +66,15 @@ describe('/studio evaluations', () => {
     expect(res.status, JSON.stringify(body)).toBe(201);
     const run = body.data;
     expect(run.name).toBe('slice hybrid');
-    expect(run.report.settings).toMatchObject({ mode: 'hybrid', k: 10, dataset: 'BEIR set' });
+    expect(run.report.settings).toMatchObject({
+      mode: 'hybrid',
+      k: 10,
+      topK: 100,
+      denseWeight: 0.3,
+      dataset: 'BEIR set',
+      // The corpus is ingested as JSON documents with the default chunking.
+      chunking: { strategy: 'recursive', chunkSize: 512, chunkOverlap: 64 },
+    });
     expect(run.report.settings.chunkCount).toBeGreaterThan(80);
     const { metrics, questions, distribution } = run.report;
     expect(metrics.queries).toBe(6);
@@ -115,6 +123,12 @@ describe('/studio evaluations', () => {
       missed: ['text: text that no chunk holds'],
     });
     expect(run.report.metrics.mrr).toBe(0.5);
+    // Lexical runs have no dense weight; the chunking is what the documents were cut with.
+    expect(run.report.settings).toMatchObject({
+      denseWeight: null,
+      topK: 100,
+      chunking: { strategy: 'recursive', chunkSize: 512, chunkOverlap: 64 },
+    });
   });
 
   it('reads a CSV question file and names a bad row', async () => {

@@ -8,6 +8,8 @@ export interface DocumentSummary {
   format: string;
   bytes: number;
   chunkCount: number;
+  /** SHA-256 of the original file: the key of its kept copy in the source store. */
+  contentHash: string;
   /** How it was chunked, CSV rows skipped, parser warnings. */
   metadata: Record<string, unknown>;
   createdAt: string;
@@ -22,6 +24,14 @@ export interface ChunkRecord {
   metadata: Record<string, unknown>;
 }
 
+/** What a knowledge base holds: its documents, their chunks and their original bytes. */
+export interface KnowledgeBaseSize {
+  listingId: string;
+  documentCount: number;
+  chunkCount: number;
+  bytes: number;
+}
+
 export interface ChunkQuery {
   /** Words to find (full-text, every word must occur); empty = every chunk. */
   q?: string;
@@ -34,6 +44,7 @@ interface DocumentRow {
   listing_id: string;
   source: string;
   format: string;
+  content_hash: string;
   bytes: number;
   chunk_count: number;
   metadata: string;
@@ -48,6 +59,7 @@ const toSummary = (r: DocumentRow): DocumentSummary => ({
   format: r.format,
   bytes: r.bytes,
   chunkCount: r.chunk_count,
+  contentHash: r.content_hash,
   metadata: JSON.parse(r.metadata) as Record<string, unknown>,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -68,6 +80,28 @@ export class SqliteDocumentRepository {
       .prepare(`SELECT * FROM documents WHERE listing_id = ? ORDER BY source`)
       .all(listingId) as DocumentRow[];
     return rows.map(toSummary);
+  }
+
+  /** The size of every knowledge base that holds documents (listings without any are left out). */
+  sizes(): KnowledgeBaseSize[] {
+    return this.db
+      .prepare(
+        `SELECT listing_id AS listingId, count(*) AS documentCount, coalesce(sum(chunk_count), 0) AS chunkCount,
+           coalesce(sum(bytes), 0) AS bytes FROM documents GROUP BY listing_id ORDER BY listing_id`,
+      )
+      .all() as KnowledgeBaseSize[];
+  }
+
+  /** The distinct chunking settings a knowledge base's documents were cut with (from their metadata). */
+  chunkings(listingId: string): Record<string, unknown>[] {
+    const rows = this.db
+      .prepare(
+        `SELECT DISTINCT coalesce(json_extract(metadata, '$.chunking'), '{}') AS chunking FROM documents
+         WHERE listing_id = ?`,
+      )
+      .pluck()
+      .all(listingId) as string[];
+    return rows.map((r) => JSON.parse(r) as Record<string, unknown>);
   }
 
   get(id: string): DocumentSummary {

@@ -1,4 +1,6 @@
 import '@mantine/core/styles.css';
+import '@mantine/dropzone/styles.css';
+import '@mantine/charts/styles.css';
 import './styles.css';
 import { MantineProvider } from '@mantine/core';
 import { QueryClientProvider } from '@tanstack/react-query';

@@ -3,6 +3,7 @@ import type { Chunk, RetrievalMode } from '../../../shared/retrieval';
 import { InvalidInput } from '../../errors';
 import type { BeirQuery } from './beir';
 import { corpusIdsOf, evaluate, type EvalReport } from './evaluate';
+import type { RunChunking } from './runSettings';
 
 /**
  * Evaluation runs of the studio: a question set (BEIR qrels, or questions with the source or text
@@ -33,6 +34,12 @@ export interface RunSettings {
   documentCount: number;
   chunkCount: number;
   dataset: string;
+  /** The knowledge base's chunking at run time (runs stored before it was recorded lack it). */
+  chunking?: RunChunking;
+  /** Weight of the dense part in hybrid mode; null in dense or lexical mode. */
+  denseWeight?: number | null;
+  /** Chunks retrieved per question (the metrics look at the first k, recall@100 at all of them). */
+  topK?: number;
 }
 
 export interface RetrievedHit {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SqliteDocumentRepository } from '../../../db/repositories/documents';
+import { SqliteDocumentRepository, type DocumentSummary } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
 
@@ -15,6 +15,9 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
   const documents = new SqliteDocumentRepository(services.db);
   const tags = ['Studio'];
   const ok = { status: 200, description: 'OK' };
+  /** `sourceKept`: whether the original file is in the source store, so the document can be re-ingested. */
+  const withKeptSource = (docs: DocumentSummary[]) =>
+    Promise.all(docs.map(async (d) => ({ ...d, sourceKept: await services.sources.has(d.contentHash) })));
 
   route({
     method: 'get',
@@ -24,10 +27,20 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
     params: IdParams,
     response: ok,
     errors: [404],
-    handler: ({ params }) => {
+    handler: async ({ params }) => {
       services.listings.get(params.id, 'studio');
-      return { data: documents.list(params.id) };
+      return { data: await withKeptSource(documents.list(params.id)) };
     },
+  });
+
+  route({
+    method: 'get',
+    path: '/knowledge-bases',
+    summary: 'The size of every knowledge base: documents, chunks and bytes of the original files',
+    description: 'Listings whose knowledge base holds no document are left out.',
+    tags,
+    response: ok,
+    handler: () => ({ data: documents.sizes() }),
   });
 
   route({
@@ -38,7 +51,7 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
     params: IdParams,
     response: ok,
     errors: [404],
-    handler: ({ params }) => ({ data: documents.get(params.id) }),
+    handler: async ({ params }) => ({ data: (await withKeptSource([documents.get(params.id)]))[0] }),
   });
 
   route({

@@ -15,7 +15,10 @@ import {
   type EvalRun,
   type QuestionSet,
 } from '../../../core/retrieve/eval/runs';
+import { knowledgeBaseChunking } from '../../../core/retrieve/eval/runSettings';
+import { DENSE_WEIGHT } from '../../../core/retrieve/scoring';
 import { parseOrThrow } from '../../../core/validation';
+import { SqliteDocumentRepository } from '../../../db/repositories/documents';
 import { SqliteEvalRunRepository } from '../../../db/repositories/evalRuns';
 import { RETRIEVAL_MODES, type RetrievalMode } from '../../../shared/retrieval';
 import type { StudioServices } from '../../../db/services';
@@ -52,6 +55,7 @@ const MAX_FILE_BYTES = 200 * 1024 * 1024;
  */
 export function evaluationRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
   const runs = new SqliteEvalRunRepository(services.db);
+  const documents = new SqliteDocumentRepository(services.db);
   const tags = ['Studio'];
 
   route({
@@ -126,6 +130,9 @@ export function evaluationRoutes(route: ReturnType<typeof defineRoutes>, { servi
             documentCount: current.documentCount,
             chunkCount: current.chunkCount,
             dataset: input.dataset,
+            chunking: knowledgeBaseChunking(documents.chunkings(listing.id)),
+            denseWeight: input.mode === 'hybrid' ? (current.retrievalDenseWeight ?? DENSE_WEIGHT) : null,
+            topK: EVAL_DEPTH,
           },
           search: (query) =>
             services.retrieval.deepSearch(listing.id, query, { mode: input.mode, depth: EVAL_DEPTH }),

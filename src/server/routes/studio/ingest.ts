@@ -1,13 +1,18 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { InvalidInput } from '../../../core/errors';
+import { Conflict, InvalidInput } from '../../../core/errors';
 import { newId } from '../../../core/ids';
-import { CHUNKING_STRATEGIES, resolveChunkingOptions } from '../../../core/ingest/chunkers';
+import {
+  CHUNKING_STRATEGIES,
+  resolveChunkingOptions,
+  type ChunkingOptions,
+} from '../../../core/ingest/chunkers';
 import { IngestJobs, type IngestJobEvent } from '../../../core/ingest/jobs';
 import { STUDIO_LIMITS } from '../../../core/ingest/limits';
 import { previewChunks } from '../../../core/ingest/preview';
 import { parseOrThrow } from '../../../core/validation';
+import { SqliteDocumentRepository } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
 import { receiveMultipart, type ReceivedForm } from '../../multipart';
 import type { defineRoutes } from '../../route';
@@ -24,6 +29,8 @@ const IngestOptionsSchema = ChunkingSchema.extend({
   /** The name of each `files` part inside the knowledge base, in order: a dropped folder's relative paths. */
   paths: z.array(z.string().min(1).max(1000)).max(5000).optional(),
 });
+/** Re-ingestion settings; each one left out keeps what the document was ingested with. */
+const ReingestSchema = ChunkingSchema.omit({ csvRequiredColumns: true });
 const PreviewOptionsSchema = ChunkingSchema.extend({ limit: z.number().int().min(1).max(200).default(20) });
 
 const MULTIPART_LIMITS = {
@@ -63,6 +70,7 @@ export function sourceName(path: string): string {
  */
 export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
   const jobs = new IngestJobs((command) => services.ingestion.run(command));
+  const documents = new SqliteDocumentRepository(services.db);
   const tags = ['Studio'];
   const scratch = () => join(services.dataDir, 'tmp', newId('studio', 12));
 
@@ -113,6 +121,47 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
         await rm(dir, { recursive: true, force: true });
         throw err;
       }
+    },
+  });
+
+  route({
+    method: 'post',
+    path: '/documents/:id/reingest',
+    summary: 'Re-ingest one document from its kept original file (background job)',
+    description:
+      'JSON body: strategy, chunkSize, chunkOverlap; each one left out keeps the setting the document was ingested with. Answers 202 with the job id, like POST /studio/listings/{id}/ingest; 409 when the original file was not kept (documents ingested before the studio kept sources).',
+    tags,
+    params: IdParams,
+    body: ReingestSchema,
+    response: { status: 202, description: 'Accepted' },
+    errors: [400, 404, 409],
+    handler: async ({ res, params, body }) => {
+      const document = documents.get(params.id);
+      if (!(await services.sources.has(document.contentHash))) {
+        throw new Conflict(
+          `The original file of '${document.source}' was not kept (it was ingested before the studio kept source files): drop the file again on Ingest to re-ingest it.`,
+        );
+      }
+      const previous = (document.metadata.chunking ?? {}) as Record<string, unknown>;
+      const chunking = {
+        strategy: body.strategy ?? (previous.strategy as ChunkingOptions['strategy']),
+        chunkSize: body.chunkSize ?? (previous.chunkSize as number | undefined),
+        chunkOverlap: body.chunkOverlap ?? (previous.chunkOverlap as number | undefined),
+      };
+      resolveChunkingOptions(chunking);
+      const csvRequiredColumns = Array.isArray(previous.csvRequiredColumns)
+        ? (previous.csvRequiredColumns as string[])
+        : undefined;
+      // The kept copy is read in place and never removed by the job (no cleanup).
+      const job = jobs.start({
+        listingId: document.listingId,
+        inputs: [{ path: services.sources.pathOf(document.contentHash), name: document.source }],
+        chunking,
+        csvRequiredColumns,
+        limits: STUDIO_LIMITS,
+      });
+      res.status(202);
+      return { data: { jobId: job.id, job } };
     },
   });
 

@@ -3,6 +3,7 @@ import {
   Badge,
   Button,
   Card,
+  Checkbox,
   FileInput,
   Grid,
   Input,
@@ -11,6 +12,7 @@ import {
   SegmentedControl,
   Select,
   SimpleGrid,
+  Skeleton,
   Stack,
   Table,
   Tabs,
@@ -19,10 +21,11 @@ import {
   TextInput,
   Title,
   Tooltip,
+  VisuallyHidden,
 } from '@mantine/core';
-import { IconCheck, IconPlayerPlay, IconTrash, IconUpload, IconX } from '@tabler/icons-react';
+import { IconArrowsDiff, IconCheck, IconPlayerPlay, IconTrash, IconUpload, IconX } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import type { RetrievalMode } from '../../../../shared/retrieval';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
@@ -30,7 +33,12 @@ import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
 import { studioCall } from '../playground/studioCalls';
 import { METRICS, parseHandWritten, type EvalRun } from './evalTypes';
-import { ScoreHistogram } from './ScoreHistogram';
+import { RunComparison } from './RunComparison';
+import { formatChunking, formatDenseWeight, toggleCompared } from './runComparison';
+import { ScoreBinsList } from './scoreBins';
+
+// The chart library is large: loaded with the first run shown, not with the studio.
+const ScoreHistogram = lazy(() => import('./ScoreHistogram').then((m) => ({ default: m.ScoreHistogram })));
 
 const fmt = (x: number) => x.toFixed(3);
 
@@ -48,7 +56,9 @@ export function EvaluationPage() {
     enabled: listingId !== null,
   });
   const [selected, setSelected] = useState<string | null>(null);
+  const [compared, setCompared] = useState<string[]>([]);
   const shown = runs.data?.find((r) => r.id === selected) ?? runs.data?.[0];
+  const comparedRuns = (runs.data ?? []).filter((r) => compared.includes(r.id));
 
   if (listings.isPending) return <LoadingState label="Loading listings…" />;
   if (listings.isError)
@@ -71,7 +81,7 @@ export function EvaluationPage() {
               aria-label="Listing"
               data={listings.data.data.map((l) => ({ value: l.id, label: l.title }))}
               value={listingId}
-              onChange={(v) => v && (setChosen(v), setSelected(null))}
+              onChange={(v) => v && (setChosen(v), setSelected(null), setCompared([]))}
               allowDeselect={false}
               w={260}
             />
@@ -109,7 +119,24 @@ export function EvaluationPage() {
               </Card>
             ) : (
               <Stack gap="lg">
-                <RunsTable runs={runs.data} selected={shown?.id} onSelect={setSelected} />
+                <RunsTable
+                  runs={runs.data}
+                  selected={shown?.id}
+                  onSelect={setSelected}
+                  compared={compared}
+                  onToggleCompared={(id) =>
+                    setCompared((c) =>
+                      toggleCompared(
+                        c,
+                        id,
+                        runs.data.map((r) => r.id),
+                      ),
+                    )
+                  }
+                />
+                {comparedRuns.length >= 2 && (
+                  <RunComparison runs={comparedRuns} onClear={() => setCompared([])} />
+                )}
                 {shown && <RunDetail run={shown} />}
               </Stack>
             )}
@@ -235,10 +262,14 @@ function RunsTable({
   runs,
   selected,
   onSelect,
+  compared,
+  onToggleCompared,
 }: {
   runs: EvalRun[];
   selected: string | undefined;
   onSelect: (id: string) => void;
+  compared: string[];
+  onToggleCompared: (id: string) => void;
 }) {
   const client = useQueryClient();
   const remove = useMutation({
@@ -250,12 +281,27 @@ function RunsTable({
   );
   return (
     <Card withBorder padding={0}>
-      <Table.ScrollContainer minWidth={640}>
+      <Group justify="space-between" px="md" py="xs">
+        <Text size="xs" c="dimmed">
+          {runs.length > 1
+            ? 'Tick two or more runs to compare them side by side; click a run to see its questions.'
+            : 'Click a run to see its questions.'}
+        </Text>
+        {compared.length === 1 && (
+          <Text size="xs" c="dimmed" role="status">
+            <IconArrowsDiff size={12} /> Tick one more run to compare.
+          </Text>
+        )}
+      </Group>
+      <Table.ScrollContainer minWidth={900}>
         <Table highlightOnHover aria-label="Evaluation runs" verticalSpacing="xs">
           <Table.Thead>
             <Table.Tr>
+              <Table.Th w={36}>
+                <VisuallyHidden>Compare</VisuallyHidden>
+              </Table.Th>
               <Table.Th>Run</Table.Th>
-              <Table.Th>Mode</Table.Th>
+              <Table.Th>Settings</Table.Th>
               {METRICS.map((m) => (
                 <Table.Th key={m.key} ta="right">
                   {m.label}
@@ -274,18 +320,36 @@ function RunsTable({
                 style={{ cursor: 'pointer' }}
                 aria-selected={run.id === selected}
               >
-                <Table.Td>
-                  <Text size="sm" fw={500} lineClamp={1}>
+                <Table.Td onClick={(e) => e.stopPropagation()}>
+                  <Checkbox
+                    aria-label={`Compare ${run.name}`}
+                    checked={compared.includes(run.id)}
+                    onChange={() => onToggleCompared(run.id)}
+                  />
+                </Table.Td>
+                <Table.Td maw={260}>
+                  <Text size="sm" fw={500} lineClamp={1} title={run.name}>
                     {run.name}
                   </Text>
                   <Text size="xs" c="dimmed">
                     {new Date(run.createdAt).toLocaleString()} · {run.report.metrics.queries} questions
                   </Text>
                 </Table.Td>
-                <Table.Td>
-                  <Badge variant="light" color="gray" size="sm">
-                    {run.report.settings.mode}
-                  </Badge>
+                <Table.Td maw={280}>
+                  <Group gap={6} wrap="nowrap">
+                    <Badge variant="light" color="gray" size="sm">
+                      {run.report.settings.mode}
+                    </Badge>
+                    <Text size="xs" c="dimmed" truncate="end">
+                      {formatChunking(run.report.settings.chunking)}
+                    </Text>
+                  </Group>
+                  <Text size="xs" c="dimmed" truncate="end" title={run.report.settings.embeddingModel}>
+                    {run.report.settings.embeddingModel}
+                    {run.report.settings.mode === 'hybrid'
+                      ? ` · dense weight ${formatDenseWeight(run.report.settings)}`
+                      : ''}
+                  </Text>
                 </Table.Td>
                 {METRICS.map(({ key }) => (
                   <Table.Td
@@ -351,7 +415,10 @@ function RunDetail({ run }: { run: EvalRun }) {
         </Paper>
       </SimpleGrid>
       <Text size="xs" c="dimmed">
-        {settings.dataset} · {settings.mode} · {settings.embeddingModel} · {settings.chunkCount} chunks ·{' '}
+        {settings.dataset} · {settings.mode}
+        {settings.mode === 'hybrid' ? ` (dense weight ${formatDenseWeight(settings)})` : ''} ·{' '}
+        {settings.embeddingModel} · {formatChunking(settings.chunking)} · {settings.chunkCount} chunks ·{' '}
+        {settings.topK ? `top ${settings.topK} per question · ` : ''}
         {metrics.queries} questions
         {metrics.skipped > 0 ? ` (${metrics.skipped} without judgments skipped)` : ''}
       </Text>
@@ -359,7 +426,10 @@ function RunDetail({ run }: { run: EvalRun }) {
         <Title order={4} fz="sm" mb="sm">
           Score distribution of the top 10 chunks
         </Title>
-        <ScoreHistogram bins={distribution} />
+        <Suspense fallback={<Skeleton h={240} />}>
+          <ScoreHistogram bins={distribution} />
+        </Suspense>
+        <ScoreBinsList bins={distribution} />
       </Card>
       <Card withBorder padding={0}>
         <Table.ScrollContainer minWidth={600} maxHeight={420}>

@@ -1,5 +1,14 @@
 import type { RetrievalMode } from '../../../../shared/retrieval';
 
+/** A setting every document shares, `mixed` when they differ, null when none has it. */
+export type SharedSetting<T> = T | 'mixed' | null;
+
+export interface RunChunking {
+  strategy: SharedSetting<string>;
+  chunkSize: SharedSetting<number>;
+  chunkOverlap: SharedSetting<number>;
+}
+
 /** The stored evaluation run as GET /studio/listings/:id/evaluations returns it. */
 export interface EvalRun {
   id: string;
@@ -14,6 +23,10 @@ export interface EvalRun {
       documentCount: number;
       chunkCount: number;
       dataset: string;
+      /** Recorded since runs keep their settings; older runs lack these. */
+      chunking?: RunChunking;
+      denseWeight?: number | null;
+      topK?: number;
     };
     metrics: {
       ndcgAt10: number;

@@ -1,13 +1,15 @@
-import { ActionIcon, Button, Card, Grid, Group, Overlay, Stack, Table, Text, ThemeIcon } from '@mantine/core';
+import { ActionIcon, Button, Card, Grid, Group, Stack, Table, Text, ThemeIcon } from '@mantine/core';
+import { Dropzone } from '@mantine/dropzone';
 import { IconFileImport, IconFolderOpen, IconPaperclip, IconTrash, IconUpload } from '@tabler/icons-react';
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
 import { queryKeys } from '../../lib/queryClient';
 import { ChunkingSettingsCard } from './ChunkingSettingsCard';
 import { chunkingError } from './chunkPreview';
-import { filesFromDrop, filesFromInput, mergeQueue } from './dropFiles';
+import { formatSize } from './formatSize';
+import { filesFromDropzone, filesFromInput, mergeQueue } from './dropFiles';
 import { cancelJob, followJob, startIngest } from './ingestApi';
 import { JobPanel } from './JobPanel';
 import { ListingPicker } from './ListingPicker';
@@ -16,53 +18,6 @@ import type { ChunkingSettings, IngestJob, QueuedFile } from './types';
 import { useListingChoice } from './useListingChoice';
 
 const DEFAULT_SETTINGS: ChunkingSettings = { strategy: 'recursive', chunkSize: 512, chunkOverlap: 64 };
-
-/** Shows a full-window overlay while files are dragged over the page, and takes what is dropped. */
-function useWindowDrop(onFiles: (files: QueuedFile[]) => void, enabled: boolean) {
-  const [over, setOver] = useState(false);
-  const depth = useRef(0);
-  const latest = useRef(onFiles);
-  useEffect(() => {
-    latest.current = onFiles;
-  });
-  useEffect(() => {
-    if (!enabled) return;
-    const hasFiles = (e: DragEvent) => e.dataTransfer?.types.includes('Files') ?? false;
-    const enter = (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      depth.current++;
-      setOver(true);
-    };
-    const overHandler = (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      e.dataTransfer!.dropEffect = 'copy';
-    };
-    const leave = () => {
-      depth.current = Math.max(0, depth.current - 1);
-      if (depth.current === 0) setOver(false);
-    };
-    const drop = (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      depth.current = 0;
-      setOver(false);
-      void filesFromDrop(e.dataTransfer!).then((files) => latest.current(files));
-    };
-    window.addEventListener('dragenter', enter);
-    window.addEventListener('dragover', overHandler);
-    window.addEventListener('dragleave', leave);
-    window.addEventListener('drop', drop);
-    return () => {
-      window.removeEventListener('dragenter', enter);
-      window.removeEventListener('dragover', overHandler);
-      window.removeEventListener('dragleave', leave);
-      window.removeEventListener('drop', drop);
-    };
-  }, [enabled]);
-  return over;
-}
 
 export function IngestPage() {
   const [listingId] = useListingChoice();
@@ -74,13 +29,12 @@ export function IngestPage() {
   const [startError, setStartError] = useState<unknown>();
   const [starting, setStarting] = useState(false);
   const [cancelling, setCancelling] = useState(false);
-  const fileInput = useRef<HTMLInputElement>(null);
+  const openFilePicker = useRef<() => void>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const running = starting || job?.state === 'running';
   const settingsError = chunkingError(settings);
 
   const add = (files: QueuedFile[]) => setQueue((q) => mergeQueue(q, files));
-  const dragging = useWindowDrop(add, !running);
 
   const start = async () => {
     if (!listingId || queue.length === 0) return;
@@ -116,9 +70,14 @@ export function IngestPage() {
   const totalBytes = queue.reduce((n, f) => n + f.file.size, 0);
   return (
     <>
-      {dragging && (
-        <Overlay fixed blur={2} backgroundOpacity={0.35} zIndex={400} center>
-          <Card radius="lg" p="xl" shadow="lg" role="status">
+      <Dropzone.FullScreen
+        active={!running}
+        openRef={openFilePicker}
+        onDrop={(files) => add(filesFromDropzone(files))}
+        aria-label="Drop files to ingest"
+      >
+        <Group justify="center" mih="calc(100vh - 40px)" style={{ pointerEvents: 'none' }}>
+          <Card radius="lg" p="xl" shadow="lg">
             <Group>
               <ThemeIcon size={44} radius="xl" variant="light">
                 <IconUpload size={24} />
@@ -131,24 +90,12 @@ export function IngestPage() {
               </div>
             </Group>
           </Card>
-        </Overlay>
-      )}
+        </Group>
+      </Dropzone.FullScreen>
       <PageHeader
         title="Ingest"
         description="Drop files, folders or ZIP archives anywhere on this window (PDF, DOCX, HTML, Markdown, JSON, CSV). Check how a document is chunked, then ingest: each file is parsed, chunked, embedded and stored."
         actions={<ListingPicker />}
-      />
-      <input
-        ref={fileInput}
-        type="file"
-        multiple
-        hidden
-        aria-label="Choose files"
-        accept=".pdf,.docx,.html,.htm,.md,.mdx,.json,.csv,.jsonl,.zip"
-        onChange={(e) => {
-          add(filesFromInput(e.currentTarget.files ?? []));
-          e.currentTarget.value = '';
-        }}
       />
       <input
         ref={folderInput}
@@ -175,7 +122,7 @@ export function IngestPage() {
                       size="xs"
                       variant="default"
                       leftSection={<IconPaperclip size={14} />}
-                      onClick={() => fileInput.current?.click()}
+                      onClick={() => openFilePicker.current?.()}
                       disabled={running}
                     >
                       Choose files
@@ -192,23 +139,22 @@ export function IngestPage() {
                   </Group>
                 </Group>
                 {queue.length === 0 ? (
-                  <Stack
-                    align="center"
-                    gap={6}
-                    py={40}
-                    style={{
-                      border: '1.5px dashed var(--mantine-color-default-border)',
-                      borderRadius: 'var(--mantine-radius-md)',
-                    }}
+                  <Dropzone
+                    onDrop={(files) => add(filesFromDropzone(files))}
+                    disabled={running}
+                    radius="md"
+                    aria-label="Drop zone: click to choose files"
                   >
-                    <ThemeIcon size={48} radius="xl" variant="light">
-                      <IconFileImport size={26} />
-                    </ThemeIcon>
-                    <Text fw={500}>Drop files, folders or ZIP archives here</Text>
-                    <Text size="sm" c="dimmed">
-                      or anywhere on the window · up to 50 MB per document
-                    </Text>
-                  </Stack>
+                    <Stack align="center" gap={6} py={32} style={{ pointerEvents: 'none' }}>
+                      <ThemeIcon size={48} radius="xl" variant="light">
+                        <IconFileImport size={26} />
+                      </ThemeIcon>
+                      <Text fw={500}>Drop files, folders or ZIP archives here</Text>
+                      <Text size="sm" c="dimmed">
+                        or anywhere on the window, or click to choose files · up to 50 MB per document
+                      </Text>
+                    </Stack>
+                  </Dropzone>
                 ) : (
                   <Table aria-label="Files to ingest" verticalSpacing={4} highlightOnHover>
                     <Table.Tbody>
@@ -291,10 +237,4 @@ export function IngestPage() {
       </Grid>
     </>
   );
-}
-
-function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }

@@ -15,10 +15,13 @@ export function JobPanel({
   job,
   onCancel,
   cancelling,
+  inspectLink = true,
 }: {
   job: IngestJob;
   onCancel: () => void;
   cancelling: boolean;
+  /** Offer to open Inspect once done (not when the panel is shown in Inspect itself). */
+  inspectLink?: boolean;
 }) {
   const running = job.state === 'running';
   const percent = overallPercent(job);
@@ -70,7 +73,7 @@ export function JobPanel({
           </Alert>
         )}
         {job.result ? (
-          <Outcomes job={job} />
+          <Outcomes job={job} inspectLink={inspectLink} />
         ) : (
           job.files.length > 0 && (
             <Table aria-label="File progress" verticalSpacing={6}>
@@ -103,7 +106,7 @@ export function JobPanel({
   );
 }
 
-function Outcomes({ job }: { job: IngestJob }) {
+function Outcomes({ job, inspectLink }: { job: IngestJob; inspectLink: boolean }) {
   const result = job.result!;
   const counts = outcomeCounts(result.documents);
   return (
@@ -122,7 +125,7 @@ function Outcomes({ job }: { job: IngestJob }) {
           The knowledge base now holds {result.documentCount} documents, {result.chunkCount} chunks (
           {(result.durationMs / 1000).toFixed(1)} s).
         </Text>
-        {result.documentCount > 0 && (
+        {inspectLink && result.documentCount > 0 && (
           <Button component="a" href={sectionHref('inspect')} size="xs" variant="subtle" ml="auto">
             Inspect chunks
           </Button>

@@ -1,3 +1,4 @@
+import type { FileWithPath } from '@mantine/dropzone';
 import type { QueuedFile } from './types';
 
 /** OS litter that never belongs in a knowledge base (the server skips it inside folders too). */
@@ -13,37 +14,20 @@ export function filesFromInput(files: Iterable<File>): QueuedFile[] {
 }
 
 /**
- * Files dropped on the window: folders are walked (their relative paths kept as source names), plain
- * files and ZIP archives are taken as they are. The entries must be read during the drop event.
+ * Files from the dropzone (Mantine's, on react-dropzone): it walks dropped folders itself and gives
+ * each file its path inside the drop (`/folder/sub/a.md`, or `./a.md` for a file dropped alone).
+ * Those paths become the source names in the knowledge base.
  */
-export async function filesFromDrop(transfer: DataTransfer): Promise<QueuedFile[]> {
-  const entries = [...transfer.items]
-    .filter((item) => item.kind === 'file')
-    .map((item) => item.webkitGetAsEntry?.() ?? null);
-  if (entries.length === 0 || entries.some((e) => e === null)) return filesFromInput(transfer.files);
-  const out: QueuedFile[] = [];
-  for (const entry of entries) await walk(entry!, out);
-  return out.filter((f) => !isLitter(f.path));
+export function filesFromDropzone(files: FileWithPath[]): QueuedFile[] {
+  return files
+    .map((file) => ({ file, path: dropPath(file) }))
+    .filter((f) => f.path !== '' && !isLitter(f.path));
 }
 
-async function walk(entry: FileSystemEntry, out: QueuedFile[]): Promise<void> {
-  if (entry.isFile) {
-    const file = await new Promise<File>((resolve, reject) =>
-      (entry as FileSystemFileEntry).file(resolve, reject),
-    );
-    out.push({ file, path: entry.fullPath.replace(/^\//, '') || file.name });
-    return;
-  }
-  if (!entry.isDirectory) return;
-  const reader = (entry as FileSystemDirectoryEntry).createReader();
-  // readEntries answers in batches (100 in Chromium) until it returns none.
-  for (;;) {
-    const batch = await new Promise<FileSystemEntry[]>((resolve, reject) =>
-      reader.readEntries(resolve, reject),
-    );
-    if (batch.length === 0) break;
-    for (const child of batch) await walk(child, out);
-  }
+function dropPath(file: FileWithPath): string {
+  const raw = file.relativePath || file.path || file.webkitRelativePath || file.name;
+  const path = raw.replace(/\\/g, '/').replace(/^(\.\/|\/)+/, '');
+  return path || file.name;
 }
 
 /** Adds files to the queue; a path already queued is replaced by the newer file. */

@@ -11,8 +11,9 @@ import {
   Stack,
   Text,
   TextInput,
+  Tooltip,
 } from '@mantine/core';
-import { IconFileImport, IconFilter, IconFiles, IconTrash } from '@tabler/icons-react';
+import { IconFileImport, IconFilter, IconFiles, IconRefresh, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { PageHeader } from '../../components/PageHeader';
@@ -23,13 +24,17 @@ import { errorMessage } from '../../lib/studioApi';
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
 import { ChunkList } from './ChunkList';
+import { formatSize } from '../ingest/formatSize';
 import { deleteDocument, listDocuments, type DocumentSummary } from './documentsApi';
+import { ReingestModal } from './ReingestModal';
 
 export function InspectPage() {
   const [listingId] = useListingChoice();
   const [filter, setFilter] = useState('');
-  const [selectedId, setSelectedId] = useState<string>();
+  // By source: a re-ingested document is a new document under the same name.
+  const [selectedSource, setSelectedSource] = useState<string>();
   const [confirming, setConfirming] = useState<DocumentSummary>();
+  const [reingesting, setReingesting] = useState<DocumentSummary>();
   const queryClient = useQueryClient();
   const documents = useQuery({
     queryKey: ['documents', listingId],
@@ -40,7 +45,7 @@ export function InspectPage() {
     mutationFn: (doc: DocumentSummary) => deleteDocument(doc.id),
     onSuccess: () => {
       setConfirming(undefined);
-      setSelectedId(undefined);
+      setSelectedSource(undefined);
       void queryClient.invalidateQueries({ queryKey: ['documents'] });
       void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
     },
@@ -48,7 +53,7 @@ export function InspectPage() {
 
   const all = documents.data ?? [];
   const shown = all.filter((d) => d.source.toLowerCase().includes(filter.trim().toLowerCase()));
-  const selected = all.find((d) => d.id === selectedId) ?? shown[0];
+  const selected = all.find((d) => d.source === selectedSource) ?? shown[0];
 
   return (
     <>
@@ -110,7 +115,7 @@ export function InspectPage() {
                         key={doc.id}
                         component="button"
                         active={doc.id === selected?.id}
-                        onClick={() => setSelectedId(doc.id)}
+                        onClick={() => setSelectedSource(doc.source)}
                         label={
                           <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
                             {doc.source}
@@ -143,24 +148,46 @@ export function InspectPage() {
                       <Group gap="xs" mt={4}>
                         <Badge variant="light">{selected.format}</Badge>
                         <Text size="xs" c="dimmed">
-                          {selected.chunkCount} chunks · {(selected.bytes / 1024).toFixed(1)} KB ·{' '}
-                          {chunkingOf(selected)}
+                          {selected.chunkCount} {selected.chunkCount === 1 ? 'chunk' : 'chunks'} ·{' '}
+                          {formatSize(selected.bytes)} · {chunkingOf(selected)}
                         </Text>
                       </Group>
-                      <Text size="xs" c="dimmed" mt={6}>
-                        To re-ingest, drop the file again on Ingest: the studio does not keep source files.
-                      </Text>
+                      {!selected.sourceKept && (
+                        <Text size="xs" c="dimmed" mt={6}>
+                          Ingested before the studio kept original files: to re-ingest it, drop the file again
+                          on Ingest.
+                        </Text>
+                      )}
                     </div>
-                    <Button
-                      variant="light"
-                      color="red"
-                      size="xs"
-                      leftSection={<IconTrash size={14} />}
-                      onClick={() => setConfirming(selected)}
-                      aria-label={`Delete ${selected.source}`}
-                    >
-                      Delete
-                    </Button>
+                    <Group gap="xs" wrap="nowrap">
+                      <Tooltip
+                        label="The original file was not kept: drop it again on Ingest"
+                        disabled={selected.sourceKept}
+                      >
+                        <Button
+                          variant="light"
+                          size="xs"
+                          leftSection={<IconRefresh size={14} />}
+                          // data-disabled, not disabled: a disabled button gets no hover, so no tooltip.
+                          onClick={() => selected.sourceKept && setReingesting(selected)}
+                          data-disabled={!selected.sourceKept || undefined}
+                          aria-disabled={!selected.sourceKept || undefined}
+                          aria-label={`Re-ingest ${selected.source}`}
+                        >
+                          Re-ingest
+                        </Button>
+                      </Tooltip>
+                      <Button
+                        variant="light"
+                        color="red"
+                        size="xs"
+                        leftSection={<IconTrash size={14} />}
+                        onClick={() => setConfirming(selected)}
+                        aria-label={`Delete ${selected.source}`}
+                      >
+                        Delete
+                      </Button>
+                    </Group>
                   </Group>
                 </Card>
                 <ChunkList key={selected.id} document={selected} />
@@ -168,6 +195,17 @@ export function InspectPage() {
             )}
           </Grid.Col>
         </Grid>
+      )}
+      {reingesting && (
+        <ReingestModal
+          key={reingesting.id}
+          document={reingesting}
+          onClose={() => setReingesting(undefined)}
+          onFinished={() => {
+            void queryClient.invalidateQueries({ queryKey: ['documents'] });
+            void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+          }}
+        />
       )}
       <Modal
         opened={Boolean(confirming)}

@@ -1,4 +1,5 @@
 import { studioFetch, studioJson } from '../ingest/ingestApi';
+import type { ChunkingSettings, IngestJob } from '../ingest/types';
 
 export interface DocumentSummary {
   id: string;
@@ -7,6 +8,9 @@ export interface DocumentSummary {
   format: string;
   bytes: number;
   chunkCount: number;
+  contentHash: string;
+  /** Whether the studio kept the original file, so the document can be re-ingested. */
+  sourceKept: boolean;
   metadata: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
@@ -41,4 +45,12 @@ export async function listChunks(
 export const deleteDocument = (documentId: string) =>
   studioJson<{ documentCount: number; chunkCount: number }>(`/documents/${encodeURIComponent(documentId)}`, {
     method: 'DELETE',
+  });
+
+/** Starts re-ingesting a document from its kept original file; follow the job like any ingestion. */
+export const reingestDocument = (documentId: string, chunking: Partial<ChunkingSettings>) =>
+  studioJson<{ jobId: string; job: IngestJob }>(`/documents/${encodeURIComponent(documentId)}/reingest`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(chunking),
   });

@@ -2,13 +2,14 @@ import { Button, EmptyState, Group, Loader, Pagination, Text, TextInput } from '
 import { useDebouncedValue, useDisclosure } from '@mantine/hooks';
 import { IconDatabase, IconPlus, IconSearch } from '@tabler/icons-react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import type { Listing } from '../../../../shared/listings';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { formatCount } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
+import { studioJson } from '../ingest/ingestApi';
 import { DeleteListingModal } from './DeleteListingModal';
 import { ListingsTable } from './ListingsTable';
 import { NewListingModal } from './NewListingModal';
@@ -32,6 +33,16 @@ export function ListingsPage() {
     queryFn: () => api.listings.list({ q: q || undefined, limit: PAGE_SIZE, offset }),
     placeholderData: keepPreviousData,
   });
+
+  // Sizes come from the studio (the public listing has no size); the table waits for neither.
+  const sizes = useQuery({
+    queryKey: [...queryKeys.listings, 'sizes'],
+    queryFn: () => studioJson<{ listingId: string; bytes: number }[]>('/knowledge-bases'),
+  });
+  const bytes = useMemo(
+    () => (sizes.data ? new Map(sizes.data.map((s) => [s.listingId, s.bytes])) : undefined),
+    [sizes.data],
+  );
 
   const total = listings.data?.pagination.total ?? 0;
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
@@ -106,6 +117,7 @@ export function ListingsPage() {
             onPublish={setPublishing}
             onEdit={setEditing}
             onDelete={setDeleting}
+            sizes={bytes}
           />
           {pages > 1 && (
             <Group justify="flex-end" mt="md">

@@ -1,32 +1,41 @@
-import { ActionIcon, Button, Group, Stack, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
+import { ActionIcon, Group, Stack, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
 import { IconPencil, IconTrash, IconWorldUpload } from '@tabler/icons-react';
 import type { Listing } from '../../../../shared/listings';
 import { ACCESS_MODEL_LABELS, formatCount, formatListingPrice } from '../../lib/format';
+import { formatSize } from '../ingest/formatSize';
 import { ListingStatusBadge } from './ListingStatusBadge';
+
+const plural = (n: number, noun: string) => `${formatCount(n)} ${n === 1 ? noun : `${noun}s`}`;
+
+/** Bytes of each knowledge base's original files, by listing id (GET /studio/knowledge-bases). */
+export type KnowledgeBaseBytes = ReadonlyMap<string, number>;
 
 export function ListingsTable({
   listings,
   onPublish,
   onEdit,
   onDelete,
+  sizes,
 }: {
   listings: Listing[];
+  /** Undefined while the sizes load (or when they could not be read): the column shows a dash. */
+  sizes?: KnowledgeBaseBytes;
   onPublish: (listing: Listing) => void;
   onEdit: (listing: Listing) => void;
   onDelete: (listing: Listing) => void;
 }) {
   return (
-    <div className="kb-table-wrap">
-      <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="Listings">
+    <Table.ScrollContainer minWidth={900} className="kb-table-wrap" type="native">
+      <Table verticalSpacing="sm" horizontalSpacing="xs" highlightOnHover aria-label="Listings">
         <Table.Thead>
           <Table.Tr>
             <Table.Th>Title</Table.Th>
             <Table.Th>Domain</Table.Th>
-            <Table.Th>Access model</Table.Th>
             <Table.Th>Price</Table.Th>
             <Table.Th>Status</Table.Th>
-            <Table.Th ta="right">Docs</Table.Th>
-            <Table.Th ta="right">Chunks</Table.Th>
+            <Table.Th>Embedding model</Table.Th>
+            <Table.Th ta="right">Contents</Table.Th>
+            <Table.Th ta="right">Size</Table.Th>
             <Table.Th>
               <VisuallyHidden>Actions</VisuallyHidden>
             </Table.Th>
@@ -35,7 +44,7 @@ export function ListingsTable({
         <Table.Tbody>
           {listings.map((listing) => (
             <Table.Tr key={listing.id} data-listing-id={listing.id}>
-              <Table.Td maw={360}>
+              <Table.Td maw={320}>
                 <Stack gap={2}>
                   <Text fw={600} size="sm" truncate="end">
                     {listing.title}
@@ -55,38 +64,51 @@ export function ListingsTable({
                 )}
               </Table.Td>
               <Table.Td>
-                <Text size="sm">{ACCESS_MODEL_LABELS[listing.accessModel]}</Text>
-              </Table.Td>
-              <Table.Td>
-                <Text size="sm" style={{ whiteSpace: 'nowrap' }}>
-                  {formatListingPrice(listing)}
-                </Text>
+                <Stack gap={2}>
+                  <Text size="sm" style={{ whiteSpace: 'nowrap' }}>
+                    {formatListingPrice(listing)}
+                  </Text>
+                  <Text size="xs" c="dimmed" style={{ whiteSpace: 'nowrap' }}>
+                    {ACCESS_MODEL_LABELS[listing.accessModel]}
+                  </Text>
+                </Stack>
               </Table.Td>
               <Table.Td miw={104}>
                 <ListingStatusBadge status={listing.status} />
               </Table.Td>
-              <Table.Td ta="right">
-                <Text size="sm" ff="monospace">
-                  {formatCount(listing.documentCount)}
+              <Table.Td>
+                <Tooltip
+                  label={`${listing.embeddingModel} · ${listing.dimensions} dimensions`}
+                  openDelay={300}
+                >
+                  <Text size="xs" maw={170} truncate="end" data-testid="embedding-model">
+                    {listing.embeddingModel}
+                  </Text>
+                </Tooltip>
+              </Table.Td>
+              <Table.Td ta="right" style={{ whiteSpace: 'nowrap' }}>
+                <Text size="sm">{plural(listing.chunkCount, 'chunk')}</Text>
+                <Text size="xs" c="dimmed">
+                  {plural(listing.documentCount, 'document')}
                 </Text>
               </Table.Td>
               <Table.Td ta="right">
-                <Text size="sm" ff="monospace">
-                  {formatCount(listing.chunkCount)}
+                <Text size="sm" style={{ whiteSpace: 'nowrap' }} data-testid="listing-size">
+                  {sizes ? formatSize(sizes.get(listing.id) ?? 0) : '—'}
                 </Text>
               </Table.Td>
               <Table.Td>
                 <Group gap={6} justify="flex-end" wrap="nowrap">
                   {listing.status === 'draft' && (
-                    <Button
-                      size="xs"
-                      variant="light"
-                      leftSection={<IconWorldUpload size={14} />}
-                      onClick={() => onPublish(listing)}
-                      aria-label={`Publish ${listing.title}`}
-                    >
-                      Publish
-                    </Button>
+                    <Tooltip label="Publish">
+                      <ActionIcon
+                        variant="light"
+                        onClick={() => onPublish(listing)}
+                        aria-label={`Publish ${listing.title}`}
+                      >
+                        <IconWorldUpload size={16} />
+                      </ActionIcon>
+                    </Tooltip>
                   )}
                   <Tooltip label="Edit">
                     <ActionIcon
@@ -116,6 +138,6 @@ export function ListingsTable({
           ))}
         </Table.Tbody>
       </Table>
-    </div>
+    </Table.ScrollContainer>
   );
 }

@@ -1,0 +1,128 @@
+import { Alert, Button, Group, Modal, Stack, Text } from '@mantine/core';
+import { IconInfoCircle, IconRefresh } from '@tabler/icons-react';
+import { useState } from 'react';
+import { ErrorState } from '../../components/QueryStates';
+import { ChunkingSettingsCard } from '../ingest/ChunkingSettingsCard';
+import { cancelJob, followJob } from '../ingest/ingestApi';
+import { JobPanel } from '../ingest/JobPanel';
+import type { ChunkingSettings, IngestJob } from '../ingest/types';
+import { reingestDocument, type DocumentSummary } from './documentsApi';
+import { chunkingOfDocument, reingestPlan } from './reingest';
+
+/**
+ * Confirms re-ingesting one document from its kept original file, with chunking settings that start
+ * from the ones it was ingested with; then shows the job's progress and outcome.
+ */
+export function ReingestModal({
+  document,
+  onClose,
+  onFinished,
+}: {
+  document: DocumentSummary;
+  onClose: () => void;
+  onFinished: (job: IngestJob) => void;
+}) {
+  const [settings, setSettings] = useState<ChunkingSettings | null>(() => chunkingOfDocument(document));
+  const [job, setJob] = useState<IngestJob>();
+  const [error, setError] = useState<unknown>();
+  const [starting, setStarting] = useState(false);
+  const [cancelling, setCancelling] = useState(false);
+  const plan = reingestPlan(document, settings);
+  const running = starting || job?.state === 'running';
+
+  const start = async () => {
+    setStarting(true);
+    setError(undefined);
+    try {
+      const started = await reingestDocument(document.id, plan.body);
+      setJob(started.job);
+      setStarting(false);
+      const final = await followJob(started.jobId, setJob);
+      setJob(final);
+      onFinished(final);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setStarting(false);
+      setCancelling(false);
+    }
+  };
+
+  const cancel = async () => {
+    if (!job) return;
+    setCancelling(true);
+    try {
+      await cancelJob(job.id);
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  const outcome = job?.result?.documents[0];
+  return (
+    <Modal
+      opened
+      onClose={() => !running && onClose()}
+      title="Re-ingest document"
+      size="lg"
+      centered
+      closeOnClickOutside={!running}
+    >
+      <Stack gap="md">
+        {!job && (
+          <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+            Parse, chunk and embed <b>{document.source}</b> again from the original file the studio kept. Its{' '}
+            {document.chunkCount} chunks are replaced when the new ones are stored; until then buyers keep
+            finding the current ones.
+          </Text>
+        )}
+        {settings ? (
+          <ChunkingSettingsCard
+            value={settings}
+            onChange={setSettings}
+            error={plan.error}
+            disabled={running || Boolean(job)}
+          />
+        ) : (
+          <Alert variant="light" color="gray" icon={<IconInfoCircle size={16} />}>
+            This document was ingested with its own embeddings: it is stored again as it is.
+          </Alert>
+        )}
+        {settings && plan.unchanged && !job && (
+          <Text size="xs" c="dimmed" role="note">
+            These are the settings it was ingested with: unless the file’s handling changed, the outcome is
+            “unchanged”.
+          </Text>
+        )}
+        {error !== undefined && <ErrorState title="The document could not be re-ingested" error={error} />}
+        {job && (
+          <JobPanel job={job} onCancel={() => void cancel()} cancelling={cancelling} inspectLink={false} />
+        )}
+        {outcome?.status === 'unchanged' && (
+          <Text size="sm" role="status">
+            Nothing changed: the file and its chunking settings are the same as before.
+          </Text>
+        )}
+        <Group justify="flex-end">
+          {job && !running ? (
+            <Button onClick={onClose}>Close</Button>
+          ) : (
+            <>
+              <Button variant="default" onClick={onClose} disabled={running}>
+                Cancel
+              </Button>
+              <Button
+                leftSection={<IconRefresh size={16} />}
+                onClick={() => void start()}
+                loading={running}
+                disabled={Boolean(plan.error)}
+              >
+                Re-ingest
+              </Button>
+            </>
+          )}
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}

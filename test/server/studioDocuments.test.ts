@@ -1,0 +1,148 @@
+import { readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IngestJobSnapshot } from '../../src/core/ingest/jobs';
+import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
+import { FIXTURES, json, startStudio, type TestStudio } from '../helpers/studio';
+
+let studio: TestStudio;
+let listingId: string;
+beforeAll(async () => {
+  studio = await startStudio();
+  const wallet = studio.services.wallets.defaultWallet().address;
+  listingId = studio.services.listings.create(
+    { title: 'Docs', accessModel: 'one_time', price: 1 },
+    wallet,
+  ).id;
+  await studio.services.ingestion.run({
+    listingId,
+    inputs: ['layout-parser-paper-fast.pdf', 'umlauts-utf8.md', 'stanley-cups.csv'].map((name) => ({
+      path: join(FIXTURES, name),
+    })),
+    atomic: true,
+    limits: STUDIO_LIMITS,
+  });
+});
+afterAll(() => studio.close());
+
+const studioFetch = (path: string, init: RequestInit = {}) => {
+  const headers = new Headers(init.headers);
+  headers.set('X-Studio-Token', studio.studioToken);
+  return fetch(studio.url + path, { ...init, headers });
+};
+
+interface Doc {
+  id: string;
+  source: string;
+  bytes: number;
+  chunkCount: number;
+  contentHash: string;
+  sourceKept: boolean;
+  metadata: { chunking?: { strategy: string; chunkSize: number; chunkOverlap: number } };
+}
+
+async function documents(): Promise<Doc[]> {
+  return (await json(await studioFetch(`/studio/listings/${listingId}/documents`))).data as Doc[];
+}
+
+const reingest = (id: string, body: Record<string, unknown>) =>
+  studioFetch(`/studio/documents/${id}/reingest`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+async function settled(jobId: string): Promise<IngestJobSnapshot> {
+  for (;;) {
+    const job = (await json(await studioFetch(`/studio/jobs/${jobId}`))).data as IngestJobSnapshot;
+    if (job.state !== 'running') return job;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('/studio documents', () => {
+  it('lists documents with whether their original file was kept, and the size of each knowledge base', async () => {
+    const docs = await documents();
+    expect(docs.map((d) => d.source)).toEqual([
+      'layout-parser-paper-fast.pdf',
+      'stanley-cups.csv',
+      'umlauts-utf8.md',
+    ]);
+    const pdf = docs[0]!;
+    expect(pdf.sourceKept).toBe(true);
+    expect(pdf.contentHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(pdf.bytes).toBe((await stat(join(FIXTURES, 'layout-parser-paper-fast.pdf'))).size);
+
+    const sizes = (await json(await studioFetch('/studio/knowledge-bases'))).data as Record<
+      string,
+      unknown
+    >[];
+    expect(sizes).toContainEqual({
+      listingId,
+      documentCount: 3,
+      chunkCount: docs.reduce((n, d) => n + d.chunkCount, 0),
+      bytes: docs.reduce((n, d) => n + d.bytes, 0),
+    });
+  });
+
+  it('re-ingests a document from its kept file with new chunking, as a job, keeping the file', async () => {
+    const before = (await documents()).find((d) => d.source === 'layout-parser-paper-fast.pdf')!;
+    expect(before.metadata.chunking).toEqual({ strategy: 'recursive', chunkSize: 512, chunkOverlap: 64 });
+    const res = await reingest(before.id, { chunkSize: 128, chunkOverlap: 16 });
+    const started = await json(res);
+    expect(res.status, JSON.stringify(started)).toBe(202);
+    expect(started.data.job).toMatchObject({ listingId, state: 'running' });
+    const job = await settled(started.data.jobId);
+    expect(job.state).toBe('done');
+    expect(job.result!.documents).toEqual([
+      expect.objectContaining({ source: 'layout-parser-paper-fast.pdf', status: 'ingested' }),
+    ]);
+    const after = (await documents()).find((d) => d.source === 'layout-parser-paper-fast.pdf')!;
+    expect(after.metadata.chunking).toEqual({ strategy: 'recursive', chunkSize: 128, chunkOverlap: 16 });
+    expect(after.chunkCount).toBeGreaterThan(before.chunkCount * 2);
+    expect(job.result!.documents[0]!.chunks).toBe(after.chunkCount);
+    // The other documents are untouched, and the kept copy is still there for the next time.
+    expect((await documents()).length).toBe(3);
+    expect(await readFile(studio.services.sources.pathOf(after.contentHash))).toEqual(
+      await readFile(join(FIXTURES, 'layout-parser-paper-fast.pdf')),
+    );
+
+    // Without settings it keeps the ones the document has: the same bytes and chunking change nothing.
+    const again = await json(await reingest(after.id, {}));
+    const unchanged = await settled(again.data.jobId);
+    expect(unchanged.result!.documents[0]).toMatchObject({ status: 'unchanged', chunks: after.chunkCount });
+  });
+
+  it('keeps CSV documents CSV, with their rows, when re-ingested', async () => {
+    const csv = (await documents()).find((d) => d.source === 'stanley-cups.csv')!;
+    const job = await settled((await json(await reingest(csv.id, { strategy: 'fixed' }))).data.jobId);
+    expect(job.result!.documents[0]).toMatchObject({ source: 'stanley-cups.csv', status: 'ingested' });
+    // The re-ingested document is a new one under the same name.
+    const now = (await documents()).find((d) => d.source === 'stanley-cups.csv')!;
+    expect(now.metadata.chunking).toMatchObject({ strategy: 'fixed', chunkSize: 512 });
+    const chunks = (await json(await studioFetch(`/studio/documents/${now.id}/chunks?limit=1`))).data;
+    expect(chunks[0].metadata).toMatchObject({ row: 1 });
+  });
+
+  it('answers 409 naming the file when its original was not kept, 404 for an unknown document', async () => {
+    const md = (await documents()).find((d) => d.source === 'umlauts-utf8.md')!;
+    await rm(studio.services.sources.pathOf(md.contentHash));
+    expect((await documents()).find((d) => d.id === md.id)!.sourceKept).toBe(false);
+    const res = await reingest(md.id, {});
+    const body = await json(res);
+    expect(res.status).toBe(409);
+    expect(body.error.code).toBe('conflict');
+    expect(body.error.message).toContain('umlauts-utf8.md');
+    expect(body.error.message).toContain('drop the file again');
+
+    const missing = await reingest('doc_nope', {});
+    expect(missing.status).toBe(404);
+  });
+
+  it('refuses chunking settings the chunker would refuse', async () => {
+    const pdf = (await documents()).find((d) => d.source === 'layout-parser-paper-fast.pdf')!;
+    const res = await reingest(pdf.id, { chunkSize: 64, chunkOverlap: 64 });
+    expect(res.status).toBe(400);
+    expect((await json(res)).error.message).toMatch(/chunkOverlap/);
+  });
+});
