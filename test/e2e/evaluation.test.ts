@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { E2eStudio, SCREENSHOTS, SHARED } from '../helpers/e2e';
+import { E2eStudio, SHARED, shootAll } from '../helpers/e2e';
 
 /**
  * Evaluation end to end, in Chromium, against a real `kbstudio serve`: two runs of a dbpedia-5k
@@ -15,28 +15,6 @@ const studio = new E2eStudio('kbstudio-e2e-eval-', 60_000);
 const openStudio = (hash: string) => studio.openStudio(hash, { defaultTimeout: 20_000 });
 let sliceDir: string;
 let sliceQueries = 0;
-
-/** The view at 1280×800 and 1920×1080, in the light and the dark theme, the whole page. */
-async function shootAll(page: Page, name: string): Promise<void> {
-  for (const theme of ['light', 'dark'] as const) {
-    const toggle = page.getByRole('button', { name: `Switch to ${theme} theme` });
-    if (await toggle.count()) await toggle.dispatchEvent('click');
-    for (const [width, height] of [
-      [1280, 800],
-      [1920, 1080],
-    ] as const) {
-      await page.setViewportSize({ width, height });
-      await page.evaluate('window.scrollTo(0, 0)');
-      await page.waitForTimeout(250);
-      await page.screenshot({
-        path: join(SCREENSHOTS, `${name}-${width}x${height}-${theme}.png`),
-        fullPage: true,
-      });
-    }
-  }
-  await page.getByRole('button', { name: 'Switch to light theme' }).dispatchEvent('click');
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
 
 /** 250 corpus documents of dbpedia-5k and up to 8 queries whose relevant documents are all in them. */
 function writeSlice(dir: string): number {

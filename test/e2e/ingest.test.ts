@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } fro
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { E2eStudio, FIXTURES as fixtures, SCREENSHOTS, shoot } from '../helpers/e2e';
+import { E2eStudio, FIXTURES as fixtures, shoot, shootAll } from '../helpers/e2e';
 
 /**
  * Ingest and Inspect end to end, in Chromium, against a real `kbstudio serve` (real SQLite): the
@@ -36,28 +36,6 @@ async function dropFiles(page: Page, names: string[]): Promise<void> {
     const under = document.elementFromPoint(innerWidth / 2, innerHeight / 2);
     for (const type of ['dragenter', 'dragover', 'drop']) fire(under, type);
   })()`);
-}
-
-/** The view at 1280×800 and 1920×1080, in the light and the dark theme, the whole page. */
-async function shootAll(page: Page, name: string): Promise<void> {
-  for (const theme of ['light', 'dark'] as const) {
-    const toggle = page.getByRole('button', { name: `Switch to ${theme} theme` });
-    if (await toggle.count()) await toggle.dispatchEvent('click');
-    for (const [width, height] of [
-      [1280, 800],
-      [1920, 1080],
-    ] as const) {
-      await page.setViewportSize({ width, height });
-      await page.evaluate('window.scrollTo(0, 0)');
-      await page.waitForTimeout(200);
-      await page.screenshot({
-        path: join(SCREENSHOTS, `${name}-${width}x${height}-${theme}.png`),
-        fullPage: true,
-      });
-    }
-  }
-  await page.getByRole('button', { name: 'Switch to light theme' }).dispatchEvent('click');
-  await page.setViewportSize({ width: 1280, height: 800 });
 }
 
 describe('Ingest and Inspect in Chromium against kbstudio serve', () => {

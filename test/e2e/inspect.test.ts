@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Listing } from '../../src/shared/listings';
-import { E2eStudio, FIXTURES, SCREENSHOTS } from '../helpers/e2e';
+import { E2eStudio, FIXTURES, SCREENSHOTS, shootAll } from '../helpers/e2e';
 
 /**
  * Inspect end to end, in Chromium, against a real `kbstudio serve`: a PDF's chunks with their page
@@ -14,26 +13,6 @@ import { E2eStudio, FIXTURES, SCREENSHOTS } from '../helpers/e2e';
 const studio = new E2eStudio('kbstudio-e2e-inspect-', 60_000);
 const openStudio = (hash: string) => studio.openStudio(hash, { defaultTimeout: 15_000 });
 const PDF = 'layout-parser-paper-fast.pdf';
-
-/** The view at 1280×800 and 1920×1080, in the light and the dark theme. */
-async function shootAll(page: Page, name: string): Promise<void> {
-  for (const theme of ['light', 'dark'] as const) {
-    const toggle = page.getByRole('button', { name: `Switch to ${theme} theme` });
-    // A DOM click: an open dialog's overlay would catch a pointer click on the header's toggle.
-    if (await toggle.count()) await toggle.dispatchEvent('click');
-    for (const [width, height] of [
-      [1280, 800],
-      [1920, 1080],
-    ] as const) {
-      await page.setViewportSize({ width, height });
-      await page.evaluate('window.scrollTo(0, 0)');
-      await page.waitForTimeout(150);
-      await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}x${height}-${theme}.png`) });
-    }
-  }
-  await page.getByRole('button', { name: 'Switch to light theme' }).dispatchEvent('click');
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
 
 describe('Inspect and re-ingest in Chromium against kbstudio serve', () => {
   beforeAll(async () => {
@@ -70,7 +49,7 @@ describe('Inspect and re-ingest in Chromium against kbstudio serve', () => {
     const chunks = page.locator('[aria-label="Chunks"]');
     await chunks.getByText('Page: 1').first().waitFor();
     await chunks.getByText('Page: 2').first().waitFor();
-    await shootAll(page, 'inspect-pdf');
+    await shootAll(page, 'inspect-pdf', { fullPage: false });
   });
 
   it('re-ingests the PDF from its kept file with smaller chunks and shows the job’s outcome', async () => {
@@ -93,7 +72,7 @@ describe('Inspect and re-ingest in Chromium against kbstudio serve', () => {
     await dialog.getByText('Ingestion finished').waitFor({ timeout: 60_000 });
     const outcome = dialog.getByRole('table', { name: 'Ingestion outcome' }).getByRole('row').nth(1);
     expect(await outcome.innerText()).toMatch(new RegExp(`^${PDF}[\\s\\S]*ingested`, 'i'));
-    await shootAll(page, 'inspect-reingest-outcome');
+    await shootAll(page, 'inspect-reingest-outcome', { fullPage: false });
     await dialog.getByRole('button', { name: 'Close' }).click();
 
     const after = page.getByText(/^\d+ chunks · [\d.]+ KB · recursive, 128 tokens, 16 overlap$/);

@@ -230,8 +230,26 @@ describe('studio UI in Chromium against kbstudio serve', () => {
     await resize(page, 1920, 1080);
     await shoot(page, 'listings-1920x1080-dark');
     await page.getByRole('link', { name: 'API keys' }).click();
-    await page.getByRole('table', { name: 'API keys' }).waitFor();
+    // The table, or the empty state when no key exists yet: this test must not depend on another's keys.
+    await page.getByRole('heading', { name: 'API keys', level: 2 }).waitFor();
     await shoot(page, 'api-keys-1920x1080-dark');
+  });
+
+  it('keeps a file dropped outside the Ingest drop zone from navigating away from the studio', async () => {
+    const page = await openStudio('#/listings');
+    await page.getByRole('heading', { name: 'Listings' }).waitFor();
+    const prevented = await page.evaluate(() =>
+      ['dragover', 'drop'].map((type) => {
+        const data = new DataTransfer();
+        data.items.add(new File(['# notes'], 'notes.md', { type: 'text/markdown' }));
+        const event = new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: data });
+        document.querySelector('main')!.dispatchEvent(event);
+        return event.defaultPrevented;
+      }),
+    );
+    // A drop event left unprevented is what makes a browser open the file in place of the app.
+    expect(prevented).toEqual([true, true]);
+    expect(page.url()).toContain('#/listings');
   });
 
   it('moves through the sidebar with the keyboard', async () => {

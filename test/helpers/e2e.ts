@@ -82,6 +82,29 @@ export async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
 }
 
+/**
+ * The view at 1280×800 and 1920×1080, light and dark: `<name>-<w>x<h>-<theme>.png`. Full-page by
+ * default; `fullPage: false` keeps an open dialog framed as the user sees it.
+ */
+export async function shootAll(page: Page, name: string, { fullPage = true } = {}): Promise<void> {
+  for (const theme of ['light', 'dark'] as const) {
+    const toggle = page.getByRole('button', { name: `Switch to ${theme} theme` });
+    // A DOM click: an open dialog's overlay would catch a pointer click on the header's toggle.
+    if (await toggle.count()) await toggle.dispatchEvent('click');
+    for (const [width, height] of [
+      [1280, 800],
+      [1920, 1080],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      await page.evaluate('window.scrollTo(0, 0)');
+      await page.waitForTimeout(250);
+      await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}x${height}-${theme}.png`), fullPage });
+    }
+  }
+  await page.getByRole('button', { name: 'Switch to light theme' }).dispatchEvent('click');
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
 export interface OpenOptions {
   viewport?: { width: number; height: number };
   colorScheme?: 'light' | 'dark';

@@ -12,6 +12,10 @@ import { createStudioApi, readStudioToken } from './lib/studioApi';
 import { StudioApiProvider } from './lib/studioContext';
 import { colorSchemeManager, theme } from './theme';
 
+// Files dropped outside the Ingest view's drop zone must not make the browser open them (and leave
+// the studio); the drop zone handles its own drops before these window listeners see them.
+for (const type of ['dragover', 'drop'] as const) window.addEventListener(type, (e) => e.preventDefault());
+
 const api = createStudioApi({ token: readStudioToken() });
 const queryClient = createQueryClient();
 

@@ -101,6 +101,7 @@ describe('request as code', () => {
     expect(code).toContain('listingId: "lst_1"');
   });
   it('finds the query terms to highlight', () => {
-    expect(queryTerms('Notice period, notice? a 3-month')).toEqual(['notice', 'period', 'month']);
+    expect(queryTerms('Notice period, notice? a 3-month')).toEqual(['notice', 'period', '3', 'month']);
+    expect(queryTerms('cups won in 1994 by the Rangers')).toEqual(['cups', 'won', '1994', 'the', 'rangers']);
   });
 });

@@ -441,7 +441,7 @@ function ChunkCard({ rank, chunk, terms }: { rank: number; chunk: Chunk; terms: 
           </Text>
         </Group>
       </Group>
-      <Highlight highlight={terms} size="sm" lineClamp={5} style={{ whiteSpace: 'pre-wrap' }}>
+      <Highlight highlight={terms} wholeWord size="sm" lineClamp={5} style={{ whiteSpace: 'pre-wrap' }}>
         {chunk.text}
       </Highlight>
     </Card>

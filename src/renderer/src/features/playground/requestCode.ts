@@ -55,8 +55,13 @@ export function clientCodeOf(request: PlaygroundRequest, apiBase: string, stream
   return [...setup, ...call].join('\n');
 }
 
-/** Words of the query worth highlighting in results: 2+ letters, no duplicates. */
+/**
+ * Words of the query worth highlighting in results (matched as whole words): 3+ letters or any
+ * number, no duplicates; "in", "of", "a" would light up half of every chunk.
+ */
 export function queryTerms(query: string): string[] {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [];
+  const words = (query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(
+    (w) => w.length >= 3 || /^\p{N}+$/u.test(w),
+  );
   return [...new Set(words)];
 }
