@@ -2,22 +2,17 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { DomainError } from '../errors';
 import type { Embedder } from '../embed/embedder';
-import { chunkSections, countTokens, type ChunkingOptions } from './chunkers';
-import { readEmbeddingsJsonl } from './embeddingsJsonl';
+import { chunkSections, type ChunkingOptions } from './chunkers';
+import { countTokensOffThread } from './chunkers/tokenCounter';
+import { readEmbeddingsJsonl, type EmbeddingRecord } from './embeddingsJsonl';
 import { ChunkLimitExceeded, IngestionFailed, InvalidDocument } from './errors';
 import type { IngestLimits } from './limits';
 import { parseDocument } from './parse';
 import { collectSources, hashFile, type SourceFile } from './sources';
 import type { SourceStore } from './sourceStore';
-import type {
-  ExistingDocument,
-  KnowledgeBaseStore,
-  StagedChunk,
-  StagedDocumentWriter,
-  Staging,
-} from './store';
+import type { ExistingDocument, KnowledgeBaseStore, StagedDocumentWriter, Staging } from './store';
 import type { FileOutcome, IngestProgress, IngestStage } from '../../shared/uploads';
-import type { DocumentFormat } from './types';
+import type { DocumentFormat, ParsedDocument } from './types';
 
 export type { FileOutcome, IngestProgress, IngestStage };
 
@@ -54,6 +49,11 @@ export interface IngestDeps {
 }
 
 const EMBED_BATCH = 256;
+/** Files parsed on worker threads are started this many files ahead (one per worker of their pool)... */
+const LOOKAHEAD = 2;
+/** ...when they are this small: two large PDFs read at once could double the peak memory. */
+const LOOKAHEAD_MAX_BYTES = 4 * 1024 * 1024;
+const OFF_THREAD_FORMATS = new Set<SourceFile['format']>(['pdf', 'docx']);
 const PREBUILT_BATCH = 2_000;
 
 /**
@@ -81,13 +81,32 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
 
   const staging = deps.store.createStaging(request.workDir);
   try {
-    for (const file of files) {
+    const ahead = new Map<SourceFile, Promise<PreparedFile>>();
+    const prepareFile = (file: SourceFile, startParsing: boolean) =>
+      prepare(
+        file,
+        existing.get(file.source),
+        file.format === 'jsonl' ? {} : chunking,
+        request,
+        startParsing,
+      );
+    for (const [index, file] of files.entries()) {
       request.signal?.throwIfAborted();
       report('reading', file.source);
-      const contentHash = await hashFile(file.path);
+      // The next files that parse on a worker thread (PDF, DOCX) start now, while this one is worked on.
+      for (const next of files.slice(index + 1, index + 1 + LOOKAHEAD)) {
+        if (ahead.has(next) || !OFF_THREAD_FORMATS.has(next.format) || next.bytes > LOOKAHEAD_MAX_BYTES)
+          continue;
+        const early = prepareFile(next, true);
+        early.catch(() => undefined);
+        ahead.set(next, early);
+      }
+      const prepared = await (ahead.get(file) ?? prepareFile(file, false));
+      ahead.delete(file);
+      const { contentHash } = prepared;
       const previous = existing.get(file.source);
       const fileChunking = file.format === 'jsonl' ? {} : chunking;
-      if (previous && isUnchanged(previous, contentHash, fileChunking)) {
+      if (prepared.unchanged && previous) {
         // Knowledge bases from before sources were kept get their copy on the next ingestion.
         await deps.sources?.put(contentHash, file.path);
         outcomes.push({
@@ -98,7 +117,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
         });
       } else {
         try {
-          const staged = await stageFile(file, contentHash, fileChunking, request, deps, staging, report);
+          const staged = await stageFile(file, prepared, fileChunking, request, deps, staging, report);
           await deps.sources?.put(contentHash, file.path);
           outcomes.push({ source: file.source, format: file.format, status: 'ingested', ...staged });
           replacedChunks += previous?.chunkCount ?? 0;
@@ -148,7 +167,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
 
 async function stageFile(
   file: SourceFile,
-  contentHash: string,
+  prepared: PreparedFile,
   chunking: Record<string, unknown>,
   request: IngestRequest,
   deps: IngestDeps,
@@ -158,7 +177,7 @@ async function stageFile(
   const document = {
     source: file.source,
     format: file.format,
-    contentHash,
+    contentHash: prepared.contentHash,
     bytes: file.bytes,
     metadata: { chunking },
   };
@@ -167,7 +186,7 @@ async function stageFile(
     const outcome =
       file.format === 'jsonl'
         ? await stagePrebuilt(file, request.listing.embeddingModel, writer)
-        : await stageParsed({ ...file, format: file.format }, request, deps, writer, report);
+        : await stageParsed({ ...file, format: file.format }, prepared, request, deps, writer, report);
     const extra: Record<string, unknown> = {};
     if (outcome.skippedRows) extra.skippedRows = outcome.skippedRows;
     if (outcome.warnings) extra.warnings = outcome.warnings;
@@ -181,28 +200,22 @@ async function stageFile(
 
 async function stageParsed(
   file: SourceFile & { format: DocumentFormat },
+  prepared: PreparedFile,
   request: IngestRequest,
   deps: IngestDeps,
   writer: StagedDocumentWriter,
   report: (stage: IngestStage, file?: string) => void,
 ): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
-  report('parsing', file.source);
-  const bytes = new Uint8Array(await readFile(file.path));
-  const parsed = await parseDocument(
-    file.format,
-    { bytes, source: file.source },
-    { csvRequiredColumns: request.csvRequiredColumns },
-  );
-  report('chunking', file.source);
+  const { source } = file;
+  report('parsing', source);
+  const parsed = await (prepared.parsed ?? parse(file, prepared.bytes!, request));
+  report('chunking', source);
   const pieces = chunkSections(parsed.sections, request.chunking);
   if (pieces.length === 0) {
-    throw new InvalidDocument(
-      file.source,
-      'no text was found in the document, so there is nothing to retrieve.',
-    );
+    throw new InvalidDocument(source, 'no text was found in the document, so there is nothing to retrieve.');
   }
 
-  report('embedding', file.source);
+  report('embedding', source);
   const embedder = deps.embedderFor(request.listing.embeddingModel);
   for (let i = 0; i < pieces.length; i += EMBED_BATCH) {
     request.signal?.throwIfAborted();
@@ -228,32 +241,104 @@ async function stageParsed(
   };
 }
 
-/** Pre-built embeddings: streamed line by line into the staging area, a batch at a time. */
+/**
+ * Pre-built embeddings: streamed line by line into the staging area, a batch at a time. Counting the
+ * tokens of a batch (most of the work) runs on a worker thread while the next batch is read and the
+ * previous one staged; at most two batches are in flight, so memory stays bounded.
+ */
 async function stagePrebuilt(
   file: SourceFile,
   model: string,
   writer: StagedDocumentWriter,
 ): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
-  let batch: StagedChunk[] = [];
+  const writes: Promise<void>[] = [];
   let count = 0;
-  for await (const line of readEmbeddingsJsonl(file.path, model, file.source)) {
-    batch.push({
-      text: line.text,
-      tokenCount: countTokens(line.text),
-      contentHash: sha256(line.text),
-      metadata: { ...line.metadata, line: line.line },
-      vector: line.embedding,
+  const stage = (records: EmbeddingRecord[]) => {
+    const counted = countTokensOffThread(records.map((r) => r.text));
+    const previous = writes.at(-1) ?? Promise.resolve();
+    const write = previous.then(async () => {
+      const tokenCounts = await counted;
+      writer.add(
+        records.map((r, i) => ({
+          text: r.text,
+          tokenCount: tokenCounts[i]!,
+          contentHash: sha256(r.text),
+          metadata: { ...r.metadata, line: r.line },
+          vector: r.embedding,
+        })),
+      );
+      count += records.length;
     });
-    if (batch.length === PREBUILT_BATCH) {
-      writer.add(batch);
-      count += batch.length;
-      batch = [];
+    // Awaited in order below; this keeps a failure from being reported as unhandled meanwhile.
+    write.catch(() => undefined);
+    writes.push(write);
+  };
+  let batch: EmbeddingRecord[] = [];
+  try {
+    for await (const line of readEmbeddingsJsonl(file.path, model, file.source)) {
+      batch.push(line);
+      if (batch.length === PREBUILT_BATCH) {
+        stage(batch);
+        batch = [];
+        if (writes.length > 2) await writes.shift();
+      }
     }
+    if (batch.length > 0) stage(batch);
+    for (const write of writes.splice(0)) await write;
+  } catch (err) {
+    // Nothing may reach the writer after the caller discards it.
+    await Promise.allSettled(writes);
+    throw err;
   }
-  writer.add(batch);
-  count += batch.length;
   if (count === 0) throw new InvalidDocument(file.source, 'the file has no embedding lines.');
   return { chunks: count };
+}
+
+interface PreparedFile {
+  contentHash: string;
+  /** Same bytes and chunking settings as the stored document: nothing to do. */
+  unchanged: boolean;
+  /** The bytes of a changed document (not JSONL, which is streamed). */
+  bytes?: Uint8Array;
+  /** The parse already under way, for files started ahead of their turn. */
+  parsed?: Promise<ParsedDocument>;
+}
+
+/**
+ * Hashes a file and, when it changed and `startParsing`, starts parsing it. A document is read once for
+ * both (the parsers hold it whole anyway, within the per-file limit); JSONL is hashed as a stream.
+ */
+async function prepare(
+  file: SourceFile,
+  previous: ExistingDocument | undefined,
+  chunking: Record<string, unknown>,
+  request: IngestRequest,
+  startParsing: boolean,
+): Promise<PreparedFile> {
+  if (file.format === 'jsonl') {
+    const contentHash = await hashFile(file.path);
+    return { contentHash, unchanged: isUnchanged(previous, contentHash, chunking) };
+  }
+  const bytes = new Uint8Array(await readFile(file.path));
+  const contentHash = createHash('sha256').update(bytes).digest('hex');
+  if (isUnchanged(previous, contentHash, chunking)) return { contentHash, unchanged: true };
+  if (!startParsing) return { contentHash, unchanged: false, bytes };
+  const parsed = parse({ ...file, format: file.format }, bytes, request);
+  // Awaited by stageParsed; until then a refusal must not count as unhandled.
+  parsed.catch(() => undefined);
+  return { contentHash, unchanged: false, parsed };
+}
+
+function parse(
+  file: SourceFile & { format: DocumentFormat },
+  bytes: Uint8Array,
+  request: IngestRequest,
+): Promise<ParsedDocument> {
+  return parseDocument(
+    file.format,
+    { bytes, source: file.source },
+    { csvRequiredColumns: request.csvRequiredColumns },
+  );
 }
 
 function normalizeChunking(request: IngestRequest): Record<string, unknown> {
@@ -267,11 +352,12 @@ function normalizeChunking(request: IngestRequest): Record<string, unknown> {
 }
 
 function isUnchanged(
-  previous: ExistingDocument,
+  previous: ExistingDocument | undefined,
   contentHash: string,
   chunking: Record<string, unknown>,
 ): boolean {
   return (
+    previous !== undefined &&
     previous.contentHash === contentHash &&
     JSON.stringify(previous.metadata.chunking ?? {}) === JSON.stringify(chunking)
   );

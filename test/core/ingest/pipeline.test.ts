@@ -2,6 +2,7 @@ import { copyFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../../src/core/errors';
+import { countTokens } from '../../../src/core/ingest/chunkers';
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
 import { IngestionFailed } from '../../../src/core/ingest/errors';
 import { openServices, type StudioServices } from '../../../src/db/services';
@@ -240,6 +241,37 @@ describe('ingestion pipeline', () => {
     expect(chunks()).toHaveLength(3);
   });
 
+  it('imports thousands of lines in batches with their token counts, and refuses a bad line in a later batch', async () => {
+    const dims = services.listings.get(listingId, 'studio').dimensions;
+    const embedding = Array.from({ length: dims }, (_, i) => Math.cos(i));
+    const line = (i: number) =>
+      JSON.stringify({ text: `Line ${i}: ${'word '.repeat(i % 40)}end.`, embedding });
+    const good = join(dir.path, 'many.jsonl');
+    writeFileSync(good, Array.from({ length: 4_500 }, (_, i) => line(i)).join('\n'));
+
+    const result = await run([good]);
+
+    expect(result.documents[0]).toMatchObject({ status: 'ingested', chunks: 4_500 });
+    const rows = services.db
+      .prepare(`SELECT text, token_count AS tokens, metadata FROM chunks ORDER BY id`)
+      .all() as { text: string; tokens: number; metadata: string }[];
+    expect(rows).toHaveLength(4_500);
+    for (const i of [0, 1, 1_999, 2_000, 4_499]) {
+      expect(rows[i]!.text).toBe(`Line ${i}: ${'word '.repeat(i % 40)}end.`);
+      expect(rows[i]!.tokens).toBe(countTokens(rows[i]!.text));
+      expect(JSON.parse(rows[i]!.metadata)).toMatchObject({ line: i + 1 });
+    }
+
+    const bad = join(dir.path, 'bad-late.jsonl');
+    const lines = Array.from({ length: 4_500 }, (_, i) => line(i));
+    lines[4_000] = JSON.stringify({ text: 'short', embedding: embedding.slice(1) });
+    writeFileSync(bad, lines.join('\n'));
+    const refused = await run([bad]);
+    expect(refused.documents[0]!.status).toBe('rejected');
+    expect(refused.documents[0]!.error!.message).toMatch(/^bad-late\.jsonl: line 4001: embedding has/);
+    expect(chunks()).toHaveLength(4_500);
+  });
+
   it('ingests a ZIP under its entry names, and refuses a name given twice', async () => {
     const result = await run([join(FIXTURES, 'simple.zip')]);
     expect(result.documents.map((d) => [d.source, d.status])).toEqual([
@@ -249,6 +281,37 @@ describe('ingestion pipeline', () => {
     const twice = await run([join(FIXTURES, 'simple.zip'), join(FIXTURES, 'stanley-cups.csv')]);
     const dup = twice.documents.find((d) => d.status === 'rejected');
     expect(dup?.error?.message).toMatch(/appears twice.*simple\.zip\/stanley-cups\.csv/);
+  });
+
+  it('gives each PDF and DOCX read ahead on the worker threads its own outcome and text', async () => {
+    const folder = join(dir.path, 'office');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(folder);
+    copyFileSync(join(FIXTURES, 'fake-memo.pdf'), join(folder, 'a-memo.pdf'));
+    writeFileSync(join(folder, 'b-broken.pdf'), '%PDF-1.7 nothing else');
+    copyFileSync(join(FIXTURES, 'fake.docx'), join(folder, 'c-lorem.docx'));
+    writeFileSync(join(folder, 'd-broken.docx'), 'not a zip');
+    copyFileSync(join(FIXTURES, 'simple.docx'), join(folder, 'e-simple.docx'));
+    copyFileSync(join(FIXTURES, 'fake-memo.pdf'), join(folder, 'f-memo-again.pdf'));
+
+    const result = await run([folder]);
+
+    expect(result.documents.map((d) => [d.source, d.status])).toEqual([
+      ['office/a-memo.pdf', 'ingested'],
+      ['office/b-broken.pdf', 'rejected'],
+      ['office/c-lorem.docx', 'ingested'],
+      ['office/d-broken.docx', 'rejected'],
+      ['office/e-simple.docx', 'ingested'],
+      ['office/f-memo-again.pdf', 'ingested'],
+    ]);
+    expect(result.documents[1]!.error!.message).toMatch(/^office\/b-broken\.pdf: /);
+    expect(result.documents[3]!.error!.message).toMatch(/^office\/d-broken\.docx: /);
+    expect(chunksOf('office/c-lorem.docx').map((c) => c.text)).toEqual(['Lorem ipsum dolor sit amet.']);
+    expect(chunksOf('office/e-simple.docx')[0]!.text).toMatch(/^These are a few of my favorite things:/);
+    for (const memo of ['office/a-memo.pdf', 'office/f-memo-again.pdf']) {
+      expect(chunksOf(memo)[0]!.text).toMatch(/^May 5, 2023/);
+      expect(chunksOf(memo)[0]!.metadata).toMatchObject({ page: 1, format: 'pdf' });
+    }
   });
 
   it('ingests folders, skipping OS litter', async () => {

@@ -1,4 +1,3 @@
-import mammoth from 'mammoth';
 import rehypeParse from 'rehype-parse';
 import { unified } from 'unified';
 import type { Element } from 'hast';
@@ -6,37 +5,30 @@ import { InvalidDocument } from '../errors';
 import type { Metadata, Parser } from '../types';
 import { DEFAULT_DOCX_LIMITS, screenDocxArchive, type DocxArchiveLimits } from './docxArchive';
 import { guardNesting, htmlToSections } from './htmlSections';
+import { ParserWorkerFailure, ParserWorkerPool, type ParserWorkerReply } from './parserWorkerPool';
 
 export interface DocxParserOptions {
   limits?: Partial<DocxArchiveLimits>;
+  /** How long mammoth may take on one file before its worker is terminated (default 120 s). */
+  timeoutMs?: number;
 }
 
-const MAMMOTH_OPTIONS = {
-  // Word's "Title" paragraph style heads the document like a level-1 heading.
-  styleMap: ["p[style-name='Title'] => h1:fresh"],
-  // Images carry no text: skip them without reading their data (the default inlines them as base64).
-  convertImage: mammoth.images.imgElement(() => Promise.resolve({ src: '' })),
-};
+const DEFAULT_TIMEOUT_MS = 120_000;
+const MAX_MEMORY_MB = 2048;
+
+let pool: ParserWorkerPool | undefined;
 
 /**
- * DOCX parser: body text (headers and footers left out, as mammoth does) converted to HTML by mammoth,
- * then cut into one section per heading block ({ headings }); tables one row per line with ' | ' between
- * cells, list items one per line. The ZIP is screened first (sizes, ratios, encryption). Document metadata
+ * DOCX parser: body text (headers and footers left out, as mammoth does) converted to HTML by mammoth on
+ * a worker thread (docxWorker.mjs), then cut into one section per heading block ({ headings }); tables one
+ * row per line with ' | ' between cells, list items one per line. The ZIP is screened first (sizes, ratios, encryption). Document metadata
  * { title, author } from the document's properties.
  */
 export function createDocxParser(options: DocxParserOptions = {}): Parser {
   const limits = { ...DEFAULT_DOCX_LIMITS, ...options.limits };
   return async ({ bytes, source }) => {
     const properties = await screenDocxArchive(bytes, source, limits);
-    let html: string;
-    let messages: { type: string; message: string }[];
-    try {
-      const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      ({ value: html, messages } = await mammoth.convertToHtml({ buffer }, MAMMOTH_OPTIONS));
-    } catch (error) {
-      const reason = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
-      throw new InvalidDocument(source, `could not be read as a Word document (${reason}).`);
-    }
+    const { html, messages } = await convertInWorker(bytes, source, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const sections = guardNesting(source, () =>
       htmlToSections(unified().use(rehypeParse).parse(html), { strip: isFootnoteBacklink }),
     );
@@ -53,4 +45,34 @@ export const parseDocx: Parser = createDocxParser();
 function isFootnoteBacklink(element: Element): boolean {
   const href = element.properties.href;
   return element.tagName === 'a' && typeof href === 'string' && /^#(footnote|endnote)-ref-/.test(href);
+}
+
+interface MammothResult {
+  html: string;
+  messages: { type: string; message: string }[];
+}
+
+async function convertInWorker(bytes: Uint8Array, source: string, timeoutMs: number): Promise<MammothResult> {
+  pool ??= new ParserWorkerPool(new URL('./docxWorker.mjs', import.meta.url), { maxMemoryMb: MAX_MEMORY_MB });
+  let reply: ParserWorkerReply<MammothResult>;
+  try {
+    // A copy for the worker (transferred), so the caller's bytes stay usable.
+    reply = await pool.read<MammothResult>(new Uint8Array(bytes), {}, timeoutMs);
+  } catch (error) {
+    if (!(error instanceof ParserWorkerFailure)) throw error;
+    const reason =
+      error.reason === 'timeout'
+        ? `reading it took too long (over ${Math.round(timeoutMs / 100) / 10} s) and was stopped`
+        : error.reason === 'memory'
+          ? `reading it needed more than ${MAX_MEMORY_MB} MB of memory and was stopped`
+          : error.message.replace(/\.$/, '');
+    throw new InvalidDocument(source, `could not be read as a Word document (${reason}).`);
+  }
+  if (!reply.ok) {
+    throw new InvalidDocument(
+      source,
+      `could not be read as a Word document (${reply.message.replace(/\.$/, '')}).`,
+    );
+  }
+  return reply;
 }

@@ -18,17 +18,26 @@ export function locateJsonSyntaxError(text: string, error: unknown): JsonSyntaxE
     .replace(/, ".*" is not valid JSON$/s, '')
     .replace(/ of JSON input$/, ' of input');
   const position = /at position (\d+)/.exec(message)?.[1];
-  const offset = position !== undefined ? Number(position) : firstErrorOffset(text);
-  return { ...lineAndColumn(text, offset), reason };
+  const located = position !== undefined ? Number(position) : firstErrorOffset(text);
+  if (located === undefined) {
+    return { ...lineAndColumn(text, text.length), reason: `${reason} (nested too deeply to locate exactly)` };
+  }
+  return { ...lineAndColumn(text, located), reason };
 }
 
-function firstErrorOffset(text: string): number {
+function firstErrorOffset(text: string): number | undefined {
   const errors: ParseError[] = [];
-  parseTolerant(text, errors, {
-    disallowComments: true,
-    allowTrailingComma: false,
-    allowEmptyContent: false,
-  });
+  try {
+    parseTolerant(text, errors, {
+      disallowComments: true,
+      allowTrailingComma: false,
+      allowEmptyContent: false,
+    });
+  } catch (error) {
+    // jsonc-parser recurses once per nesting level: thousands of levels overflow the stack.
+    if (!(error instanceof RangeError)) throw error;
+    return errors[0]?.offset;
+  }
   return errors[0]?.offset ?? text.length;
 }
 

@@ -1,4 +1,4 @@
-import type { Root } from 'mdast';
+import type { Root, Yaml } from 'mdast';
 import remarkFrontmatter from 'remark-frontmatter';
 import remarkGfm from 'remark-gfm';
 import remarkMdx from 'remark-mdx';
@@ -9,7 +9,8 @@ import { InvalidDocument } from '../errors';
 import type { Metadata, ParsedDocument, Parser } from '../types';
 import { normalizeFrontMatterFence, readFrontMatter } from './markdownFrontMatter';
 import { markdownPieces } from './markdownPieces';
-import { markdownSections } from './markdownSections';
+import { MarkdownSectionBuilder } from './markdownSections';
+import { parseDeadline, type ParseBudget } from './parseBudget';
 
 const markdownProcessor = unified().use(remarkParse).use(remarkFrontmatter, ['yaml']).use(remarkGfm);
 const mdxProcessor = unified()
@@ -18,30 +19,52 @@ const mdxProcessor = unified()
   .use(remarkGfm)
   .use(remarkMdx);
 
+export interface MarkdownParserOptions {
+  /** Time allowed for one document (checked between its parts); see DEFAULT_PARSE_BUDGET. */
+  budget?: ParseBudget;
+}
+
 /**
  * Markdown (CommonMark + GitHub tables) and, for `.mdx` sources only, MDX. YAML front matter becomes the
  * document metadata (read with the `yaml` package and an alias limit, never with gray-matter, which runs
- * `---js` front matter); the body becomes one section per heading (see markdownSections).
+ * `---js` front matter); the body becomes one section per heading (see markdownSections). A large
+ * document is parsed a piece at a time (markdownPieces) and each piece's tree dropped once its text is
+ * taken, so memory stays near the size of the text; a document that parses far slower than its size
+ * warrants is refused (parseDeadline).
  */
-export const parseMarkdown: Parser = async ({ bytes, source }) => {
-  const text = normalizeFrontMatterFence(decodeText(bytes), source);
-  const warnings: string[] = [];
-  const { tree, sections } = withinStack(source, () => {
-    const tree = parseTree(text, source);
-    return { tree, sections: markdownSections(tree) };
-  });
+export function createMarkdownParser(options: MarkdownParserOptions = {}): Parser {
+  return async ({ bytes, source }) => {
+    const text = normalizeFrontMatterFence(decodeText(bytes), source);
+    const warnings: string[] = [];
+    const checkTime = parseDeadline(source, 'Markdown', text.length, options.budget);
+    const builder = new MarkdownSectionBuilder();
+    let frontMatter: Yaml | undefined;
+    const sections = withinStack(source, () => {
+      const pieces = /\.mdx$/i.test(source) ? [text] : markdownPieces(text);
+      for (let i = 0; i < pieces.length; i++) {
+        const tree = parseTree(pieces[i]!, source);
+        pieces[i] = '';
+        const first = tree.children[0];
+        if (i === 0 && first?.type === 'yaml') frontMatter = first;
+        builder.add(tree.children);
+        checkTime();
+      }
+      return builder.finish();
+    });
 
-  let metadata: Metadata = {};
-  const frontMatter = tree.children[0];
-  if (frontMatter?.type === 'yaml') {
-    metadata = readFrontMatter(frontMatter.value, frontMatter.position?.start.line ?? 1, source, warnings);
-  }
+    let metadata: Metadata = {};
+    if (frontMatter) {
+      metadata = readFrontMatter(frontMatter.value, frontMatter.position?.start.line ?? 1, source, warnings);
+    }
 
-  if (sections.length === 0) warnings.push('The document has no text.');
-  const document: ParsedDocument = { format: 'markdown', sections, metadata };
-  if (warnings.length > 0) document.warnings = warnings;
-  return document;
-};
+    if (sections.length === 0) warnings.push('The document has no text.');
+    const document: ParsedDocument = { format: 'markdown', sections, metadata };
+    if (warnings.length > 0) document.warnings = warnings;
+    return document;
+  };
+}
+
+export const parseMarkdown: Parser = createMarkdownParser();
 
 /** micromark and the tree walk recurse per nesting level: thousands of nested quotes or lists overflow the stack. */
 function withinStack<T>(source: string, read: () => T): T {
@@ -56,12 +79,9 @@ function withinStack<T>(source: string, read: () => T): T {
   }
 }
 
-/** CommonMark never fails (large documents are parsed in pieces, see markdownPieces); MDX does, with a position. */
+/** CommonMark never fails; MDX does, with a position. */
 function parseTree(text: string, source: string): Root {
-  if (!/\.mdx$/i.test(source)) {
-    const trees = markdownPieces(text).map((piece) => markdownProcessor.parse(piece));
-    return { type: 'root', children: trees.flatMap((tree) => tree.children) };
-  }
+  if (!/\.mdx$/i.test(source)) return markdownProcessor.parse(text);
   try {
     return mdxProcessor.parse(text);
   } catch (error) {

@@ -1,4 +1,4 @@
-import type { Root } from 'mdast';
+import type { Root, RootContent } from 'mdast';
 import type { Section } from '../types';
 import { blockText } from './markdownText';
 
@@ -17,34 +17,56 @@ interface OpenSection {
  * into the deeper section's text, so it is neither lost nor left as a one-word section.
  */
 export function markdownSections(tree: Root): Section[] {
-  const sections: Section[] = [];
-  let current: OpenSection = { path: [], blocks: [], hasBody: false };
-  const emit = (section: OpenSection) => {
+  const builder = new MarkdownSectionBuilder();
+  builder.add(tree.children);
+  return builder.finish();
+}
+
+/**
+ * markdownSections fed a document's top-level nodes a part at a time, so the tree of each part of a
+ * large document can be dropped once its text is taken (the whole tree costs 15–20 times the file).
+ */
+export class MarkdownSectionBuilder {
+  private readonly sections: Section[] = [];
+  private current: OpenSection = { path: [], blocks: [], hasBody: false };
+
+  add(nodes: RootContent[]): void {
+    for (const node of nodes) {
+      if (node.type !== 'heading') {
+        const text = blockText(node);
+        if (text !== '') {
+          this.current.blocks.push(text);
+          this.current.hasBody = true;
+        }
+        continue;
+      }
+      const text = blockText(node);
+      const path = [
+        ...this.current.path.filter((heading) => heading.depth < node.depth),
+        { depth: node.depth, text },
+      ];
+      const deepest = this.current.path.at(-1);
+      const carried =
+        !this.current.hasBody && deepest !== undefined && node.depth > deepest.depth
+          ? this.current.blocks
+          : [];
+      if (carried.length === 0) this.emit(this.current);
+      this.current = { path, blocks: text === '' ? [...carried] : [...carried, text], hasBody: false };
+    }
+  }
+
+  finish(): Section[] {
+    this.emit(this.current);
+    this.current = { path: [], blocks: [], hasBody: false };
+    return this.sections;
+  }
+
+  private emit(section: OpenSection): void {
     if (section.blocks.length === 0) return;
     const headings = section.path.map((heading) => heading.text).filter((text) => text !== '');
-    sections.push({ text: section.blocks.join('\n\n'), metadata: headings.length > 0 ? { headings } : {} });
-  };
-
-  for (const node of tree.children) {
-    if (node.type !== 'heading') {
-      const text = blockText(node);
-      if (text !== '') {
-        current.blocks.push(text);
-        current.hasBody = true;
-      }
-      continue;
-    }
-    const text = blockText(node);
-    const path = [
-      ...current.path.filter((heading) => heading.depth < node.depth),
-      { depth: node.depth, text },
-    ];
-    const deepest = current.path.at(-1);
-    const carried =
-      !current.hasBody && deepest !== undefined && node.depth > deepest.depth ? current.blocks : [];
-    if (carried.length === 0) emit(current);
-    current = { path, blocks: text === '' ? [...carried] : [...carried, text], hasBody: false };
+    this.sections.push({
+      text: section.blocks.join('\n\n'),
+      metadata: headings.length > 0 ? { headings } : {},
+    });
   }
-  emit(current);
-  return sections;
 }

@@ -1,7 +1,7 @@
-import { Worker } from 'node:worker_threads';
 import { EncryptedDocument, InvalidDocument, NoTextLayer } from '../errors';
 import type { Parser, ParsedDocument, Section } from '../types';
 import { pageText, removeControlChars, type PdfTextItem } from './pdfText';
+import { ParserWorkerFailure, ParserWorkerPool } from './parserWorkerPool';
 
 export interface PdfParserOptions {
   /** How long one file may take before its worker is terminated (default 120 s). */
@@ -33,7 +33,8 @@ type WorkerReply = WorkerResult | { ok: false; name: string; message: string };
 
 /**
  * PDF parser: the text layer only, one section per page with text ({ page }, 1-based). pdfjs runs in a
- * worker thread (a 600-page file takes seconds and hundreds of MB), terminated when it runs out of time.
+ * long-lived worker thread (a 600-page file takes seconds and hundreds of MB), terminated and replaced
+ * when a file runs out of time or memory.
  * Refuses encrypted files, and files where at least half of the pages with content are images without text.
  */
 export function createPdfParser(options: PdfParserOptions = {}): Parser {
@@ -94,65 +95,56 @@ function pageList(pages: number[]): string {
   return pages.length === 1 ? `page ${pages[0]}` : `pages ${pages.join(', ')}`;
 }
 
-function readInWorker(bytes: Uint8Array, source: string, options: PdfParserOptions): Promise<WorkerResult> {
+/** One pool per heap limit (parsers made with other limits get their own). */
+const pools = new Map<number, ParserWorkerPool>();
+
+function poolFor(maxMemoryMb: number): ParserWorkerPool {
+  let pool = pools.get(maxMemoryMb);
+  if (!pool) {
+    pool = new ParserWorkerPool(new URL('./pdfWorker.mjs', import.meta.url), { maxMemoryMb });
+    pools.set(maxMemoryMb, pool);
+  }
+  return pool;
+}
+
+async function readInWorker(
+  bytes: Uint8Array,
+  source: string,
+  options: PdfParserOptions,
+): Promise<WorkerResult> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxMemoryMb = options.maxMemoryMb ?? DEFAULT_MAX_MEMORY_MB;
   // The worker gets its own copy (transferred, not cloned), so the caller's bytes stay usable. Not
   // bytes.slice(): on a Buffer that is a view of the same memory.
   const data = new Uint8Array(bytes);
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./pdfWorker.mjs', import.meta.url), {
-      workerData: { data, lowTextChars: IMAGE_PAGE_MAX_CHARS },
-      transferList: [data.buffer],
-      resourceLimits: { maxOldGenerationSizeMb: maxMemoryMb },
-      // Plain JavaScript: no need for the parent's loaders (tsx would transform pdfjs again, 2x slower).
-      execArgv: [],
-      // pdfjs reports damaged objects on the console; the outcome is reported through the result instead.
-      stdout: true,
-      stderr: true,
-    });
-    worker.stdout.resume();
-    worker.stderr.resume();
-    let settled = false;
-    const settle = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      outcome();
-    };
-    const timer = setTimeout(() => {
+  let reply: WorkerReply;
+  try {
+    reply = await poolFor(maxMemoryMb).read<Omit<WorkerResult, 'ok'>>(
+      data,
+      { lowTextChars: IMAGE_PAGE_MAX_CHARS },
+      timeoutMs,
+    );
+  } catch (error) {
+    if (!(error instanceof ParserWorkerFailure)) throw error;
+    if (error.reason === 'timeout') {
       const seconds = Math.round(timeoutMs / 100) / 10;
-      settle(() =>
-        reject(
-          new InvalidDocument(
-            source,
-            `reading the PDF took too long (over ${seconds} s) and was stopped; the file may be damaged or too complex. Try splitting it into smaller files.`,
-          ),
-        ),
+      throw new InvalidDocument(
+        source,
+        `reading the PDF took too long (over ${seconds} s) and was stopped; the file may be damaged or too complex. Try splitting it into smaller files.`,
       );
-    }, timeoutMs);
-    worker.once('message', (reply: WorkerReply) =>
-      settle(() => (reply.ok ? resolve(reply) : reject(refusal(reply.name, reply.message, source)))),
-    );
-    worker.once('error', (error: Error & { code?: string }) =>
-      settle(() =>
-        reject(
-          error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? new InvalidDocument(
-                source,
-                `reading the PDF needed more than ${maxMemoryMb} MB of memory and was stopped.`,
-              )
-            : refusal(error.name, error.message, source),
-        ),
-      ),
-    );
-    worker.once('exit', (code) =>
-      settle(() =>
-        reject(new InvalidDocument(source, `the PDF reader stopped unexpectedly (exit code ${code}).`)),
-      ),
-    );
-  });
+    }
+    if (error.reason === 'memory') {
+      throw new InvalidDocument(
+        source,
+        `reading the PDF needed more than ${maxMemoryMb} MB of memory and was stopped.`,
+      );
+    }
+    if (error.reason === 'exit')
+      throw new InvalidDocument(source, `the PDF ${error.message.replace(/^the /, '')}`);
+    throw refusal(error.errorName, error.message, source);
+  }
+  if (!reply.ok) throw refusal(reply.name, reply.message, source);
+  return reply;
 }
 
 function refusal(name: string, message: string, source: string): Error {

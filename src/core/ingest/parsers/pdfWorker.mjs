@@ -1,10 +1,14 @@
-// Reads a PDF with pdfjs inside a worker thread, so a large or hostile file can be timed out and its memory
+// Reads PDFs with pdfjs inside a worker thread, so a large or hostile file can be timed out and its memory
 // released by terminating the thread. Plain JavaScript on purpose: it must load as it is under node, tsx and
 // vitest. It only extracts; pdfText.ts turns the items into text and pdf.ts decides what to refuse.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
+
+// pdfjs reports damaged objects on the console; the outcome is reported through the result instead. (Piping
+// the worker's stdout instead would keep the process alive while the worker idles.)
+for (const method of ['log', 'info', 'warn', 'error', 'debug']) console[method] = () => undefined;
 
 const IMAGE_OPS = new Set(
   [
@@ -95,12 +99,17 @@ function infoString(value) {
   return typeof text === 'string' && text.trim() ? text.trim() : undefined;
 }
 
-try {
-  parentPort.postMessage({ ok: true, ...(await extract(workerData)) });
-} catch (error) {
-  parentPort.postMessage({
-    ok: false,
-    name: error?.name ?? 'Error',
-    message: String(error?.message ?? error),
-  });
-}
+// Long-lived: the pool (parserWorkerPool.ts) sends one file at a time and reuses the thread, so pdfjs loads
+// once instead of once per file. Each reply carries the id of its request.
+parentPort.on('message', async ({ id, data, lowTextChars }) => {
+  try {
+    parentPort.postMessage({ id, ok: true, ...(await extract({ data, lowTextChars })) });
+  } catch (error) {
+    parentPort.postMessage({
+      id,
+      ok: false,
+      name: error?.name ?? 'Error',
+      message: String(error?.message ?? error),
+    });
+  }
+});

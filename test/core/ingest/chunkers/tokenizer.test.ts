@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countTokens } from '../../../../src/core/ingest/chunkers';
+import { countTokensOffThread } from '../../../../src/core/ingest/chunkers/tokenCounter';
 
 describe('countTokens', () => {
   it('counts cl100k tokens', () => {
@@ -21,5 +22,28 @@ describe('countTokens', () => {
     // Counted directly, cl100k gives 625 tokens for 5,000 x's and 1,000 for this run of kanji.
     expect(countTokens('x'.repeat(5000))).toBe(625);
     expect(countTokens('日本語'.repeat(300))).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+describe('countTokensOffThread', () => {
+  it('gives the same counts as countTokens, in order, for every kind of text', async () => {
+    const texts = [
+      'hello world',
+      '',
+      'Grüße aus Köln',
+      '<|endoftext|>',
+      'x'.repeat(5000),
+      `${' '.repeat(300)}word${'\u3000'.repeat(400)}`,
+      '日本語'.repeat(300),
+      '😀'.repeat(200),
+    ];
+    const [first, second] = await Promise.all([
+      countTokensOffThread(texts),
+      countTokensOffThread(texts.slice().reverse()),
+    ]);
+    expect(first).toEqual(texts.map((text) => countTokens(text)));
+    expect(second).toEqual(first.slice().reverse());
+    expect(first.slice(0, 2)).toEqual([2, 0]);
+    expect(first[4]).toBe(625);
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
 import { InvalidDocument } from '../../../../src/core/ingest/errors';
-import { parseHtml } from '../../../../src/core/ingest/parsers/html';
+import { createHtmlParser, parseHtml } from '../../../../src/core/ingest/parsers/html';
 import type { ParsedDocument } from '../../../../src/core/ingest/types';
 
 const docs = new URL('../shared/fixtures/docs/', new URL('../../../../', import.meta.url));
@@ -209,5 +209,15 @@ describe('parseHtml character sets', () => {
     expect(allText(await parseHtml({ bytes: meta, source: 'meta.html' }))).toBe(text);
     expect(allText(await parseHtml({ bytes: xml, source: 'xhtml.html' }))).toBe(text);
     expect(allText(await parseHtml({ bytes: undeclared, source: 'plain.html' }))).toBe('Résumé');
+  });
+});
+
+describe('parseHtml time budget', () => {
+  it('refuses a page that takes far longer than its size warrants, naming the file', async () => {
+    const parse = createHtmlParser({ budget: { baseMs: 1, msPerMb: 0 } });
+    const html = `<html><body>${'<div><p>Some text in a paragraph.</p></div>'.repeat(20_000)}</body></html>`;
+    await expect(parse({ bytes: Buffer.from(html), source: 'slow.html' })).rejects.toThrow(
+      /^slow\.html: reading the HTML took too long \(over 0 s for 0\.\d MB of text\) and was stopped/,
+    );
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
 import { InvalidDocument } from '../../../../src/core/ingest/errors';
-import { parseMarkdown } from '../../../../src/core/ingest/parsers/markdown';
+import { createMarkdownParser, parseMarkdown } from '../../../../src/core/ingest/parsers/markdown';
 
 const repoRoot = new URL('../../../../', import.meta.url);
 const fixtures = new URL('../shared/fixtures/docs/', repoRoot);
@@ -257,6 +257,28 @@ describe('parseMarkdown front matter', () => {
 });
 
 describe('parseMarkdown limits', () => {
+  it('refuses a document that takes far longer than its size warrants, naming the file', async () => {
+    const parse = createMarkdownParser({ budget: { baseMs: 1, msPerMb: 0 } });
+    const text = Array.from({ length: 4000 }, (_, i) => `## Part ${i}\n\n- item ${i}\n- another item\n`).join(
+      '\n',
+    );
+    await expect(parse({ bytes: new TextEncoder().encode(text), source: 'slow.md' })).rejects.toThrow(
+      /^slow\.md: reading the Markdown took too long \(over 0 s for 0\.\d MB of text\) and was stopped/,
+    );
+  });
+
+  it('reads a large document in pieces within the default time budget, keeping every heading path', async () => {
+    const text = Array.from({ length: 4000 }, (_, i) => `## Part ${i}\n\n- item ${i}\n- another item\n`).join(
+      '\n',
+    );
+    const doc = await markdown(text, 'big.md');
+    expect(doc.sections).toHaveLength(4000);
+    expect(doc.sections[3999]).toEqual({
+      text: 'Part 3999\n\n- item 3999\n- another item',
+      metadata: { headings: ['Part 3999'] },
+    });
+  });
+
   it('refuses a document nested too deeply for the stack instead of crashing', async () => {
     await expect(markdown(`${'<div>'.repeat(50_000)}text\n`, 'nested.md')).rejects.toThrow(
       'nested.md: the document nests too deeply to be read (block quotes, lists, emphasis or HTML thousands of levels deep).',

@@ -255,6 +255,26 @@ describe('parsePdf on damaged input', () => {
     );
   });
 
+  it('reads the next file normally after one ran out of time (its worker is replaced)', async () => {
+    await expect(
+      createPdfParser({ timeoutMs: 1 })({ bytes: fixture('fake-memo.pdf'), source: 'slow.pdf' }),
+    ).rejects.toThrow(/took too long/);
+    const [memo, list] = await Promise.all([
+      parseFixture('fake-memo.pdf'),
+      parseFixture('list-item-example.pdf'),
+    ]);
+    expect(pageText(memo, 1)).toContain('May 5, 2023');
+    expect(list.sections.length).toBeGreaterThan(0);
+  });
+
+  it('reads many files given at once, each with its own pages', async () => {
+    const names = ['fake-memo.pdf', 'list-item-example.pdf', 'DA-1p.pdf', 'embedded-link.pdf'];
+    const docs = await Promise.all([...names, ...names].map((name) => parseFixture(name)));
+    const single = await Promise.all(names.map((name) => parseFixture(name)));
+    expect(docs).toEqual([...single, ...single]);
+    expect(pageText(docs[0]!, 1)).toContain('May 5, 2023');
+  });
+
   it("leaves the caller's bytes usable", async () => {
     const bytes = fixture('fake-memo.pdf');
     const first = await parsePdf({ bytes, source: 'memo.pdf' });
