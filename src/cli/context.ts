@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { storageFailure } from '../core/uploads/storageErrors';
 import { openServices, type StudioServices } from '../db/services';
 import { resolveDataDir } from './dataDir';
 import { createOutput, type Output } from './output';
@@ -19,9 +20,13 @@ export async function withServices(
   run: (ctx: CommandContext) => unknown | Promise<unknown>,
 ) {
   const globals = command.optsWithGlobals<GlobalOptions>();
-  const services = openServices(resolveDataDir(globals.dataDir), { environment: process.env });
+  const dataDir = resolveDataDir(globals.dataDir);
+  const services = openServices(dataDir, { environment: process.env });
   try {
     await run({ services, out: createOutput(Boolean(globals.json)) });
+  } catch (err) {
+    // SQLite's "database or disk is full" names neither the disk nor the folder.
+    throw storageFailure(err, dataDir) ?? err;
   } finally {
     services.close();
   }

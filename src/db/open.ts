@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { getLoadablePath } from 'sqlite-vec';
+import { claimScratch } from '../core/uploads/scratch';
+import { storageFailure } from '../core/uploads/storageErrors';
 import { migrate } from './migrations';
 
 export type Db = Database.Database;
@@ -17,11 +19,28 @@ export interface OpenOptions {
 }
 
 export const DATABASE_FILE = 'kbstudio.db';
+/** Scratch space of ingestions (received uploads, extracted archives, staging databases). */
+export const SCRATCH_DIR = 'tmp';
 
-/** Opens (creating if needed) the data directory's database, loads sqlite-vec and migrates it. */
+/**
+ * Opens (creating if needed) the data directory's database, loads sqlite-vec and migrates it, then
+ * clears the scratch files a killed process left behind. A directory that cannot be written, or a full
+ * disk, fails with a message naming the directory.
+ */
 export function openDataDir(dataDir: string, options: OpenOptions = {}): Db {
-  mkdirSync(dataDir, { recursive: true });
-  return openDatabase(join(dataDir, DATABASE_FILE), options);
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    const db = openDatabase(join(dataDir, DATABASE_FILE), options);
+    try {
+      claimScratch(join(dataDir, SCRATCH_DIR));
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    return db;
+  } catch (err) {
+    throw storageFailure(err, dataDir) ?? err;
+  }
 }
 
 export function openDatabase(file: string, options: OpenOptions = {}): Db {

@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Upload, UploadConfig } from '../../shared/uploads';
 import { DomainError, Forbidden, InvalidInput } from '../errors';
 import { newId } from '../ids';
@@ -8,6 +9,7 @@ import type { IngestProgress } from '../ingest/pipeline';
 import type { IngestionService } from '../ingest/service';
 import { EMBEDDING_MODELS } from '../embed/models';
 import type { ListingService } from '../marketplace/listings';
+import { storageFailure } from './storageErrors';
 
 export type UploadRecord = Upload & { wallet: string };
 
@@ -120,7 +122,11 @@ export class UploadService {
       createdAt: at,
       updatedAt: at,
     };
-    this.repo.insert(record);
+    try {
+      this.repo.insert(record);
+    } catch (err) {
+      throw storageFailure(err, dataDirOf(request.dir)) ?? err;
+    }
     this.queue = this.queue.then(() => this.process(record, request));
     return strip(record);
   }
@@ -137,6 +143,7 @@ export class UploadService {
     return this.queue;
   }
 
+  /** Never rejects: a failure is recorded on the upload, and the queue goes on with the next one. */
   private async process(record: UploadRecord, request: AcceptUpload): Promise<void> {
     const id = record.uploadId;
     let lastWrite = 0;
@@ -144,10 +151,15 @@ export class UploadService {
       const t = Date.now();
       if (t - lastWrite < PROGRESS_EVERY_MS && p.stage !== 'done') return;
       lastWrite = t;
-      this.repo.update(id, { progress: { ...p }, updatedAt: this.now().toISOString() });
+      // Progress is a courtesy: failing to record it (a full disk) must not fail the upload by itself.
+      try {
+        this.repo.update(id, { progress: { ...p }, updatedAt: this.now().toISOString() });
+      } catch {
+        lastWrite = t;
+      }
     };
-    this.repo.update(id, { status: 'processing', updatedAt: this.now().toISOString() });
     try {
+      this.repo.update(id, { status: 'processing', updatedAt: this.now().toISOString() });
       const result = await this.ingestion.run({
         listingId: record.listingId,
         inputs: request.files,
@@ -170,24 +182,36 @@ export class UploadService {
         updatedAt: this.now().toISOString(),
       });
     } catch (err) {
-      const error =
-        err instanceof DomainError
-          ? { code: err.code, message: err.message }
-          : {
-              code: 'internal_error',
-              message: `The upload failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
-            };
+      this.recordFailure(id, err, request.dir);
+    } finally {
+      await rm(request.dir, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
+  private recordFailure(id: string, err: unknown, dir: string): void {
+    const known = err instanceof DomainError ? err : storageFailure(err, dataDirOf(dir));
+    const error = known
+      ? { code: known.code, message: known.message }
+      : {
+          code: 'internal_error',
+          message: `The upload failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
+        };
+    try {
       this.repo.update(id, {
         status: 'failed',
         error,
         ...(err instanceof IngestionFailed ? { files: err.outcomes } : {}),
         updatedAt: this.now().toISOString(),
       });
-    } finally {
-      await rm(request.dir, { recursive: true, force: true });
+    } catch {
+      // The database cannot be written either (a full disk): the upload stays 'processing' until the
+      // next start, when recoverInterrupted() marks it failed.
     }
   }
 }
+
+/** An upload's files are received in <dataDir>/tmp/<id>. */
+const dataDirOf = (uploadDir: string) => resolve(uploadDir, '..', '..');
 
 function strip(record: UploadRecord): Upload {
   const { wallet: _wallet, ...upload } = record;

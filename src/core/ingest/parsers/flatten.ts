@@ -32,10 +32,22 @@ export function flattenFields(value: Record<string, unknown>, prefix = ''): [str
   return entries;
 }
 
-/** `name` if free, else `name_2`, `name_3`, ...; records the chosen name in `taken`. */
+/** Per `taken` set, the suffix to try next for each name: names are only ever added to the set. */
+const nextSuffix = new WeakMap<Set<string>, Map<string, number>>();
+
+/**
+ * `name` if free, else `name_2`, `name_3`, ...; records the chosen name in `taken`. The search resumes
+ * where the last one for `name` stopped, so N equal names (a CSV header) cost O(N), not O(N²).
+ */
 export function uniqueName(name: string, taken: Set<string>): string {
   let candidate = name;
-  for (let i = 2; taken.has(candidate); i++) candidate = `${name}_${i}`;
+  if (taken.has(candidate)) {
+    let suffixes = nextSuffix.get(taken);
+    if (!suffixes) nextSuffix.set(taken, (suffixes = new Map()));
+    let i = suffixes.get(name) ?? 2;
+    for (candidate = `${name}_${i}`; taken.has(candidate);) candidate = `${name}_${++i}`;
+    suffixes.set(name, i + 1);
+  }
   taken.add(candidate);
   return candidate;
 }

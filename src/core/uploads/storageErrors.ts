@@ -1,0 +1,45 @@
+import { DomainError } from '../errors';
+
+const FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS']);
+
+/** The disk holding the data directory ran out of space: nothing of the interrupted work was kept. */
+export class DiskFull extends DomainError {
+  constructor(readonly dataDir: string) {
+    super(
+      'internal_error',
+      `The disk is full: no space is left for the data directory ${dataDir}. Nothing of the failed operation was stored; free some space and try again.`,
+    );
+  }
+}
+
+/** The data directory cannot be written (read-only mount, permissions). */
+export class DataDirNotWritable extends DomainError {
+  constructor(
+    readonly dataDir: string,
+    cause: string,
+  ) {
+    super(
+      'internal_error',
+      `The data directory ${dataDir} cannot be written (${cause}). Make it writable for this user, or choose another data directory.`,
+    );
+  }
+}
+
+const codeOf = (err: unknown): string => String((err as { code?: unknown } | null)?.code ?? '');
+
+/**
+ * A storage failure (a full disk, a read-only or forbidden directory) as a clear domain error, or
+ * undefined for anything else. better-sqlite3 reports SQLite's codes (`SQLITE_FULL`, `SQLITE_READONLY…`,
+ * `SQLITE_CANTOPEN`), Node its errno names.
+ */
+export function storageFailure(err: unknown, dataDir: string): DomainError | undefined {
+  if (err instanceof DomainError) return undefined;
+  const code = codeOf(err);
+  const message = err instanceof Error ? err.message : String(err);
+  if (FULL.has(code)) return new DiskFull(dataDir);
+  if (NOT_WRITABLE.has(code) || code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN') {
+    return new DataDirNotWritable(dataDir, message.startsWith(code) ? message : `${code}: ${message}`);
+  }
+  return undefined;
+}

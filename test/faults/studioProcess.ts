@@ -1,0 +1,243 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { getLoadablePath } from 'sqlite-vec';
+import { runCli, startServer, stopServer } from '../helpers/e2e';
+import { writeZip } from '../helpers/zip';
+import type { ChildProcess } from 'node:child_process';
+
+/** A real `kbstudio serve` child on a data directory, with the credentials a test needs. */
+export interface ServeChild {
+  child: ChildProcess;
+  url: string;
+  studioToken: string;
+  /** /v1 with the API key. */
+  v1(path: string, init?: RequestInit): Promise<Response>;
+  /** /studio with this launch's token. */
+  studio(path: string, init?: RequestInit): Promise<Response>;
+  stop(): Promise<void>;
+  /** SIGKILL, as a power cut or the OOM killer would. */
+  kill(): Promise<void>;
+}
+
+export async function serve(dataDir: string, apiKey: string): Promise<ServeChild> {
+  const { child, url } = await startServer(dataDir);
+  const page = await (await fetch(`${url}/`)).text();
+  const studioToken = /name="kbstudio-token" content="([^"]+)"/.exec(page)?.[1] ?? '';
+  const withHeader =
+    (name: string, value: string) =>
+    (path: string, init: RequestInit = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set(name, value);
+      return fetch(url + path, { ...init, headers });
+    };
+  return {
+    child,
+    url,
+    studioToken,
+    v1: withHeader('Authorization', `Bearer ${apiKey}`),
+    studio: withHeader('X-Studio-Token', studioToken),
+    stop: () => stopServer(child),
+    kill: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export interface Seeded {
+  listingId: string;
+  apiKey: string;
+}
+
+/** A listing and an API key of its creator, made with the CLI as a user would. */
+export async function seedStudio(dataDir: string, title = 'Fault KB'): Promise<Seeded> {
+  const listing = JSON.parse(
+    await runCli(dataDir, [
+      'listings',
+      'create',
+      '--title',
+      title,
+      '--access-model',
+      'one_time',
+      '--price',
+      '1',
+    ]),
+  ) as { id: string };
+  const key = JSON.parse(await runCli(dataDir, ['keys', 'create', '--label', 'faults'])) as { key: string };
+  return { listingId: listing.id, apiKey: key.key };
+}
+
+const WORDS =
+  'archive ledger orbit harbor lantern quartz meadow cipher falcon glacier summit velvet ember canyon tidal prism beacon willow'.split(
+    ' ',
+  );
+
+/** Deterministic prose: `paragraphs` paragraphs of about 60 words, different for every `seed`. */
+export function prose(seed: number, paragraphs: number): string {
+  let x = seed * 7919 + 17;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648);
+  const out: string[] = [];
+  for (let p = 0; p < paragraphs; p++) {
+    const words = Array.from({ length: 60 }, () => WORDS[next() % WORDS.length]!);
+    out.push(`${words.join(' ')} document ${seed} paragraph ${p}.`);
+  }
+  return out.join('\n\n');
+}
+
+/** A folder of `files` Markdown files, and a ZIP of the same files under `<name>/`. */
+export async function writeCorpus(
+  dir: string,
+  name: string,
+  files: number,
+  paragraphs: number,
+): Promise<{ folder: string; zip: string }> {
+  const folder = join(dir, name);
+  mkdirSync(folder, { recursive: true });
+  const entries: Record<string, string> = {};
+  for (let i = 0; i < files; i++) {
+    const text = `# ${name} ${i}\n\n${prose(i + name.length * 1000, paragraphs)}\n`;
+    const file = `doc-${String(i).padStart(4, '0')}.md`;
+    writeFileSync(join(folder, file), text);
+    // Entries under a folder of the corpus's name, so corpora never replace each other's documents.
+    entries[`${name}/${file}`] = text;
+  }
+  const zip = await writeZip(join(dir, `${name}.zip`), entries);
+  return { folder, zip };
+}
+
+export interface KbSnapshot {
+  documents: { source: string; contentHash: string; chunkCount: number }[];
+  chunks: number;
+  /** SHA-256 over every chunk's document, index, text hash and vector. */
+  digest: string;
+  listing: { documentCount: number; chunkCount: number };
+}
+
+function openReadOnly(dataDir: string): Database.Database {
+  const db = new Database(join(dataDir, 'kbstudio.db'), { readonly: true, fileMustExist: true });
+  db.loadExtension(getLoadablePath());
+  return db;
+}
+
+/** The knowledge base as stored, read straight from the database file. */
+export function snapshot(dataDir: string, listingId: string): KbSnapshot {
+  const db = openReadOnly(dataDir);
+  try {
+    const documents = db
+      .prepare(
+        `SELECT source, content_hash AS contentHash, chunk_count AS chunkCount FROM documents WHERE listing_id = ? ORDER BY source`,
+      )
+      .all(listingId) as KbSnapshot['documents'];
+    const hash = createHash('sha256');
+    let chunks = 0;
+    for (const row of db
+      .prepare(
+        `SELECT d.source, c.chunk_index, c.content_hash FROM chunks c JOIN documents d ON d.id = c.document_id
+         WHERE c.listing_id = ? ORDER BY d.source, c.chunk_index`,
+      )
+      .iterate(listingId) as Iterable<{ source: string; chunk_index: number; content_hash: string }>) {
+      hash.update(`${row.source}\0${row.chunk_index}\0${row.content_hash}\n`);
+      chunks++;
+    }
+    const listing = db
+      .prepare(`SELECT document_count AS documentCount, chunk_count AS chunkCount FROM listings WHERE id = ?`)
+      .get(listingId) as KbSnapshot['listing'];
+    return { documents, chunks, digest: hash.digest('hex'), listing };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * An upload's status and progress read from the database: polling GET /v1/upload/{id} would spend the
+ * key's 100 requests a minute.
+ */
+export function storedUpload(dataDir: string, id: string): { status: string; progress: { chunks: number } } {
+  const db = openReadOnly(dataDir);
+  try {
+    const row = db.prepare(`SELECT status, progress FROM uploads WHERE id = ?`).get(id) as
+      { status: string; progress: string } | undefined;
+    return { status: row?.status ?? 'missing', progress: JSON.parse(row?.progress ?? '{"chunks":0}') };
+  } finally {
+    db.close();
+  }
+}
+
+export function integrityCheck(dataDir: string): string {
+  const db = openReadOnly(dataDir);
+  try {
+    return (db.pragma('integrity_check') as { integrity_check: string }[])
+      .map((r) => r.integrity_check)
+      .join('; ');
+  } finally {
+    db.close();
+  }
+}
+
+/** What is left in the scratch folder, besides the live-process markers. */
+export function scratchLeft(dataDir: string): string[] {
+  try {
+    return readdirSync(join(dataDir, 'tmp')).filter((n) => n !== '.owners');
+  } catch {
+    return [];
+  }
+}
+
+/** Retrieval results (chunk ids and scores, in order) for a few fixed queries. */
+export async function retrievals(server: ServeChild, listingId: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const query of ['archive ledger orbit', 'falcon glacier summit', 'memo', 'Stanley cup']) {
+    const res = await server.v1('/v1/retrieve', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ listingId, query, topK: 5 }),
+    });
+    const body = (await res.json()) as {
+      chunks?: { text: string; score: number; sourceMetadata: unknown }[];
+    };
+    out.push({
+      status: res.status,
+      chunks: body.chunks?.map((c) => ({ text: c.text, score: c.score, meta: c.sourceMetadata })),
+    });
+  }
+  return out;
+}
+
+/** Polls until `check` returns something, or fails after `ms`. */
+export async function waitFor<T>(check: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`Timed out after ${ms} ms waiting for ${what}.`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** POST /v1/upload of one ZIP into a listing; resolves with the upload id. */
+export async function uploadZip(s: ServeChild, zip: string, listingId: string): Promise<string> {
+  const form = new FormData();
+  form.append('files', new Blob([readFileSync(zip)]), 'bulk.zip');
+  form.append('config', JSON.stringify({ listing_id: listingId, chunking: 'recursive' }));
+  const res = await s.v1('/v1/upload', { method: 'POST', body: form });
+  if (res.status !== 202) throw new Error(`upload refused: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { data: { uploadId: string } }).data.uploadId;
+}
+
+export async function uploadStatus(s: ServeChild, id: string): Promise<any> {
+  return ((await (await s.v1(`/v1/upload/${id}`)).json()) as { data: unknown }).data;
+}
+
+/** Waits (reading the database) until the upload has ended, then returns it as the API reports it. */
+export async function uploadSettled(s: ServeChild, dataDir: string, id: string): Promise<any> {
+  await waitFor(
+    async () => (['completed', 'failed'].includes(storedUpload(dataDir, id).status) ? true : undefined),
+    180_000,
+    `upload ${id} to finish`,
+  );
+  return uploadStatus(s, id);
+}

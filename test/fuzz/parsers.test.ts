@@ -1,0 +1,3 @@
+import { describeParserFuzzing } from './suite';
+
+describeParserFuzzing(false);
