@@ -8,6 +8,7 @@ import { HOSTED_MODELS, hostedEmbedder, isHostedModel } from '../core/embed/prov
 import { effectiveSettings, type Settings } from '../core/settings';
 import { IngestionService } from '../core/ingest/service';
 import { SourceStore } from '../core/ingest/sourceStore';
+import { sharedWithLiveProcess } from '../core/uploads/scratch';
 import { authorizeRetrieval } from '../core/retrieve/access';
 import { RetrievalService } from '../core/retrieve/service';
 import { ApiKeyService } from '../core/keys/apiKeys';
@@ -86,7 +87,9 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
   const sources = new SourceStore(join(dataDir, 'sources'));
   const ingestion = new IngestionService(listings, knowledgeBase, embedderFor, join(dataDir, 'tmp'), sources);
   const uploads = new UploadService(new SqliteUploadRepository(db), listings, ingestion, undefined, now);
-  uploads.recoverInterrupted();
+  // Another live process on this data directory (a running `kbstudio serve`) may be processing those
+  // uploads right now: only a directory nobody else uses has truly interrupted ones.
+  if (!sharedWithLiveProcess(join(dataDir, 'tmp'))) uploads.recoverInterrupted();
   const wallets = new WalletService(new SqliteWalletRepository(db), options.secretBox ?? plainSecretBox, now);
   const credentialRepo = new SqliteCredentialRepository(db);
   const local = new LocalLedger({

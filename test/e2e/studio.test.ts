@@ -238,15 +238,14 @@ describe('studio UI in Chromium against kbstudio serve', () => {
   it('keeps a file dropped outside the Ingest drop zone from navigating away from the studio', async () => {
     const page = await openStudio('#/listings');
     await page.getByRole('heading', { name: 'Listings' }).waitFor();
-    const prevented = await page.evaluate(() =>
-      ['dragover', 'drop'].map((type) => {
-        const data = new DataTransfer();
-        data.items.add(new File(['# notes'], 'notes.md', { type: 'text/markdown' }));
-        const event = new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: data });
-        document.querySelector('main')!.dispatchEvent(event);
-        return event.defaultPrevented;
-      }),
-    );
+    // Runs in the page (a string: this test project has no DOM types).
+    const prevented = await page.evaluate(`['dragover', 'drop'].map((type) => {
+      const data = new DataTransfer();
+      data.items.add(new File(['# notes'], 'notes.md', { type: 'text/markdown' }));
+      const event = new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: data });
+      document.querySelector('main').dispatchEvent(event);
+      return event.defaultPrevented;
+    })`);
     // A drop event left unprevented is what makes a browser open the file in place of the app.
     expect(prevented).toEqual([true, true]);
     expect(page.url()).toContain('#/listings');
