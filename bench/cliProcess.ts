@@ -15,9 +15,14 @@ export function killChildren(): void {
 process.once('exit', killChildren);
 
 /** Starts `kbstudio --data-dir D --json ARGS…`; it is killed if the benchmark exits first. */
-export function spawnCli(dataDir: string, args: string[]): ChildProcessByStdio<null, Readable, Readable> {
+export function spawnCli(
+  dataDir: string,
+  args: string[],
+  env?: Record<string, string>,
+): ChildProcessByStdio<null, Readable, Readable> {
   const child = spawn(process.execPath, [CLI_PATH, '--data-dir', dataDir, '--json', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: env ? { ...process.env, ...env } : process.env,
   });
   running.add(child);
   child.once('exit', () => running.delete(child));

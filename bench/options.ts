@@ -25,6 +25,8 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/ind
   --mixed-mb N      size of the mixed corpus, overriding the scale
   --archive-mb N    size of the bulk-upload archive, overriding the scale
   --large-mb N      size of each single large document, overriding the scale
+  --vectors N,N     chunk counts of retrieve.dense (default 10000,100000 × --scale; --scale 5: 500k)
+  --dims D,D        vector dimensions of retrieve.dense (default 1024,1536,3072)
   --help            this text`;
 
 export function parseOptions(argv: string[]): CliOptions {
@@ -42,6 +44,8 @@ export function parseOptions(argv: string[]): CliOptions {
       'mixed-mb': { type: 'string' },
       'archive-mb': { type: 'string' },
       'large-mb': { type: 'string' },
+      vectors: { type: 'string' },
+      dims: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -65,6 +69,8 @@ export function parseOptions(argv: string[]): CliOptions {
     mixedMb: optionalPositive('--mixed-mb', values['mixed-mb']),
     archiveMb: optionalPositive('--archive-mb', values['archive-mb']),
     largeMb: optionalPositive('--large-mb', values['large-mb']),
+    vectors: optionalIntegers('--vectors', values.vectors),
+    dims: optionalIntegers('--dims', values.dims),
   };
 }
 
@@ -76,3 +82,12 @@ function positive(flag: string, raw: string): number {
 
 const optionalPositive = (flag: string, raw: string | undefined) =>
   raw === undefined ? undefined : positive(flag, raw);
+
+function optionalIntegers(flag: string, raw: string | undefined): number[] | undefined {
+  if (raw === undefined) return undefined;
+  return raw.split(',').map((part) => {
+    const value = positive(flag, part.trim());
+    if (!Number.isInteger(value)) throw new Error(`${flag}: '${part}' is not a whole number.`);
+    return value;
+  });
+}

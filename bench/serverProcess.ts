@@ -5,6 +5,8 @@ import { runCliJson, spawnCli } from './cliProcess';
 export interface ServerProcess {
   pid: number;
   url: string;
+  /** From spawning `kbstudio serve` to its first line (listening). */
+  startupMs: number;
   /** An API key of the studio's default wallet, for /v1. */
   apiKey: string;
   /** What the server wrote on stderr (for a failure report). */
@@ -16,10 +18,16 @@ export interface ServerProcess {
  * `kbstudio serve` in a child process over its own data directory, so its memory can be measured
  * apart from the benchmark's own (which builds archives and polls).
  */
-export async function startServerProcess(dataDir: string): Promise<ServerProcess> {
-  const { key: apiKey } = await runCliJson<{ key: string }>(dataDir, ['keys', 'create', '--label', 'bench']);
+export async function startServerProcess(
+  dataDir: string,
+  options: { env?: Record<string, string>; apiKey?: string } = {},
+): Promise<ServerProcess> {
+  const apiKey =
+    options.apiKey ??
+    (await runCliJson<{ key: string }>(dataDir, ['keys', 'create', '--label', 'bench'])).key;
 
-  const child = spawnCli(dataDir, ['serve', '--port', '0']);
+  const spawned = performance.now();
+  const child = spawnCli(dataDir, ['serve', '--port', '0'], options.env);
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-8_000)));
   const exited = once(child, 'exit');
@@ -31,9 +39,11 @@ export async function startServerProcess(dataDir: string): Promise<ServerProcess
     );
   });
   const { url } = JSON.parse(await firstLine) as { url: string };
+  const startupMs = performance.now() - spawned;
   return {
     pid: child.pid!,
     url,
+    startupMs,
     apiKey,
     stderr: () => stderr,
     async stop() {

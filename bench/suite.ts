@@ -14,6 +14,10 @@ export interface BenchOptions {
   mixedMb?: number;
   archiveMb?: number;
   largeMb?: number;
+  /** Knowledge-base sizes (chunks) of the dense retrieval suite, overriding the scaled defaults. */
+  vectors?: number[];
+  /** Vector dimensions of the dense retrieval suite (default 1024, 1536, 3072). */
+  dims?: number[];
 }
 
 export interface BenchContext {

@@ -2,6 +2,7 @@ import { ingestFormatsSuite, ingestMixedSuite } from './ingest';
 import { ingestLargeFilesSuite } from './largeFiles';
 import type { Suite } from './suite';
 import { retrieveLatencySuite, retrieveQualitySuite } from './retrieve';
+import { retrieveDenseSuite } from './retrieveDense';
 import { ingestUploadSuite } from './upload';
 
 /** Every suite `npm run bench` knows, in the order they run. A new suite only needs adding here. */
@@ -12,6 +13,7 @@ export const SUITES: Suite[] = [
   ingestUploadSuite,
   retrieveQualitySuite,
   retrieveLatencySuite,
+  retrieveDenseSuite,
 ];
 
 /** The suites named by --only: exact names or dotted prefixes (`ingest` selects `ingest.*`). */

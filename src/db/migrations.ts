@@ -262,6 +262,38 @@ export const MIGRATIONS: readonly Migration[] = [
         CHECK (retrieval_dense_weight IS NULL OR (retrieval_dense_weight >= 0 AND retrieval_dense_weight <= 1));
     `,
   },
+  {
+    version: 6,
+    name: 'binary codes of chunk vectors and a knowledge-base generation, for dense search at scale',
+    up: `
+      -- The sign bits of each chunk's vector (bit i set when component i is positive), written with the
+      -- vector: the first pass of dense search scans them in memory (docs/performance.md). Small rows kept
+      -- apart from the 4 KB float blobs, so loading 500,000 of them reads 64 MB, not 2 GB.
+      CREATE TABLE vector_codes (
+        listing_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        chunk_id INTEGER NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
+        code BLOB NOT NULL,
+        PRIMARY KEY (listing_id, model, chunk_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX vector_codes_chunk ON vector_codes (chunk_id);
+
+      -- Moves whenever a listing's documents change (any connection, any process): in-memory search
+      -- structures built from the knowledge base are rebuilt when it has moved.
+      CREATE TABLE knowledge_base_generations (
+        listing_id TEXT PRIMARY KEY,
+        generation INTEGER NOT NULL
+      );
+      CREATE TRIGGER documents_generation_insert AFTER INSERT ON documents BEGIN
+        INSERT INTO knowledge_base_generations (listing_id, generation) VALUES (new.listing_id, 1)
+          ON CONFLICT (listing_id) DO UPDATE SET generation = generation + 1;
+      END;
+      CREATE TRIGGER documents_generation_delete AFTER DELETE ON documents BEGIN
+        INSERT INTO knowledge_base_generations (listing_id, generation) VALUES (old.listing_id, 1)
+          ON CONFLICT (listing_id) DO UPDATE SET generation = generation + 1;
+      END;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -43,7 +43,8 @@ export function rankChunks(index: SearchIndex, query: RankQuery): RankedChunk[] 
   const phrases = weighted.map((w) => w.phrase);
   const ceiling = bm25Ceiling(weighted);
   const useLexical = phrases.length > 0;
-  const limit = Math.max(CANDIDATES_PER_SEARCH, query.topK);
+  // Fusing needs a pool from each search; a single mode ranks by its own part, so its topK is enough.
+  const limit = useLexical && useDense ? Math.max(CANDIDATES_PER_SEARCH, query.topK) : query.topK;
   const lexical = new Map<number, number>();
   const dense = new Map<number, number>();
 

@@ -14,10 +14,26 @@ import type {
   Staging,
 } from '../../core/ingest/store';
 import { formatBytes } from '../../core/ingest/zipLimits';
+import { codeBytes, writeSignCode } from '../../core/retrieve/signCodes';
 import type { Db } from '../open';
 
 const vectorBlob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-const isZeroVector = (blob: Buffer) => blob.every((b) => b === 0);
+
+/** True when every byte is 0 (a byte-at-a-time callback over 500,000 × 4 KB would cost seconds). */
+function isZeroVector(blob: Buffer): boolean {
+  const words =
+    blob.byteOffset % 4 === 0 ? new Uint32Array(blob.buffer, blob.byteOffset, blob.length >> 2) : null;
+  if (!words) return blob.every((b) => b === 0);
+  for (let i = 0; i < words.length; i++) if (words[i] !== 0) return false;
+  for (let i = words.length * 4; i < blob.length; i++) if (blob[i] !== 0) return false;
+  return true;
+}
+
+/** The staged blob as floats (a copy when the blob is not 4-byte aligned). */
+function floatsOf(blob: Buffer): Float32Array {
+  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.length >> 2);
+  return new Float32Array(new Uint8Array(blob).buffer);
+}
 
 /**
  * Staged chunks live in a throw-away SQLite file in the job's work folder: bounded memory for any
@@ -198,6 +214,14 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
         .prepare(`INSERT INTO chunks (listing_id, document_id, chunk_index, text, token_count,
         content_hash, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)`);
       const insertVector = this.db.prepare(`INSERT INTO ${table} (rowid, embedding) VALUES (?, ?)`);
+      // Next to vec0: the float blob by chunk id (fast point reads for rescoring) and its sign code.
+      const insertFloats = this.db.prepare(
+        `INSERT INTO embeddings (chunk_id, model, vector) VALUES (?, ?, ?)`,
+      );
+      const insertCode = this.db.prepare(
+        `INSERT INTO vector_codes (listing_id, model, chunk_id, code) VALUES (?, ?, ?, ?)`,
+      );
+      const code = Buffer.alloc(codeBytes(options.dimensions));
       const now = new Date().toISOString();
       const documents: CommitResult['documents'] = [];
 
@@ -240,7 +264,13 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
           );
           // A zero vector (a text with no word the model knows) has no direction: sqlite-vec would give it
           // a NULL distance that sorts first, so it stays out of the vector index; full-text still finds it.
-          if (!isZeroVector(c.vector)) insertVector.run(BigInt(lastInsertRowid), c.vector);
+          if (!isZeroVector(c.vector)) {
+            const rowid = BigInt(lastInsertRowid);
+            insertVector.run(rowid, c.vector);
+            insertFloats.run(rowid, options.model, c.vector);
+            writeSignCode(floatsOf(c.vector), code);
+            insertCode.run(listingId, options.model, rowid, code);
+          }
         }
         documents.push({ source: doc.source, documentId, chunks: doc.chunk_count });
       }

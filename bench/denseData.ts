@@ -1,0 +1,127 @@
+import { join } from 'node:path';
+import { BULK_LIMITS } from '../src/core/ingest/limits';
+import type { StagedChunk } from '../src/core/ingest/store';
+import type { StudioServices } from '../src/db/services';
+import type { Rng } from './prng';
+
+/** The hosted model of each benchmark dimension: the listing's model decides how queries are embedded. */
+export const MODEL_OF_DIMENSIONS: Record<number, string> = {
+  1024: 'embed-english-v3.0',
+  1536: 'text-embedding-3-small',
+  3072: 'text-embedding-3-large',
+};
+
+/** Every chunk carries `bucket` (0..99): `{bucket: 7}` keeps 1% of the rows. */
+export const BUCKETS = 100;
+
+/**
+ * Seeded clustered unit vectors in two levels, as embeddings of a corpus are (topics, and within a
+ * topic the passages about one thing): `clusters` random topic centres (components uniform in [-1, 1]),
+ * `SUBTOPICS` sub-centres around each (offsets of `subSpread` times that scale), each vector a sub-centre
+ * plus uniform noise of `spread` times that scale, normalized. Queries are drawn the same way.
+ */
+export class ClusteredVectors {
+  private readonly centres: Float32Array[];
+
+  constructor(
+    private readonly rng: Rng,
+    readonly dimensions: number,
+    clusters: number,
+    private readonly spread = 0.35,
+    subSpread = 0.6,
+  ) {
+    this.centres = [];
+    for (let c = 0; c < clusters; c++) {
+      const topic = this.uniform(1);
+      for (let s = 0; s < SUBTOPICS; s++) {
+        const sub = this.uniform(subSpread);
+        for (let i = 0; i < sub.length; i++) sub[i]! += topic[i]!;
+        this.centres.push(sub);
+      }
+    }
+  }
+
+  next(): Float32Array {
+    const centre = this.centres[this.rng.int(this.centres.length)]!;
+    const v = this.uniform(this.spread);
+    let norm = 0;
+    for (let i = 0; i < v.length; i++) {
+      v[i]! += centre[i]!;
+      norm += v[i]! * v[i]!;
+    }
+    const scale = 1 / Math.sqrt(norm);
+    for (let i = 0; i < v.length; i++) v[i]! *= scale;
+    return v;
+  }
+
+  private uniform(scale: number): Float32Array {
+    const v = new Float32Array(this.dimensions);
+    for (let i = 0; i < v.length; i++) v[i] = (this.rng.next() * 2 - 1) * scale;
+    return v;
+  }
+}
+
+/** Sub-centres per topic. */
+export const SUBTOPICS = 20;
+
+export interface BuildTimes {
+  stagingMs: number;
+  /** The knowledge-base commit (chunk rows, FTS, vec0, float blobs, codes) in one transaction. */
+  commitMs: number;
+}
+
+/**
+ * `count` chunks with clustered vectors committed through the knowledge-base store (as a JSONL import
+ * does after reading its lines), in documents of 10,000 chunks.
+ */
+export function buildDenseKnowledgeBase(
+  services: StudioServices,
+  listingId: string,
+  dataDir: string,
+  vectors: ClusteredVectors,
+  count: number,
+): BuildTimes {
+  const model = MODEL_OF_DIMENSIONS[vectors.dimensions]!;
+  const started = performance.now();
+  const store = services.knowledgeBase;
+  const staging = store.createStaging(join(dataDir, 'tmp'));
+  try {
+    const perDocument = 10_000;
+    for (let d = 0; d * perDocument < count; d++) {
+      const size = Math.min(perDocument, count - d * perDocument);
+      const writer = staging.open({
+        source: `vectors-${d + 1}.jsonl`,
+        format: 'jsonl',
+        contentHash: `vectors-${d + 1}`,
+        bytes: 0,
+        metadata: {},
+      });
+      for (let at = 0; at < size; at += 1_000) {
+        const batch: StagedChunk[] = [];
+        for (let i = at; i < Math.min(size, at + 1_000); i++) {
+          const n = d * perDocument + i;
+          batch.push({
+            text: `Synthetic chunk ${n}`,
+            tokenCount: 4,
+            contentHash: `c${n}`,
+            metadata: { bucket: n % BUCKETS },
+            vector: vectors.next(),
+          });
+        }
+        writer.add(batch);
+      }
+      writer.finish();
+    }
+    const stagingMs = performance.now() - started;
+    const committing = performance.now();
+    store.commit(listingId, staging, {
+      model,
+      dimensions: vectors.dimensions,
+      maxChunks: BULK_LIMITS.maxChunks,
+      maxKnowledgeBaseBytes: null,
+    });
+    return { stagingMs, commitMs: performance.now() - committing };
+  } finally {
+    staging.dispose();
+  }
+}

@@ -1,0 +1,544 @@
+import { createRequire } from 'node:module';
+import { rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { offlineGloveEmbedder } from '../src/core/embed/offlineGlove';
+import { BULK_LIMITS } from '../src/core/ingest/limits';
+import { readCorpus, readQueries } from '../src/core/retrieve/eval/beir';
+import { writeCorpusAsJson } from '../src/core/retrieve/eval/corpusFiles';
+import type { FieldFilter } from '../src/core/retrieve/filters';
+import type { DenseHit } from '../src/core/retrieve/searchIndex';
+import { DATABASE_FILE } from '../src/db/open';
+import {
+  DEFAULT_DENSE_TUNING,
+  SqliteSearchRepository,
+  type DenseTuning,
+} from '../src/db/repositories/search';
+import { openServices, type StudioServices } from '../src/db/services';
+import { BUCKETS, buildDenseKnowledgeBase, ClusteredVectors, MODEL_OF_DIMENSIONS } from './denseData';
+import { startFakeEmbedServer } from './embedServer';
+import { readMemoryStatus } from './rss';
+import { startServerProcess, type ServerProcess } from './serverProcess';
+import { measureStartup } from './startup';
+import { median, round } from './stats';
+import type { BenchContext, Check, Suite, Table } from './suite';
+
+const DBPEDIA = new URL('../../shared/eval/dbpedia-5k', import.meta.url).pathname;
+const TOP_K = 20;
+const DEFAULT_SIZES = [10_000, 100_000];
+const DEFAULT_DIMS = [1024, 1536, 3072];
+const SWEEP = [100, 200, 400, 800];
+const FILTER: FieldFilter[] = [{ key: 'bucket', conditions: [{ op: 'eq', value: 7 }] }];
+/** /v1 allows 100 requests a minute per key: the HTTP runs rotate over this many. */
+const API_KEYS = 60;
+const CONCURRENCY = 8;
+
+interface Latencies {
+  p50Ms: number;
+  p95Ms: number;
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * p) - 1))] ?? NaN;
+};
+const latencies = (ms: number[]): Latencies => ({
+  p50Ms: round(percentile(ms, 0.5), 2),
+  p95Ms: round(percentile(ms, 0.95), 2),
+});
+
+function timed<T>(work: () => T): { value: T; ms: number } {
+  const started = performance.now();
+  const value = work();
+  return { value, ms: performance.now() - started };
+}
+
+/** Share of the exact top ids the approximate list holds. */
+function recall(exact: DenseHit[], approx: DenseHit[]): number {
+  if (exact.length === 0) return 1;
+  const found = new Set(approx.map((h) => h.id));
+  return exact.filter((h) => found.has(h.id)).length / exact.length;
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+
+interface Repos {
+  exact: SqliteSearchRepository;
+  binary: (tuning?: Partial<DenseTuning>) => SqliteSearchRepository;
+}
+
+function repos(services: StudioServices): Repos {
+  return {
+    exact: new SqliteSearchRepository(services.db, { exactBudget: Infinity }),
+    binary: (tuning = {}) => new SqliteSearchRepository(services.db, { exactBudget: 0, ...tuning }),
+  };
+}
+
+interface ConfigResult {
+  chunks: number;
+  dimensions: number;
+  model: string;
+  stagingMs: number;
+  commitMs: number;
+  commitChunksPerS: number;
+  fileMb: number;
+  codesLoadMs: number;
+  exact: Latencies;
+  binary: Latencies & { recall20: number; speedup: number };
+  candidates: number;
+  sweep: { candidates: number; recall20: number; p50Ms: number }[];
+  filter1pct: {
+    exact: Latencies;
+    binary: Latencies & { recall20: number; results: number };
+    firstMs: number;
+  };
+  http: {
+    startupMs: number;
+    firstQueryMs: number;
+    dense: Latencies;
+    hybrid: Latencies;
+    embedRoundTripMs: number;
+    qps: number;
+    qpsP50Ms: number;
+    non2xx: number;
+    peakRssMb: number;
+  };
+}
+
+export const retrieveDenseSuite: Suite = {
+  name: 'retrieve.dense',
+  description:
+    'dense retrieval at scale: seeded clustered vectors (10k/100k × 1024/1536/3072; --scale 5 → 500k), binary first pass vs sqlite-vec exact, in process and over HTTP; plus dbpedia-5k',
+  async run(context) {
+    const sizes = [
+      ...new Set(
+        context.options.vectors ??
+          DEFAULT_SIZES.map((n) =>
+            Math.max(context.options.smoke ? 2_000 : 500, Math.round(n * context.options.scale)),
+          ),
+      ),
+    ];
+    const dims = context.options.dims ?? DEFAULT_DIMS;
+    for (const d of dims) {
+      if (!MODEL_OF_DIMENSIONS[d]) throw new Error(`--dims: ${d} is not one of 1024, 1536, 3072.`);
+    }
+    const results: ConfigResult[] = [];
+    for (const n of sizes) {
+      for (const d of dims) results.push(await runConfig(context, n, d));
+    }
+    const real = await dbpediaCandidates(context);
+    context.log('retrieve.dense: server startup');
+    const startup = await measureStartup(context, context.options.smoke ? 1 : 3);
+    // A tree being edited has a stale bundle (bin/kbstudio.js then runs the sources): no check then.
+    const checks: Check[] =
+      startup.bundleMs === null
+        ? []
+        : [
+            {
+              name: 'server ready <= 1500 ms (prebuilt bundle)',
+              ok: startup.bundleMs <= 1500,
+              detail: `${startup.bundleMs} ms (from sources through tsx: ${startup.sourceMs} ms)`,
+            },
+          ];
+    checks.push(
+      ...results.flatMap((r) => {
+        const label = `${r.chunks} × ${r.dimensions}`;
+        const out: Check[] = [
+          {
+            name: `${label}: recall@20 >= 0.99`,
+            ok: r.binary.recall20 >= 0.99,
+            detail: String(r.binary.recall20),
+          },
+          {
+            name: `${label}: 1% filter returns topK`,
+            ok: r.filter1pct.binary.results === Math.min(TOP_K, Math.ceil(r.chunks / BUCKETS)),
+            detail: `${r.filter1pct.binary.results} results`,
+          },
+        ];
+        if (r.chunks >= 500_000) {
+          const target = r.dimensions >= 3072 ? { p50: 40 } : { p50: 15, p95: 30 };
+          out.push({
+            name: `${label}: HTTP p50 <= ${target.p50} ms${target.p95 ? `, p95 <= ${target.p95} ms` : ''}`,
+            ok: r.http.dense.p50Ms <= target.p50 && (!target.p95 || r.http.dense.p95Ms <= target.p95),
+            detail: `p50 ${r.http.dense.p50Ms} ms, p95 ${r.http.dense.p95Ms} ms (embedding round trip ${r.http.embedRoundTripMs} ms included)`,
+          });
+        }
+        return out;
+      }),
+    );
+    const tables: Table[] = [
+      {
+        title: `Dense search in process, topK ${TOP_K} (median / p95 ms; recall@20 against sqlite-vec exact)`,
+        columns: [
+          'chunks',
+          'dims',
+          'exact p50',
+          'exact p95',
+          'binary p50',
+          'binary p95',
+          'speed-up',
+          'recall@20',
+          'candidates',
+          'codes load ms',
+        ],
+        rows: results.map((r) => [
+          r.chunks,
+          r.dimensions,
+          r.exact.p50Ms,
+          r.exact.p95Ms,
+          r.binary.p50Ms,
+          r.binary.p95Ms,
+          r.binary.speedup,
+          r.binary.recall20,
+          r.candidates,
+          Math.round(r.codesLoadMs),
+        ]),
+      },
+      {
+        title: 'Candidates rescored → recall@20 and median ms (in process)',
+        columns: ['chunks', 'dims', ...SWEEP.map((c) => `${c}: recall / ms`)],
+        rows: results.map((r) => [
+          r.chunks,
+          r.dimensions,
+          ...r.sweep.map((s) => `${s.recall20} / ${s.p50Ms}`),
+        ]),
+      },
+      {
+        title: `Metadata filter keeping 1% of the chunks (${JSON.stringify({ bucket: 7 })}), topK ${TOP_K}`,
+        columns: [
+          'chunks',
+          'dims',
+          'exact p50',
+          'binary p50',
+          'binary p95',
+          'recall@20',
+          'results',
+          'first query ms',
+        ],
+        rows: results.map((r) => [
+          r.chunks,
+          r.dimensions,
+          r.filter1pct.exact.p50Ms,
+          r.filter1pct.binary.p50Ms,
+          r.filter1pct.binary.p95Ms,
+          r.filter1pct.binary.recall20,
+          r.filter1pct.binary.results,
+          Math.round(r.filter1pct.firstMs),
+        ]),
+      },
+      {
+        title: `POST /v1/retrieve over loopback (kbstudio serve child), topK ${TOP_K}, client-side ms`,
+        columns: [
+          'chunks',
+          'dims',
+          'startup ms',
+          'first query ms',
+          'dense p50',
+          'dense p95',
+          'hybrid p50',
+          'embed ms',
+          `QPS (${CONCURRENCY} conn)`,
+          'QPS p50',
+          'peak RSS MB',
+        ],
+        rows: results.map((r) => [
+          r.chunks,
+          r.dimensions,
+          Math.round(r.http.startupMs),
+          Math.round(r.http.firstQueryMs),
+          r.http.dense.p50Ms,
+          r.http.dense.p95Ms,
+          r.http.hybrid.p50Ms,
+          r.http.embedRoundTripMs,
+          r.http.qps,
+          r.http.qpsP50Ms,
+          r.http.peakRssMb,
+        ]),
+      },
+      {
+        title: 'Building the knowledge base (staging as a JSONL import does, then one commit)',
+        columns: ['chunks', 'dims', 'staging s', 'commit s', 'commit chunks/s', 'file MB'],
+        rows: results.map((r) => [
+          r.chunks,
+          r.dimensions,
+          round(r.stagingMs / 1000, 1),
+          round(r.commitMs / 1000, 1),
+          r.commitChunksPerS,
+          r.fileMb,
+        ]),
+      },
+      {
+        title: `dbpedia-5k, offline model (${real.dimensions} dims), binary first pass forced: recall@20 by candidates`,
+        columns: ['candidates', 'recall@20', 'binary p50 ms', 'exact p50 ms'],
+        rows: real.sweep.map((s) => [s.candidates, s.recall20, s.p50Ms, real.exactP50Ms]),
+      },
+      {
+        title: `kbstudio serve, empty data directory: spawn to listening (median of ${startup.runs})`,
+        columns: ['prebuilt bundle ms', 'TypeScript sources (tsx) ms'],
+        rows: [[startup.bundleMs ?? 'stale: npm run build:cli', startup.sourceMs]],
+      },
+    ];
+    return {
+      figures: { topK: TOP_K, configs: results, dbpedia: real, startup },
+      tables,
+      checks,
+      notes: [
+        'Clustered vectors: centres uniform in [-1, 1], each vector a centre plus uniform noise of 0.8 times that, normalized; queries drawn the same way (seeded by --seed).',
+        'speed-up = exact p50 / binary p50, both measured in this run on this machine (it is shared: compare ratios).',
+        'HTTP figures include embedding the query through a loopback fake provider (the "embed ms" column is that round trip alone).',
+        'hybrid runs BM25 over the synthetic texts too; its cost at scale is the full-text side.',
+      ],
+    };
+  },
+};
+
+async function runConfig(context: BenchContext, chunks: number, dimensions: number): Promise<ConfigResult> {
+  const label = `${chunks} × ${dimensions}`;
+  const model = MODEL_OF_DIMENSIONS[dimensions]!;
+  const rng = context.rng(`retrieve.dense:${chunks}:${dimensions}`);
+  const clusters = Math.max(16, Math.round(chunks / 1000));
+  const vectors = new ClusteredVectors(rng, dimensions, clusters);
+  const queryCount = context.options.smoke ? 10 : chunks >= 200_000 ? 30 : 50;
+  const dataDir = context.tempDir('kbs-bench-dense-');
+  try {
+    const services = openServices(dataDir);
+    let result: Omit<ConfigResult, 'http'>;
+    let keys: string[];
+    let listingId: string;
+    const queries = Array.from({ length: queryCount }, () => vectors.next());
+    try {
+      const wallet = services.wallets.defaultWallet().address;
+      listingId = services.listings.create(
+        {
+          title: `Dense ${label}`,
+          accessModel: 'one_time',
+          price: 0,
+          retrievalRateLimit: 100_000,
+          embeddingModel: model,
+        },
+        wallet,
+      ).id;
+      context.log(`retrieve.dense: building ${label}`);
+      const build = buildDenseKnowledgeBase(services, listingId, dataDir, vectors, chunks);
+      services.db.pragma('wal_checkpoint(TRUNCATE)');
+      const fileMb = round(statSync(join(dataDir, DATABASE_FILE)).size / 2 ** 20, 1);
+      context.log(`retrieve.dense: searching ${label} in process`);
+      result = {
+        chunks,
+        dimensions,
+        model,
+        stagingMs: Math.round(build.stagingMs),
+        commitMs: Math.round(build.commitMs),
+        commitChunksPerS: Math.round((chunks * 1000) / build.commitMs),
+        fileMb,
+        ...inProcess(services, listingId, model, queries),
+      };
+      keys = Array.from({ length: API_KEYS }, () => services.apiKeys.create(wallet, 'bench').key);
+    } finally {
+      services.close();
+    }
+    context.log(`retrieve.dense: querying ${label} over HTTP`);
+    const http = await overHttp(dataDir, listingId, keys, queries, context.options.smoke);
+    context.log(
+      `retrieve.dense: ${label}: exact p50 ${result.exact.p50Ms} ms, binary p50 ${result.binary.p50Ms} ms, recall@20 ${result.binary.recall20}, HTTP dense p50 ${http.dense.p50Ms} ms p95 ${http.dense.p95Ms} ms, ${http.qps} QPS, commit ${result.commitChunksPerS} chunks/s`,
+    );
+    return { ...result, http };
+  } finally {
+    // 500k × 3072 takes 12 GB on disk: free it before the next configuration.
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function inProcess(services: StudioServices, listingId: string, model: string, queries: Float32Array[]) {
+  const { exact, binary } = repos(services);
+  const shipped = binary();
+  const search = (repo: SqliteSearchRepository, q: Float32Array, filters: FieldFilter[] = []) =>
+    timed(() => repo.denseSearch(listingId, model, q, filters, TOP_K));
+
+  const codesLoadMs = search(shipped, queries[0]!).ms;
+  const exactRuns = queries.map((q) => search(exact, q));
+  const binaryRuns = queries.map((q) => search(shipped, q));
+  const recall20 = round(mean(queries.map((_q, i) => recall(exactRuns[i]!.value, binaryRuns[i]!.value))), 4);
+  const exactLat = latencies(exactRuns.map((r) => r.ms));
+  const binaryLat = latencies(binaryRuns.map((r) => r.ms));
+
+  const sweep = SWEEP.map((candidates) => {
+    const repo = binary({ candidates: () => candidates });
+    search(repo, queries[0]!);
+    const runs = queries.map((q) => search(repo, q));
+    return {
+      candidates,
+      recall20: round(mean(runs.map((r, i) => recall(exactRuns[i]!.value, r.value))), 4),
+      p50Ms: round(median(runs.map((r) => r.ms)), 2),
+    };
+  });
+
+  const firstMs = search(shipped, queries[0]!, FILTER).ms;
+  const exactFiltered = queries.map((q) => search(exact, q, FILTER));
+  const binaryFiltered = queries.map((q) => search(shipped, q, FILTER));
+  return {
+    codesLoadMs,
+    exact: exactLat,
+    binary: { ...binaryLat, recall20, speedup: round(exactLat.p50Ms / binaryLat.p50Ms, 1) },
+    candidates: DEFAULT_DENSE_TUNING.candidates(queries[0]!.length, TOP_K),
+    sweep,
+    filter1pct: {
+      firstMs,
+      exact: latencies(exactFiltered.map((r) => r.ms)),
+      binary: {
+        ...latencies(binaryFiltered.map((r) => r.ms)),
+        recall20: round(mean(binaryFiltered.map((r, i) => recall(exactFiltered[i]!.value, r.value))), 4),
+        results: Math.min(...binaryFiltered.map((r) => r.value.length)),
+      },
+    },
+  };
+}
+
+async function overHttp(
+  dataDir: string,
+  listingId: string,
+  keys: string[],
+  queries: Float32Array[],
+  smoke: boolean,
+): Promise<ConfigResult['http']> {
+  const texts = queries.map((_q, i) => `benchmark query ${i}`);
+  const embed = await startFakeEmbedServer(new Map(texts.map((t, i) => [t, queries[i]!])));
+  let server: ServerProcess | undefined;
+  try {
+    server = await startServerProcess(dataDir, { env: embed.environment, apiKey: keys[0] });
+    let turn = 0;
+    const ask = async (query: string, mode: 'dense' | 'hybrid') => {
+      const started = performance.now();
+      const res = await fetch(`${server!.url}/v1/retrieve`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Authorization: `Bearer ${keys[turn++ % keys.length]}`,
+        },
+        body: JSON.stringify({ listingId, query, topK: TOP_K, mode }),
+      });
+      const body = (await res.json()) as { chunks?: unknown[] };
+      if (res.status !== 200)
+        throw new Error(`POST /v1/retrieve answered ${res.status}: ${JSON.stringify(body)}`);
+      return performance.now() - started;
+    };
+    const firstQueryMs = await ask(texts[0]!, 'dense');
+    for (const t of texts.slice(1, 4)) await ask(t, 'dense');
+    const rounds = smoke ? 1 : 3;
+    const dense: number[] = [];
+    for (let r = 0; r < rounds; r++) for (const t of texts) dense.push(await ask(t, 'dense'));
+    const hybrid: number[] = [];
+    for (const t of texts) hybrid.push(await ask(t, 'hybrid'));
+    const embedMs: number[] = [];
+    for (const t of texts) {
+      const started = performance.now();
+      const res = await fetch(`${embed.url}/v2/embed`, {
+        method: 'POST',
+        body: JSON.stringify({ texts: [t] }),
+      });
+      await res.arrayBuffer();
+      embedMs.push(performance.now() - started);
+    }
+    const load = await autocannonRun(server.url, listingId, keys, texts, smoke ? 2 : 5);
+    const peakRssMb = round((readMemoryStatus(server.pid)?.hwm ?? NaN) / 2 ** 20, 0);
+    return {
+      startupMs: round(server.startupMs, 0),
+      firstQueryMs: round(firstQueryMs, 0),
+      dense: latencies(dense),
+      hybrid: latencies(hybrid),
+      embedRoundTripMs: round(median(embedMs), 2),
+      ...load,
+      peakRssMb,
+    };
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\nserver stderr: ${server?.stderr().trim() || '(empty)'}`);
+  } finally {
+    await server?.stop();
+    await embed.close();
+  }
+}
+
+interface AutocannonResult {
+  requests: { average: number };
+  latency: { p50: number };
+  non2xx: number;
+  errors: number;
+}
+type Autocannon = (
+  options: Record<string, unknown>,
+  done: (err: Error | null, result: AutocannonResult) => void,
+) => unknown;
+
+/** Dense queries from CONCURRENCY connections for `seconds`, keys and queries in rotation. */
+async function autocannonRun(
+  url: string,
+  listingId: string,
+  keys: string[],
+  texts: string[],
+  seconds: number,
+) {
+  const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+  const requests = keys.map((key, i) => ({
+    method: 'POST',
+    path: '/v1/retrieve',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
+    body: JSON.stringify({ listingId, query: texts[i % texts.length], topK: TOP_K, mode: 'dense' }),
+  }));
+  const result = await new Promise<AutocannonResult>((resolve, reject) =>
+    autocannon({ url, connections: CONCURRENCY, duration: seconds, requests }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    ),
+  );
+  return {
+    qps: round(result.requests.average, 0),
+    qpsP50Ms: result.latency.p50,
+    non2xx: result.non2xx + result.errors,
+  };
+}
+
+/** dbpedia-5k through the pipeline (offline model): recall of the binary pass on real embeddings. */
+async function dbpediaCandidates(context: BenchContext) {
+  context.log('retrieve.dense: dbpedia-5k with the offline model');
+  const dataDir = context.tempDir('kbs-bench-dense-dbpedia-');
+  const services = openServices(dataDir);
+  try {
+    const wallet = services.wallets.defaultWallet().address;
+    const listing = services.listings.create(
+      { title: 'dbpedia', accessModel: 'one_time', price: 0, retrievalRateLimit: 100_000 },
+      wallet,
+    );
+    const { files } = await writeCorpusAsJson(readCorpus(DBPEDIA), join(dataDir, 'tmp', 'corpus'));
+    await services.ingestion.run({
+      listingId: listing.id,
+      inputs: files.map((path) => ({ path })),
+      atomic: true,
+      limits: BULK_LIMITS,
+    });
+    const texts = (await readQueries(DBPEDIA)).map((q) => q.text);
+    const vectors = (await offlineGloveEmbedder().embed(texts, 'query')).filter((v) =>
+      v.some((x) => x !== 0),
+    );
+    const { exact, binary } = repos(services);
+    const search = (repo: SqliteSearchRepository, q: Float32Array) =>
+      timed(() => repo.denseSearch(listing.id, listing.embeddingModel, q, [], TOP_K));
+    const exactRuns = vectors.map((q) => search(exact, q));
+    const sweep = [100, 200, 400, 1000, 2000].map((candidates) => {
+      const repo = binary({ candidates: () => candidates });
+      search(repo, vectors[0]!);
+      const runs = vectors.map((q) => search(repo, q));
+      return {
+        candidates,
+        recall20: round(mean(runs.map((r, i) => recall(exactRuns[i]!.value, r.value))), 4),
+        p50Ms: round(median(runs.map((r) => r.ms)), 2),
+      };
+    });
+    return {
+      chunks: services.listings.get(listing.id, 'studio').chunkCount,
+      dimensions: listing.dimensions,
+      queries: vectors.length,
+      exactP50Ms: round(median(exactRuns.map((r) => r.ms)), 2),
+      sweep,
+    };
+  } finally {
+    services.close();
+  }
+}

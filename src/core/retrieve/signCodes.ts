@@ -1,0 +1,70 @@
+/**
+ * Binary sign codes of vectors (bit i set when component i is positive): two vectors pointing the same
+ * way share most bits, so the Hamming distance between codes ranks candidates for exact cosine
+ * rescoring (docs/performance.md, "Dense retrieval at scale").
+ */
+
+/**
+ * Bytes of a code for `dimensions`, padded to whole 256-bit pairs of SIMD blocks (the kernel's step; the
+ * padding bits are 0 in every code).
+ */
+export const codeBytes = (dimensions: number): number => Math.ceil(dimensions / 256) * 32;
+
+/** Writes the sign code of `vector` into `out` at `offset` (codeBytes(vector.length) bytes). */
+export function writeSignCode(vector: Float32Array, out: Uint8Array, offset = 0): void {
+  const bytes = codeBytes(vector.length);
+  out.fill(0, offset, offset + bytes);
+  for (let i = 0; i < vector.length; i++) {
+    if (vector[i]! > 0) out[offset + (i >> 3)]! |= 1 << (i & 7);
+  }
+}
+
+export function signCode(vector: Float32Array): Uint8Array {
+  const out = new Uint8Array(codeBytes(vector.length));
+  writeSignCode(vector, out);
+  return out;
+}
+
+/**
+ * The positions of the `count` smallest distances, smallest first, skipping positions `allowed` leaves
+ * out (0) when given; ties are taken in position order. Distances are small integers (at most the code
+ * length in bits), so a histogram finds the cut in two passes instead of a sort.
+ */
+export function nearestPositions(
+  distances: Uint16Array,
+  count: number,
+  maxDistance: number,
+  allowed?: Uint8Array,
+): Int32Array {
+  const histogram = new Uint32Array(maxDistance + 2);
+  const n = distances.length;
+  if (allowed) {
+    for (let i = 0; i < n; i++) if (allowed[i]) histogram[distances[i]!]!++;
+  } else {
+    for (let i = 0; i < n; i++) histogram[distances[i]!]!++;
+  }
+  // The smallest cut such that the distances up to it hold `count` positions.
+  let cut = 0;
+  let below = 0;
+  while (cut <= maxDistance && below + histogram[cut]! < count) below += histogram[cut++]!;
+  const total = Math.min(count, below + (cut <= maxDistance ? histogram[cut]! : 0));
+  // Counting sort of the kept positions by distance: offsets per distance, then a placement pass.
+  const offsets = new Uint32Array(cut + 2);
+  for (let d = 0, at = 0; d <= cut; d++) {
+    offsets[d] = at;
+    at += histogram[d]!;
+  }
+  const out = new Int32Array(total);
+  let atCut = 0;
+  const room = total - below;
+  for (let i = 0; i < n; i++) {
+    const d = distances[i]!;
+    if (d > cut || (allowed && !allowed[i])) continue;
+    if (d === cut) {
+      if (atCut >= room) continue;
+      atCut++;
+    }
+    out[offsets[d]!++] = i;
+  }
+  return out;
+}

@@ -1,0 +1,160 @@
+import { HammingSpace } from '../core/retrieve/hammingKernel';
+import { codeBytes, nearestPositions, signCode } from '../core/retrieve/signCodes';
+import type { Db } from './open';
+
+/** The sign codes of one listing's vectors under one model, held in WebAssembly memory. */
+export class CodeSet {
+  constructor(
+    /** Chunk ids in ascending order; code i belongs to ids[i]. */
+    readonly ids: Float64Array,
+    readonly dimensions: number,
+    readonly space: HammingSpace,
+  ) {}
+
+  get count(): number {
+    return this.ids.length;
+  }
+
+  /**
+   * The chunk ids of the `count` codes nearest to the query's code (Hamming distance, the WebAssembly
+   * scan of every code), nearest first; only among `allowedIds` (ascending chunk ids) when given.
+   */
+  nearest(vector: Float32Array, count: number, allowedIds?: readonly number[]): number[] {
+    const distances = this.space.distancesTo(signCode(vector));
+    const allowed = allowedIds ? this.mask(allowedIds) : undefined;
+    const positions = nearestPositions(distances, count, this.space.bytesPerCode * 8, allowed);
+    return Array.from(positions, (p) => this.ids[p]!);
+  }
+
+  /** Which codes belong to `allowedIds`: both lists are ascending, so one merge walk. */
+  private mask(allowedIds: readonly number[]): Uint8Array {
+    const mask = new Uint8Array(this.ids.length);
+    let i = 0;
+    for (const id of allowedIds) {
+      while (i < this.ids.length && this.ids[i]! < id) i++;
+      if (i === this.ids.length) break;
+      if (this.ids[i] === id) mask[i] = 1;
+    }
+    return mask;
+  }
+}
+
+interface Entry {
+  generation: number;
+  /** null: this knowledge base has vectors without codes (written before codes existed): search exactly. */
+  codes: CodeSet | null;
+  bytes: number;
+}
+
+export interface VectorCodeCacheOptions {
+  /** Memory the cached codes may take together; the least recently used listings are dropped first. */
+  maxBytes?: number;
+}
+
+/**
+ * The code sets of listings, loaded from `vector_codes` on first use and kept while the listing's
+ * knowledge-base generation (bumped by triggers whenever its documents change, from any connection)
+ * stays the same. Loading 500,000 codes reads 64 MB at 1,024 dimensions.
+ */
+export class VectorCodeCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly maxBytes: number;
+
+  constructor(
+    private readonly db: Db,
+    options: VectorCodeCacheOptions = {},
+  ) {
+    this.maxBytes = options.maxBytes ?? 1024 ** 3;
+  }
+
+  /** The listing's current generation (0 before its first document). */
+  generation(listingId: string): number {
+    return (
+      (this.db
+        .prepare(`SELECT generation FROM knowledge_base_generations WHERE listing_id = ?`)
+        .pluck()
+        .get(listingId) as number | undefined) ?? 0
+    );
+  }
+
+  /**
+   * The listing's codes under `model`, loading them when needed; null when some of its vectors (in the
+   * vec0 table `table`) have no code, i.e. were committed before codes were written.
+   */
+  get(listingId: string, model: string, dimensions: number, table: string): CodeSet | null {
+    const key = `${listingId}\u0000${model}`;
+    const generation = this.generation(listingId);
+    const cached = this.entries.get(key);
+    if (cached && cached.generation === generation) {
+      // Most recently used last: Map keeps insertion order.
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      return cached.codes;
+    }
+    this.entries.delete(key);
+    // One read transaction: the generation stored is the one of the codes read.
+    const entry = this.db.transaction(() =>
+      this.load(listingId, model, dimensions, table, this.generation(listingId)),
+    )();
+    this.entries.set(key, entry);
+    this.evict();
+    return entry.codes;
+  }
+
+  /** Drops every cached code set (tests, and a server closing its database). */
+  clear(): void {
+    this.entries.clear();
+  }
+
+  private load(
+    listingId: string,
+    model: string,
+    dimensions: number,
+    table: string,
+    generation: number,
+  ): Entry {
+    const count = this.db
+      .prepare(`SELECT count(*) FROM vector_codes WHERE listing_id = ? AND model = ?`)
+      .pluck()
+      .get(listingId, model) as number;
+    if (count !== this.vectorCount(table)) return { generation, codes: null, bytes: 0 };
+    const bytesPerCode = codeBytes(dimensions);
+    const space = new HammingSpace(count, bytesPerCode);
+    const ids = new Float64Array(count);
+    let i = 0;
+    const rows = this.db
+      .prepare(`SELECT chunk_id, code FROM vector_codes WHERE listing_id = ? AND model = ? ORDER BY chunk_id`)
+      .raw()
+      .iterate(listingId, model) as IterableIterator<[number, Buffer]>;
+    for (const [id, code] of rows) {
+      if (i === count || code.length !== bytesPerCode) {
+        // Written meanwhile, or by another dimension: not a set this search can trust.
+        return { generation: -1, codes: null, bytes: 0 };
+      }
+      ids[i] = id;
+      space.codes.set(code, i * bytesPerCode);
+      i++;
+    }
+    if (i !== count) return { generation: -1, codes: null, bytes: 0 };
+    return {
+      generation,
+      codes: new CodeSet(ids, dimensions, space),
+      bytes: space.byteLength + ids.byteLength,
+    };
+  }
+
+  /** Rows of a vec0 table, from its rowid shadow table (counting through vec0 itself scans every vector). */
+  private vectorCount(table: string): number {
+    return this.db.prepare(`SELECT count(*) FROM "${table}_rowids"`).pluck().get() as number;
+  }
+
+  private evict(): void {
+    let total = 0;
+    for (const e of this.entries.values()) total += e.bytes;
+    for (const [key, e] of this.entries) {
+      if (total <= this.maxBytes || this.entries.size === 1) break;
+      this.entries.delete(key);
+      total -= e.bytes;
+    }
+  }
+}

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { HammingSpace, hammingKernelBytes } from '../../../src/core/retrieve/hammingKernel';
+import { codeBytes, nearestPositions, signCode } from '../../../src/core/retrieve/signCodes';
+
+/** mulberry32: the same random data on every run. */
+function rng(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const popcount = (x: number) => {
+  let n = 0;
+  for (let v = x; v; v &= v - 1) n++;
+  return n;
+};
+
+/** The plain JS reference: bits that differ between two codes. */
+function hamming(a: Uint8Array, aAt: number, b: Uint8Array, bytes: number): number {
+  let d = 0;
+  for (let i = 0; i < bytes; i++) d += popcount(a[aAt + i]! ^ b[i]!);
+  return d;
+}
+
+describe('WebAssembly Hamming kernel', () => {
+  it('is a valid WebAssembly module exporting scan', () => {
+    const { Module } = (
+      globalThis as unknown as {
+        WebAssembly: {
+          Module: { new (b: Uint8Array): object; exports(m: object): unknown; imports(m: object): unknown };
+        };
+      }
+    ).WebAssembly;
+    const module = new Module(hammingKernelBytes());
+    expect(Module.exports(module)).toEqual([{ name: 'scan', kind: 'function' }]);
+    expect(Module.imports(module)).toEqual([{ module: 'env', name: 'memory', kind: 'memory' }]);
+  });
+
+  for (const bytesPerCode of [32, 128, 192, 384]) {
+    it(`gives the same distances as a JS popcount for ${bytesPerCode * 8}-bit codes`, () => {
+      const random = rng(bytesPerCode);
+      const count = 1_537;
+      const space = new HammingSpace(count, bytesPerCode);
+      for (let i = 0; i < space.codes.length; i++) space.codes[i] = Math.floor(random() * 256);
+      for (let trial = 0; trial < 3; trial++) {
+        const query = Uint8Array.from({ length: bytesPerCode }, () => Math.floor(random() * 256));
+        const distances = space.distancesTo(query);
+        const expected = Array.from({ length: count }, (_, i) =>
+          hamming(space.codes, i * bytesPerCode, query, bytesPerCode),
+        );
+        expect(Array.from(distances)).toEqual(expected);
+      }
+    });
+  }
+
+  it('covers the extremes: identical codes at 0, complements at every bit', () => {
+    const space = new HammingSpace(2, 64);
+    space.codes.fill(0xff, 0, 64);
+    const distances = space.distancesTo(new Uint8Array(64).fill(0xff));
+    expect(Array.from(distances)).toEqual([0, 512]);
+  });
+
+  it('handles an empty set and refuses a query of the wrong length', () => {
+    expect(new HammingSpace(0, 32).distancesTo(new Uint8Array(32)).length).toBe(0);
+    expect(() => new HammingSpace(3, 32).distancesTo(new Uint8Array(64))).toThrow(/wrong length/);
+    expect(() => new HammingSpace(3, 16)).toThrow(/multiple of 32/);
+  });
+});
+
+describe('sign codes', () => {
+  it('set bit i exactly when component i is positive, padded to 256 bits', () => {
+    expect(codeBytes(100)).toBe(32);
+    expect(codeBytes(1024)).toBe(128);
+    expect(codeBytes(1536)).toBe(192);
+    const code = signCode(Float32Array.from([0.5, -1, 0, 2, -0.1, 3, 3, 3, 1]));
+    expect(code.length).toBe(32);
+    expect(code[0]).toBe(0b11101001);
+    expect(code[1]).toBe(0b1);
+    expect(Array.from(code.subarray(2))).toEqual(new Array(30).fill(0));
+  });
+});
+
+describe('nearestPositions', () => {
+  const reference = (distances: number[], count: number, allowed?: number[]) =>
+    distances
+      .map((d, i) => ({ d, i }))
+      .filter(({ i }) => !allowed || allowed[i])
+      .sort((a, b) => a.d - b.d || a.i - b.i)
+      .slice(0, count)
+      .map(({ i }) => i);
+
+  it('returns the positions of the smallest distances, nearest first, ties in position order', () => {
+    const random = rng(7);
+    const distances = Uint16Array.from({ length: 5_000 }, () => Math.floor(random() * 60));
+    for (const count of [1, 20, 400, 4_999, 5_000, 6_000]) {
+      expect(Array.from(nearestPositions(distances, count, 64))).toEqual(
+        reference(Array.from(distances), count),
+      );
+    }
+  });
+
+  it('keeps to the allowed positions, returning fewer when fewer are allowed', () => {
+    const random = rng(11);
+    const distances = Uint16Array.from({ length: 3_000 }, () => Math.floor(random() * 129));
+    const allowed = Uint8Array.from({ length: 3_000 }, () => (random() < 0.01 ? 1 : 0));
+    const kept = Array.from(allowed).filter(Boolean).length;
+    const got = Array.from(nearestPositions(distances, 20, 128, allowed));
+    expect(got).toEqual(reference(Array.from(distances), 20, Array.from(allowed)));
+    expect(got.every((p) => allowed[p] === 1)).toBe(true);
+    expect(Array.from(nearestPositions(distances, 1_000, 128, allowed))).toHaveLength(kept);
+  });
+});

@@ -1,0 +1,217 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BULK_LIMITS } from '../../../src/core/ingest/limits';
+import type { StagedChunk } from '../../../src/core/ingest/store';
+import type { FieldFilter } from '../../../src/core/retrieve/filters';
+import type { DenseHit } from '../../../src/core/retrieve/searchIndex';
+import { SqliteDocumentRepository } from '../../../src/db/repositories/documents';
+import { SqliteSearchRepository } from '../../../src/db/repositories/search';
+import { openServices, type StudioServices } from '../../../src/db/services';
+import { tempDir } from '../../helpers/studio';
+
+const MODEL = 'test-clustered-256';
+const DIMS = 256;
+const CHUNKS = 20_000;
+const TOP_K = 20;
+
+/** mulberry32 */
+function rng(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Seeded clustered unit vectors: a random centre each plus uniform noise, normalized. */
+function clustered(seed: number, clusters: number) {
+  const random = rng(seed);
+  const uniform = (scale: number) => Float32Array.from({ length: DIMS }, () => (random() * 2 - 1) * scale);
+  const centres = Array.from({ length: clusters }, () => uniform(1));
+  return () => {
+    const centre = centres[Math.floor(random() * clusters)]!;
+    const v = uniform(0.8).map((x, i) => x + centre[i]!);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  };
+}
+
+function commit(
+  services: StudioServices,
+  listingId: string,
+  source: string,
+  vectors: Float32Array[],
+  first = 0,
+) {
+  const staging = services.knowledgeBase.createStaging(join(services.dataDir, 'tmp'));
+  try {
+    const writer = staging.open({ source, format: 'jsonl', contentHash: source, bytes: 1, metadata: {} });
+    const chunks: StagedChunk[] = vectors.map((vector, i) => ({
+      text: `chunk ${first + i} of ${source}`,
+      tokenCount: 4,
+      contentHash: `${source}-${i}`,
+      metadata: { bucket: (first + i) % 100, tenth: (first + i) % 10 },
+      vector,
+    }));
+    for (let at = 0; at < chunks.length; at += 2_000) writer.add(chunks.slice(at, at + 2_000));
+    writer.finish();
+    return services.knowledgeBase.commit(listingId, staging, {
+      model: MODEL,
+      dimensions: DIMS,
+      maxChunks: BULK_LIMITS.maxChunks,
+      maxKnowledgeBaseBytes: null,
+    });
+  } finally {
+    staging.dispose();
+  }
+}
+
+const recall = (exact: DenseHit[], approx: DenseHit[]) => {
+  const found = new Set(approx.map((h) => h.id));
+  return exact.filter((h) => found.has(h.id)).length / exact.length;
+};
+
+describe('dense search at scale (binary first pass, exact rescoring)', () => {
+  const dir = tempDir();
+  let services: StudioServices;
+  let listingId: string;
+  let search: SqliteSearchRepository;
+  let exact: SqliteSearchRepository;
+  const next = clustered(42, 40);
+  const queries: Float32Array[] = [];
+
+  beforeAll(() => {
+    services = openServices(dir.path);
+    const wallet = services.wallets.defaultWallet().address;
+    listingId = services.listings.create({ title: 'Dense', accessModel: 'one_time', price: 0 }, wallet).id;
+    commit(
+      services,
+      listingId,
+      'base.jsonl',
+      Array.from({ length: CHUNKS }, () => next()),
+    );
+    for (let i = 0; i < 20; i++) queries.push(next());
+    search = new SqliteSearchRepository(services.db);
+    exact = new SqliteSearchRepository(services.db, { exactBudget: Infinity });
+  }, 60_000);
+
+  afterAll(() => {
+    services.close();
+    dir.remove();
+  });
+
+  it('chooses the binary pass for a large knowledge base and exact search for a small one', () => {
+    expect(search.densePlan(listingId, MODEL)).toBe('binary');
+    expect(exact.densePlan(listingId, MODEL)).toBe('exact');
+    const wallet = services.wallets.defaultWallet().address;
+    const small = services.listings.create({ title: 'Small', accessModel: 'one_time', price: 0 }, wallet).id;
+    commit(services, small, 'small.jsonl', queries.slice(0, 5));
+    expect(search.densePlan(small, MODEL)).toBe('exact');
+    const hits = search.denseSearch(small, MODEL, queries[0]!, [], 3);
+    expect(hits[0]!.distance).toBeCloseTo(0, 5);
+  });
+
+  it('finds the exact top 20 (recall >= 0.99 on seeded clustered vectors) with the same distances', () => {
+    const recalls = queries.map((q) => {
+      const want = exact.denseSearch(listingId, MODEL, q, [], TOP_K);
+      const got = search.denseSearch(listingId, MODEL, q, [], TOP_K);
+      expect(got).toHaveLength(TOP_K);
+      // Shared chunks carry the very same distance (sqlite-vec's cosine on the same floats).
+      const byId = new Map(want.map((h) => [h.id, h.distance]));
+      for (const h of got) if (byId.has(h.id)) expect(h.distance).toBe(byId.get(h.id));
+      for (let i = 1; i < got.length; i++)
+        expect(got[i]!.distance).toBeGreaterThanOrEqual(got[i - 1]!.distance);
+      return recall(want, got);
+    });
+    expect(recalls.reduce((a, b) => a + b, 0) / recalls.length).toBeGreaterThanOrEqual(0.99);
+  });
+
+  it('gives the distances denseScores gives for the same chunks', () => {
+    const got = search.denseSearch(listingId, MODEL, queries[1]!, [], 5);
+    const scores = search.denseScores(
+      listingId,
+      MODEL,
+      queries[1]!,
+      got.map((h) => h.id),
+    );
+    expect(scores).toEqual(got);
+  });
+
+  it('returns topK chunks passing a filter that keeps 1% of the rows: the exact ones', () => {
+    const filter: FieldFilter[] = [{ key: 'bucket', conditions: [{ op: 'eq', value: 7 }] }];
+    const inBucket = new Set(
+      services.db
+        .prepare(`SELECT id FROM chunks WHERE listing_id = ? AND json_extract(metadata, '$.bucket') = 7`)
+        .pluck()
+        .all(listingId) as number[],
+    );
+    expect(inBucket.size).toBe(CHUNKS / 100);
+    for (const q of queries.slice(0, 5)) {
+      const got = search.denseSearch(listingId, MODEL, q, filter, TOP_K);
+      expect(got).toHaveLength(TOP_K);
+      expect(got.every((h) => inBucket.has(h.id))).toBe(true);
+      expect(got).toEqual(exact.denseSearch(listingId, MODEL, q, filter, TOP_K));
+    }
+  });
+
+  it('keeps to a broad filter (half the rows) through the code scan, with recall against exact', () => {
+    const filter: FieldFilter[] = [{ key: 'tenth', conditions: [{ op: 'in', values: [0, 1, 2, 3, 4] }] }];
+    const recalls = queries.slice(0, 5).map((q) => {
+      const got = search.denseSearch(listingId, MODEL, q, filter, TOP_K);
+      const want = exact.denseSearch(listingId, MODEL, q, filter, TOP_K);
+      expect(got).toHaveLength(TOP_K);
+      const tenths = services.db
+        .prepare(
+          `SELECT DISTINCT json_extract(metadata, '$.tenth') FROM chunks WHERE id IN (SELECT value FROM json_each(?))`,
+        )
+        .pluck()
+        .all(JSON.stringify(got.map((h) => h.id))) as number[];
+      expect(tenths.every((t) => t < 5)).toBe(true);
+      return recall(want, got);
+    });
+    expect(Math.min(...recalls)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('sees chunks committed after the codes were loaded, and never returns a deleted document', () => {
+    const q = queries[2]!;
+    search.denseSearch(listingId, MODEL, q, [], TOP_K); // codes loaded and cached
+    // Near-copies of the query: they must become the best hits once committed.
+    const near = Array.from({ length: 3 }, (_, i) => q.map((x, j) => x + (j === i ? 0.001 : 0)));
+    const added = commit(services, listingId, 'late.jsonl', near, CHUNKS);
+    const lateIds = new Set(
+      services.db
+        .prepare(`SELECT id FROM chunks WHERE document_id = ?`)
+        .pluck()
+        .all(added.documents[0]!.documentId) as number[],
+    );
+    const after = search.denseSearch(listingId, MODEL, q, [], TOP_K);
+    expect(new Set(after.slice(0, 3).map((h) => h.id))).toEqual(lateIds);
+
+    new SqliteDocumentRepository(services.db).delete(added.documents[0]!.documentId);
+    const afterDelete = search.denseSearch(listingId, MODEL, q, [], TOP_K);
+    expect(afterDelete).toHaveLength(TOP_K);
+    expect(afterDelete.some((h) => lateIds.has(h.id))).toBe(false);
+    expect(afterDelete).toEqual(exact.denseSearch(listingId, MODEL, q, [], TOP_K));
+  });
+
+  it('falls back to exact search when vectors were written without codes (an older knowledge base)', () => {
+    const wallet = services.wallets.defaultWallet().address;
+    const old = services.listings.create({ title: 'Old', accessModel: 'one_time', price: 0 }, wallet).id;
+    const vectors = Array.from({ length: 1_000 }, () => next());
+    commit(services, old, 'old.jsonl', vectors);
+    services.db.prepare(`DELETE FROM vector_codes WHERE listing_id = ?`).run(old);
+    services.db
+      .prepare(`DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE listing_id = ?)`)
+      .run(old);
+    const fresh = new SqliteSearchRepository(services.db, { exactBudget: 0 });
+    expect(fresh.densePlan(old, MODEL)).toBe('exact');
+    expect(fresh.densePlan(listingId, MODEL)).toBe('binary');
+    const got = fresh.denseSearch(old, MODEL, queries[3]!, [], TOP_K);
+    expect(got).toEqual(exact.denseSearch(old, MODEL, queries[3]!, [], TOP_K));
+    // denseScores still reads the vec0 table for such chunks.
+    expect(fresh.denseScores(old, MODEL, queries[3]!, [got[0]!.id])).toEqual([got[0]]);
+  });
+});
