@@ -1,12 +1,13 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve as resolvePath, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
 import type { Request } from 'express';
 import { InvalidInput } from '../core/errors';
 import { PayloadTooLarge } from '../core/ingest/errors';
 import { formatBytes } from '../core/ingest/zipLimits';
+import { storageFailure } from '../core/uploads/storageErrors';
 
 export interface MultipartLimits {
   maxFileBytes: number;
@@ -22,22 +23,24 @@ export interface ReceivedForm {
 /**
  * Streams a multipart body to disk under `dir` (never into memory). Only the named file and text
  * fields are accepted; a file over the limit stops the upload with 413, and on any failure what was
- * written is removed.
+ * written is removed. A full or read-only disk is reported as such (storageFailure), naming `dataDir`
+ * (by default the folder holding the `tmp` folder `dir` is in).
  */
 export async function receiveMultipart(
   req: Request,
   dir: string,
   accept: { fileField: string; textFields: string[] },
   limits: MultipartLimits,
+  dataDir = dataDirOf(dir),
 ): Promise<ReceivedForm> {
   if (!req.is('multipart/form-data')) {
     throw new InvalidInput(
       'body: send multipart/form-data with a `files` part (a ZIP archive) and a `config` part.',
     );
   }
-  await mkdir(dir, { recursive: true });
   const form: ReceivedForm = { fields: {}, files: [] };
   try {
+    await mkdir(dir, { recursive: true });
     await new Promise<void>((resolve, reject) => {
       let bb: busboy.Busboy;
       try {
@@ -107,9 +110,16 @@ export async function receiveMultipart(
     });
     return form;
   } catch (err) {
-    await rm(dir, { recursive: true, force: true });
-    throw err;
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    throw storageFailure(err, dataDir) ?? err;
   }
+}
+
+/** The parent of the last `tmp` folder in `dir` (uploads are received in `<dataDir>/tmp/<id>`). */
+function dataDirOf(dir: string): string {
+  const parts = resolvePath(dir).split(sep);
+  const tmp = parts.lastIndexOf('tmp');
+  return tmp > 0 ? parts.slice(0, tmp).join(sep) || sep : dirname(resolvePath(dir));
 }
 
 /** A received file's name, reduced to a plain file name (no folders, nothing odd). */

@@ -118,9 +118,11 @@ describe.skipIf(Boolean(skipReason))('a full disk (data directory on an 8 MB tmp
     const res = await server!.v1('/v1/upload', { method: 'POST', body: form });
     const body = (await res.json()) as any;
     console.info(`full disk, receiving: ${res.status} ${JSON.stringify(body.error ?? body.data?.status)}`);
-    // The multipart receiver reports ENOSPC as a plain 500 for now (see docs/reliability.md, Faults).
+    // The multipart receiver turns ENOSPC into the same clear error as the rest of the studio.
     expect(res.status).toBe(500);
-    expect(body.error).toMatchObject({ code: 'internal_error', requestId: expect.any(String) });
+    expect(body.error).toMatchObject({ code: 'internal_error' });
+    expect(body.error.message).toMatch(/disk is full/i);
+    expect(body.error.message).toContain(dataDir);
     expect(snapshot(dataDir, seeded.listingId)).toEqual(before);
     expect(scratchLeft(dataDir)).toEqual([]);
     expect((await server!.v1('/v1/listings')).status).toBe(200);

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/core/errors';
 import { parseDocument } from '../../src/core/ingest/parse';
+import { createMarkdownParser } from '../../src/core/ingest/parsers/markdown';
 
 /**
  * What the parser fuzzing found, kept as tests. Inputs are built here (they are short repetitions).
- * Open findings are listed as todos with their measurements; see docs/reliability.md, Fuzzing.
+ * See docs/reliability.md, Fuzzing.
  */
 const bytes = (text: string) => new Uint8Array(Buffer.from(text, 'utf8'));
 
@@ -67,12 +68,59 @@ describe('parser fuzzing findings', () => {
     expect(elapsed).toBeLessThan(5_000);
   });
 
-  // Open: micromark (4.0.3, upstream) does work quadratic in some constructs: it resolves each setext
-  // heading by splicing the whole event list (3,000 "a\n---\n", 18 KB: 7.4 s; 6,000: 28.6 s), and
-  // nested list markers on one line ("- " x 10,800, 21 KB, as .mdx) took 112 s before the stack
-  // overflowed; [^1] x 16,000 on one line, 6.8 s. The parse budget is checked between pieces, and such
-  // text is one piece, so it cannot stop this. Fix: parse Markdown and HTML in a worker thread with a
-  // hard deadline, as PDF is.
-  it.todo('Markdown: 36 KB of setext headings is parsed or refused within the parse budget');
-  it.todo('MDX: 21 KB of nested list markers on one line is refused within the parse budget');
+  // micromark (4.0.3, upstream) does work quadratic in some constructs: it resolves each setext heading by
+  // splicing the whole event list (3,000 "a\n---\n", 18 KB: 7.4 s; 6,000: 28.6 s), and nested list
+  // markers on one line ("- " x 10,800, 21 KB, as .mdx) took 112 s before the stack overflowed. Such text
+  // is one piece, so a check between pieces could not stop it: micromark now runs in a worker thread,
+  // terminated when the document's budget runs out. A short budget keeps these tests fast.
+  const shortBudget = { baseMs: 1_500, msPerMb: 0 };
+
+  it('Markdown: 36 KB of setext headings is parsed or refused within the parse budget', async () => {
+    const parse = createMarkdownParser({ budget: shortBudget });
+    const input = 'a\n---\n'.repeat(6_000);
+    const started = performance.now();
+    const result = await parse({ bytes: bytes(input), source: 'setext-run.md' }).catch((e: unknown) => e);
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeLessThan(shortBudget.baseMs + 3_000);
+    if (result instanceof Error) {
+      expect(result).toBeInstanceOf(DomainError);
+      expect(result).toMatchObject({ code: 'invalid_document' });
+      expect(result.message).toMatch(/^setext-run\.md: reading the Markdown took too long .* was stopped/);
+    } else {
+      expect(result).toMatchObject({
+        sections: expect.arrayContaining([{ text: 'a', metadata: { headings: ['a'] } }]),
+      });
+    }
+    // The pool replaced the terminated worker: the next document parses normally.
+    const next = await parse({ bytes: bytes('# After\n\nStill read.\n'), source: 'next.md' });
+    expect(next.sections).toEqual([{ text: 'After\n\nStill read.', metadata: { headings: ['After'] } }]);
+  });
+
+  it('MDX: 21 KB of nested list markers on one line is refused within the parse budget', async () => {
+    const parse = createMarkdownParser({ budget: shortBudget });
+    const started = performance.now();
+    const err = await parse({ bytes: bytes(`${'- '.repeat(10_800)}x\n`), source: 'lists.mdx' }).catch(
+      (e: unknown) => e,
+    );
+    expect(performance.now() - started).toBeLessThan(shortBudget.baseMs + 3_000);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ code: 'invalid_document' });
+    expect((err as Error).message).toMatch(
+      /^lists\.mdx: (reading the Markdown took too long|the document nests too deeply)/,
+    );
+  });
+
+  it('Markdown: [^1] repeated 16,000 times on one line is parsed or refused within the parse budget', async () => {
+    const parse = createMarkdownParser({ budget: shortBudget });
+    const started = performance.now();
+    const result = await parse({ bytes: bytes(`Text ${'[^1]'.repeat(16_000)}\n`), source: 'refs.md' }).catch(
+      (e: unknown) => e,
+    );
+    expect(performance.now() - started).toBeLessThan(shortBudget.baseMs + 3_000);
+    if (result instanceof Error) {
+      expect(result.message).toMatch(/^refs\.md: reading the Markdown took too long/);
+    } else {
+      expect((result as { sections: { text: string }[] }).sections[0]!.text).toContain('[^1][^1]');
+    }
+  });
 });

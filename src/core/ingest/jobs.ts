@@ -1,6 +1,8 @@
+import { dirname, resolve, sep } from 'node:path';
 import { DomainError } from '../errors';
 import { NotFound } from '../errors';
 import { newId } from '../ids';
+import { storageFailure } from '../uploads/storageErrors';
 import type { ChunkingOptions } from './chunkers';
 import type { IngestLimits } from './limits';
 import type { IngestProgress, IngestResult, IngestStage } from './pipeline';
@@ -36,6 +38,11 @@ export interface StartJobRequest {
   chunking?: ChunkingOptions;
   csvRequiredColumns?: string[];
   limits: IngestLimits;
+  /**
+   * The data directory, named when its disk is full or read-only; by default the folder holding the
+   * `tmp` folder the inputs were received in.
+   */
+  dataDir?: string;
   /** Runs when the job has ended, whatever the outcome (removes the uploaded files). */
   cleanup?: () => Promise<void> | void;
 }
@@ -138,10 +145,10 @@ export class IngestJobs {
         snapshot.error = { code: 'cancelled', message: 'The ingestion was cancelled; nothing was stored.' };
       } else {
         snapshot.state = 'failed';
-        snapshot.error =
-          err instanceof DomainError
-            ? { code: err.code, message: err.message }
-            : { code: 'internal_error', message: `The ingestion failed: ${(err as Error).message}` };
+        const known = err instanceof DomainError ? err : storageFailure(err, dataDirOf(request));
+        snapshot.error = known
+          ? { code: known.code, message: known.message }
+          : { code: 'internal_error', message: `The ingestion failed: ${(err as Error).message}` };
       }
     } finally {
       snapshot.finishedAt = this.now().toISOString();
@@ -187,4 +194,13 @@ export class IngestJobs {
   private copy(job: Job): IngestJobSnapshot {
     return structuredClone(job.snapshot);
   }
+}
+
+/** The data directory of a job: given, or the parent of the `tmp` folder its uploaded inputs are in. */
+function dataDirOf(request: StartJobRequest): string {
+  if (request.dataDir) return request.dataDir;
+  const input = resolve(request.inputs[0]?.path ?? '.');
+  const parts = input.split(sep);
+  const tmp = parts.lastIndexOf('tmp');
+  return tmp > 0 ? parts.slice(0, tmp).join(sep) || sep : dirname(input);
 }

@@ -16,6 +16,7 @@ import {
   EntryPathRegistry,
   classifyArchiveFile,
   cleanEntryName,
+  printableName,
   isOsLitter,
   type ArchiveFileFormat,
 } from './zipEntryNames';
@@ -152,7 +153,10 @@ async function planExtraction(
     );
     const cleaned = cleanEntryName(rawName);
     if (!cleaned.ok)
-      throw new InvalidDocument(source, `entry "${rawName}" ${cleaned.problem}; the archive is refused.`);
+      throw new InvalidDocument(
+        source,
+        `entry "${printableName(rawName)}" ${cleaned.problem}; the archive is refused.`,
+      );
     if (isOsLitter(cleaned.path)) {
       ignored.push(cleaned.path);
       continue;
@@ -160,7 +164,7 @@ async function planExtraction(
     if (((entry.externalFileAttributes >>> 16) & UNIX_FILE_TYPE_MASK) === UNIX_SYMLINK) {
       throw new InvalidDocument(
         source,
-        `entry "${cleaned.path}" is a symbolic link; archives may contain only files and folders.`,
+        `entry "${printableName(cleaned.path)}" is a symbolic link; archives may contain only files and folders.`,
       );
     }
     if (
@@ -169,16 +173,16 @@ async function planExtraction(
     ) {
       continue;
     }
-    if (entry.isEncrypted()) throw new EncryptedDocument(`${source}: ${cleaned.path}`);
+    if (entry.isEncrypted()) throw new EncryptedDocument(`${source}: ${printableName(cleaned.path)}`);
     if (!entry.canDecodeFileData()) {
       throw new InvalidDocument(
         source,
-        `entry "${cleaned.path}" uses compression method ${entry.compressionMethod}, which is not supported; re-create the archive with standard (Deflate) compression.`,
+        `entry "${printableName(cleaned.path)}" uses compression method ${entry.compressionMethod}, which is not supported; re-create the archive with standard (Deflate) compression.`,
       );
     }
     const verdict = classifyArchiveFile(cleaned.path);
     if (!verdict.ok) {
-      unsupported.push({ entry: cleaned.path, type: verdict.type });
+      unsupported.push({ entry: printableName(cleaned.path), type: verdict.type });
       continue;
     }
     const clash = registry.add(cleaned.path);
@@ -186,14 +190,14 @@ async function planExtraction(
       throw new InvalidDocument(
         source,
         clash === cleaned.path
-          ? `entry "${cleaned.path}" appears more than once in the archive.`
-          : `entries "${clash}" and "${cleaned.path}" collide on disk (names differing only in case or Unicode form, or a file named like a folder).`,
+          ? `entry "${printableName(cleaned.path)}" appears more than once in the archive.`
+          : `entries "${printableName(clash)}" and "${printableName(cleaned.path)}" collide on disk (names differing only in case or Unicode form, or a file named like a folder).`,
       );
     }
     const maxBytes = fileLimit(verdict.format, limits);
     if (entry.uncompressedSize > maxBytes) {
       throw new PayloadTooLarge(
-        `${source}: "${cleaned.path}" is ${formatBytes(entry.uncompressedSize)} uncompressed; the limit is ${formatBytes(maxBytes)} per file.`,
+        `${source}: "${printableName(cleaned.path)}" is ${formatBytes(entry.uncompressedSize)} uncompressed; the limit is ${formatBytes(maxBytes)} per file.`,
       );
     }
     declaredTotal += entry.uncompressedSize;
@@ -259,7 +263,10 @@ async function writeFile(
   const { path: entryPath, format } = file;
   const target = path.join(root, ...entryPath.split('/'));
   if (!target.startsWith(root + path.sep)) {
-    throw new InvalidDocument(source, `entry "${entryPath}" would be written outside the extraction folder.`);
+    throw new InvalidDocument(
+      source,
+      `entry "${printableName(entryPath)}" would be written outside the extraction folder.`,
+    );
   }
   await written.makeDir(path.dirname(target));
   const maxBytes = fileLimit(format, limits);
@@ -270,13 +277,17 @@ async function writeFile(
       totals.inflated += count;
       if (fileBytes > maxBytes) {
         throw new PayloadTooLarge(
-          `${source}: "${entryPath}" inflates to more than ${formatBytes(maxBytes)}; the limit is ${formatBytes(maxBytes)} per file.`,
+          `${source}: "${printableName(entryPath)}" inflates to more than ${formatBytes(maxBytes)}; the limit is ${formatBytes(maxBytes)} per file.`,
         );
       }
       if (totals.inflated > limits.maxTotalBytes) throw totalTooLarge(source, limits);
     },
     file.crc32,
-    () => new InvalidDocument(source, `entry "${entryPath}" is damaged (CRC-32 checksum mismatch).`),
+    () =>
+      new InvalidDocument(
+        source,
+        `entry "${printableName(entryPath)}" is damaged (CRC-32 checksum mismatch).`,
+      ),
   );
   const output = await written.createFile(target);
   try {
@@ -362,10 +373,10 @@ function toEntryError(err: unknown, source: string, entryPath: string): unknown 
   if (/too many bytes/i.test(message)) {
     return new InvalidDocument(
       source,
-      `entry "${entryPath}" inflates to more data than its header declares (a zip bomb or a damaged archive).`,
+      `entry "${printableName(entryPath)}" inflates to more data than its header declares (a zip bomb or a damaged archive).`,
     );
   }
-  return new InvalidDocument(source, `entry "${entryPath}" is damaged (${message}).`);
+  return new InvalidDocument(source, `entry "${printableName(entryPath)}" is damaged (${message}).`);
 }
 
 /** fs errors (ENOSPC, EACCES, ...) are the machine's problem, not the archive's: they pass through. */

@@ -26,6 +26,29 @@ export function cleanEntryName(raw: string): CleanedName {
   return { ok: true, path: segments.join('/'), isDirectory: name.endsWith('/') || segments.length === 0 };
 }
 
+const SHORT_ESCAPES: Record<string, string> = {
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\b': '\\b',
+  '\f': '\\f',
+};
+// C0 and C1 controls, DEL, line/paragraph separators and bidirectional overrides: they could break a
+// message across lines or make a name display as another.
+// eslint-disable-next-line no-control-regex
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * An entry name as it may appear in a message: control characters escaped as JSON writes them (`\n`,
+ * `\u0000`), so a hostile name cannot forge extra lines or reorder the text around it.
+ */
+export function printableName(name: string): string {
+  return name.replace(
+    UNPRINTABLE,
+    (char) => SHORT_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 const LITTER_NAMES = new Set(['thumbs.db', 'desktop.ini', 'ehthumbs.db']);
 
 /**

@@ -1,14 +1,20 @@
-import rehypeParse from 'rehype-parse';
+import type { Root } from 'hast';
 import { select } from 'hast-util-select';
-import { unified } from 'unified';
 import { decodeText } from '../decode';
+import { InvalidDocument } from '../errors';
 import type { Metadata, Parser } from '../types';
 import { sniffHtmlCharset } from './htmlCharset';
-import { guardNesting, htmlToSections, inlineText } from './htmlSections';
-import { parseDeadline, type ParseBudget } from './parseBudget';
+import { guardNesting, htmlToSections, inlineText, nestedTooDeeply } from './htmlSections';
+import { parseTimer, type ParseBudget, type ParseTimer } from './parseBudget';
+import { ParserWorkerFailure, ParserWorkerPool, type ParserWorkerReply } from './parserWorkerPool';
+
+/** Heap limit of a worker; V8 sizes its heap by it, so a lower one slows parsing (see markdown.ts). */
+const MAX_MEMORY_MB = 2048;
+
+let pool: ParserWorkerPool | undefined;
 
 export interface HtmlParserOptions {
-  /** Time allowed for one page (checked after each step); see DEFAULT_PARSE_BUDGET. */
+  /** Time allowed for one page (its parse in a worker is stopped at the end); see DEFAULT_PARSE_BUDGET. */
   budget?: ParseBudget;
 }
 
@@ -17,15 +23,16 @@ export interface HtmlParserOptions {
  * controls and hidden elements; one section per heading block ({ headings }); document metadata
  * { title, lang } from <title> and <html lang>. The character set comes from the BOM, then the page's
  * own declaration, then detection (decodeText). A page that takes far longer than its size warrants is
- * refused (parseDeadline); the check runs between steps, as a parse in progress cannot be interrupted.
+ * refused (parseTimer): the parse runs in a worker thread (htmlWorker.mjs), terminated at the deadline;
+ * the steps after it, on this thread, are checked when they end.
  */
 export function createHtmlParser(options: HtmlParserOptions = {}): Parser {
   return async ({ bytes, source }) => {
     const html = decodeText(bytes, sniffHtmlCharset(bytes));
-    const checkTime = parseDeadline(source, 'HTML', html.length, options.budget);
+    const timer = parseTimer(source, 'HTML', html.length, options.budget);
+    const tree = await parseInWorker(html, source, timer);
+    timer.check();
     return guardNesting(source, () => {
-      const tree = unified().use(rehypeParse).parse(html);
-      checkTime();
       const metadata: Metadata = {};
       const titleElement = select('head > title', tree);
       const title = titleElement ? inlineText(titleElement) : '';
@@ -33,7 +40,7 @@ export function createHtmlParser(options: HtmlParserOptions = {}): Parser {
       const lang = select('html', tree)?.properties.lang;
       if (typeof lang === 'string' && lang.trim()) metadata.lang = lang.trim();
       const sections = htmlToSections(tree);
-      checkTime();
+      timer.check();
       const warnings = sections.length === 0 ? [`${source}: the page has no visible text.`] : undefined;
       return { format: 'html', sections, metadata, ...(warnings ? { warnings } : {}) };
     });
@@ -41,3 +48,26 @@ export function createHtmlParser(options: HtmlParserOptions = {}): Parser {
 }
 
 export const parseHtml: Parser = createHtmlParser();
+
+async function parseInWorker(html: string, source: string, timer: ParseTimer): Promise<Root> {
+  pool ??= new ParserWorkerPool(new URL('./htmlWorker.mjs', import.meta.url), {
+    maxMemoryMb: MAX_MEMORY_MB,
+    // rehype keeps nothing between parses, and a fresh worker parses slowly until its JIT warms up.
+    maxFilesPerWorker: 100_000,
+  });
+  let reply: ParserWorkerReply<{ tree: Root }>;
+  try {
+    reply = await pool.read<{ tree: Root }>(new TextEncoder().encode(html), {}, timer.remainingMs());
+  } catch (error) {
+    if (!(error instanceof ParserWorkerFailure)) throw error;
+    if (error.reason === 'timeout') throw timer.tooLong();
+    if (error.errorName === 'RangeError') throw nestedTooDeeply(source);
+    if (error.reason === 'memory') {
+      throw new InvalidDocument(source, 'reading the HTML needed too much memory and was stopped.');
+    }
+    throw new InvalidDocument(source, `the HTML could not be read: ${error.message}`);
+  }
+  if (reply.ok) return reply.tree;
+  if (reply.name === 'RangeError') throw nestedTooDeeply(source);
+  throw new InvalidDocument(source, `the HTML could not be read: ${reply.message}`);
+}

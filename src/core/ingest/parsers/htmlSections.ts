@@ -80,11 +80,13 @@ export function guardNesting<T>(source: string, step: () => T): T {
   try {
     return step();
   } catch (error) {
-    if (error instanceof RangeError) {
-      throw new InvalidDocument(source, 'the HTML is nested too deeply to read (thousands of levels).');
-    }
+    if (error instanceof RangeError) throw nestedTooDeeply(source);
     throw error;
   }
+}
+
+export function nestedTooDeeply(source: string): InvalidDocument {
+  return new InvalidDocument(source, 'the HTML is nested too deeply to read (thousands of levels).');
 }
 
 /** Text of one element on a single line, as a title or a table cell reads. */

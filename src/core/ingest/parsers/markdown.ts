@@ -1,26 +1,24 @@
 import type { Root, Yaml } from 'mdast';
-import remarkFrontmatter from 'remark-frontmatter';
-import remarkGfm from 'remark-gfm';
-import remarkMdx from 'remark-mdx';
-import remarkParse from 'remark-parse';
-import { unified } from 'unified';
 import { decodeText } from '../decode';
 import { InvalidDocument } from '../errors';
 import type { Metadata, ParsedDocument, Parser } from '../types';
 import { normalizeFrontMatterFence, readFrontMatter } from './markdownFrontMatter';
 import { markdownPieces } from './markdownPieces';
 import { MarkdownSectionBuilder } from './markdownSections';
-import { parseDeadline, type ParseBudget } from './parseBudget';
+import { parseTimer, type ParseBudget, type ParseTimer } from './parseBudget';
+import { ParserWorkerFailure, ParserWorkerPool, type ParserWorkerReply } from './parserWorkerPool';
 
-const markdownProcessor = unified().use(remarkParse).use(remarkFrontmatter, ['yaml']).use(remarkGfm);
-const mdxProcessor = unified()
-  .use(remarkParse)
-  .use(remarkFrontmatter, ['yaml'])
-  .use(remarkGfm)
-  .use(remarkMdx);
+/**
+ * Heap limit of a worker: only stops a runaway parse (a 32 KB piece makes a tree of a few MB; an MDX
+ * document is one piece). Not lower: V8 sizes its heap by the limit, and at 512 MB micromark parsed 45%
+ * slower from the extra garbage collection.
+ */
+const MAX_MEMORY_MB = 2048;
+
+let pool: ParserWorkerPool | undefined;
 
 export interface MarkdownParserOptions {
-  /** Time allowed for one document (checked between its parts); see DEFAULT_PARSE_BUDGET. */
+  /** Time allowed for one document (its parse in a worker is stopped at the end); see DEFAULT_PARSE_BUDGET. */
   budget?: ParseBudget;
 }
 
@@ -29,28 +27,37 @@ export interface MarkdownParserOptions {
  * document metadata (read with the `yaml` package and an alias limit, never with gray-matter, which runs
  * `---js` front matter); the body becomes one section per heading (see markdownSections). A large
  * document is parsed a piece at a time (markdownPieces) and each piece's tree dropped once its text is
- * taken, so memory stays near the size of the text; a document that parses far slower than its size
- * warrants is refused (parseDeadline).
+ * taken, so memory stays near the size of the text. micromark runs in a worker thread, terminated when
+ * the document's parse budget runs out (parseTimer): the document is then refused.
  */
 export function createMarkdownParser(options: MarkdownParserOptions = {}): Parser {
   return async ({ bytes, source }) => {
     const text = normalizeFrontMatterFence(decodeText(bytes), source);
     const warnings: string[] = [];
-    const checkTime = parseDeadline(source, 'Markdown', text.length, options.budget);
+    const timer = parseTimer(source, 'Markdown', text.length, options.budget);
+    const mdx = /\.mdx$/i.test(source);
     const builder = new MarkdownSectionBuilder();
     let frontMatter: Yaml | undefined;
-    const sections = withinStack(source, () => {
-      const pieces = /\.mdx$/i.test(source) ? [text] : markdownPieces(text);
-      for (let i = 0; i < pieces.length; i++) {
-        const tree = parseTree(pieces[i]!, source);
-        pieces[i] = '';
-        const first = tree.children[0];
-        if (i === 0 && first?.type === 'yaml') frontMatter = first;
-        builder.add(tree.children);
-        checkTime();
-      }
-      return builder.finish();
-    });
+    const pieces = mdx ? [text] : markdownPieces(text);
+    const parse = (i: number) => {
+      const tree = parseInWorker(pieces[i]!, mdx, source, timer);
+      pieces[i] = '';
+      // Marked handled now: a piece refused while an earlier one is awaited must not count as unhandled.
+      tree.catch(() => undefined);
+      return tree;
+    };
+    // Two pieces in flight: the next one parses on the other worker while this one's tree becomes sections.
+    const inFlight = [parse(0)];
+    if (pieces.length > 1) inFlight.push(parse(1));
+    for (let i = 0; i < pieces.length; i++) {
+      const tree = await inFlight.shift()!;
+      if (i + 2 < pieces.length) inFlight.push(parse(i + 2));
+      const first = tree.children[0];
+      if (i === 0 && first?.type === 'yaml') frontMatter = first;
+      withinStack(source, () => builder.add(tree.children));
+      timer.check();
+    }
+    const sections = builder.finish();
 
     let metadata: Metadata = {};
     if (frontMatter) {
@@ -66,41 +73,59 @@ export function createMarkdownParser(options: MarkdownParserOptions = {}): Parse
 
 export const parseMarkdown: Parser = createMarkdownParser();
 
-/** micromark and the tree walk recurse per nesting level: thousands of nested quotes or lists overflow the stack. */
+/** The tree walk recurses per nesting level: thousands of nested quotes or lists overflow the stack. */
 function withinStack<T>(source: string, read: () => T): T {
   try {
     return read();
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
-    throw new InvalidDocument(
-      source,
-      'the document nests too deeply to be read (block quotes, lists, emphasis or HTML thousands of levels deep).',
-    );
+    throw tooDeep(source);
   }
 }
 
-/** CommonMark never fails; MDX does, with a position. */
-function parseTree(text: string, source: string): Root {
-  if (!/\.mdx$/i.test(source)) return markdownProcessor.parse(text);
+function tooDeep(source: string): InvalidDocument {
+  return new InvalidDocument(
+    source,
+    'the document nests too deeply to be read (block quotes, lists, emphasis or HTML thousands of levels deep).',
+  );
+}
+
+type TreeReply = ParserWorkerReply<{ tree: Root }> & { reason?: string; line?: number; column?: number };
+
+/**
+ * One piece parsed by micromark in a worker thread (markdownWorker.mjs), given what is left of the
+ * document's time: micromark is quadratic on some inputs and cannot be interrupted, so a piece still
+ * parsing at the deadline has its worker terminated and the document is refused. CommonMark never fails;
+ * MDX does, with a position.
+ */
+async function parseInWorker(text: string, mdx: boolean, source: string, timer: ParseTimer): Promise<Root> {
+  pool ??= new ParserWorkerPool(new URL('./markdownWorker.mjs', import.meta.url), {
+    maxMemoryMb: MAX_MEMORY_MB,
+    // micromark keeps nothing between parses, and a fresh worker parses slowly until its JIT warms up.
+    maxFilesPerWorker: 100_000,
+  });
+  let reply: TreeReply;
   try {
-    return mdxProcessor.parse(text);
+    reply = await pool.read<{ tree: Root }>(new TextEncoder().encode(text), { mdx }, timer.remainingMs());
   } catch (error) {
-    if (isPositionedMessage(error)) {
-      // Some messages carry their place only in the reason: "Expected a closing tag for `<Note>` (3:1-3:7)".
-      const inReason = /\s*\((\d+):(\d+)-\d+:\d+\)$/.exec(error.reason);
-      const line = error.line ?? inReason?.[1];
-      const column = error.column ?? inReason?.[2];
-      const reason = inReason ? error.reason.slice(0, inReason.index) : error.reason;
-      const where = line ? ` at line ${line}${column ? `, column ${column}` : ''}` : '';
-      throw new InvalidDocument(source, `invalid MDX${where}: ${reason}.`);
+    if (!(error instanceof ParserWorkerFailure)) throw error;
+    if (error.reason === 'timeout') throw timer.tooLong();
+    if (error.errorName === 'RangeError') throw tooDeep(source);
+    if (error.reason === 'memory') {
+      throw new InvalidDocument(source, 'reading the Markdown needed too much memory and was stopped.');
     }
-    throw error;
+    throw new InvalidDocument(source, `the Markdown could not be read: ${error.message}`);
   }
-}
-
-/** A VFileMessage (micromark's MDX errors), recognised by shape so no transitive package is imported. */
-function isPositionedMessage(
-  error: unknown,
-): error is Error & { reason: string; line?: number; column?: number } {
-  return error instanceof Error && typeof (error as { reason?: unknown }).reason === 'string';
+  if (reply.ok) return reply.tree;
+  if (reply.name === 'RangeError') throw tooDeep(source);
+  if (reply.reason !== undefined) {
+    // Some messages carry their place only in the reason: "Expected a closing tag for `<Note>` (3:1-3:7)".
+    const inReason = /\s*\((\d+):(\d+)-\d+:\d+\)$/.exec(reply.reason);
+    const line = reply.line ?? inReason?.[1];
+    const column = reply.column ?? inReason?.[2];
+    const reason = inReason ? reply.reason.slice(0, inReason.index) : reply.reason;
+    const where = line ? ` at line ${line}${column ? `, column ${column}` : ''}` : '';
+    throw new InvalidDocument(source, `invalid ${mdx ? 'MDX' : 'Markdown'}${where}: ${reason}.`);
+  }
+  throw new InvalidDocument(source, `the Markdown could not be read: ${reply.message}`);
 }

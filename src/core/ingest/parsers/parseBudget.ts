@@ -15,9 +15,43 @@ export const DEFAULT_PARSE_BUDGET: ParseBudget = { baseMs: 20_000, msPerMb: 5_00
 
 const MB = 1024 * 1024;
 
+/** One document's deadline: checked between steps, and given as the time limit of a parse in a worker. */
+export interface ParseTimer {
+  /** Refuses the document once its time is up. */
+  check(): void;
+  /** Milliseconds left (at least 1). */
+  remainingMs(): number;
+  /** The refusal of a document that ran out of time. */
+  tooLong(): InvalidDocument;
+}
+
+export function parseTimer(
+  source: string,
+  what: string,
+  chars: number,
+  budget: ParseBudget = DEFAULT_PARSE_BUDGET,
+): ParseTimer {
+  const limitMs = budget.baseMs + (budget.msPerMb * chars) / MB;
+  const started = performance.now();
+  const tooLong = () => {
+    const seconds = Math.round(limitMs / 100) / 10;
+    return new InvalidDocument(
+      source,
+      `reading the ${what} took too long (over ${seconds} s for ${(chars / MB).toFixed(1)} MB of text) and was stopped; its structure may be pathological (thousands of nested or unclosed elements, or of setext headings). Try splitting it into smaller files.`,
+    );
+  };
+  return {
+    check() {
+      if (performance.now() - started > limitMs) throw tooLong();
+    },
+    remainingMs: () => Math.max(1, Math.ceil(limitMs - (performance.now() - started))),
+    tooLong,
+  };
+}
+
 /**
- * A deadline for one document, checked between the parts it is parsed in (a part itself cannot be
- * interrupted, but parts are small: see markdownPieces and htmlParts).
+ * A deadline for one document, checked between the steps it is parsed in (a step running on the main
+ * thread cannot be interrupted; Markdown is parsed in a worker, which is terminated at the deadline).
  */
 export function parseDeadline(
   source: string,
@@ -25,14 +59,5 @@ export function parseDeadline(
   chars: number,
   budget: ParseBudget = DEFAULT_PARSE_BUDGET,
 ): () => void {
-  const limitMs = budget.baseMs + (budget.msPerMb * chars) / MB;
-  const started = performance.now();
-  return () => {
-    if (performance.now() - started <= limitMs) return;
-    const seconds = Math.round(limitMs / 100) / 10;
-    throw new InvalidDocument(
-      source,
-      `reading the ${what} took too long (over ${seconds} s for ${(chars / MB).toFixed(1)} MB of text) and was stopped; its structure may be pathological (thousands of nested or unclosed elements). Try splitting it into smaller files.`,
-    );
-  };
+  return parseTimer(source, what, chars, budget).check;
 }

@@ -116,6 +116,10 @@ export class ParserWorkerPool {
       this.finish(slot, job);
       job.resolve(reply);
     });
+    // A reply that cannot be deserialised here (a tree nested too deeply) would otherwise wait for the timeout.
+    worker.on('messageerror', (error: Error) =>
+      this.fail(slot, new ParserWorkerFailure('error', error.message, 'RangeError')),
+    );
     worker.on('error', (error: Error & { code?: string }) => {
       const failure =
         error.code === 'ERR_WORKER_OUT_OF_MEMORY'
@@ -185,6 +189,7 @@ export class ParserWorkerPool {
   private async retire(slot: Slot): Promise<void> {
     clearTimeout(slot.idleTimer);
     slot.worker.removeAllListeners('message');
+    slot.worker.removeAllListeners('messageerror');
     slot.worker.removeAllListeners('exit');
     // An 'error' after this point must not crash the process.
     slot.worker.removeAllListeners('error');

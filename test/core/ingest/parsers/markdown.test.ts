@@ -267,6 +267,19 @@ describe('parseMarkdown limits', () => {
     );
   });
 
+  it('stops a piece still parsing at the deadline (its worker terminated), then reads the next file', async () => {
+    // Two pieces of 36 KB of setext headings (quadratic in micromark: tens of seconds each), both in flight.
+    const run = 'a\n---\n'.repeat(6_000);
+    const parse = createMarkdownParser({ budget: { baseMs: 1_000, msPerMb: 0 } });
+    const started = performance.now();
+    await expect(
+      parse({ bytes: new TextEncoder().encode(`${run}\nCut here.\n\n${run}`), source: 'setext.md' }),
+    ).rejects.toThrow(/^setext\.md: reading the Markdown took too long \(over 1 s/);
+    expect(performance.now() - started).toBeLessThan(4_000);
+    const next = await parse({ bytes: new TextEncoder().encode('# Next\n\nRead.\n'), source: 'next.md' });
+    expect(next.sections).toEqual([{ text: 'Next\n\nRead.', metadata: { headings: ['Next'] } }]);
+  });
+
   it('reads a large document in pieces within the default time budget, keeping every heading path', async () => {
     const text = Array.from({ length: 4000 }, (_, i) => `## Part ${i}\n\n- item ${i}\n- another item\n`).join(
       '\n',

@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../../src/core/errors';
+import { precheckUploadFiles } from '../../../src/core/ingest/precheck';
+import { extractZip } from '../../../src/core/ingest/zip';
+import { printableName } from '../../../src/core/ingest/zipEntryNames';
+import { buildZip, type ZipEntrySpec } from '../../hardening/forgeZip';
+
+const work = mkdtempSync(join(tmpdir(), 'kbs-precheck-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+let count = 0;
+function zipFile(specs: ZipEntrySpec[]): string {
+  const file = join(work, `upload-${count++}.zip`);
+  writeFileSync(file, buildZip(specs));
+  return file;
+}
+
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error('expected a refusal');
+    },
+    (err: unknown) => err as DomainError,
+  );
+
+describe('printableName', () => {
+  it('escapes control characters as JSON does and leaves ordinary names alone', () => {
+    expect(printableName('docs/Guide – été.md')).toBe('docs/Guide – été.md');
+    expect(printableName('a\nb\r\tc\u0000d\u001be')).toBe('a\\nb\\r\\tc\\u0000d\\u001be');
+    // DEL, a C1 control, a line separator and a right-to-left override.
+    expect(printableName('x\u007fy\u0085z\u2028w\u202eexe.md')).toBe(
+      'x\\u007fy\\u0085z\\u2028w\\u202eexe.md',
+    );
+  });
+});
+
+describe('precheckUploadFiles', () => {
+  it('refuses an entry name with a newline, escaped in the message (no forged line)', async () => {
+    const file = zipFile([{ name: 'docs/a\nFAKE: all good.md', data: '# A' }]);
+    const err = await refusal(precheckUploadFiles([{ path: file, name: 'bad.zip' }]));
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err.code).toBe('invalid_document');
+    expect(err.message).toBe('bad.zip: entry "docs/a\\nFAKE: all good.md" contains control characters.');
+    expect(err.message).not.toContain('\n');
+  });
+
+  it('names unsupported entries with their control characters escaped', async () => {
+    const file = zipFile([
+      { name: 'ok/readme.md', data: '# Fine' },
+      { name: 'bin/run\u202egpj.exe', data: 'MZ' },
+    ]);
+    const err = await refusal(precheckUploadFiles([{ path: file, name: 'mixed.zip' }]));
+    expect(err.code).toBe('unsupported_file_type');
+    expect(err.message).toContain('mixed.zip/bin/run\\u202egpj.exe (.exe)');
+    expect(err.message).not.toMatch(/[\u202e]/);
+  });
+
+  it('refuses an archive over the entry limit from its count alone, before reading the names', async () => {
+    const file = zipFile(
+      Array.from({ length: 100_001 }, (_, i) => ({ name: `f${i}.md`, data: '', method: 0 })),
+    );
+    const started = performance.now();
+    const err = await refusal(precheckUploadFiles([{ path: file, name: 'many.zip' }]));
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(err.code).toBe('payload_too_large');
+    expect(err.message).toContain(
+      'many.zip: the archive has 100,001 entries; the limit is 100,000 entries per archive.',
+    );
+  });
+
+  it('refuses a file that is not a ZIP archive, naming it', async () => {
+    const file = join(work, 'not.zip');
+    writeFileSync(file, 'plain text, not an archive');
+    const err = await refusal(precheckUploadFiles([{ path: file, name: 'not.zip' }]));
+    expect(err.code).toBe('invalid_document');
+    expect(err.message).toMatch(/^not\.zip: not a readable ZIP archive/);
+  });
+
+  it('accepts supported entries and skips folders and OS litter', async () => {
+    const file = zipFile([
+      { name: 'docs/', data: '' },
+      { name: 'docs/a.md', data: '# A' },
+      { name: '__MACOSX/docs/._a.md', data: 'x' },
+      { name: 'data/b.csv', data: 'x,y\n1,2\n' },
+    ]);
+    await expect(precheckUploadFiles([{ path: file, name: 'fine.zip' }])).resolves.toBeUndefined();
+  });
+});
+
+describe('extractZip messages', () => {
+  it('escapes control characters of a refused entry name', async () => {
+    const file = zipFile([{ name: 'a\u0000b.md', data: '# A' }]);
+    const err = await refusal(extractZip(file, join(work, 'out-nul'), { source: 'nul.zip' }));
+    expect(err.code).toBe('invalid_document');
+    expect(err.message).toContain('entry "a\\u0000b.md" contains control characters');
+  });
+
+  it('escapes a C1 control in the name of an unsupported entry', async () => {
+    const file = zipFile([{ name: 'x\u0085y.exe', data: 'MZ' }]);
+    const err = await refusal(extractZip(file, join(work, 'out-c1'), { source: 'c1.zip' }));
+    expect(err.code).toBe('unsupported_file_type');
+    expect(err.message).toContain('x\\u0085y.exe (.exe)');
+  });
+});
