@@ -6,6 +6,7 @@ import { parseDocument } from './parse';
 import { classifySource } from './sources';
 import type { Metadata, SkippedRow } from './types';
 import { formatBytes } from './zipLimits';
+import { printableName } from './zipEntryNames';
 
 export interface PreviewChunk {
   index: number;
@@ -44,7 +45,7 @@ export async function previewChunks(request: PreviewRequest): Promise<ChunkPrevi
   const { source } = request;
   const chunking = resolveChunkingOptions(request.chunking);
   const kind = classifySource(source);
-  if ('type' in kind) throw new UnsupportedFileType([{ entry: source, type: kind.type }]);
+  if ('type' in kind) throw new UnsupportedFileType([{ entry: printableName(source), type: kind.type }]);
   if (kind.format === 'jsonl') {
     throw new InvalidDocument(
       source,

@@ -7,7 +7,7 @@ import { InvalidDocument, PayloadTooLarge, UnsupportedFileType, type Unsupported
 import type { IngestLimits } from './limits';
 import type { DocumentFormat } from './types';
 import { extractZip } from './zip';
-import { classifyArchiveFile, isOsLitter } from './zipEntryNames';
+import { classifyArchiveFile, isOsLitter, printableName } from './zipEntryNames';
 import { formatBytes } from './zipLimits';
 
 export type SourceFormat = DocumentFormat | 'jsonl';
@@ -70,7 +70,7 @@ export async function collectSources(
     seen.set(source, origin);
     const kind = classifySource(source);
     if ('type' in kind) {
-      unsupported.push({ entry: source, type: kind.type });
+      unsupported.push({ entry: printableName(source), type: kind.type });
       return;
     }
     const { format } = kind;

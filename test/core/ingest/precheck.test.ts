@@ -105,3 +105,20 @@ describe('extractZip messages', () => {
     expect(err.message).toContain('x\\u0085y.exe (.exe)');
   });
 });
+
+describe('names from folders and previews', () => {
+  it('escapes control characters of a local file name in the unsupported-type refusal', async () => {
+    const { collectSources } = await import('../../../src/core/ingest/sources');
+    const { STUDIO_LIMITS } = await import('../../../src/core/ingest/limits');
+    const dir = mkdtempSync(join(tmpdir(), 'kbs-names-'));
+    try {
+      writeFileSync(join(dir, 'evil\nname.exe'), 'x');
+      const error = await collectSources([{ path: dir }], dir, STUDIO_LIMITS).catch((e: Error) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toContain('evil\\nname.exe');
+      expect((error as Error).message).not.toContain('evil\nname');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
