@@ -8,12 +8,13 @@ import {
   resolveChunkingOptions,
   type ChunkingOptions,
 } from '../../../core/ingest/chunkers';
-import { IngestJobs, type IngestJobEvent } from '../../../core/ingest/jobs';
+import { IngestJobs } from '../../../core/ingest/jobs';
 import { STUDIO_LIMITS } from '../../../core/ingest/limits';
 import { previewChunks } from '../../../core/ingest/preview';
 import { parseOrThrow } from '../../../core/validation';
 import { SqliteDocumentRepository } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
+import { streamJobEvents } from '../../jobEvents';
 import { receiveMultipart, type ReceivedForm } from '../../multipart';
 import type { defineRoutes } from '../../route';
 
@@ -186,26 +187,7 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
     response: { status: 200, description: 'An event stream', contentType: 'text/event-stream' },
     errors: [404],
     handler: ({ req, res, params }) => {
-      const first = jobs.get(params.id);
-      res.writeHead(200, {
-        'Content-Type': 'text/event-stream; charset=utf-8',
-        'Cache-Control': 'no-cache, no-transform',
-        Connection: 'keep-alive',
-        'X-Accel-Buffering': 'no',
-      });
-      const send = (event: IngestJobEvent) =>
-        res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.job)}\n\n`);
-      if (first.state !== 'running') {
-        send({ type: 'done', job: first });
-        res.end();
-        return undefined;
-      }
-      send({ type: 'progress', job: first });
-      const off = jobs.subscribe(params.id, (event) => {
-        send(event);
-        if (event.type === 'done') res.end();
-      });
-      req.on('close', off);
+      streamJobEvents(jobs, params.id, req, res);
       return undefined;
     },
   });

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { Conflict, InvalidInput } from '../../../core/errors';
-import { PushJobs, type PushJobEvent } from '../../../core/push/jobs';
+import { PushJobs } from '../../../core/push/jobs';
 import { BULK_PART_LIMITS } from '../../../core/push/plan';
 import { pushListing } from '../../../core/push/push';
 import { pushTargetsOf } from '../../../core/push/wiring';
 import { PushTargetInputSchema, PushTargetPatchSchema, StartPushSchema } from '../../../shared/push';
 import type { ServerDeps } from '../../deps';
+import { streamJobEvents } from '../../jobEvents';
 import type { defineRoutes } from '../../route';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
@@ -137,26 +138,7 @@ export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }:
     response: { status: 200, description: 'An event stream', contentType: 'text/event-stream' },
     errors: [404],
     handler: ({ req, res, params }) => {
-      const first = jobs.get(params.id);
-      res.writeHead(200, {
-        'Content-Type': 'text/event-stream; charset=utf-8',
-        'Cache-Control': 'no-cache, no-transform',
-        Connection: 'keep-alive',
-        'X-Accel-Buffering': 'no',
-      });
-      const send = (event: PushJobEvent) =>
-        res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.job)}\n\n`);
-      if (first.state !== 'running') {
-        send({ type: 'done', job: first });
-        res.end();
-        return undefined;
-      }
-      send({ type: 'progress', job: first });
-      const off = jobs.subscribe(params.id, (event) => {
-        send(event);
-        if (event.type === 'done') res.end();
-      });
-      req.on('close', off);
+      streamJobEvents(jobs, params.id, req, res);
       return undefined;
     },
   });
