@@ -1,58 +1,6 @@
-import { createParser } from 'eventsource-parser';
-import { readStudioToken, StudioApiError } from '../../lib/studioApi';
+import { followJobEvents } from '../../lib/jobEvents';
+import { studioJson } from '../../lib/studioFetch';
 import type { ChunkingSettings, ChunkPreview, IngestJob, QueuedFile } from './types';
-
-const TOKEN_HEADER = 'X-Studio-Token';
-
-function token(): string {
-  const value = readStudioToken();
-  if (!value) {
-    throw new StudioApiError({
-      code: 'missing_token',
-      status: 0,
-      message: 'This page has no studio token. Open the studio from the address `kbstudio serve` printed.',
-    });
-  }
-  return value;
-}
-
-/** fetch against /studio with the token; a failure becomes a StudioApiError with the server's message. */
-export async function studioFetch(path: string, init: RequestInit = {}): Promise<Response> {
-  const headers = new Headers(init.headers);
-  headers.set(TOKEN_HEADER, token());
-  let response: Response;
-  try {
-    response = await fetch(`/studio${path}`, { ...init, headers });
-  } catch (err) {
-    if ((err as Error).name === 'AbortError') throw err;
-    throw new StudioApiError({
-      code: 'network_error',
-      status: 0,
-      message: `Cannot reach the studio server (${(err as Error).message}). Is it still running?`,
-    });
-  }
-  if (!response.ok) {
-    const text = await response.text();
-    let body: { error?: { code: string; message: string; requestId?: string } } = {};
-    try {
-      body = JSON.parse(text) as typeof body;
-    } catch {
-      // Not the server's error body: keep what was said.
-    }
-    throw new StudioApiError({
-      code: body.error?.code ?? `http_${response.status}`,
-      status: response.status,
-      message:
-        body.error?.message ?? (text.slice(0, 300) || `The studio server answered ${response.status}.`),
-      requestId: body.error?.requestId,
-    });
-  }
-  return response;
-}
-
-export async function studioJson<T>(path: string, init?: RequestInit): Promise<T> {
-  return ((await (await studioFetch(path, init)).json()) as { data: T }).data;
-}
 
 export async function startIngest(
   listingId: string,
@@ -69,30 +17,9 @@ export async function startIngest(
   return data.job;
 }
 
-/** Follows a job's server-sent events until `done`; resolves with the final snapshot. */
-export async function followJob(
-  jobId: string,
-  onProgress: (job: IngestJob) => void,
-  signal?: AbortSignal,
-): Promise<IngestJob> {
-  const response = await studioFetch(`/jobs/${encodeURIComponent(jobId)}/events`, { signal });
-  let final: IngestJob | undefined;
-  const parser = createParser({
-    onEvent: (event) => {
-      const job = JSON.parse(event.data) as IngestJob;
-      if (event.event === 'done') final = job;
-      onProgress(job);
-    },
-  });
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    parser.feed(value);
-  }
-  // The stream can end without `done` (the server stopped): the snapshot says where the job is.
-  return final ?? studioJson<IngestJob>(`/jobs/${encodeURIComponent(jobId)}`);
-}
+/** Follows an ingestion job's server-sent events until `done`; resolves with the final snapshot. */
+export const followJob = (jobId: string, onProgress: (job: IngestJob) => void, signal?: AbortSignal) =>
+  followJobEvents<IngestJob>(`/jobs/${encodeURIComponent(jobId)}`, onProgress, signal);
 
 export const cancelJob = (jobId: string) =>
   studioJson<IngestJob>(`/jobs/${encodeURIComponent(jobId)}/cancel`, { method: 'POST' });

@@ -1,4 +1,4 @@
-import { studioFetch, studioJson } from '../ingest/ingestApi';
+import { studioFetch, studioJson } from '../../lib/studioFetch';
 import type { ChunkingSettings, IngestJob } from '../ingest/types';
 
 export interface DocumentSummary {

@@ -9,7 +9,7 @@ import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { formatCount } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
-import { studioJson } from '../ingest/ingestApi';
+import { studioJson } from '../../lib/studioFetch';
 import { DeleteListingModal } from './DeleteListingModal';
 import { ListingsTable } from './ListingsTable';
 import { NewListingModal } from './NewListingModal';

@@ -1,6 +1,6 @@
-import { createParser } from 'eventsource-parser';
 import type { PushJob, PushTarget, PushTargetInput } from '../../../../shared/push';
-import { studioFetch, studioJson } from '../ingest/ingestApi';
+import { followJobEvents } from '../../lib/jobEvents';
+import { studioJson } from '../../lib/studioFetch';
 
 const json = (body: unknown): RequestInit => ({
   headers: { 'Content-Type': 'application/json' },
@@ -31,27 +31,5 @@ export const cancelPush = (jobId: string) =>
   studioJson<PushJob>(`/push/jobs/${encodeURIComponent(jobId)}/cancel`, { method: 'POST' });
 
 /** Follows a push job's server-sent events until `done`; resolves with the final report. */
-export async function followPush(
-  jobId: string,
-  onProgress: (job: PushJob) => void,
-  signal?: AbortSignal,
-): Promise<PushJob> {
-  const path = `/push/jobs/${encodeURIComponent(jobId)}`;
-  const response = await studioFetch(`${path}/events`, { signal });
-  let final: PushJob | undefined;
-  const parser = createParser({
-    onEvent: (event) => {
-      const job = JSON.parse(event.data) as PushJob;
-      if (event.event === 'done') final = job;
-      onProgress(job);
-    },
-  });
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    parser.feed(value);
-  }
-  // The stream can end without `done` (the server stopped): the snapshot says where the push is.
-  return final ?? studioJson<PushJob>(path);
-}
+export const followPush = (jobId: string, onProgress: (job: PushJob) => void, signal?: AbortSignal) =>
+  followJobEvents<PushJob>(`/push/jobs/${encodeURIComponent(jobId)}`, onProgress, signal);
