@@ -63,6 +63,11 @@ export interface StudioServices {
   /** Seals secrets at rest (wallet secrets, saved push keys): the OS keychain in the desktop app. */
   secretBox: SecretBox;
   embedderFor(model: string): Embedder;
+  /**
+   * Loads the in-memory search codes of large knowledge bases without holding the event loop, so their
+   * first queries are warm; a server calls it once it listens. Resolves with the listings warmed.
+   */
+  warmSearch(): Promise<string[]>;
   close(): void;
 }
 
@@ -123,6 +128,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     }
     return onChain.ledger;
   });
+  const search = new SqliteSearchRepository(db);
   const credentials = new CredentialService(credentialRepo, listings, ledger, wallets, now);
   return {
     dataDir,
@@ -140,7 +146,8 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
       return sources.prune(new Set(hashes));
     },
     uploads,
-    retrieval: new RetrievalService(listings, new SqliteSearchRepository(db), embedderFor, {
+    warmSearch: () => search.warmUp(),
+    retrieval: new RetrievalService(listings, search, embedderFor, {
       now,
       authorize: (listing, viewer) =>
         authorizeRetrieval(listing, viewer, (l, wallet) => credentials.heldAccess(l, wallet)),

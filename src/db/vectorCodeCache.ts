@@ -101,6 +101,64 @@ export class VectorCodeCache {
     return entry.codes;
   }
 
+  /**
+   * Loads the listing's codes ahead of its first query, a slice of rows at a time with the event loop
+   * free in between, so a server warming up keeps answering (a synchronous load of 500k codes holds
+   * it for about a second). Nothing is kept when the knowledge base changes meanwhile: the next query
+   * then loads the new codes itself. Resolves with whether the codes are now cached.
+   */
+  async warm(
+    listingId: string,
+    model: string,
+    dimensions: number,
+    table: string,
+    sliceRows = 20_000,
+  ): Promise<boolean> {
+    const key = `${listingId}\u0000${model}`;
+    const generation = this.generation(listingId);
+    if (this.entries.get(key)?.generation === generation) return true;
+    const count = this.db
+      .prepare(`SELECT count(*) FROM vector_codes WHERE listing_id = ? AND model = ?`)
+      .pluck()
+      .get(listingId, model) as number;
+    if (count === 0 || count !== this.vectorCount(table)) return false;
+    const bytesPerCode = codeBytes(dimensions);
+    const space = new HammingSpace(count, bytesPerCode);
+    const ids = new Float64Array(count);
+    // Keyset pages, each its own statement: an iterator left open across a yield would keep the
+    // connection busy for every other request.
+    const page = this.db.prepare(
+      `SELECT chunk_id, code FROM vector_codes WHERE listing_id = ? AND model = ? AND chunk_id > ?
+      ORDER BY chunk_id LIMIT ?`,
+    );
+    let i = 0;
+    let after = -1;
+    for (;;) {
+      const rows = page.raw().all(listingId, model, after, sliceRows) as [number, Buffer][];
+      for (const [id, code] of rows) {
+        if (i === count || code.length !== bytesPerCode) return false;
+        ids[i] = id;
+        space.codes.set(code, i * bytesPerCode);
+        i++;
+        after = id;
+      }
+      if (rows.length < sliceRows) break;
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.generation(listingId) !== generation) return false;
+    }
+    if (i !== count || this.generation(listingId) !== generation) return false;
+    // A query may have loaded the same generation meanwhile; either set is the same.
+    if (this.entries.get(key)?.generation !== generation) {
+      this.entries.set(key, {
+        generation,
+        codes: new CodeSet(ids, dimensions, space),
+        bytes: space.byteLength + ids.byteLength,
+      });
+      this.evict();
+    }
+    return true;
+  }
+
   /** Drops every cached code set (tests, and a server closing its database). */
   clear(): void {
     this.entries.clear();

@@ -47,6 +47,10 @@ export function serveCommand(program: Command): void {
           throw new InvalidInput(`--port: ${port} is already in use; pick another or use --port 0.`);
         throw err;
       }
+      // Large knowledge bases get their search codes loaded now, a slice at a time, not on a buyer's query.
+      services
+        .warmSearch()
+        .catch((err: unknown) => out.info(`Search warm-up stopped: ${(err as Error).message}`));
       if (!LOOPBACK.has(opts.host)) {
         out.info(`Warning: bound to ${opts.host}. Anyone who can reach this address can open the studio.`);
       }

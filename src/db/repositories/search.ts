@@ -12,6 +12,7 @@ import type {
   SearchIndex,
   StoredChunk,
 } from '../../core/retrieve/searchIndex';
+import { codeBytes } from '../../core/retrieve/signCodes';
 import type { Db } from '../open';
 import { VectorCodeCache, type CodeSet } from '../vectorCodeCache';
 import { applyQueryCharge } from './credentials';
@@ -71,6 +72,38 @@ export class SqliteSearchRepository implements SearchIndex {
     );
     this.tuning = { ...DEFAULT_DENSE_TUNING, ...tuning };
     this.codes = new VectorCodeCache(db, { maxBytes: this.tuning.maxCacheBytes });
+  }
+
+  /**
+   * Loads the codes of every knowledge base large enough for the binary path, largest first, without
+   * holding the event loop (a server calls this once it listens): their first queries are then warm.
+   * Stops early when the cache budget is full. Resolves with the listings warmed.
+   */
+  async warmUp(sliceRows?: number): Promise<string[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT v.listing_id AS listingId, v.model, v.dimensions, v.table_name AS tableName, l.chunk_count AS chunks
+        FROM vector_indexes v JOIN listings l ON l.id = v.listing_id
+        WHERE l.chunk_count * v.dimensions > ? ORDER BY l.chunk_count * v.dimensions DESC`,
+      )
+      .all(this.tuning.exactBudget) as {
+      listingId: string;
+      model: string;
+      dimensions: number;
+      tableName: string;
+      chunks: number;
+    }[];
+    const warmed: string[] = [];
+    let budget = this.tuning.maxCacheBytes;
+    for (const row of rows) {
+      const bytes = row.chunks * (codeBytes(row.dimensions) + 8);
+      if (bytes > budget || !TABLE_NAME.test(row.tableName)) continue;
+      if (await this.codes.warm(row.listingId, row.model, row.dimensions, row.tableName, sliceRows)) {
+        warmed.push(row.listingId);
+        budget -= bytes;
+      }
+    }
+    return warmed;
   }
 
   /** How the next dense search of a listing would run (benchmarks and tests). */

@@ -129,6 +129,26 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     expect(recalls.reduce((a, b) => a + b, 0) / recalls.length).toBeGreaterThanOrEqual(0.99);
   });
 
+  it('warms the codes ahead of the first query a slice at a time, leaving the event loop free', async () => {
+    const fresh = new SqliteSearchRepository(services.db);
+    let turns = 0;
+    let spinning = true;
+    const spin = () => {
+      if (!spinning) return;
+      turns++;
+      setImmediate(spin);
+    };
+    spin();
+    const warmed = await fresh.warmUp(1_000);
+    spinning = false;
+    expect(warmed).toContain(listingId);
+    // 20 slices of 1,000 rows: the loop ran between them.
+    expect(turns).toBeGreaterThanOrEqual(10);
+    expect(fresh.denseSearch(listingId, MODEL, queries[2]!, [], TOP_K)).toEqual(
+      search.denseSearch(listingId, MODEL, queries[2]!, [], TOP_K),
+    );
+  });
+
   it('gives the distances denseScores gives for the same chunks', () => {
     const got = search.denseSearch(listingId, MODEL, queries[1]!, [], 5);
     const scores = search.denseScores(
