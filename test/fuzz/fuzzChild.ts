@@ -1,20 +1,27 @@
 /**
  * The process the fuzzer drives (started with `node --import tsx`): it reads one input per IPC message,
  * runs it through a parser's public entry point and replies with the outcome. A hang or a crash here
- * cannot take the test runner with it; the parent kills and restarts this process.
+ * cannot take the test runner with it; the parent kills and restarts this process. Each reply carries the
+ * parser code this input covered for the first time in this process (coverage.ts): the parent keeps
+ * inputs that reach new code as mutation bases.
  */
 import { mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { DomainError } from '../../src/core/errors';
-import { readEmbeddingsJsonl } from '../../src/core/ingest/embeddingsJsonl';
-import { parseDocument } from '../../src/core/ingest/parse';
 import type { DocumentFormat } from '../../src/core/ingest/types';
-import { extractZip } from '../../src/core/ingest/zip';
+import { CoverageProbe } from './coverage';
 import type { ChildOutcome, ChildReply, ChildRequest, FuzzTargetName } from './protocol';
 
 export const JSONL_MODEL = 'kbs-offline-hybrid-v1';
 /** Made and removed by the parent, which may kill this process at any moment. */
 const scratch = process.env.KBS_FUZZ_SCRATCH!;
+
+// Coverage is on before the parsers load: code compiled earlier would not be measured block by block.
+const probe = new CoverageProbe();
+await probe.start();
+const { DomainError } = await import('../../src/core/errors');
+const { readEmbeddingsJsonl } = await import('../../src/core/ingest/embeddingsJsonl');
+const { parseDocument } = await import('../../src/core/ingest/parse');
+const { extractZip } = await import('../../src/core/ingest/zip');
 
 async function runTarget(target: FuzzTargetName, bytes: Uint8Array, source: string): Promise<number> {
   if (target === 'jsonl') {
@@ -65,14 +72,19 @@ const leftovers = () => readdirSync(scratch).filter((n) => n !== 'input.jsonl').
 process.on('message', (message: ChildRequest) => {
   const bytes = new Uint8Array(Buffer.from(message.bytes, 'base64'));
   const started = performance.now();
-  const reply = (r: ChildOutcome) =>
+  const reply = async (r: ChildOutcome) => {
+    const ms = Math.round(performance.now() - started);
+    // A failed take costs this input its coverage, not its verdict.
+    const coverage = await probe.take().catch(() => ({ covered: [], blocks: [] }));
     process.send!({
       ...r,
       id: message.id,
-      ms: Math.round(performance.now() - started),
+      ms,
       rss: process.memoryUsage().rss,
       scratchEntries: leftovers(),
+      coverage,
     } as ChildReply);
+  };
   runTarget(message.target, bytes, message.source).then(
     (sections) => reply({ status: 'ok', sections }),
     (err: unknown) => {

@@ -6,16 +6,21 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { ERROR_STATUS } from '../../src/shared/errors';
 import { REPO_ROOT } from '../helpers/studio';
+import { CoverageMap } from './coverageMap';
 import { buildInput, fuzzCase, tokensFor, type Corpus } from './mutate';
 import type { ChildOutcome, ChildReply, FuzzTargetName } from './protocol';
 import { archiveEntriesFor, seedsFor, SOURCE_NAMES } from './seeds';
 
 /** Set by `npm run test:stress`: the long runs. */
 export const STRESS = process.env.KBSTUDIO_STRESS === '1';
+/** KBSTUDIO_FUZZ_GUIDED=0: the corpus stays the seeds (coverage still measured), for comparison. */
+const GUIDED = process.env.KBSTUDIO_FUZZ_GUIDED !== '0';
 export const FINDINGS_DIR = join(REPO_ROOT, 'test-results', 'fuzz-findings');
 const STATS_FILE = join(REPO_ROOT, 'test-results', 'fuzz-stats.jsonl');
 /** Inputs slower than this are saved (as slow-*) even when they pass. */
 const SLOW_MS = 10_000;
+/** Inputs that reach new code join the corpus up to this size (or the largest seed's). */
+const MAX_BASE_BYTES = 64 * 1024;
 
 export interface ChildLimits {
   /** Longest time one input may take before it counts as a hang and the child is killed. */
@@ -139,7 +144,15 @@ export interface FuzzRun {
 export interface FuzzStats {
   target: FuzzTargetName;
   seed: number;
+  /** Seeds run first (their coverage is the starting point), then mutated inputs. */
+  seeds: number;
   inputs: number;
+  /** The corpus: seeds plus inputs that reached new parser code. */
+  corpusStart: number;
+  corpusEnd: number;
+  /** Blocks covered / blocks known after the seeds, and at the end. */
+  blocksStart: { covered: number; known: number };
+  blocksEnd: { covered: number; known: number };
   accepted: number;
   refused: Record<string, number>;
   findings: number;
@@ -149,21 +162,34 @@ export interface FuzzStats {
 }
 
 /**
- * Mutation fuzzing of one parser with fast-check driving the mutations (seeded, so a run is
- * reproducible). The first finding stops the run; its input is saved under test-results/fuzz-findings.
+ * Coverage-guided mutation fuzzing of one parser, fast-check drawing the mutations (seeded, so a run is
+ * reproducible). The seeds run first; an input that reaches parser code no earlier input reached joins
+ * the corpus and becomes a mutation base. The first finding stops the run; its input is saved under
+ * test-results/fuzz-findings.
  */
 export async function fuzzParser(run: FuzzRun): Promise<FuzzStats> {
+  const seeds = await seedsFor(run.target);
   const corpus: Corpus = {
-    seeds: await seedsFor(run.target),
+    seeds: [...seeds],
+    initial: seeds.length,
     tokens: tokensFor(run.target),
     entries: await archiveEntriesFor(run.target),
   };
   const sources = SOURCE_NAMES[run.target];
   const child = new FuzzChild(run.limits);
+  const coverage = new CoverageMap();
+  // Larger finds are not kept as bases: repeats of repeats would grow every input toward the 8 MB cap
+  // and slow the run tenfold, with little new code to show for it.
+  const maxBase = Math.max(MAX_BASE_BYTES, ...seeds.map((s) => s.length));
   const stats: FuzzStats = {
     target: run.target,
     seed: run.seed,
+    seeds: 0,
     inputs: 0,
+    corpusStart: seeds.length,
+    corpusEnd: seeds.length,
+    blocksStart: { covered: 0, known: 0 },
+    blocksEnd: { covered: 0, known: 0 },
     accepted: 0,
     refused: {},
     findings: 0,
@@ -172,19 +198,31 @@ export async function fuzzParser(run: FuzzRun): Promise<FuzzStats> {
     elapsedMs: 0,
   };
   const started = performance.now();
+  const failed = (problem: string, detail: string, source: string, bytes: Uint8Array) => {
+    stats.findings++;
+    const file = saveFinding(run.target, source, bytes);
+    return new Error(`${run.target} ${problem} on ${file}: ${detail}`);
+  };
   try {
+    for (const [i, bytes] of seeds.entries()) {
+      const source = sources[i % sources.length]!;
+      const verdict = await child.run(run.target, bytes, source);
+      stats.seeds++;
+      if (verdict.kind === 'finding') throw failed(verdict.problem, verdict.detail, source, bytes);
+      record(stats, verdict.reply);
+      coverage.add(verdict.reply.coverage);
+    }
+    stats.blocksStart = coverage.blockCount();
     await fc.assert(
       fc.asyncProperty(fuzzCase, async (c) => {
         const bytes = await buildInput(c, corpus);
         const source = sources[c.source % sources.length]!;
         const verdict = await child.run(run.target, bytes, source);
         stats.inputs++;
-        if (verdict.kind === 'finding') {
-          stats.findings++;
-          const file = saveFinding(run.target, source, bytes);
-          throw new Error(`${run.target} ${verdict.problem} on ${file}: ${verdict.detail}`);
-        }
+        if (verdict.kind === 'finding') throw failed(verdict.problem, verdict.detail, source, bytes);
         record(stats, verdict.reply);
+        if (coverage.add(verdict.reply.coverage) && GUIDED && bytes.length <= maxBase)
+          corpus.seeds.push(bytes);
         // Slow but within the limit: kept for a look, since a slow parse blocks an ingestion.
         if (verdict.reply.ms > SLOW_MS) saveFinding(run.target, source, bytes, 'slow');
       }),
@@ -192,11 +230,13 @@ export async function fuzzParser(run: FuzzRun): Promise<FuzzStats> {
     );
   } finally {
     child.close();
+    stats.corpusEnd = corpus.seeds.length;
+    stats.blocksEnd = coverage.blockCount();
     stats.elapsedMs = Math.round(performance.now() - started);
     mkdirSync(join(REPO_ROOT, 'test-results'), { recursive: true });
     appendFileSync(
       STATS_FILE,
-      JSON.stringify({ ...stats, stress: STRESS, at: new Date().toISOString() }) + '\n',
+      JSON.stringify({ ...stats, stress: STRESS, guided: GUIDED, at: new Date().toISOString() }) + '\n',
     );
   }
   return stats;

@@ -55,7 +55,10 @@ export const fuzzCase: fc.Arbitrary<FuzzCase> = fc.record({
 });
 
 export interface Corpus {
+  /** The seeds, then each input that reached new code (in the order found). */
   seeds: Uint8Array[];
+  /** How many of `seeds` are the initial seeds. */
+  initial: number;
   tokens: Uint8Array[];
   /** Archive targets: each seed's entries. */
   entries?: ArchiveEntry[][];
@@ -63,11 +66,14 @@ export interface Corpus {
 
 /** Builds a case's input: byte mutations of a seed, or for archives also mutations of an entry inside. */
 export async function buildInput(c: FuzzCase, corpus: Corpus): Promise<Uint8Array> {
-  if (!c.inside || !corpus.entries) return mutate(c, corpus.seeds, corpus.tokens);
+  if (!c.inside || !corpus.entries) return mutate(c, corpus.seeds[baseIndex(c.seed, corpus)]!, corpus);
   const entries = corpus.entries[c.seed % corpus.entries.length]!;
   const index = c.inside.entry % entries.length;
   const target = entries[index]!;
-  const data = mutate({ ...c, seed: 0 }, [new Uint8Array(target.data)], corpus.tokens);
+  const data = mutate(c, new Uint8Array(target.data), {
+    seeds: [new Uint8Array(target.data)],
+    tokens: corpus.tokens,
+  });
   const name =
     c.inside.rename === null ? target.name : renameEntry(target.name, corpus.tokens, c.inside.rename);
   const changed = entries.map((e, i) => (i === index ? { name, data: Buffer.from(data) } : e));
@@ -86,9 +92,23 @@ const MAX_INPUT_BYTES = 8 * 1024 * 1024;
 const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
 const pos = (fraction: number, length: number) => Math.floor((fraction / 1_000_000) * (length + 1));
 
-/** Applies a case's mutations to its seed. */
-export function mutate(c: FuzzCase, seeds: Uint8Array[], tokens: Uint8Array[]): Uint8Array {
-  let bytes = seeds[c.seed % seeds.length]!;
+/** Inputs found to reach new code get more turns than the rest: the newest ones most. */
+const NEWEST = 8;
+
+/** The corpus entry a case mutates: half the time one of the newest finds (if any), else any entry. */
+export function baseIndex(seed: number, corpus: Pick<Corpus, 'seeds' | 'initial'>): number {
+  const found = corpus.seeds.length - corpus.initial;
+  if (found > 0 && seed % 2 === 0) return corpus.seeds.length - 1 - ((seed >>> 1) % Math.min(found, NEWEST));
+  return (seed >>> 1) % corpus.seeds.length;
+}
+
+/** Applies a case's mutations to a base input; splices take pieces of the other corpus entries. */
+export function mutate(
+  c: FuzzCase,
+  base: Uint8Array,
+  { seeds, tokens }: Pick<Corpus, 'seeds' | 'tokens'>,
+): Uint8Array {
+  let bytes = base;
   for (const m of c.mutations) {
     const i = Math.min(pos(m.at, bytes.length), bytes.length);
     switch (m.op) {

@@ -1,4 +1,5 @@
 /** Messages between the fuzz harness and its child process. */
+import type { CoverageDelta } from './coverage';
 
 export const FUZZ_TARGETS = ['pdf', 'docx', 'html', 'markdown', 'json', 'csv', 'zip', 'jsonl'] as const;
 export type FuzzTargetName = (typeof FUZZ_TARGETS)[number];
@@ -23,4 +24,6 @@ export type ChildReply = ChildOutcome & {
   rss: number;
   /** Files the previous inputs left in the child's scratch folder (should stay 0). */
   scratchEntries: number;
+  /** Parser code first covered (in this child process) by this input. */
+  coverage: CoverageDelta;
 };

@@ -3,9 +3,9 @@ import { fuzzParser, type ChildLimits, type FuzzStats } from './harness';
 import { FUZZ_TARGETS, type FuzzTargetName } from './protocol';
 
 /**
- * Mutation fuzzing of every parser through its public entry point (see docs/reliability.md, Fuzzing):
- * a few seconds per parser in `npm test` (test/fuzz/parsers.test.ts), minutes in `npm run test:stress`
- * (test/stress/fuzz.test.ts). Seeded, so a failure reproduces with the same seed; a finding's input is
+ * Coverage-guided mutation fuzzing of every parser through its public entry point (docs/reliability.md,
+ * Fuzzing): a few seconds per parser in `npm test` (test/fuzz/parsers.test.ts), minutes in
+ * `npm run test:stress` (test/stress/fuzz.test.ts). Seeded, so a failure reproduces with the same seed; a finding's input is
  * saved under test-results/fuzz-findings.
  */
 const SHORT_RUNS: Record<FuzzTargetName, number> = {
@@ -47,7 +47,9 @@ export function describeParserFuzzing(long: boolean): void {
         .map(([code, n]) => `${code} ${n}`)
         .join(', ');
       console.info(
-        `fuzz ${s.target}: ${s.inputs} inputs in ${s.elapsedMs} ms (accepted ${s.accepted}; refused ${refused || 'none'}); slowest ${s.slowestMs} ms, max RSS ${s.maxRssMb} MB`,
+        `fuzz ${s.target}: ${s.seeds} seeds + ${s.inputs} inputs in ${s.elapsedMs} ms; corpus ${s.corpusStart} → ${s.corpusEnd}; ` +
+          `blocks covered ${s.blocksStart.covered}/${s.blocksStart.known} (seeds) → ${s.blocksEnd.covered}/${s.blocksEnd.known}; ` +
+          `accepted ${s.accepted}; refused ${refused || 'none'}; slowest ${s.slowestMs} ms, max RSS ${s.maxRssMb} MB`,
       );
     }
   });
@@ -59,7 +61,7 @@ export function describeParserFuzzing(long: boolean): void {
       // KBSTUDIO_FUZZ_OPEN=1 to run it anyway).
       const open = long && OPEN_FINDINGS[target] && process.env.KBSTUDIO_FUZZ_OPEN !== '1';
       it.skipIf(Boolean(open))(
-        `${target}: ${numRuns} mutated inputs`,
+        `${target}: the seeds, then ${numRuns} mutated inputs guided by coverage`,
         async () => {
           // The long run starts elsewhere in the sequence, so it does not repeat the short run's inputs.
           const seed = 0x6b6273 + index + (long ? 1_000 : 0);
@@ -68,7 +70,12 @@ export function describeParserFuzzing(long: boolean): void {
           expect(result.findings).toBe(0);
           expect(result.inputs).toBe(numRuns);
           // The mutations must reach past the first check: some inputs parse, some are refused.
-          expect(result.accepted + Object.values(result.refused).reduce((a, b) => a + b, 0)).toBe(numRuns);
+          expect(result.accepted + Object.values(result.refused).reduce((a, b) => a + b, 0)).toBe(
+            numRuns + result.seeds,
+          );
+          // Coverage is measured (in worker threads too) and only grows.
+          expect(result.blocksStart.covered).toBeGreaterThan(0);
+          expect(result.blocksEnd.covered).toBeGreaterThanOrEqual(result.blocksStart.covered);
         },
         long ? 3_600_000 : 300_000,
       );
