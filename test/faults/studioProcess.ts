@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { getLoadablePath } from 'sqlite-vec';
@@ -240,4 +242,120 @@ export async function uploadSettled(s: ServeChild, dataDir: string, id: string):
     `upload ${id} to finish`,
   );
   return uploadStatus(s, id);
+}
+
+/** Every upload a data directory received, oldest first, as stored. */
+export function storedUploads(dataDir: string): { id: string; status: string; listingId: string }[] {
+  const db = openReadOnly(dataDir);
+  try {
+    return db
+      .prepare(`SELECT id, status, listing_id AS listingId FROM uploads ORDER BY created_at, rowid`)
+      .all() as { id: string; status: string; listingId: string }[];
+  } finally {
+    db.close();
+  }
+}
+
+/** The ids of every listing of a data directory. */
+export function listingIds(dataDir: string): string[] {
+  const db = openReadOnly(dataDir);
+  try {
+    return db.prepare(`SELECT id FROM listings ORDER BY id`).pluck().all() as string[];
+  } finally {
+    db.close();
+  }
+}
+
+export interface HoldingProxy {
+  /** The proxy's `/v1` base URL: it stays the same when the server behind it restarts on another port. */
+  url: string;
+  /** `POST /v1/upload` requests seen so far. */
+  uploads(): number;
+  /** Resolves once the held upload's body has been passed on up to the chosen byte. */
+  held: Promise<void>;
+  /** Sends the next requests to another server (the same one restarted). */
+  retarget(target: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback HTTP proxy in front of a `kbstudio serve`. With `hold`, it passes on only the first
+ * `afterBytes` bytes of that upload's body and then stops reading: the sender is caught mid-send, the
+ * server mid-receive. A client that goes away cuts its request to the server too, as a dead process's
+ * closed socket would; a server that is down cuts the client's connection.
+ */
+export async function holdingProxy(
+  target: string,
+  hold?: { upload: number; afterBytes: number },
+): Promise<HoldingProxy> {
+  let upstream = new URL(target);
+  let uploads = 0;
+  let onHeld = () => {};
+  const held = new Promise<void>((resolve) => (onHeld = resolve));
+  const server: Server = createServer((req, res) => {
+    const n = req.method === 'POST' && req.url === '/v1/upload' ? ++uploads : 0;
+    const forward = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstream.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => req.socket.destroy());
+    res.on('close', () => {
+      if (!res.writableFinished) forward.destroy();
+    });
+    if (hold && n === hold.upload) {
+      let seen = 0;
+      req.on('data', (piece: Buffer) => {
+        if (seen >= hold.afterBytes) return;
+        const take = piece.subarray(0, hold.afterBytes - seen);
+        seen += take.length;
+        forward.write(take);
+        if (seen >= hold.afterBytes) {
+          req.pause();
+          onHeld();
+        }
+      });
+    } else {
+      req.pipe(forward);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    uploads: () => uploads,
+    held,
+    retarget: (next) => (upstream = new URL(next)),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The remote listing a data directory remembers for `listingId` on the push target `baseUrl` (normalised). */
+export function rememberedRemoteListing(
+  dataDir: string,
+  baseUrl: string,
+  listingId: string,
+): string | undefined {
+  const db = openReadOnly(dataDir);
+  try {
+    const value = db
+      .prepare(`SELECT value FROM settings WHERE key = ?`)
+      .pluck()
+      .get(`push.remoteListing.${baseUrl}|${listingId}`) as string | undefined;
+    return value || undefined;
+  } finally {
+    db.close();
+  }
 }
