@@ -10,9 +10,13 @@ export function follow(signal: AbortSignal | undefined, controller: AbortControl
   return () => signal.removeEventListener('abort', onAbort);
 }
 
-/** A timer that can be re-armed; `expired` tells a timeout from other aborts. */
+/**
+ * A timer that can be re-armed (an upload re-arms it on progress) until it is cleared for good;
+ * `expired` tells a timeout from other aborts.
+ */
 export class Deadline {
   expired = false;
+  private cleared = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -21,6 +25,9 @@ export class Deadline {
   ) {}
 
   arm(): void {
+    // A request body still being pulled after the request failed must not start a new timer: it would
+    // keep the process alive for the whole timeout after the caller has its answer.
+    if (this.cleared) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.expired = true;
@@ -29,6 +36,7 @@ export class Deadline {
   }
 
   clear(): void {
+    this.cleared = true;
     clearTimeout(this.timer);
   }
 }

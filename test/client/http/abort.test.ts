@@ -1,0 +1,32 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Deadline } from '../../../src/client/http/abort';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('Deadline', () => {
+  it('fires after its time unless re-armed, and never once cleared (a late re-arm starts no timer)', () => {
+    vi.useFakeTimers();
+    const expired = vi.fn();
+    const deadline = new Deadline(1_000, expired);
+    deadline.arm();
+    vi.advanceTimersByTime(900);
+    deadline.arm(); // progress
+    vi.advanceTimersByTime(900);
+    expect(expired).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(200);
+    expect(expired).toHaveBeenCalledOnce();
+    expect(deadline.expired).toBe(true);
+
+    const late = vi.fn();
+    const done = new Deadline(1_000, late);
+    done.arm();
+    done.clear();
+    // An upload body pulled after the request already failed re-arms: nothing may be left pending.
+    done.arm();
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(5_000);
+    expect(late).not.toHaveBeenCalled();
+  });
+});
