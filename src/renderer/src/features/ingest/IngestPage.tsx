@@ -6,6 +6,7 @@ import { useRef, useState } from 'react';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
 import { queryKeys } from '../../lib/queryClient';
+import { useJobRun } from '../../lib/useJobRun';
 import { ChunkingSettingsCard } from './ChunkingSettingsCard';
 import { chunkingError } from './chunkPreview';
 import { formatSize } from './formatSize';
@@ -17,6 +18,7 @@ import { PreviewPanel } from './PreviewPanel';
 import type { ChunkingSettings, IngestJob, QueuedFile } from './types';
 import { useListingChoice } from './useListingChoice';
 
+const INGEST_JOBS = { follow: followJob, cancel: cancelJob };
 const DEFAULT_SETTINGS: ChunkingSettings = { strategy: 'recursive', chunkSize: 512, chunkOverlap: 64 };
 
 export function IngestPage() {
@@ -25,46 +27,28 @@ export function IngestPage() {
   const [queue, setQueue] = useState<QueuedFile[]>([]);
   const [settings, setSettings] = useState(DEFAULT_SETTINGS);
   const [previewPath, setPreviewPath] = useState<string | null>(null);
-  const [job, setJob] = useState<IngestJob>();
-  const [startError, setStartError] = useState<unknown>();
-  const [starting, setStarting] = useState(false);
-  const [cancelling, setCancelling] = useState(false);
+  const {
+    job,
+    error: startError,
+    starting,
+    cancelling,
+    running,
+    run,
+    cancel,
+  } = useJobRun<IngestJob>(INGEST_JOBS);
   const openFilePicker = useRef<() => void>(null);
   const folderInput = useRef<HTMLInputElement>(null);
-  const running = starting || job?.state === 'running';
   const settingsError = chunkingError(settings);
 
   const add = (files: QueuedFile[]) => setQueue((q) => mergeQueue(q, files));
 
   const start = async () => {
     if (!listingId || queue.length === 0) return;
-    setStarting(true);
-    setStartError(undefined);
-    try {
-      const started = await startIngest(listingId, queue, settings);
-      setJob(started);
-      setStarting(false);
-      const final = await followJob(started.id, setJob);
-      setJob(final);
-      if (final.state === 'done') setQueue([]);
-      void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
-      void queryClient.invalidateQueries({ queryKey: ['documents'] });
-    } catch (err) {
-      setStartError(err);
-    } finally {
-      setStarting(false);
-      setCancelling(false);
-    }
-  };
-
-  const cancel = async () => {
-    if (!job) return;
-    setCancelling(true);
-    try {
-      await cancelJob(job.id);
-    } catch (err) {
-      setStartError(err);
-    }
+    const final = await run(() => startIngest(listingId, queue, settings));
+    if (!final) return;
+    if (final.state === 'done') setQueue([]);
+    void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+    void queryClient.invalidateQueries({ queryKey: ['documents'] });
   };
 
   const totalBytes = queue.reduce((n, f) => n + f.file.size, 0);

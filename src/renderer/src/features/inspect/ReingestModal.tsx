@@ -2,12 +2,15 @@ import { Alert, Button, Group, Modal, Stack, Text } from '@mantine/core';
 import { IconInfoCircle, IconRefresh } from '@tabler/icons-react';
 import { useState } from 'react';
 import { ErrorState } from '../../components/QueryStates';
+import { useJobRun } from '../../lib/useJobRun';
 import { ChunkingSettingsCard } from '../ingest/ChunkingSettingsCard';
 import { cancelJob, followJob } from '../ingest/ingestApi';
 import { JobPanel } from '../ingest/JobPanel';
 import type { ChunkingSettings, IngestJob } from '../ingest/types';
 import { reingestDocument, type DocumentSummary } from './documentsApi';
 import { chunkingOfDocument, reingestPlan } from './reingest';
+
+const INGEST_JOBS = { follow: followJob, cancel: cancelJob };
 
 /**
  * Confirms re-ingesting one document from its kept original file, with chunking settings that start
@@ -23,39 +26,12 @@ export function ReingestModal({
   onFinished: (job: IngestJob) => void;
 }) {
   const [settings, setSettings] = useState<ChunkingSettings | null>(() => chunkingOfDocument(document));
-  const [job, setJob] = useState<IngestJob>();
-  const [error, setError] = useState<unknown>();
-  const [starting, setStarting] = useState(false);
-  const [cancelling, setCancelling] = useState(false);
+  const { job, error, cancelling, running, run, cancel } = useJobRun<IngestJob>(INGEST_JOBS);
   const plan = reingestPlan(document, settings);
-  const running = starting || job?.state === 'running';
 
   const start = async () => {
-    setStarting(true);
-    setError(undefined);
-    try {
-      const started = await reingestDocument(document.id, plan.body);
-      setJob(started.job);
-      setStarting(false);
-      const final = await followJob(started.jobId, setJob);
-      setJob(final);
-      onFinished(final);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setStarting(false);
-      setCancelling(false);
-    }
-  };
-
-  const cancel = async () => {
-    if (!job) return;
-    setCancelling(true);
-    try {
-      await cancelJob(job.id);
-    } catch (err) {
-      setError(err);
-    }
+    const final = await run(async () => (await reingestDocument(document.id, plan.body)).job);
+    if (final) onFinished(final);
   };
 
   const outcome = job?.result?.documents[0];

@@ -2,17 +2,20 @@ import { Button, Card, Grid, List, Stack, Text, ThemeIcon } from '@mantine/core'
 import { useLocalStorage } from '@mantine/hooks';
 import { IconCloudUpload } from '@tabler/icons-react';
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useEffect } from 'react';
 import type { PushJob } from '../../../../shared/push';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
+import { useJobRun } from '../../lib/useJobRun';
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
 import { cancelPush, followPush, listPushJobs, startPush } from './publishApi';
 import { PushPanel } from './PushPanel';
 import { TargetCard } from './TargetCard';
+
+const PUSH_JOBS = { follow: followPush, cancel: cancelPush };
 
 export function PublishPage() {
   const api = useStudioApi();
@@ -21,13 +24,18 @@ export function PublishPage() {
     key: 'kbstudio.pushTarget',
     defaultValue: null,
   });
-  const [job, setJob] = useState<PushJob>();
-  const [startError, setStartError] = useState<unknown>();
-  const [starting, setStarting] = useState(false);
-  const [cancelling, setCancelling] = useState(false);
+  const {
+    job,
+    setJob,
+    error: startError,
+    starting,
+    cancelling,
+    running,
+    run,
+    cancel,
+  } = useJobRun<PushJob>(PUSH_JOBS);
   // The push of another listing stays in memory but is not shown for this one.
   const shown = job?.listingId === listingId ? job : undefined;
-  const running = starting || job?.state === 'running';
 
   // Back on the page (or reloaded) during a push: show the listing's latest push and follow it.
   useEffect(() => {
@@ -45,7 +53,7 @@ export function PublishPage() {
       })
       .catch(() => undefined);
     return () => controller.abort();
-  }, [listingId]);
+  }, [listingId, setJob]);
   const listing = useQuery({
     queryKey: [...queryKeys.listings, listingId],
     queryFn: () => api.listings.get(listingId!),
@@ -54,30 +62,8 @@ export function PublishPage() {
 
   const push = async () => {
     if (!listingId || !targetId) return;
-    setStarting(true);
-    setStartError(undefined);
     setJob(undefined);
-    try {
-      const started = await startPush(listingId, targetId);
-      setJob(started);
-      setStarting(false);
-      setJob(await followPush(started.id, setJob));
-    } catch (err) {
-      setStartError(err);
-    } finally {
-      setStarting(false);
-      setCancelling(false);
-    }
-  };
-
-  const cancel = async () => {
-    if (!job) return;
-    setCancelling(true);
-    try {
-      await cancelPush(job.id);
-    } catch (err) {
-      setStartError(err);
-    }
+    await run(() => startPush(listingId, targetId));
   };
 
   const empty = listing.data && listing.data.documentCount === 0;
