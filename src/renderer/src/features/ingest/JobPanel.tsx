@@ -1,5 +1,6 @@
 import { Alert, Badge, Button, Card, Group, Progress, Stack, Table, Text } from '@mantine/core';
-import { IconAlertTriangle, IconPlayerStop } from '@tabler/icons-react';
+import { IconAlertTriangle } from '@tabler/icons-react';
+import { CancelJobButton } from '../../components/CancelJobButton';
 import { sectionHref } from '../../lib/sections';
 import { filePercent, outcomeCounts, overallPercent, STAGE_LABELS } from './jobView';
 import type { FileOutcome, IngestJob } from './types';
@@ -39,18 +40,7 @@ export function JobPanel({
                   ? 'Ingestion cancelled'
                   : 'Ingestion failed'}
           </Text>
-          {running && (
-            <Button
-              size="xs"
-              variant="light"
-              color="red"
-              leftSection={<IconPlayerStop size={14} />}
-              onClick={onCancel}
-              loading={cancelling}
-            >
-              Cancel
-            </Button>
-          )}
+          {running && <CancelJobButton onCancel={onCancel} cancelling={cancelling} />}
         </Group>
         {running && (
           <div>

@@ -1,5 +1,6 @@
-import { Alert, Badge, Button, Card, Group, Progress, ScrollArea, Stack, Table, Text } from '@mantine/core';
-import { IconAlertTriangle, IconCircleCheck, IconPlayerStop } from '@tabler/icons-react';
+import { Alert, Badge, Card, Group, Progress, ScrollArea, Stack, Table, Text } from '@mantine/core';
+import { IconAlertTriangle, IconCircleCheck } from '@tabler/icons-react';
+import { CancelJobButton } from '../../components/CancelJobButton';
 import type { PushJob, PushPart } from '../../../../shared/push';
 import { formatSize } from '../ingest/formatSize';
 import {
@@ -43,18 +44,7 @@ export function PushPanel({
               {formatSize(job.totals.bytes)}
             </Text>
           </div>
-          {running && (
-            <Button
-              size="xs"
-              variant="light"
-              color="red"
-              leftSection={<IconPlayerStop size={14} />}
-              onClick={onCancel}
-              loading={cancelling}
-            >
-              Cancel
-            </Button>
-          )}
+          {running && <CancelJobButton onCancel={onCancel} cancelling={cancelling} />}
         </Group>
         {job.error && (
           <Alert

@@ -1,0 +1,18 @@
+import { Button } from '@mantine/core';
+import { IconPlayerStop } from '@tabler/icons-react';
+
+/** The Cancel button of a running studio job's panel. */
+export function CancelJobButton({ onCancel, cancelling }: { onCancel: () => void; cancelling: boolean }) {
+  return (
+    <Button
+      size="xs"
+      variant="light"
+      color="red"
+      leftSection={<IconPlayerStop size={14} />}
+      onClick={onCancel}
+      loading={cancelling}
+    >
+      Cancel
+    </Button>
+  );
+}
