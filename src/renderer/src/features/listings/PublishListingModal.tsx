@@ -1,10 +1,8 @@
-import { Alert, Button, Group, Modal, Stack, Text } from '@mantine/core';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { Alert, Text } from '@mantine/core';
 import type { Listing } from '../../../../shared/listings';
 import { ACCESS_MODEL_LABELS, formatListingPrice } from '../../lib/format';
-import { queryKeys } from '../../lib/queryClient';
-import { errorMessage } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
+import { ListingActionModal } from './ListingActionModal';
 
 /** Confirms publishing a draft; `listing` undefined = closed. */
 export function PublishListingModal({
@@ -15,24 +13,19 @@ export function PublishListingModal({
   onClose: () => void;
 }) {
   const api = useStudioApi();
-  const queryClient = useQueryClient();
-  const publish = useMutation({
-    mutationFn: (id: string) => api.listings.publish(id),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: queryKeys.listings });
-      close();
-    },
-  });
-
-  function close() {
-    publish.reset();
-    onClose();
-  }
-
   return (
-    <Modal opened={listing !== undefined} onClose={close} title="Publish listing" centered>
-      {listing && (
-        <Stack gap="md">
+    <ListingActionModal
+      listing={listing}
+      onClose={onClose}
+      action={{
+        title: 'Publish listing',
+        confirmLabel: 'Publish',
+        failedTitle: 'Not published',
+        run: (id) => api.listings.publish(id),
+      }}
+    >
+      {(listing) => (
+        <>
           <Text size="sm">
             Publish <b>{listing.title}</b>? Buyers can then find it and buy access on its current terms:{' '}
             <b>
@@ -49,21 +42,8 @@ export function PublishListingModal({
               Its knowledge base is still empty: buyers would get no results until you ingest documents.
             </Alert>
           )}
-          {publish.error && (
-            <Alert color="red" variant="light" title="Not published" role="alert">
-              {errorMessage(publish.error)}
-            </Alert>
-          )}
-          <Group justify="flex-end" gap="sm">
-            <Button variant="default" onClick={close}>
-              Cancel
-            </Button>
-            <Button loading={publish.isPending} onClick={() => publish.mutate(listing.id)}>
-              Publish
-            </Button>
-          </Group>
-        </Stack>
+        </>
       )}
-    </Modal>
+    </ListingActionModal>
   );
 }

@@ -1,0 +1,72 @@
+import { Alert, Button, Group, Modal, Stack } from '@mantine/core';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { ReactNode } from 'react';
+import type { Listing } from '../../../../shared/listings';
+import { queryKeys } from '../../lib/queryClient';
+import { errorMessage } from '../../lib/studioApi';
+
+export interface ListingAction {
+  title: string;
+  confirmLabel: string;
+  /** Title of the alert when the server refuses. */
+  failedTitle: string;
+  color?: string;
+  run: (id: string) => Promise<unknown>;
+}
+
+/**
+ * Confirms one action on a listing (publish, delete): the explanation, the server's refusal if any,
+ * Cancel and the action; the listings are reloaded once it succeeds. `listing` undefined = closed.
+ */
+export function ListingActionModal({
+  listing,
+  onClose,
+  action,
+  children,
+}: {
+  listing: Listing | undefined;
+  onClose: () => void;
+  action: ListingAction;
+  children: (listing: Listing) => ReactNode;
+}) {
+  const queryClient = useQueryClient();
+  const mutation = useMutation({
+    mutationFn: action.run,
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+      close();
+    },
+  });
+
+  function close() {
+    mutation.reset();
+    onClose();
+  }
+
+  return (
+    <Modal opened={listing !== undefined} onClose={close} title={action.title} centered>
+      {listing && (
+        <Stack gap="md">
+          {children(listing)}
+          {mutation.error && (
+            <Alert color="red" variant="light" title={action.failedTitle} role="alert">
+              {errorMessage(mutation.error)}
+            </Alert>
+          )}
+          <Group justify="flex-end" gap="sm">
+            <Button variant="default" onClick={close}>
+              Cancel
+            </Button>
+            <Button
+              color={action.color}
+              loading={mutation.isPending}
+              onClick={() => mutation.mutate(listing.id)}
+            >
+              {action.confirmLabel}
+            </Button>
+          </Group>
+        </Stack>
+      )}
+    </Modal>
+  );
+}
