@@ -1,8 +1,11 @@
 import type { Request, Response } from 'express';
+import { z } from 'zod';
+import type { defineRoutes } from './route';
 
 /** What a studio job queue (ingestion, push) offers a progress stream. */
 export interface StreamableJobs<Job extends { state: string }> {
   get(id: string): Job;
+  cancel(id: string): Job;
   subscribe(id: string, listener: (event: { type: 'progress' | 'done'; job: Job }) => void): () => void;
 }
 
@@ -37,4 +40,61 @@ export function streamJobEvents<Job extends { state: string }>(
     if (event.type === 'done') res.end();
   });
   req.on('close', off);
+}
+
+export interface JobRoutesOptions {
+  /** Where the job lives: `<path>/:id`, `<path>/:id/events`, `<path>/:id/cancel`. */
+  path: string;
+  /** "An ingestion job", "A push job". */
+  noun: string;
+  /** What the snapshot holds, for the documentation. */
+  snapshot: string;
+  /** What the last event carries, for the documentation. */
+  outcome: string;
+  cancelSummary: string;
+  tags: string[];
+}
+
+const IdParams = z.object({ id: z.string().min(1).max(100) });
+
+/** The three routes every studio job kind offers: its snapshot, its event stream and cancel. */
+export function jobRoutes<Job extends { state: string }>(
+  route: ReturnType<typeof defineRoutes>,
+  jobs: StreamableJobs<Job>,
+  o: JobRoutesOptions,
+): void {
+  route({
+    method: 'get',
+    path: `${o.path}/:id`,
+    summary: `${o.noun}: ${o.snapshot}`,
+    tags: o.tags,
+    params: IdParams,
+    response: { status: 200, description: 'OK' },
+    errors: [404],
+    handler: ({ params }) => ({ data: jobs.get(params.id) }),
+  });
+  route({
+    method: 'get',
+    path: `${o.path}/:id/events`,
+    summary: `${o.noun}'s progress as server-sent events`,
+    description: `\`progress\` events carry the job snapshot; the last event is \`done\`, with ${o.outcome}.`,
+    tags: o.tags,
+    params: IdParams,
+    response: { status: 200, description: 'An event stream', contentType: 'text/event-stream' },
+    errors: [404],
+    handler: ({ req, res, params }) => {
+      streamJobEvents(jobs, params.id, req, res);
+      return undefined;
+    },
+  });
+  route({
+    method: 'post',
+    path: `${o.path}/:id/cancel`,
+    summary: o.cancelSummary,
+    tags: o.tags,
+    params: IdParams,
+    response: { status: 200, description: 'OK' },
+    errors: [404],
+    handler: ({ params }) => ({ data: jobs.cancel(params.id) }),
+  });
 }

@@ -14,7 +14,7 @@ import { previewChunks } from '../../../core/ingest/preview';
 import { parseOrThrow } from '../../../core/validation';
 import { SqliteDocumentRepository } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
-import { streamJobEvents } from '../../jobEvents';
+import { jobRoutes } from '../../jobEvents';
 import { receiveMultipart, type ReceivedForm } from '../../multipart';
 import type { defineRoutes } from '../../route';
 
@@ -166,41 +166,13 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
     },
   });
 
-  route({
-    method: 'get',
-    path: '/jobs/:id',
-    summary: 'An ingestion job: progress, per-file stages, outcome',
+  jobRoutes(route, jobs, {
+    path: '/jobs',
+    noun: 'An ingestion job',
+    snapshot: 'progress, per-file stages, outcome',
+    outcome: 'the outcome',
+    cancelSummary: 'Cancel an ingestion job (nothing is stored)',
     tags,
-    params: IdParams,
-    response: { status: 200, description: 'OK' },
-    errors: [404],
-    handler: ({ params }) => ({ data: jobs.get(params.id) }),
-  });
-
-  route({
-    method: 'get',
-    path: '/jobs/:id/events',
-    summary: "An ingestion job's progress as server-sent events",
-    description: '`progress` events carry the job snapshot; the last event is `done`, with the outcome.',
-    tags,
-    params: IdParams,
-    response: { status: 200, description: 'An event stream', contentType: 'text/event-stream' },
-    errors: [404],
-    handler: ({ req, res, params }) => {
-      streamJobEvents(jobs, params.id, req, res);
-      return undefined;
-    },
-  });
-
-  route({
-    method: 'post',
-    path: '/jobs/:id/cancel',
-    summary: 'Cancel an ingestion job (nothing is stored)',
-    tags,
-    params: IdParams,
-    response: { status: 200, description: 'OK' },
-    errors: [404],
-    handler: ({ params }) => ({ data: jobs.cancel(params.id) }),
   });
 
   route({

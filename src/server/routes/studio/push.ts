@@ -6,7 +6,7 @@ import { pushListing } from '../../../core/push/push';
 import { pushTargetsOf } from '../../../core/push/wiring';
 import { PushTargetInputSchema, PushTargetPatchSchema, StartPushSchema } from '../../../shared/push';
 import type { ServerDeps } from '../../deps';
-import { streamJobEvents } from '../../jobEvents';
+import { jobRoutes } from '../../jobEvents';
 import type { defineRoutes } from '../../route';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
@@ -118,38 +118,12 @@ export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }:
     response: { status: 200, description: 'OK' },
     handler: () => ({ data: jobs.list() }),
   });
-  route({
-    method: 'get',
-    path: '/push/jobs/:id',
-    summary: 'A push job: parts, progress, and the per-file report',
+  jobRoutes(route, jobs, {
+    path: '/push/jobs',
+    noun: 'A push job',
+    snapshot: 'parts, progress, and the per-file report',
+    outcome: 'the report',
+    cancelSummary: 'Cancel a push (parts the remote already accepted stay there)',
     tags,
-    params: IdParams,
-    response: { status: 200, description: 'OK' },
-    errors: [404],
-    handler: ({ params }) => ({ data: jobs.get(params.id) }),
-  });
-  route({
-    method: 'get',
-    path: '/push/jobs/:id/events',
-    summary: "A push job's progress as server-sent events",
-    description: '`progress` events carry the job snapshot; the last event is `done`, with the report.',
-    tags,
-    params: IdParams,
-    response: { status: 200, description: 'An event stream', contentType: 'text/event-stream' },
-    errors: [404],
-    handler: ({ req, res, params }) => {
-      streamJobEvents(jobs, params.id, req, res);
-      return undefined;
-    },
-  });
-  route({
-    method: 'post',
-    path: '/push/jobs/:id/cancel',
-    summary: 'Cancel a push (parts the remote already accepted stay there)',
-    tags,
-    params: IdParams,
-    response: { status: 200, description: 'OK' },
-    errors: [404],
-    handler: ({ params }) => ({ data: jobs.cancel(params.id) }),
   });
 }
