@@ -5,3 +5,4 @@ export * from './studio';
 export * from './uploads';
 export * from './retrieval';
 export * from './credentials';
+export * from './evaluation';

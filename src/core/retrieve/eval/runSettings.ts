@@ -3,15 +3,9 @@
  * chunking, models or weights can be told apart and compared later.
  */
 
-/** A setting every document shares, `mixed` when documents differ, null when none has it. */
-export type SharedSetting<T> = T | 'mixed' | null;
+import type { RunChunking, SharedSetting } from '../../../shared/evaluation';
 
-export interface RunChunking {
-  /** The chunking strategy; `pre-built` for documents ingested with their own embeddings (JSONL). */
-  strategy: SharedSetting<string>;
-  chunkSize: SharedSetting<number>;
-  chunkOverlap: SharedSetting<number>;
-}
+export type { RunChunking, SharedSetting };
 
 export const PREBUILT = 'pre-built';
 

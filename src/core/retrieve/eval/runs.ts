@@ -1,9 +1,18 @@
 import { parse as parseCsv } from 'csv-parse/sync';
-import type { Chunk, RetrievalMode } from '../../../shared/retrieval';
+import type {
+  EvalRun,
+  EvalRunReport,
+  QuestionResult,
+  RetrievedHit,
+  RunSettings,
+  ScoreBin,
+} from '../../../shared/evaluation';
+import type { Chunk } from '../../../shared/retrieval';
 import { InvalidInput } from '../../errors';
 import type { BeirQuery } from './beir';
 import { corpusIdsOf, evaluate, type EvalReport } from './evaluate';
-import type { RunChunking } from './runSettings';
+
+export type { EvalRun, EvalRunReport, QuestionResult, RetrievedHit, RunSettings, ScoreBin };
 
 /**
  * Evaluation runs of the studio: a question set (BEIR qrels, or questions with the source or text
@@ -24,73 +33,6 @@ export interface QuestionSet {
   qrels: Map<string, Map<string, number>>;
   /** Expected-answer sets only: what each query counts as a hit. */
   expected?: Map<string, ExpectedQuestion>;
-}
-
-export interface RunSettings {
-  mode: RetrievalMode;
-  /** Cut-off of nDCG and recall, and of the hits kept per question: 10. */
-  k: number;
-  embeddingModel: string;
-  documentCount: number;
-  chunkCount: number;
-  dataset: string;
-  /** The knowledge base's chunking at run time (runs stored before it was recorded lack it). */
-  chunking?: RunChunking;
-  /** Weight of the dense part in hybrid mode; null in dense or lexical mode. */
-  denseWeight?: number | null;
-  /** Chunks retrieved per question (the metrics look at the first k, recall@100 at all of them). */
-  topK?: number;
-}
-
-export interface RetrievedHit {
-  id: string;
-  score: number;
-  relevant: boolean;
-  snippet: string;
-}
-
-export interface QuestionResult {
-  id: string;
-  question: string;
-  ndcg: number;
-  recallAtK: number;
-  reciprocalRank: number;
-  latencyMs: number;
-  /** The first k results (by matched id), each with its best chunk's score. */
-  hits: RetrievedHit[];
-  /** Relevant ids not found in the first k. */
-  missed: string[];
-}
-
-/** Scores of the top-k chunks of every question, counted in bins of 0.05, apart for hits and misses. */
-export interface ScoreBin {
-  from: number;
-  to: number;
-  relevant: number;
-  other: number;
-}
-
-export interface EvalRunReport {
-  settings: RunSettings;
-  metrics: {
-    ndcgAt10: number;
-    recallAt10: number;
-    recallAt100: number;
-    mrr: number;
-    p50LatencyMs: number;
-    queries: number;
-    skipped: number;
-  };
-  questions: QuestionResult[];
-  distribution: ScoreBin[];
-}
-
-export interface EvalRun {
-  id: string;
-  listingId: string;
-  name: string;
-  createdAt: string;
-  report: EvalRunReport;
 }
 
 export const EVAL_DEPTH = 100;
