@@ -105,7 +105,14 @@ export async function receiveMultipart(
       bb.on('close', () => {
         void Promise.all(writes).then(() => (failed ? undefined : resolve()));
       });
-      req.on('aborted', () => fail(new InvalidInput('body: the upload was interrupted.')));
+      // A cut connection ends the request without `complete`; it may already have been cut while
+      // the route was still getting ready (then no 'aborted' event follows).
+      const interrupted = () => fail(new InvalidInput('body: the upload was interrupted.'));
+      if (req.destroyed && !req.complete) return interrupted();
+      req.on('aborted', interrupted);
+      req.on('close', () => {
+        if (!req.complete) interrupted();
+      });
       req.pipe(bb);
     });
     return form;

@@ -318,10 +318,9 @@ export async function holdingProxy(
         const take = piece.subarray(0, hold.afterBytes - seen);
         seen += take.length;
         forward.write(take);
-        if (seen >= hold.afterBytes) {
-          req.pause();
-          onHeld();
-        }
+        // The rest of the body is read and dropped rather than paused: a paused socket is not read,
+        // so a sender killed while held would go unnoticed and the receiver never see the cut.
+        if (seen >= hold.afterBytes) onHeld();
       });
     } else {
       req.pipe(forward);

@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
@@ -162,5 +163,35 @@ describe('POST /v1/upload', () => {
     expect(done.config).toMatchObject({ chunking: 'fixed', chunk_size: 64, chunk_overlap: 8 });
     const other = studio.services.apiKeys.create(studio.services.wallets.create('someone').address).key;
     expect((await studio.api(`/v1/upload/${uploadId}`, { key: other })).status).toBe(404);
+  });
+
+  it('drops an upload whose connection is cut mid-body: no scratch files, no upload recorded', async () => {
+    const uploadsBefore = studio.services.db.prepare(`SELECT COUNT(*) FROM uploads`).pluck().get();
+    const boundary = 'kbs-cut-boundary';
+    const head =
+      `--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="cut.zip"\r\n` +
+      `Content-Type: application/zip\r\n\r\n`;
+    const { port } = new URL(studio.url);
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/v1/upload',
+      headers: {
+        Authorization: `Bearer ${key}`,
+        'Content-Type': `multipart/form-data; boundary=${boundary}`,
+        'Content-Length': String(10 * 1024 * 1024),
+      },
+    });
+    req.on('error', () => undefined);
+    req.write(head);
+    req.write(Buffer.alloc(256 * 1024, 7));
+    const scratchDir = join(studio.services.dataDir, 'tmp');
+    const scratchFiles = () => readdirSync(scratchDir).filter((n) => n !== '.owners');
+    // The receiver has started writing the file, then the sender goes away.
+    await expect.poll(scratchFiles, { timeout: 10_000 }).not.toEqual([]);
+    req.destroy();
+    await expect.poll(scratchFiles, { timeout: 10_000 }).toEqual([]);
+    expect(studio.services.db.prepare(`SELECT COUNT(*) FROM uploads`).pluck().get()).toBe(uploadsBefore);
   });
 });
