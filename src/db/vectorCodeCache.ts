@@ -4,6 +4,8 @@ import type { Db } from './open';
 
 /** The sign codes of one listing's vectors under one model, held in WebAssembly memory. */
 export class CodeSet {
+  private histogram: Uint32Array | undefined;
+
   constructor(
     /** Chunk ids in ascending order; code i belongs to ids[i]. */
     readonly ids: Float64Array,
@@ -20,10 +22,18 @@ export class CodeSet {
    * scan of every code), nearest first; only among `allowedIds` (ascending chunk ids) when given.
    */
   nearest(vector: Float32Array, count: number, allowedIds?: readonly number[]): number[] {
-    const distances = this.space.distancesTo(signCode(vector));
+    const bits = this.space.bytesPerCode * 8;
+    // Without a filter, the scan counts the distances as it goes (each thread its half).
+    const histogram = allowedIds ? undefined : (this.histogram ??= new Uint32Array(bits + 2));
+    const distances = this.space.distancesTo(signCode(vector), histogram);
     const allowed = allowedIds ? this.mask(allowedIds) : undefined;
-    const positions = nearestPositions(distances, count, this.space.bytesPerCode * 8, allowed);
+    const positions = nearestPositions(distances, count, bits, allowed, histogram);
     return Array.from(positions, (p) => this.ids[p]!);
+  }
+
+  /** Lets go of the codes' memory in the scan helper thread too. */
+  dispose(): void {
+    this.space.dispose();
   }
 
   /** Which codes belong to `allowedIds`: both lists are ascending, so one merge walk. */
@@ -91,7 +101,7 @@ export class VectorCodeCache {
       this.entries.set(key, cached);
       return cached.codes;
     }
-    this.entries.delete(key);
+    this.drop(key);
     // One read transaction: the generation stored is the one of the codes read.
     const entry = this.db.transaction(() =>
       this.load(listingId, model, dimensions, table, this.generation(listingId)),
@@ -124,6 +134,27 @@ export class VectorCodeCache {
     if (count === 0 || count !== this.vectorCount(table)) return false;
     const bytesPerCode = codeBytes(dimensions);
     const space = new HammingSpace(count, bytesPerCode);
+    let kept = false;
+    try {
+      kept = await this.fillInSlices(key, listingId, model, dimensions, generation, count, space, sliceRows);
+    } finally {
+      if (!kept) space.dispose();
+    }
+    return this.entries.get(key)?.generation === generation;
+  }
+
+  /** warm()'s reading: true when `space` was filled and cached. */
+  private async fillInSlices(
+    key: string,
+    listingId: string,
+    model: string,
+    dimensions: number,
+    generation: number,
+    count: number,
+    space: HammingSpace,
+    sliceRows: number,
+  ): Promise<boolean> {
+    const { bytesPerCode } = space;
     const ids = new Float64Array(count);
     // Keyset pages, each its own statement: an iterator left open across a yield would keep the
     // connection busy for every other request.
@@ -148,20 +179,20 @@ export class VectorCodeCache {
     }
     if (i !== count || this.generation(listingId) !== generation) return false;
     // A query may have loaded the same generation meanwhile; either set is the same.
-    if (this.entries.get(key)?.generation !== generation) {
-      this.entries.set(key, {
-        generation,
-        codes: new CodeSet(ids, dimensions, space),
-        bytes: space.byteLength + ids.byteLength,
-      });
-      this.evict();
-    }
+    if (this.entries.get(key)?.generation === generation) return false;
+    this.drop(key);
+    this.entries.set(key, {
+      generation,
+      codes: new CodeSet(ids, dimensions, space),
+      bytes: space.byteLength + ids.byteLength,
+    });
+    this.evict();
     return true;
   }
 
   /** Drops every cached code set (tests, and a server closing its database). */
   clear(): void {
-    this.entries.clear();
+    for (const key of [...this.entries.keys()]) this.drop(key);
   }
 
   private load(
@@ -178,6 +209,20 @@ export class VectorCodeCache {
     if (count !== this.vectorCount(table)) return { generation, codes: null, bytes: 0 };
     const bytesPerCode = codeBytes(dimensions);
     const space = new HammingSpace(count, bytesPerCode);
+    const entry = this.fill(listingId, model, dimensions, generation, count, space);
+    if (!entry.codes) space.dispose();
+    return entry;
+  }
+
+  private fill(
+    listingId: string,
+    model: string,
+    dimensions: number,
+    generation: number,
+    count: number,
+    space: HammingSpace,
+  ): Entry {
+    const { bytesPerCode } = space;
     const ids = new Float64Array(count);
     let i = 0;
     const rows = this.db
@@ -211,8 +256,14 @@ export class VectorCodeCache {
     for (const e of this.entries.values()) total += e.bytes;
     for (const [key, e] of this.entries) {
       if (total <= this.maxBytes || this.entries.size === 1) break;
-      this.entries.delete(key);
+      this.drop(key);
       total -= e.bytes;
     }
+  }
+
+  /** Forgets an entry and lets its codes' memory go (the scan helper thread holds it too). */
+  private drop(key: string): void {
+    this.entries.get(key)?.codes?.dispose();
+    this.entries.delete(key);
   }
 }

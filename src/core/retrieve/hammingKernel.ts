@@ -1,3 +1,5 @@
+import { scanHelper, type ScanHelper } from './scanHelper';
+
 /**
  * Hamming distances between one binary code and many, in WebAssembly SIMD: the first pass of dense search
  * over large knowledge bases (docs/performance.md). The module is a few dozen instructions, encoded here
@@ -183,7 +185,9 @@ export function hammingKernelBytes(): Uint8Array {
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
     ...section(1, [0x01, 0x60, 0x05, op.i32, op.i32, op.i32, op.i32, op.i32, 0x00]),
-    ...section(2, [0x01, ...name('env'), ...name('memory'), 0x02, 0x00, 0x01]),
+    // A shared memory (limits flag 3: shared, with a maximum of 65,536 pages), so the scan helper's
+    // thread can scan the same codes.
+    ...section(2, [0x01, ...name('env'), ...name('memory'), 0x02, 0x03, 0x01, ...leb128(65_536)]),
     ...section(3, [0x01, 0x00]),
     ...section(7, [0x01, ...name('scan'), 0x00, 0x00]),
     ...section(10, [0x01, ...leb128(code.length), ...code]),
@@ -194,7 +198,9 @@ export function hammingKernelBytes(): Uint8Array {
 interface WasmApi {
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number }) => { buffer: ArrayBuffer };
+  Memory: new (descriptor: { initial: number; maximum: number; shared: true }) => {
+    buffer: SharedArrayBuffer;
+  };
 }
 const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
@@ -203,10 +209,18 @@ const kernelModule = () => (compiled ??= new wasm.Module(hammingKernelBytes()));
 
 const PAGE = 65_536;
 const align16 = (n: number) => Math.ceil(n / 16) * 16;
+/** Below this many bytes of codes one thread scans alone: waking the helper would cost more than it saves. */
+export const PARALLEL_MIN_BYTES = 4 * 1024 * 1024;
+
+/** Spaces the garbage collector took before dispose(): the helper lets go of their memory too. */
+const released = new FinalizationRegistry<{ helper: ScanHelper; id: number }>(({ helper, id }) =>
+  helper.detach(id),
+);
 
 /**
- * `count` binary codes of `bytesPerCode` bytes (a multiple of 32) in a WebAssembly memory of their own,
- * with room for a query code and one 16-bit distance per code.
+ * `count` binary codes of `bytesPerCode` bytes (a multiple of 32) in a shared WebAssembly memory of their
+ * own, with room for a query code, one 16-bit distance per code and the scan helper's histogram. Sets of
+ * PARALLEL_MIN_BYTES or more are scanned by two threads, half each (scanHelper.ts).
  */
 export class HammingSpace {
   /** Write the codes here, code i at `i * bytesPerCode`. */
@@ -215,10 +229,13 @@ export class HammingSpace {
   private readonly distances: Uint16Array;
   private readonly scan: (codes: number, count: number, blocks: number, query: number, out: number) => void;
   private readonly codesAt: number;
+  private readonly helperHistogram: Uint32Array;
+  private helper: { helper: ScanHelper; id: number } | null = null;
 
   constructor(
     readonly count: number,
     readonly bytesPerCode: number,
+    options: { parallel?: boolean; helper?: ScanHelper | null } = {},
   ) {
     if (bytesPerCode <= 0 || bytesPerCode % 32 !== 0 || bytesPerCode > 65_536) {
       throw new Error(`bytesPerCode must be a positive multiple of 32 up to 65536, not ${bytesPerCode}`);
@@ -226,13 +243,24 @@ export class HammingSpace {
     const queryAt = 0;
     this.codesAt = align16(bytesPerCode);
     const distancesAt = align16(this.codesAt + count * bytesPerCode);
-    const bytes = distancesAt + count * 2;
-    const memory = new wasm.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
+    const histogramAt = align16(distancesAt + count * 2);
+    const buckets = bytesPerCode * 8 + 2;
+    const bytes = histogramAt + buckets * 4;
+    const pages = Math.max(1, Math.ceil(bytes / PAGE));
+    const memory = new wasm.Memory({ initial: pages, maximum: pages, shared: true });
     const instance = new wasm.Instance(kernelModule(), { env: { memory } });
     this.scan = instance.exports.scan as HammingSpace['scan'];
     this.query = new Uint8Array(memory.buffer, queryAt, bytesPerCode);
     this.codes = new Uint8Array(memory.buffer, this.codesAt, count * bytesPerCode);
     this.distances = new Uint16Array(memory.buffer, distancesAt, count);
+    this.helperHistogram = new Uint32Array(memory.buffer, histogramAt, buckets);
+    if (options.parallel ?? count * bytesPerCode >= PARALLEL_MIN_BYTES) {
+      const helper = options.helper === undefined ? scanHelper() : options.helper;
+      if (helper && count >= 2) {
+        this.helper = { helper, id: helper.attach(kernelModule(), memory) };
+        released.register(this, this.helper, this);
+      }
+    }
   }
 
   /** Bytes of memory this space holds. */
@@ -240,16 +268,65 @@ export class HammingSpace {
     return this.codes.buffer.byteLength;
   }
 
+  /** Whether scans are shared with the helper thread. */
+  get parallel(): boolean {
+    return this.helper !== null && this.helper.helper.usable;
+  }
+
   /**
    * The Hamming distance from `query` to every code, in code order. The array is a view reused by the
-   * next call: read it before scanning again.
+   * next call: read it before scanning again. With `histogram` (at least bytesPerCode × 8 + 1 entries),
+   * it is filled with how many codes lie at each distance (each thread counts its own half).
    */
-  distancesTo(query: Uint8Array): Uint16Array {
+  distancesTo(query: Uint8Array, histogram?: Uint32Array): Uint16Array {
     if (query.length !== this.bytesPerCode) throw new Error('query code of the wrong length');
     this.query.set(query);
-    if (this.count > 0) {
-      this.scan(this.codesAt, this.count, this.bytesPerCode / 32, 0, this.distances.byteOffset);
+    histogram?.fill(0);
+    const pairs = this.bytesPerCode / 32;
+    const helper = this.parallel ? this.helper : null;
+    // The helper takes the second half; this thread the first (or all, without a helper).
+    const mine = helper ? this.count >> 1 : this.count;
+    if (helper) {
+      helper.helper.start(helper.id, {
+        codes: this.codesAt + mine * this.bytesPerCode,
+        count: this.count - mine,
+        pairs,
+        query: 0,
+        out: this.distances.byteOffset + mine * 2,
+        histogram: histogram ? this.helperHistogram.byteOffset : 0,
+        buckets: this.helperHistogram.length,
+      });
+    }
+    if (mine > 0) this.scan(this.codesAt, mine, pairs, 0, this.distances.byteOffset);
+    if (histogram) countDistances(this.distances, 0, mine, histogram);
+    if (helper) {
+      if (helper.helper.finish()) {
+        if (histogram)
+          for (let d = 0; d < histogram.length; d++) histogram[d]! += this.helperHistogram[d] ?? 0;
+      } else {
+        // The helper was given up: this thread scans its half too.
+        this.scan(
+          this.codesAt + mine * this.bytesPerCode,
+          this.count - mine,
+          pairs,
+          0,
+          this.distances.byteOffset + mine * 2,
+        );
+        if (histogram) countDistances(this.distances, mine, this.count, histogram);
+      }
     }
     return this.distances;
   }
+
+  /** Lets the helper thread drop this space's memory (the cache calls it when it drops a code set). */
+  dispose(): void {
+    if (!this.helper) return;
+    released.unregister(this);
+    this.helper.helper.detach(this.helper.id);
+    this.helper = null;
+  }
+}
+
+function countDistances(distances: Uint16Array, from: number, to: number, histogram: Uint32Array): void {
+  for (let i = from; i < to; i++) histogram[distances[i]!]!++;
 }

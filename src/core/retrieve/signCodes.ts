@@ -28,20 +28,28 @@ export function signCode(vector: Float32Array): Uint8Array {
 /**
  * The positions of the `count` smallest distances, smallest first, skipping positions `allowed` leaves
  * out (0) when given; ties are taken in position order. Distances are small integers (at most the code
- * length in bits), so a histogram finds the cut in two passes instead of a sort.
+ * length in bits), so a histogram finds the cut in two passes instead of a sort. `counted` is the
+ * histogram of all distances when the scan already made it (HammingSpace.distancesTo); it is used only
+ * without `allowed`.
  */
 export function nearestPositions(
   distances: Uint16Array,
   count: number,
   maxDistance: number,
   allowed?: Uint8Array,
+  counted?: Uint32Array,
 ): Int32Array {
-  const histogram = new Uint32Array(maxDistance + 2);
   const n = distances.length;
-  if (allowed) {
-    for (let i = 0; i < n; i++) if (allowed[i]) histogram[distances[i]!]!++;
+  let histogram: Uint32Array;
+  if (counted && !allowed) {
+    histogram = counted;
   } else {
-    for (let i = 0; i < n; i++) histogram[distances[i]!]!++;
+    histogram = new Uint32Array(maxDistance + 2);
+    if (allowed) {
+      for (let i = 0; i < n; i++) if (allowed[i]) histogram[distances[i]!]!++;
+    } else {
+      for (let i = 0; i < n; i++) histogram[distances[i]!]!++;
+    }
   }
   // The smallest cut such that the distances up to it hold `count` positions.
   let cut = 0;

@@ -58,6 +58,44 @@ describe('WebAssembly Hamming kernel', () => {
     });
   }
 
+  it('splits large sets with the helper thread: same distances and histogram as one thread', () => {
+    const random = rng(3);
+    const count = 40_001;
+    const bytesPerCode = 128;
+    const alone = new HammingSpace(count, bytesPerCode, { parallel: false });
+    const shared = new HammingSpace(count, bytesPerCode, { parallel: true });
+    expect(alone.parallel).toBe(false);
+    expect(shared.parallel).toBe(true);
+    for (let i = 0; i < alone.codes.length; i++) alone.codes[i] = Math.floor(random() * 256);
+    shared.codes.set(alone.codes);
+    for (let trial = 0; trial < 3; trial++) {
+      const query = Uint8Array.from({ length: bytesPerCode }, () => Math.floor(random() * 256));
+      const expected = Array.from({ length: count }, (_, i) =>
+        hamming(alone.codes, i * bytesPerCode, query, bytesPerCode),
+      );
+      const histogram = new Uint32Array(bytesPerCode * 8 + 2);
+      expect(Array.from(shared.distancesTo(query, histogram))).toEqual(expected);
+      const counts = new Array<number>(histogram.length).fill(0);
+      for (const d of expected) counts[d]!++;
+      expect(Array.from(histogram)).toEqual(counts);
+      expect(Array.from(alone.distancesTo(query, histogram))).toEqual(expected);
+      expect(Array.from(histogram)).toEqual(counts);
+      expect(
+        Array.from(nearestPositions(shared.distancesTo(query, histogram), 50, 1024, undefined, histogram)),
+      ).toEqual(Array.from(nearestPositions(alone.distancesTo(query), 50, 1024)));
+    }
+    // Disposed, the set still answers, on one thread.
+    shared.dispose();
+    expect(shared.parallel).toBe(false);
+    const query = new Uint8Array(bytesPerCode).fill(0xaa);
+    expect(Array.from(shared.distancesTo(query))).toEqual(Array.from(alone.distancesTo(query)));
+  });
+
+  it('scans small sets on one thread (waking the helper would cost more)', () => {
+    expect(new HammingSpace(1_000, 128).parallel).toBe(false);
+    expect(new HammingSpace(40_000, 128).parallel).toBe(true);
+  });
+
   it('covers the extremes: identical codes at 0, complements at every bit', () => {
     const space = new HammingSpace(2, 64);
     space.codes.fill(0xff, 0, 64);
