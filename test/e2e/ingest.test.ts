@@ -165,7 +165,13 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
 
     await page.getByRole('textbox', { name: 'Search chunks' }).fill('toolkit');
     await page.getByText(/^\d+ matching chunks?$/).waitFor();
-    for (const text of await chunks.getByRole('article').allInnerTexts()) expect(text).toMatch(/toolkit/i);
+    // The count can show before the list has re-rendered with the matches: wait for the list itself.
+    await expect
+      .poll(async () => {
+        const texts = await chunks.getByRole('article').allInnerTexts();
+        return texts.length > 0 && texts.every((t) => /toolkit/i.test(t));
+      })
+      .toBe(true);
     await page.setViewportSize({ width: 1920, height: 1080 });
     await shoot(page, 'inspect-search-1920x1080-light');
 

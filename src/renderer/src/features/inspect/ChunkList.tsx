@@ -17,7 +17,12 @@ export function ChunkList({ document }: { document: DocumentSummary }) {
   const offset = (page - 1) * PAGE_SIZE;
   const chunks = useQuery({
     queryKey: ['documents', 'chunks', document.id, { q, offset }],
-    queryFn: () => listChunks(document.id, { q: q || undefined, limit: PAGE_SIZE, offset }),
+    // The search is kept with its result: while the next search loads, the previous result stays on
+    // screen (keepPreviousData) and its count must not be labelled with the new search.
+    queryFn: async () => ({
+      q,
+      ...(await listChunks(document.id, { q: q || undefined, limit: PAGE_SIZE, offset })),
+    }),
     placeholderData: keepPreviousData,
   });
   const total = chunks.data?.pagination.total ?? 0;
@@ -40,7 +45,7 @@ export function ChunkList({ document }: { document: DocumentSummary }) {
         />
         {chunks.isSuccess && (
           <Text size="sm" c="dimmed" aria-live="polite">
-            {q
+            {chunks.data.q
               ? `${total} matching ${total === 1 ? 'chunk' : 'chunks'}`
               : `${total} ${total === 1 ? 'chunk' : 'chunks'}`}
           </Text>
@@ -56,7 +61,9 @@ export function ChunkList({ document }: { document: DocumentSummary }) {
         />
       ) : chunks.data.data.length === 0 ? (
         <Text c="dimmed" size="sm" ta="center" py="xl">
-          {q ? `No chunk of this document contains “${q}”.` : 'This document has no chunks.'}
+          {chunks.data.q
+            ? `No chunk of this document contains “${chunks.data.q}”.`
+            : 'This document has no chunks.'}
         </Text>
       ) : (
         <Stack gap="xs" aria-label="Chunks">
