@@ -67,7 +67,9 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
       const page = await openStudio('#/ingest');
       await page.getByRole('heading', { name: 'Ingest' }).waitFor();
       await page.getByText('Drop files, folders or ZIP archives here').waitFor();
-      expect(await page.getByRole('combobox', { name: 'Listing' }).inputValue()).toBe('Fixture library');
+      await expect
+        .poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue())
+        .toBe('Fixture library');
       await shoot(page, 'ingest-empty-1280x800-light');
 
       await dropFiles(page, names);

@@ -62,8 +62,12 @@ describe('Inspect and re-ingest in Chromium against kbstudio serve', () => {
     await page.getByRole('button', { name: `Re-ingest ${PDF}` }).click();
     const dialog = page.getByRole('dialog', { name: 'Re-ingest document' });
     // The form starts from the settings the document was ingested with.
-    expect(await dialog.getByRole('textbox', { name: 'Chunk size (tokens)' }).inputValue()).toBe('512');
-    expect(await dialog.getByRole('textbox', { name: 'Overlap (tokens)' }).inputValue()).toBe('64');
+    await expect
+      .poll(() => dialog.getByRole('textbox', { name: 'Chunk size (tokens)' }).inputValue())
+      .toBe('512');
+    await expect
+      .poll(() => dialog.getByRole('textbox', { name: 'Overlap (tokens)' }).inputValue())
+      .toBe('64');
     await dialog.getByText('These are the settings it was ingested with').waitFor();
     await dialog.getByRole('textbox', { name: 'Chunk size (tokens)' }).fill('128');
     await dialog.getByRole('textbox', { name: 'Overlap (tokens)' }).fill('16');

@@ -51,9 +51,13 @@ describe('editing and deleting listings in the studio UI', () => {
     expect((await rowCells(page, 'Harbour tide tables')).slice(2, 3)).toEqual(['1.5 SOLOne-time']);
     await page.getByRole('button', { name: 'Edit Harbour tide tables' }).click();
     const dialog = page.getByRole('dialog', { name: 'Edit Harbour tide tables' });
-    expect(await dialog.getByRole('textbox', { name: 'Title' }).inputValue()).toBe('Harbour tide tables');
-    expect(await dialog.getByRole('textbox', { name: 'Price' }).inputValue()).toBe('1.5');
-    expect(await dialog.getByRole('textbox', { name: 'Embedding model' }).inputValue()).not.toBe('');
+    await expect
+      .poll(() => dialog.getByRole('textbox', { name: 'Title' }).inputValue())
+      .toBe('Harbour tide tables');
+    await expect.poll(() => dialog.getByRole('textbox', { name: 'Price' }).inputValue()).toBe('1.5');
+    await expect
+      .poll(() => dialog.getByRole('textbox', { name: 'Embedding model' }).inputValue())
+      .not.toBe('');
     await dialog.getByRole('textbox', { name: 'Price' }).fill('2.25');
     await shoot(page, 'edit-listing-1280x800');
     await dialog.getByRole('button', { name: 'Save changes' }).click();

@@ -258,7 +258,9 @@ describe('pricing, wallet, API keys and test buyers in Chromium against kbstudio
 
       await row.getByRole('link', { name: 'Query as this buyer' }).click();
       await page.getByRole('heading', { name: 'Playground' }).waitFor();
-      expect(await page.getByRole('combobox', { name: 'Acting as' }).inputValue()).toContain('test-buyer-1');
+      await expect
+        .poll(() => page.getByRole('combobox', { name: 'Acting as' }).inputValue())
+        .toContain('test-buyer-1');
       await page.getByRole('textbox', { name: 'Query' }).fill('Maple Leafs Stanley Cups');
       await page.getByRole('button', { name: 'Run' }).click();
       const failure = page.getByTestId('query-failure');

@@ -58,7 +58,9 @@ describe('Publish in Chromium: push to a second server', () => {
     async () => {
       const page = await studio.openStudio('#/publish', { defaultTimeout: 30_000 });
       await page.getByRole('heading', { name: 'Publish' }).waitFor();
-      expect(await page.getByRole('combobox', { name: 'Listing' }).inputValue()).toBe('Field guide');
+      await expect
+        .poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue())
+        .toBe('Field guide');
       await page.getByText('5 documents').waitFor();
       await shoot(page, 'publish-empty-1280x800-light');
 
