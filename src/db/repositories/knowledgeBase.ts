@@ -35,6 +35,15 @@ function floatsOf(blob: Buffer): Float32Array {
   return new Float32Array(new Uint8Array(blob).buffer);
 }
 
+/** Page cache of the knowledge base's connection during a commit (negative: KiB), 64 MB. */
+const COMMIT_CACHE_KIB = -65_536;
+
+/** Keys the store sets on every chunk's metadata (DESIGN §4); they win over the document's own. */
+const RESERVED_KEYS = ['source', 'format', 'documentId', 'chunkIndex'] as const;
+
+/** A staged chunk as read back: [chunk_index, text, token_count, content_hash, metadata, reserved, vector]. */
+type StagedRow = [number, string, number, string, string, number, Buffer];
+
 /**
  * Staged chunks live in a throw-away SQLite file in the job's work folder: bounded memory for any
  * upload size, and the knowledge base itself is touched only by the final commit.
@@ -42,6 +51,12 @@ function floatsOf(blob: Buffer): Float32Array {
 class SqliteStaging implements Staging {
   private readonly db: Database.Database;
   private readonly file: string;
+  private readonly insertDoc: Database.Statement;
+  private readonly insertChunk: Database.Statement;
+  private readonly finishDoc: Database.Statement;
+  private readonly dropChunks: Database.Statement;
+  private readonly dropDoc: Database.Statement;
+  private readonly readChunks: Database.Statement;
   private docs = 0;
   private chunks = 0;
   private disposed = false;
@@ -50,14 +65,39 @@ class SqliteStaging implements Staging {
     mkdirSync(workDir, { recursive: true });
     this.file = join(workDir, `staging-${newId('s', 8)}.db`);
     this.db = new Database(this.file, nativeBinding ? { nativeBinding } : {});
+    // A private scratch file: no journal, no syncs, no lock traffic. 16 KB pages hold a chunk's text and
+    // a 1024-d vector in one page (with 4 KB pages every row spills into an overflow chain).
+    this.db.pragma('page_size = 16384');
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
+    this.db.pragma('locking_mode = EXCLUSIVE');
+    // Rows are appended in rowid order (a WITHOUT ROWID table keyed by document would keep these large
+    // rows in an index b-tree); `reserved` is 1 when the metadata has a key the commit overrides.
     this.db.exec(`
       CREATE TABLE docs (id INTEGER PRIMARY KEY, source TEXT NOT NULL, format TEXT NOT NULL, content_hash TEXT NOT NULL,
         bytes INTEGER NOT NULL, metadata TEXT NOT NULL, chunk_count INTEGER NOT NULL DEFAULT 0, finished INTEGER NOT NULL DEFAULT 0);
-      CREATE TABLE chunks (doc_id INTEGER NOT NULL, chunk_index INTEGER NOT NULL, text TEXT NOT NULL, token_count INTEGER NOT NULL,
-        content_hash TEXT NOT NULL, metadata TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (doc_id, chunk_index)) WITHOUT ROWID;
+      CREATE TABLE chunks (id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, chunk_index INTEGER NOT NULL, text TEXT NOT NULL,
+        token_count INTEGER NOT NULL, content_hash TEXT NOT NULL, metadata TEXT NOT NULL, reserved INTEGER NOT NULL,
+        vector BLOB NOT NULL);
+      CREATE UNIQUE INDEX chunks_doc ON chunks (doc_id, chunk_index);
     `);
+    this.insertDoc = this.db.prepare(
+      `INSERT INTO docs (source, format, content_hash, bytes, metadata) VALUES (?, ?, ?, ?, ?)`,
+    );
+    this.insertChunk = this.db
+      .prepare(`INSERT INTO chunks (doc_id, chunk_index, text, token_count, content_hash,
+      metadata, reserved, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.finishDoc = this.db.prepare(
+      `UPDATE docs SET finished = 1, chunk_count = ?, metadata = coalesce(?, metadata) WHERE id = ?`,
+    );
+    this.dropChunks = this.db.prepare(`DELETE FROM chunks WHERE doc_id = ?`);
+    this.dropDoc = this.db.prepare(`DELETE FROM docs WHERE id = ?`);
+    this.readChunks = this.db
+      .prepare(
+        `SELECT chunk_index, text, token_count, content_hash, metadata, reserved, vector FROM chunks
+        WHERE doc_id = ? ORDER BY chunk_index`,
+      )
+      .raw();
   }
 
   get documentCount() {
@@ -68,29 +108,26 @@ class SqliteStaging implements Staging {
   }
 
   open(document: StagedDocument): StagedDocumentWriter {
-    const { lastInsertRowid } = this.db
-      .prepare(`INSERT INTO docs (source, format, content_hash, bytes, metadata) VALUES (?, ?, ?, ?, ?)`)
-      .run(
-        document.source,
-        document.format,
-        document.contentHash,
-        document.bytes,
-        JSON.stringify(document.metadata),
-      );
+    const { lastInsertRowid } = this.insertDoc.run(
+      document.source,
+      document.format,
+      document.contentHash,
+      document.bytes,
+      JSON.stringify(document.metadata),
+    );
     const docId = Number(lastInsertRowid);
     let next = 0;
-    const insert = this.db.prepare(
-      `INSERT INTO chunks (doc_id, chunk_index, text, token_count, content_hash, metadata, vector) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    );
     const addBatch = this.db.transaction((batch: StagedChunk[]) => {
       for (const c of batch) {
-        insert.run(
+        const reserved = RESERVED_KEYS.some((key) => Object.hasOwn(c.metadata, key)) ? 1 : 0;
+        this.insertChunk.run(
           docId,
           next++,
           c.text,
           c.tokenCount,
           c.contentHash,
           JSON.stringify(c.metadata),
+          reserved,
           vectorBlob(c.vector),
         );
       }
@@ -98,17 +135,13 @@ class SqliteStaging implements Staging {
     return {
       add: (batch) => addBatch(batch),
       finish: (metadata) => {
-        this.db
-          .prepare(
-            `UPDATE docs SET finished = 1, chunk_count = ?, metadata = coalesce(?, metadata) WHERE id = ?`,
-          )
-          .run(next, metadata ? JSON.stringify(metadata) : null, docId);
+        this.finishDoc.run(next, metadata ? JSON.stringify(metadata) : null, docId);
         this.docs++;
         this.chunks += next;
       },
       discard: () => {
-        this.db.prepare(`DELETE FROM chunks WHERE doc_id = ?`).run(docId);
-        this.db.prepare(`DELETE FROM docs WHERE id = ?`).run(docId);
+        this.dropChunks.run(docId);
+        this.dropDoc.run(docId);
       },
     };
   }
@@ -126,18 +159,7 @@ class SqliteStaging implements Staging {
   }
 
   chunksOf(docId: number) {
-    return this.db
-      .prepare(
-        `SELECT chunk_index, text, token_count, content_hash, metadata, vector FROM chunks WHERE doc_id = ? ORDER BY chunk_index`,
-      )
-      .iterate(docId) as IterableIterator<{
-      chunk_index: number;
-      text: string;
-      token_count: number;
-      content_hash: string;
-      metadata: string;
-      vector: Buffer;
-    }>;
+    return this.readChunks.iterate(docId) as IterableIterator<StagedRow>;
   }
 
   dispose() {
@@ -146,6 +168,30 @@ class SqliteStaging implements Staging {
     this.db.close();
     rmSync(this.file, { force: true });
   }
+}
+
+/**
+ * The stored metadata of a chunk: the staged JSON with the reserved keys set. Equal to
+ * `JSON.stringify({ ...JSON.parse(staged), ...reserved })`; when the staged metadata has none of the
+ * reserved keys, that is the staged text with the keys appended, without parsing it again.
+ */
+function chunkMetadata(
+  staged: string,
+  hasReserved: boolean,
+  doc: { source: string; format: string; documentId: string },
+  suffix: string,
+  chunkIndex: number,
+): string {
+  if (hasReserved) {
+    return JSON.stringify({
+      ...(JSON.parse(staged) as Record<string, unknown>),
+      source: doc.source,
+      format: doc.format,
+      documentId: doc.documentId,
+      chunkIndex,
+    });
+  }
+  return (staged === '{}' ? '{' : `${staged.slice(0, -1)},`) + suffix + chunkIndex + '}';
 }
 
 export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
@@ -244,31 +290,35 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
           now,
           now,
         );
-        for (const c of staging.chunksOf(doc.id)) {
-          // The reserved keys of DESIGN §4 win over anything a document says about itself.
-          const metadata = {
-            ...(JSON.parse(c.metadata) as Record<string, unknown>),
-            source: doc.source,
-            format: doc.format,
-            documentId,
-            chunkIndex: c.chunk_index,
-          };
+        // The reserved keys of DESIGN §4 win over anything a document says about itself.
+        const reserved = { source: doc.source, format: doc.format, documentId };
+        const suffix = `"source":${JSON.stringify(doc.source)},"format":${JSON.stringify(doc.format)},"documentId":${JSON.stringify(documentId)},"chunkIndex":`;
+        for (const [
+          chunkIndex,
+          text,
+          tokenCount,
+          contentHash,
+          metadata,
+          hasReserved,
+          vector,
+        ] of staging.chunksOf(doc.id)) {
           const { lastInsertRowid } = insertChunk.run(
             listingId,
             documentId,
-            c.chunk_index,
-            c.text,
-            c.token_count,
-            c.content_hash,
-            JSON.stringify(metadata),
+            chunkIndex,
+            text,
+            tokenCount,
+            contentHash,
+            chunkMetadata(metadata, hasReserved === 1, reserved, suffix, chunkIndex),
           );
           // A zero vector (a text with no word the model knows) has no direction: sqlite-vec would give it
           // a NULL distance that sorts first, so it stays out of the vector index; full-text still finds it.
-          if (!isZeroVector(c.vector)) {
+          if (!isZeroVector(vector)) {
+            // sqlite-vec takes only an integer rowid, and better-sqlite3 binds a number as a float.
             const rowid = BigInt(lastInsertRowid);
-            insertVector.run(rowid, c.vector);
-            insertFloats.run(rowid, options.model, c.vector);
-            writeSignCode(floatsOf(c.vector), code);
+            insertVector.run(rowid, vector);
+            insertFloats.run(rowid, options.model, vector);
+            writeSignCode(floatsOf(vector), code);
             insertCode.run(listingId, options.model, rowid, code);
           }
         }
@@ -292,6 +342,14 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
         .run(totals.docs, totals.chunks, now, listingId);
       return { documents, documentCount: totals.docs, chunkCount: totals.chunks };
     });
-    return run.immediate();
+    // The commit writes every page of the new chunks, their full-text postings and vectors: a larger page
+    // cache for its duration keeps SQLite from spilling pages to the WAL in the middle of the transaction.
+    const cacheSize = this.db.pragma('cache_size', { simple: true }) as number;
+    this.db.pragma(`cache_size = ${COMMIT_CACHE_KIB}`);
+    try {
+      return run.immediate();
+    } finally {
+      this.db.pragma(`cache_size = ${cacheSize}`);
+    }
   }
 }

@@ -1,0 +1,354 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ChunkLimitExceeded } from '../../../src/core/ingest/errors';
+import type { CommitOptions, StagedChunk, StagedDocument } from '../../../src/core/ingest/store';
+import { signCode } from '../../../src/core/retrieve/signCodes';
+import { openServices, type StudioServices } from '../../../src/db/services';
+import { tempDir } from '../../helpers/studio';
+
+const MODEL = 'test-model-8';
+const DIMS = 8;
+const OPTIONS: CommitOptions = {
+  model: MODEL,
+  dimensions: DIMS,
+  maxChunks: 1_000,
+  maxKnowledgeBaseBytes: null,
+};
+
+const vector = (...values: number[]) => Float32Array.from(values);
+const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+
+function chunk(text: string, v: Float32Array, metadata: Record<string, unknown> = {}): StagedChunk {
+  return { text, tokenCount: text.split(' ').length, contentHash: `hash of ${text}`, metadata, vector: v };
+}
+
+function doc(source: string, metadata: Record<string, unknown> = {}): StagedDocument {
+  return { source, format: 'markdown', contentHash: `hash of ${source}`, bytes: 100, metadata };
+}
+
+interface ChunkRow {
+  id: number;
+  document_id: string;
+  chunk_index: number;
+  text: string;
+  token_count: number;
+  content_hash: string;
+  metadata: string;
+}
+
+describe('SqliteKnowledgeBaseStore staging and commit', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let services: StudioServices;
+  let listingId: string;
+
+  beforeEach(() => {
+    dir = tempDir();
+    services = openServices(dir.path);
+    const wallet = services.wallets.defaultWallet().address;
+    listingId = services.listings.create({ title: 'KB', accessModel: 'one_time', price: 0 }, wallet).id;
+  });
+
+  afterEach(() => {
+    services.close();
+    dir.remove();
+  });
+
+  /** Stages each document's chunks (in batches of two, as the pipeline does in larger ones), then commits. */
+  function stageAndCommit(
+    documents: { doc: StagedDocument; chunks: StagedChunk[]; finish?: Record<string, unknown> }[],
+    options: CommitOptions = OPTIONS,
+  ) {
+    const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+    try {
+      for (const d of documents) {
+        const writer = staging.open(d.doc);
+        for (let at = 0; at < d.chunks.length; at += 2) writer.add(d.chunks.slice(at, at + 2));
+        writer.finish(d.finish);
+      }
+      return services.knowledgeBase.commit(listingId, staging, options);
+    } finally {
+      staging.dispose();
+    }
+  }
+
+  const db = () => services.db;
+  const chunkRows = () =>
+    db()
+      .prepare(
+        `SELECT c.id, c.document_id, c.chunk_index, c.text, c.token_count, c.content_hash, c.metadata
+        FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.listing_id = ? ORDER BY d.source, c.chunk_index`,
+      )
+      .all(listingId) as ChunkRow[];
+  const vecTable = () =>
+    (
+      db()
+        .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ? AND model = ?`)
+        .get(listingId, MODEL) as { table_name: string } | undefined
+    )?.table_name;
+  const floats = (id: number) =>
+    (
+      db().prepare(`SELECT vector FROM embeddings WHERE chunk_id = ?`).get(id) as
+        { vector: Buffer } | undefined
+    )?.vector;
+  const code = (id: number) =>
+    (
+      db().prepare(`SELECT code FROM vector_codes WHERE chunk_id = ? AND model = ?`).get(id, MODEL) as
+        { code: Buffer } | undefined
+    )?.code;
+  const indexed = (id: number) =>
+    (
+      db().prepare(`SELECT embedding FROM ${vecTable()} WHERE rowid = ?`).get(BigInt(id)) as
+        { embedding: Buffer } | undefined
+    )?.embedding;
+  const fullText = (word: string) =>
+    (
+      db().prepare(`SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid`).all(word) as {
+        rowid: number;
+      }[]
+    ).map((r) => r.rowid);
+  const counts = () => ({
+    documents: (db().prepare(`SELECT count(*) AS n FROM documents`).get() as { n: number }).n,
+    chunks: (db().prepare(`SELECT count(*) AS n FROM chunks`).get() as { n: number }).n,
+    embeddings: (db().prepare(`SELECT count(*) AS n FROM embeddings`).get() as { n: number }).n,
+    codes: (db().prepare(`SELECT count(*) AS n FROM vector_codes`).get() as { n: number }).n,
+    vectors: vecTable()
+      ? (db().prepare(`SELECT count(*) AS n FROM ${vecTable()}`).get() as { n: number }).n
+      : 0,
+    listing: db().prepare(`SELECT document_count, chunk_count FROM listings WHERE id = ?`).get(listingId),
+  });
+
+  it('puts exactly the staged chunks, metadata, vectors and sign codes into the knowledge base', () => {
+    const alpha = [
+      chunk('apples grow on trees', vector(1, -1, 2, -2, 0.5, -0.5, 3, -3), { section: 'Fruit', page: 1 }),
+      chunk('bananas are yellow', vector(-1, 1, -2, 2, -0.5, 0.5, -3, 3)),
+      // A document may say anything about itself: the reserved keys are the store's.
+      chunk('cherries are red', vector(0, 1, 0, 1, 0, 1, 0, 1), {
+        source: 'elsewhere.md',
+        heading: 'Red',
+        chunkIndex: 99,
+        documentId: 'doc_fake',
+        format: 'pdf',
+      }),
+    ];
+    const beta = [
+      chunk('dates are sweet', vector(0.25, 0.25, -1, 1, 1, 1, 1, -1), { '2': 'numeric key', b: [1, 2] }),
+    ];
+    const result = stageAndCommit([
+      { doc: doc('b/beta.md'), chunks: beta },
+      {
+        doc: doc('a/alpha.md', { chunking: 'v1' }),
+        chunks: alpha,
+        finish: { chunking: 'v1', warnings: ['w'] },
+      },
+    ]);
+
+    expect(result.documentCount).toBe(2);
+    expect(result.chunkCount).toBe(4);
+    expect(result.documents.map((d) => [d.source, d.chunks])).toEqual([
+      ['a/alpha.md', 3],
+      ['b/beta.md', 1],
+    ]);
+    const alphaId = result.documents[0]!.documentId;
+    const betaId = result.documents[1]!.documentId;
+    expect(
+      db().prepare(`SELECT metadata, chunk_count, bytes FROM documents WHERE id = ?`).get(alphaId),
+    ).toEqual({ metadata: JSON.stringify({ chunking: 'v1', warnings: ['w'] }), chunk_count: 3, bytes: 100 });
+
+    const rows = chunkRows();
+    const staged = [...alpha, ...beta];
+    const expectedMetadata = [
+      {
+        section: 'Fruit',
+        page: 1,
+        source: 'a/alpha.md',
+        format: 'markdown',
+        documentId: alphaId,
+        chunkIndex: 0,
+      },
+      { source: 'a/alpha.md', format: 'markdown', documentId: alphaId, chunkIndex: 1 },
+      // Reserved keys the document set keep their place but take the store's values.
+      { source: 'a/alpha.md', heading: 'Red', chunkIndex: 2, documentId: alphaId, format: 'markdown' },
+      {
+        '2': 'numeric key',
+        b: [1, 2],
+        source: 'b/beta.md',
+        format: 'markdown',
+        documentId: betaId,
+        chunkIndex: 0,
+      },
+    ];
+    expect(rows.map((r) => [r.document_id, r.chunk_index, r.text, r.token_count, r.content_hash])).toEqual([
+      [alphaId, 0, 'apples grow on trees', 4, 'hash of apples grow on trees'],
+      [alphaId, 1, 'bananas are yellow', 3, 'hash of bananas are yellow'],
+      [alphaId, 2, 'cherries are red', 3, 'hash of cherries are red'],
+      [betaId, 0, 'dates are sweet', 3, 'hash of dates are sweet'],
+    ]);
+    // The stored JSON text itself, key order included.
+    expect(rows.map((r) => r.metadata)).toEqual(expectedMetadata.map((m) => JSON.stringify(m)));
+
+    rows.forEach((row, i) => {
+      const v = staged[i]!.vector;
+      expect(floats(row.id)).toEqual(blob(v));
+      expect(indexed(row.id)).toEqual(blob(v));
+      expect(code(row.id)).toEqual(Buffer.from(signCode(v)));
+    });
+    expect(code(rows[0]!.id)![0]).toBe(0b01010101);
+    expect(fullText('cherries')).toEqual([rows[2]!.id]);
+    expect(fullText('apple')).toEqual([rows[0]!.id]);
+    expect(counts()).toMatchObject({
+      documents: 2,
+      chunks: 4,
+      embeddings: 4,
+      codes: 4,
+      vectors: 4,
+      listing: { document_count: 2, chunk_count: 4 },
+    });
+  });
+
+  it('replaces the old document, chunks, vectors and codes of a source committed again', () => {
+    const first = stageAndCommit([
+      {
+        doc: doc('notes.md'),
+        chunks: [
+          chunk('old walrus text', vector(1, 1, 1, 1, 1, 1, 1, 1)),
+          chunk('old penguin text', vector(-1, 1, 1, 1, 1, 1, 1, 1)),
+          chunk('old puffin text', vector(1, -1, 1, 1, 1, 1, 1, 1)),
+        ],
+      },
+      { doc: doc('kept.md'), chunks: [chunk('kept otter text', vector(1, 1, -1, 1, 1, 1, 1, 1))] },
+    ]);
+    const oldIds = chunkRows()
+      .filter((r) => r.document_id === first.documents.find((d) => d.source === 'notes.md')!.documentId)
+      .map((r) => r.id);
+    expect(oldIds).toHaveLength(3);
+
+    const second = stageAndCommit([
+      {
+        doc: doc('notes.md'),
+        chunks: [
+          chunk('new heron text', vector(2, 2, 2, 2, -2, 2, 2, 2)),
+          chunk('new ibis text', vector(0, 0, 0, 0, 0, 0, 0, 3)),
+        ],
+      },
+    ]);
+    const notesId = second.documents[0]!.documentId;
+    expect(notesId).not.toBe(first.documents.find((d) => d.source === 'notes.md')!.documentId);
+    expect(second).toMatchObject({ documentCount: 2, chunkCount: 3 });
+
+    const rows = chunkRows();
+    expect(rows.map((r) => r.text)).toEqual(['kept otter text', 'new heron text', 'new ibis text']);
+    expect(rows.filter((r) => r.document_id === notesId).map((r) => JSON.parse(r.metadata))).toEqual([
+      { source: 'notes.md', format: 'markdown', documentId: notesId, chunkIndex: 0 },
+      { source: 'notes.md', format: 'markdown', documentId: notesId, chunkIndex: 1 },
+    ]);
+    // Chunk ids are rowids and may be reused: every old id holds either nothing or a new chunk's vector.
+    const current = new Map<number, Float32Array>([
+      [rows[0]!.id, vector(1, 1, -1, 1, 1, 1, 1, 1)],
+      [rows[1]!.id, vector(2, 2, 2, 2, -2, 2, 2, 2)],
+      [rows[2]!.id, vector(0, 0, 0, 0, 0, 0, 0, 3)],
+    ]);
+    for (const id of [...oldIds, ...current.keys()]) {
+      const v = current.get(id);
+      expect(floats(id)).toEqual(v && blob(v));
+      expect(code(id)).toEqual(v && Buffer.from(signCode(v)));
+      expect(indexed(id)).toEqual(v && blob(v));
+    }
+    expect(fullText('walrus')).toEqual([]);
+    expect(fullText('heron')).toEqual([rows[1]!.id]);
+    expect(counts()).toMatchObject({
+      documents: 2,
+      chunks: 3,
+      embeddings: 3,
+      codes: 3,
+      vectors: 3,
+      listing: { document_count: 2, chunk_count: 3 },
+    });
+  });
+
+  it('keeps a zero vector out of the vector index, embeddings and codes, but not out of full-text', () => {
+    stageAndCommit([
+      {
+        doc: doc('zero.md'),
+        chunks: [
+          chunk('unknown zzyzx words', new Float32Array(DIMS)),
+          chunk('known words', vector(1, 0, 0, 0, 0, 0, 0, 0)),
+        ],
+      },
+    ]);
+    const [zero, known] = chunkRows();
+    expect(zero!.text).toBe('unknown zzyzx words');
+    expect(floats(zero!.id)).toBeUndefined();
+    expect(code(zero!.id)).toBeUndefined();
+    expect(indexed(zero!.id)).toBeUndefined();
+    expect(fullText('zzyzx')).toEqual([zero!.id]);
+    expect(indexed(known!.id)).toEqual(blob(vector(1, 0, 0, 0, 0, 0, 0, 0)));
+    expect(counts()).toMatchObject({ chunks: 2, embeddings: 1, codes: 1, vectors: 1 });
+  });
+
+  it('leaves the knowledge base as it was when the commit fails', () => {
+    stageAndCommit([
+      { doc: doc('base.md'), chunks: [chunk('base gannet text', vector(1, 2, 3, 4, 5, 6, 7, 8))] },
+    ]);
+    const before = counts();
+    const rowsBefore = chunkRows();
+    const generation = () =>
+      db().prepare(`SELECT generation FROM knowledge_base_generations WHERE listing_id = ?`).get(listingId);
+    const generationBefore = generation();
+
+    expect(() =>
+      stageAndCommit(
+        [
+          // Replacing base.md and adding more: over the limit, so neither may happen.
+          { doc: doc('base.md'), chunks: [chunk('new cormorant text', vector(8, 7, 6, 5, 4, 3, 2, 1))] },
+          {
+            doc: doc('more.md'),
+            chunks: [
+              chunk('more albatross text', vector(1, 1, 1, 1, 1, 1, 1, 1)),
+              chunk('x y', vector(1, 0, 1, 0, 1, 0, 1, 0)),
+            ],
+          },
+        ],
+        { ...OPTIONS, maxChunks: 2 },
+      ),
+    ).toThrow(ChunkLimitExceeded);
+
+    expect(counts()).toEqual(before);
+    expect(chunkRows()).toEqual(rowsBefore);
+    expect(indexed(rowsBefore[0]!.id)).toEqual(blob(vector(1, 2, 3, 4, 5, 6, 7, 8)));
+    expect(fullText('gannet')).toEqual([rowsBefore[0]!.id]);
+    expect(fullText('albatross')).toEqual([]);
+    expect(generation()).toEqual(generationBefore);
+  });
+
+  it('creates no vector table when the first commit fails', () => {
+    expect(() =>
+      stageAndCommit([{ doc: doc('a.md'), chunks: [chunk('a b', vector(1, 1, 1, 1, 1, 1, 1, 1))] }], {
+        ...OPTIONS,
+        maxChunks: 0,
+      }),
+    ).toThrow(ChunkLimitExceeded);
+    expect(vecTable()).toBeUndefined();
+    expect(counts()).toMatchObject({ documents: 0, chunks: 0, embeddings: 0, codes: 0 });
+  });
+
+  it('drops a discarded document from the staging area', () => {
+    const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+    try {
+      const failed = staging.open(doc('broken.pdf'));
+      failed.add([chunk('half parsed lemur text', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+      failed.discard();
+      const good = staging.open(doc('good.md'));
+      good.add([chunk('good marmot text', vector(1, -1, 1, -1, 1, -1, 1, -1))]);
+      good.finish();
+      expect(staging.documentCount).toBe(1);
+      expect(staging.chunkCount).toBe(1);
+      const result = services.knowledgeBase.commit(listingId, staging, OPTIONS);
+      expect(result.documents.map((d) => d.source)).toEqual(['good.md']);
+    } finally {
+      staging.dispose();
+    }
+    expect(chunkRows().map((r) => r.text)).toEqual(['good marmot text']);
+    expect(fullText('lemur')).toEqual([]);
+    expect(counts()).toMatchObject({ documents: 1, chunks: 1, embeddings: 1, codes: 1, vectors: 1 });
+  });
+});
