@@ -3,6 +3,8 @@ import type { DocumentFormat, ParsedDocument, ParseInput } from './types';
 export interface ParseOptions {
   /** CSV: columns whose empty cells skip the row (default: every named column). */
   csvRequiredColumns?: string[];
+  /** Stops the parse (HTML and Markdown: drops its queued work and terminates a worker running it). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -20,9 +22,9 @@ export async function parseDocument(
     case 'docx':
       return (await import('./parsers/docx')).parseDocx(input);
     case 'html':
-      return (await import('./parsers/html')).parseHtml(input);
+      return (await import('./parsers/html')).parseHtml(input, { signal: options.signal });
     case 'markdown':
-      return (await import('./parsers/markdown')).parseMarkdown(input);
+      return (await import('./parsers/markdown')).parseMarkdown(input, { signal: options.signal });
     case 'json':
       return (await import('./parsers/json')).parseJson(input);
     case 'csv':

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { DomainError } from '../errors';
 import type { Embedder } from '../embed/embedder';
@@ -49,11 +50,21 @@ export interface IngestDeps {
 }
 
 const EMBED_BATCH = 256;
-/** Files parsed on worker threads are started this many files ahead (one per worker of their pool)... */
-const LOOKAHEAD = 2;
-/** ...when they are this small: two large PDFs read at once could double the peak memory. */
-const LOOKAHEAD_MAX_BYTES = 4 * 1024 * 1024;
-const OFF_THREAD_FORMATS = new Set<SourceFile['format']>(['pdf', 'docx']);
+/**
+ * Files parsed on worker threads are read and started ahead of their turn, so the workers parse while
+ * this thread chunks, embeds and stages earlier files: up to this many bytes of source...
+ */
+const AHEAD_MAX_BYTES = 8 * 1024 * 1024;
+/** ...and this many files (small Markdown and HTML files are many)... */
+const AHEAD_MAX_FILES = 256;
+/**
+ * ...of which this many bytes of PDF and DOCX: their parses cannot be stopped once started, so after a
+ * cancel at most these finish in the background (no more than the two files of up to 4 MB read ahead
+ * before). A larger file, like one over AHEAD_MAX_BYTES, waits its turn.
+ */
+const AHEAD_MAX_UNSTOPPABLE_BYTES = 4 * 1024 * 1024;
+const WORKER_FORMATS = new Set<SourceFile['format']>(['pdf', 'docx', 'html', 'markdown']);
+const UNSTOPPABLE_FORMATS = new Set<SourceFile['format']>(['pdf', 'docx']);
 const PREBUILT_BATCH = 2_000;
 
 /**
@@ -80,29 +91,54 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
   let replacedChunks = 0;
 
   const staging = deps.store.createStaging(request.workDir);
+  // Stops the parses under way (the current file's and those ahead) on cancel, failure or return.
+  const parsing = new AbortController();
+  // Every queued parse of the files ahead listens to it (and stops listening when it ends): not a leak.
+  setMaxListeners(0, parsing.signal);
+  const cancel = () => parsing.abort(request.signal?.reason);
+  request.signal?.addEventListener('abort', cancel, { once: true });
   try {
     const ahead = new Map<SourceFile, Promise<PreparedFile>>();
+    let aheadBytes = 0;
+    let aheadUnstoppableBytes = 0;
+    let scanned = 0;
     const prepareFile = (file: SourceFile, startParsing: boolean) =>
       prepare(
         file,
         existing.get(file.source),
         file.format === 'jsonl' ? {} : chunking,
         request,
+        parsing.signal,
         startParsing,
       );
-    for (const [index, file] of files.entries()) {
-      request.signal?.throwIfAborted();
-      report('reading', file.source);
-      // The next files that parse on a worker thread (PDF, DOCX) start now, while this one is worked on.
-      for (const next of files.slice(index + 1, index + 1 + LOOKAHEAD)) {
-        if (ahead.has(next) || !OFF_THREAD_FORMATS.has(next.format) || next.bytes > LOOKAHEAD_MAX_BYTES)
-          continue;
+    // The next files that parse on a worker thread start now, in order, within the bounds above.
+    const startAhead = () => {
+      for (; scanned < files.length && ahead.size < AHEAD_MAX_FILES; scanned++) {
+        const next = files[scanned]!;
+        if (!WORKER_FORMATS.has(next.format) || next.bytes > AHEAD_MAX_BYTES) continue;
+        const unstoppable = UNSTOPPABLE_FORMATS.has(next.format);
+        if (unstoppable && next.bytes > AHEAD_MAX_UNSTOPPABLE_BYTES) continue;
+        if (aheadBytes + next.bytes > AHEAD_MAX_BYTES) return;
+        if (unstoppable && aheadUnstoppableBytes + next.bytes > AHEAD_MAX_UNSTOPPABLE_BYTES) return;
         const early = prepareFile(next, true);
         early.catch(() => undefined);
         ahead.set(next, early);
+        aheadBytes += next.bytes;
+        if (unstoppable) aheadUnstoppableBytes += next.bytes;
       }
-      const prepared = await (ahead.get(file) ?? prepareFile(file, false));
-      ahead.delete(file);
+    };
+    for (const [index, file] of files.entries()) {
+      request.signal?.throwIfAborted();
+      report('reading', file.source);
+      const early = ahead.get(file);
+      if (early) {
+        ahead.delete(file);
+        aheadBytes -= file.bytes;
+        if (UNSTOPPABLE_FORMATS.has(file.format)) aheadUnstoppableBytes -= file.bytes;
+      }
+      scanned = Math.max(scanned, index + 1);
+      startAhead();
+      const prepared = await (early ?? prepareFile(file, false));
       const { contentHash } = prepared;
       const previous = existing.get(file.source);
       const fileChunking = file.format === 'jsonl' ? {} : chunking;
@@ -117,7 +153,16 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
         });
       } else {
         try {
-          const staged = await stageFile(file, prepared, fileChunking, request, deps, staging, report);
+          const staged = await stageFile(
+            file,
+            prepared,
+            fileChunking,
+            request,
+            deps,
+            staging,
+            report,
+            parsing.signal,
+          );
           await deps.sources?.put(contentHash, file.path);
           outcomes.push({ source: file.source, format: file.format, status: 'ingested', ...staged });
           replacedChunks += previous?.chunkCount ?? 0;
@@ -161,6 +206,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       durationMs: Math.round(performance.now() - started),
     };
   } finally {
+    request.signal?.removeEventListener('abort', cancel);
+    parsing.abort();
     staging.dispose();
   }
 }
@@ -173,6 +220,7 @@ async function stageFile(
   deps: IngestDeps,
   staging: Staging,
   report: (stage: IngestStage, file?: string) => void,
+  signal: AbortSignal,
 ): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
   const document = {
     source: file.source,
@@ -186,7 +234,15 @@ async function stageFile(
     const outcome =
       file.format === 'jsonl'
         ? await stagePrebuilt(file, request.listing.embeddingModel, writer)
-        : await stageParsed({ ...file, format: file.format }, prepared, request, deps, writer, report);
+        : await stageParsed(
+            { ...file, format: file.format },
+            prepared,
+            request,
+            deps,
+            writer,
+            report,
+            signal,
+          );
     const extra: Record<string, unknown> = {};
     if (outcome.skippedRows) extra.skippedRows = outcome.skippedRows;
     if (outcome.warnings) extra.warnings = outcome.warnings;
@@ -205,10 +261,11 @@ async function stageParsed(
   deps: IngestDeps,
   writer: StagedDocumentWriter,
   report: (stage: IngestStage, file?: string) => void,
+  signal: AbortSignal,
 ): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
   const { source } = file;
   report('parsing', source);
-  const parsed = await (prepared.parsed ?? parse(file, prepared.bytes!, request));
+  const parsed = await (prepared.parsed ?? parse(file, prepared.bytes!, request, signal));
   report('chunking', source);
   const pieces = chunkSections(parsed.sections, request.chunking);
   if (pieces.length === 0) {
@@ -313,6 +370,7 @@ async function prepare(
   previous: ExistingDocument | undefined,
   chunking: Record<string, unknown>,
   request: IngestRequest,
+  signal: AbortSignal,
   startParsing: boolean,
 ): Promise<PreparedFile> {
   if (file.format === 'jsonl') {
@@ -323,7 +381,7 @@ async function prepare(
   const contentHash = createHash('sha256').update(bytes).digest('hex');
   if (isUnchanged(previous, contentHash, chunking)) return { contentHash, unchanged: true };
   if (!startParsing) return { contentHash, unchanged: false, bytes };
-  const parsed = parse({ ...file, format: file.format }, bytes, request);
+  const parsed = parse({ ...file, format: file.format }, bytes, request, signal);
   // Awaited by stageParsed; until then a refusal must not count as unhandled.
   parsed.catch(() => undefined);
   return { contentHash, unchanged: false, parsed };
@@ -333,11 +391,12 @@ function parse(
   file: SourceFile & { format: DocumentFormat },
   bytes: Uint8Array,
   request: IngestRequest,
+  signal: AbortSignal,
 ): Promise<ParsedDocument> {
   return parseDocument(
     file.format,
     { bytes, source: file.source },
-    { csvRequiredColumns: request.csvRequiredColumns },
+    { csvRequiredColumns: request.csvRequiredColumns, signal },
   );
 }
 

@@ -1,4 +1,4 @@
-import { copyFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../../src/core/errors';
@@ -322,5 +322,77 @@ describe('ingestion pipeline', () => {
     writeFileSync(join(folder, '.DS_Store'), 'x');
     const result = await run([folder]);
     expect(result.documents.map((d) => d.source)).toEqual(['kb/sub/codeblock.md']);
+  });
+
+  describe('files parsed ahead on the worker threads', () => {
+    // Many small Markdown and HTML files (all parsed ahead of their turn) around a JSON file parsed on
+    // this thread, and an MDX file that fails to parse.
+    function writeFolder(): string {
+      const folder = join(dir.path, 'many');
+      mkdirSync(folder);
+      for (let i = 0; i < 40; i++) {
+        const n = String(i).padStart(2, '0');
+        const name = i % 2 === 0 ? `${n}-note.md` : `${n}-page.html`;
+        const body =
+          i % 2 === 0
+            ? `# Note ${n}\n\nThe tide table of harbour ${n} lists the high waters.\n`
+            : `<html><head><title>Page ${n}</title></head><body><h1>Page ${n}</h1><p>The lighthouse ${n} keeps its lamp lit.</p></body></html>`;
+        writeFileSync(join(folder, name), body);
+      }
+      writeFileSync(join(folder, '05-broken.mdx'), '# Broken\n\n<Note>never closed\n');
+      copyFileSync(join(FIXTURES, 'simple.json'), join(folder, '11-records.json'));
+      return folder;
+    }
+
+    it('keep the order of files, give each its own outcome and text, and reject a failed one alone', async () => {
+      const folder = writeFolder();
+      const result = await run([folder]);
+
+      const sources = readdirSync(folder).sort((a, b) => a.localeCompare(b));
+      expect(result.documents.map((d) => d.source)).toEqual(sources.map((f) => `many/${f}`));
+      const rejected = result.documents.filter((d) => d.status === 'rejected');
+      expect(rejected.map((d) => d.source)).toEqual(['many/05-broken.mdx']);
+      expect(rejected[0]!.error).toMatchObject({ code: 'invalid_document' });
+      expect(rejected[0]!.error!.message).toMatch(/^many\/05-broken\.mdx: invalid MDX.*Note/);
+      expect(result.documents.filter((d) => d.status === 'ingested')).toHaveLength(sources.length - 1);
+
+      expect(chunksOf('many/04-note.md').map((c) => c.text)).toEqual([
+        'Note 04\n\nThe tide table of harbour 04 lists the high waters.',
+      ]);
+      expect(chunksOf('many/33-page.html').map((c) => [c.text, c.metadata.title])).toEqual([
+        ['Page 33\n\nThe lighthouse 33 keeps its lamp lit.', 'Page 33'],
+      ]);
+      // Staged in the order of the files, whatever order their parses ended in.
+      const stagedOrder = [...new Set(chunks().map((c) => c.metadata.source as string))];
+      expect(stagedOrder).toEqual(
+        result.documents.filter((d) => d.status === 'ingested').map((d) => d.source),
+      );
+    });
+
+    it('cancelling while files are parsed ahead stops the ingestion and stores nothing', async () => {
+      const folder = writeFolder();
+      const controller = new AbortController();
+      const reason = new Error('cancelled by the user');
+      const seen: string[] = [];
+      const cancelled = run([folder], {
+        signal: controller.signal,
+        onProgress: (p) => {
+          if (p.file) seen.push(p.file);
+          // The second file is embedding: the files after it are being parsed ahead.
+          if (p.stage === 'embedding' && p.file === 'many/01-page.html') controller.abort(reason);
+        },
+      });
+      await expect(cancelled).rejects.toBe(reason);
+      expect(seen).not.toContain('many/02-note.md');
+      expect(chunks()).toEqual([]);
+      expect(services.listings.get(listingId, 'studio')).toMatchObject({ documentCount: 0, chunkCount: 0 });
+
+      // The workers are free again: the next ingestion is not queued behind the cancelled files.
+      const next = await run([join(folder, '38-note.md'), join(folder, '39-page.html')]);
+      expect(next.documents.map((d) => d.status)).toEqual(['ingested', 'ingested']);
+      expect(chunksOf('38-note.md').map((c) => c.text)).toEqual([
+        'Note 38\n\nThe tide table of harbour 38 lists the high waters.',
+      ]);
+    });
   });
 });

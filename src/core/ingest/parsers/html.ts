@@ -2,11 +2,16 @@ import type { Root } from 'hast';
 import { select } from 'hast-util-select';
 import { decodeText } from '../decode';
 import { InvalidDocument } from '../errors';
-import type { Metadata, Parser } from '../types';
+import type { Metadata } from '../types';
 import { sniffHtmlCharset } from './htmlCharset';
 import { guardNesting, htmlToSections, inlineText, nestedTooDeeply } from './htmlSections';
 import { parseTimer, type ParseBudget, type ParseTimer } from './parseBudget';
-import { ParserWorkerFailure, ParserWorkerPool, type ParserWorkerReply } from './parserWorkerPool';
+import {
+  ParserWorkerFailure,
+  ParserWorkerPool,
+  type CancellableParser,
+  type ParserWorkerReply,
+} from './parserWorkerPool';
 
 /** Heap limit of a worker; V8 sizes its heap by it, so a lower one slows parsing (see markdown.ts). */
 const MAX_MEMORY_MB = 2048;
@@ -26,11 +31,14 @@ export interface HtmlParserOptions {
  * refused (parseTimer): the parse runs in a worker thread (htmlWorker.mjs), terminated at the deadline;
  * the steps after it, on this thread, are checked when they end.
  */
-export function createHtmlParser(options: HtmlParserOptions = {}): Parser {
-  return async ({ bytes, source }) => {
+export function createHtmlParser(options: HtmlParserOptions = {}): CancellableParser {
+  return async ({ bytes, source }, { signal } = {}) => {
     const html = decodeText(bytes, sniffHtmlCharset(bytes));
-    const timer = parseTimer(source, 'HTML', html.length, options.budget);
-    const tree = await parseInWorker(html, source, timer);
+    // The page's time starts when a worker takes it, not while it waits behind others.
+    let started: ParseTimer | undefined;
+    const clock = () => (started ??= parseTimer(source, 'HTML', html.length, options.budget));
+    const tree = await parseInWorker(html, source, clock, signal);
+    const timer = clock();
     timer.check();
     return guardNesting(source, () => {
       const metadata: Metadata = {};
@@ -47,9 +55,14 @@ export function createHtmlParser(options: HtmlParserOptions = {}): Parser {
   };
 }
 
-export const parseHtml: Parser = createHtmlParser();
+export const parseHtml = createHtmlParser();
 
-async function parseInWorker(html: string, source: string, timer: ParseTimer): Promise<Root> {
+async function parseInWorker(
+  html: string,
+  source: string,
+  clock: () => ParseTimer,
+  signal: AbortSignal | undefined,
+): Promise<Root> {
   pool ??= new ParserWorkerPool(new URL('./htmlWorker.mjs', import.meta.url), {
     maxMemoryMb: MAX_MEMORY_MB,
     // rehype keeps nothing between parses, and a fresh worker parses slowly until its JIT warms up.
@@ -57,10 +70,12 @@ async function parseInWorker(html: string, source: string, timer: ParseTimer): P
   });
   let reply: ParserWorkerReply<{ tree: Root }>;
   try {
-    reply = await pool.read<{ tree: Root }>(new TextEncoder().encode(html), {}, timer.remainingMs());
+    reply = await pool.read<{ tree: Root }>(new TextEncoder().encode(html), {}, () => clock().remainingMs(), {
+      signal,
+    });
   } catch (error) {
     if (!(error instanceof ParserWorkerFailure)) throw error;
-    if (error.reason === 'timeout') throw timer.tooLong();
+    if (error.reason === 'timeout') throw clock().tooLong();
     if (error.errorName === 'RangeError') throw nestedTooDeeply(source);
     if (error.reason === 'memory') {
       throw new InvalidDocument(source, 'reading the HTML needed too much memory and was stopped.');

@@ -1,12 +1,17 @@
 import type { Root, Yaml } from 'mdast';
 import { decodeText } from '../decode';
 import { InvalidDocument } from '../errors';
-import type { Metadata, ParsedDocument, Parser } from '../types';
+import type { Metadata, ParsedDocument } from '../types';
 import { normalizeFrontMatterFence, readFrontMatter } from './markdownFrontMatter';
 import { markdownPieces } from './markdownPieces';
 import { MarkdownSectionBuilder } from './markdownSections';
 import { parseTimer, type ParseBudget, type ParseTimer } from './parseBudget';
-import { ParserWorkerFailure, ParserWorkerPool, type ParserWorkerReply } from './parserWorkerPool';
+import {
+  ParserWorkerFailure,
+  ParserWorkerPool,
+  type CancellableParser,
+  type ParserWorkerReply,
+} from './parserWorkerPool';
 
 /**
  * Heap limit of a worker: only stops a runaway parse (a 32 KB piece makes a tree of a few MB; an MDX
@@ -30,23 +35,26 @@ export interface MarkdownParserOptions {
  * taken, so memory stays near the size of the text. micromark runs in a worker thread, terminated when
  * the document's parse budget runs out (parseTimer): the document is then refused.
  */
-export function createMarkdownParser(options: MarkdownParserOptions = {}): Parser {
-  return async ({ bytes, source }) => {
+export function createMarkdownParser(options: MarkdownParserOptions = {}): CancellableParser {
+  return async ({ bytes, source }, { signal } = {}) => {
     const text = normalizeFrontMatterFence(decodeText(bytes), source);
     const warnings: string[] = [];
-    const timer = parseTimer(source, 'Markdown', text.length, options.budget);
+    // The document's time starts when a worker takes its first piece, not while it waits behind others.
+    let timer: ParseTimer | undefined;
+    const clock = () => (timer ??= parseTimer(source, 'Markdown', text.length, options.budget));
     const mdx = /\.mdx$/i.test(source);
     const builder = new MarkdownSectionBuilder();
     let frontMatter: Yaml | undefined;
     const pieces = mdx ? [text] : markdownPieces(text);
+    const job: PieceJob = { mdx, source, clock, rank: markdownPool().newRank(), signal };
     const parse = (i: number) => {
-      const tree = parseInWorker(pieces[i]!, mdx, source, timer);
+      const tree = parseInWorker(pieces[i]!, job);
       pieces[i] = '';
       // Marked handled now: a piece refused while an earlier one is awaited must not count as unhandled.
       tree.catch(() => undefined);
       return tree;
     };
-    // Two pieces in flight: the next one parses on the other worker while this one's tree becomes sections.
+    // Two pieces in flight: the next one is parsed (or waits its turn) while this one's tree becomes sections.
     const inFlight = [parse(0)];
     if (pieces.length > 1) inFlight.push(parse(1));
     for (let i = 0; i < pieces.length; i++) {
@@ -55,7 +63,7 @@ export function createMarkdownParser(options: MarkdownParserOptions = {}): Parse
       const first = tree.children[0];
       if (i === 0 && first?.type === 'yaml') frontMatter = first;
       withinStack(source, () => builder.add(tree.children));
-      timer.check();
+      clock().check();
     }
     const sections = builder.finish();
 
@@ -71,7 +79,7 @@ export function createMarkdownParser(options: MarkdownParserOptions = {}): Parse
   };
 }
 
-export const parseMarkdown: Parser = createMarkdownParser();
+export const parseMarkdown = createMarkdownParser();
 
 /** The tree walk recurses per nesting level: thousands of nested quotes or lists overflow the stack. */
 function withinStack<T>(source: string, read: () => T): T {
@@ -92,24 +100,43 @@ function tooDeep(source: string): InvalidDocument {
 
 type TreeReply = ParserWorkerReply<{ tree: Root }> & { reason?: string; line?: number; column?: number };
 
+function markdownPool(): ParserWorkerPool {
+  return (pool ??= new ParserWorkerPool(new URL('./markdownWorker.mjs', import.meta.url), {
+    maxMemoryMb: MAX_MEMORY_MB,
+    // micromark keeps nothing between parses, and a fresh worker parses slowly until its JIT warms up.
+    maxFilesPerWorker: 100_000,
+  }));
+}
+
+/** What the pieces of one document share. */
+interface PieceJob {
+  mdx: boolean;
+  source: string;
+  /** The document's parse timer, started by its first piece to reach a worker. */
+  clock: () => ParseTimer;
+  /** The document's place in the pool's queue: its pieces go before those of later documents. */
+  rank: number;
+  signal?: AbortSignal;
+}
+
 /**
  * One piece parsed by micromark in a worker thread (markdownWorker.mjs), given what is left of the
  * document's time: micromark is quadratic on some inputs and cannot be interrupted, so a piece still
  * parsing at the deadline has its worker terminated and the document is refused. CommonMark never fails;
  * MDX does, with a position.
  */
-async function parseInWorker(text: string, mdx: boolean, source: string, timer: ParseTimer): Promise<Root> {
-  pool ??= new ParserWorkerPool(new URL('./markdownWorker.mjs', import.meta.url), {
-    maxMemoryMb: MAX_MEMORY_MB,
-    // micromark keeps nothing between parses, and a fresh worker parses slowly until its JIT warms up.
-    maxFilesPerWorker: 100_000,
-  });
+async function parseInWorker(text: string, { mdx, source, clock, rank, signal }: PieceJob): Promise<Root> {
   let reply: TreeReply;
   try {
-    reply = await pool.read<{ tree: Root }>(new TextEncoder().encode(text), { mdx }, timer.remainingMs());
+    reply = await markdownPool().read<{ tree: Root }>(
+      new TextEncoder().encode(text),
+      { mdx },
+      () => clock().remainingMs(),
+      { rank, signal },
+    );
   } catch (error) {
     if (!(error instanceof ParserWorkerFailure)) throw error;
-    if (error.reason === 'timeout') throw timer.tooLong();
+    if (error.reason === 'timeout') throw clock().tooLong();
     if (error.errorName === 'RangeError') throw tooDeep(source);
     if (error.reason === 'memory') {
       throw new InvalidDocument(source, 'reading the Markdown needed too much memory and was stopped.');

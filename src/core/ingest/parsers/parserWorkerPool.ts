@@ -1,7 +1,15 @@
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { ParsedDocument, ParseInput } from '../types';
 
 /** What a parser worker script answers for one file (pdfWorker.mjs, docxWorker.mjs). */
 export type ParserWorkerReply<T> = ({ ok: true } & T) | { ok: false; name: string; message: string };
+
+/** A parser on a pool that can be stopped: an aborted parse leaves nothing queued or running. */
+export type CancellableParser = (
+  input: ParseInput,
+  call?: { signal?: AbortSignal },
+) => Promise<ParsedDocument>;
 
 /** Why a file got no answer: its time ran out, the worker ran out of memory, or it stopped. */
 export class ParserWorkerFailure extends Error {
@@ -17,7 +25,11 @@ export class ParserWorkerFailure extends Error {
 export interface ParserWorkerPoolOptions {
   /** Heap limit of each worker, MB. */
   maxMemoryMb: number;
-  /** Workers at most (files read at the same time). */
+  /**
+   * Workers at most (files read at the same time). Default: one per core beside the main thread, which
+   * chunks and embeds while the workers parse the files ahead (see pipeline.ts); more workers would only
+   * take turns on the same cores.
+   */
   size?: number;
   /** A worker is replaced after this many files, so what pdfjs keeps between files cannot pile up. */
   maxFilesPerWorker?: number;
@@ -41,10 +53,25 @@ interface Job {
   bytes: number;
   /** Sent along with the file's bytes (parser settings). */
   extra: Record<string, unknown>;
-  timeoutMs: number;
+  timeoutMs: number | (() => number);
+  /** Queue order: lower first, then first come. */
+  rank: number;
+  signal?: AbortSignal;
+  onAbort?: () => void;
   resolve(reply: unknown): void;
-  reject(error: ParserWorkerFailure): void;
+  reject(error: unknown): void;
   timer?: NodeJS.Timeout;
+}
+
+export interface ParserWorkerReadOptions {
+  /**
+   * Jobs of a lower rank are sent to a worker first (default: the job's own number, first come first
+   * served). A document parsed in pieces passes one rank (newRank()) for all of its pieces, so a piece
+   * of an earlier document never waits behind documents started after it.
+   */
+  rank?: number;
+  /** Aborting drops a queued job and terminates the worker of a running one; the read rejects with the reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -67,30 +94,51 @@ export class ParserWorkerPool {
     private readonly script: URL,
     private readonly options: ParserWorkerPoolOptions,
   ) {
-    this.size = options.size ?? 2;
+    this.size = options.size ?? Math.max(1, availableParallelism() - 1);
     this.maxFiles = options.maxFilesPerWorker ?? 100;
     this.retireAfterBytes = options.retireAfterBytes ?? 20 * 1024 * 1024;
     this.idleMs = options.idleMs ?? 30_000;
   }
 
-  /** Reads one file; `data` is transferred to the worker (the caller keeps its own copy). */
+  /**
+   * Reads one file; `data` is transferred to the worker (the caller keeps its own copy). The time limit
+   * counts from when a worker takes the file, not while it waits in the queue; as a function, it is
+   * asked then.
+   */
   read<T>(
     data: Uint8Array<ArrayBuffer>,
     extra: Record<string, unknown>,
-    timeoutMs: number,
+    timeoutMs: number | (() => number),
+    options: ParserWorkerReadOptions = {},
   ): Promise<ParserWorkerReply<T>> {
     return new Promise((resolve, reject) => {
-      this.queue.push({
-        id: this.nextId++,
+      const { signal } = options;
+      if (signal?.aborted) return reject(signal.reason);
+      const id = this.nextId++;
+      const job: Job = {
+        id,
         data,
         bytes: data.byteLength,
         extra,
         timeoutMs,
+        rank: options.rank ?? id,
         resolve: resolve as (reply: unknown) => void,
         reject,
-      });
+      };
+      if (signal) {
+        job.signal = signal;
+        job.onAbort = () => this.abort(job);
+        signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      const at = this.queue.findIndex((queued) => queued.rank > job.rank);
+      this.queue.splice(at === -1 ? this.queue.length : at, 0, job);
       this.pump();
     });
+  }
+
+  /** A rank for the jobs of one document: below every job asked for after it. */
+  newRank(): number {
+    return this.nextId++;
   }
 
   private pump(): void {
@@ -100,6 +148,30 @@ export class ParserWorkerPool {
       if (!slot) return;
       this.dispatch(slot, this.queue.shift()!);
     }
+  }
+
+  private abort(job: Job): void {
+    const queued = this.queue.indexOf(job);
+    if (queued !== -1) {
+      this.queue.splice(queued, 1);
+      job.reject(job.signal!.reason);
+      return;
+    }
+    const slot = this.slots.find((s) => s.job === job);
+    if (!slot) return;
+    // The worker cannot be interrupted: it is replaced, and the next file starts on a fresh one.
+    this.remove(slot);
+    slot.job = undefined;
+    this.settle(job);
+    void this.retire(slot);
+    job.reject(job.signal!.reason);
+    this.pump();
+  }
+
+  /** The job gets no more timeouts or abort calls. */
+  private settle(job: Job): void {
+    clearTimeout(job.timer);
+    if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort);
   }
 
   private spawn(): Slot {
@@ -142,14 +214,14 @@ export class ParserWorkerPool {
     slot.worker.ref();
     job.timer = setTimeout(
       () => this.fail(slot, new ParserWorkerFailure('timeout', 'out of time')),
-      job.timeoutMs,
+      typeof job.timeoutMs === 'function' ? job.timeoutMs() : job.timeoutMs,
     );
     slot.worker.postMessage({ ...job.extra, id: job.id, data: job.data }, [job.data.buffer]);
   }
 
   /** The slot's file is answered: keep the worker for the next one, or retire it. */
   private finish(slot: Slot, job: Job): void {
-    clearTimeout(job.timer);
+    this.settle(job);
     slot.job = undefined;
     slot.files++;
     if (slot.files >= this.maxFiles || job.bytes >= this.retireAfterBytes) {
@@ -174,7 +246,7 @@ export class ParserWorkerPool {
     slot.job = undefined;
     void this.retire(slot);
     if (job) {
-      clearTimeout(job.timer);
+      this.settle(job);
       job.reject(failure);
     }
     this.pump();
@@ -195,7 +267,7 @@ export class ParserWorkerPool {
     slot.worker.removeAllListeners('error');
     slot.worker.on('error', () => undefined);
     if (slot.job) {
-      clearTimeout(slot.job.timer);
+      this.settle(slot.job);
       slot.job.reject(new ParserWorkerFailure('exit', 'the reader was stopped.'));
       slot.job = undefined;
     }

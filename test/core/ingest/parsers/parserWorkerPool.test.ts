@@ -6,13 +6,17 @@ import { ParserWorkerFailure, ParserWorkerPool } from '../../../../src/core/inge
 import { tempDir } from '../../../helpers/studio';
 
 // A stand-in parser: answers with the text of the bytes and the thread that read them; "hang" never
-// answers, "crash" ends the thread.
+// answers, "crash" ends the thread, "busy N" keeps the thread busy for N ms first.
 const WORKER = `
 import { parentPort, threadId } from 'node:worker_threads';
 parentPort.on('message', ({ id, data, suffix }) => {
   const text = new TextDecoder().decode(data);
   if (text === 'hang') return;
   if (text === 'crash') process.exit(3);
+  if (text.startsWith('busy ')) {
+    const end = Date.now() + Number(text.slice(5));
+    while (Date.now() < end);
+  }
   parentPort.postMessage({ id, ok: true, text: text + suffix, threadId });
 });
 `;
@@ -85,5 +89,51 @@ describe('ParserWorkerPool', () => {
     expect(failure).toBeInstanceOf(ParserWorkerFailure);
     expect((failure as ParserWorkerFailure).message).toMatch(/stopped unexpectedly \(exit code 3\)/);
     expect((await read(pool, 'next')).text).toBe('next!');
+  });
+
+  it('sends lower ranks first and asks for the time limit when a worker takes the file', async () => {
+    const pool = new ParserWorkerPool(script, { maxMemoryMb: 64, size: 1 });
+    const order: string[] = [];
+    const track = (text: string, options: { rank?: number } = {}, limit: () => number = () => 10_000) =>
+      pool.read<Echo>(bytes(text), { suffix: '' }, limit, options).then((reply) => {
+        order.push(reply.ok ? reply.text : reply.message);
+      });
+    const busyDone = track('busy 300');
+    const documentRank = pool.newRank();
+    let askedAt = 0;
+    const later = track('later');
+    // Asked at dispatch: had the 300 ms of waiting counted, a 100 ms limit would have run out.
+    const piece = track('piece', { rank: documentRank }, () => {
+      askedAt = performance.now();
+      return 100;
+    });
+    const queuedAt = performance.now();
+    await Promise.all([busyDone, later, piece]);
+    expect(order).toEqual(['busy 300', 'piece', 'later']);
+    expect(askedAt - queuedAt).toBeGreaterThan(200);
+  });
+
+  it('on abort, drops a queued file, stops a running one and carries on with the rest', async () => {
+    const pool = new ParserWorkerPool(script, { maxMemoryMb: 64, size: 1 });
+    const before = await read(pool, 'first');
+    const controller = new AbortController();
+    const running = pool
+      .read(bytes('hang'), {}, 10_000, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    const queued = pool
+      .read(bytes('queued'), {}, 10_000, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    const other = read(pool, 'other');
+    const reason = new Error('cancelled by the user');
+    controller.abort(reason);
+    expect(await running).toBe(reason);
+    expect(await queued).toBe(reason);
+    const after = await other;
+    expect(after.text).toBe('other!');
+    expect(after.threadId).not.toBe(before.threadId);
+    const late = await pool
+      .read(bytes('late'), {}, 10_000, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    expect(late).toBe(reason);
   });
 });
