@@ -85,7 +85,7 @@ export const ingestFormatsSuite: Suite = {
         'Text formats are perturbed copies (seeded: words replaced, rows and records shuffled, fixture prose added), so chunk texts differ; half of the Markdown, JSON, CSV and HTML bytes are in large files (about a quarter of the format size each), the rest in small ones.',
         'DOCX copies have the words of their runs replaced; PDF copies are identical apart from their names: "pdf" reuses embeddings after the first copy, "pdf (cold cache)" embeds every chunk.',
         'jsonl: pre-built embeddings of the offline model (100 dimensions), about 3 KB a line; nothing is parsed or embedded.',
-        'Stages: reading = reading and hashing the file (for jsonl: all of the staging), parsing = waiting for the parse (PDF and DOCX files are parsed ahead on worker threads), embedding includes writing to the staging database, storing = the commit into the knowledge base.',
+        'Stages: reading = reading and hashing the file (for jsonl: all of the staging), parsing = waiting for the parse (PDF, DOCX, HTML and Markdown files are parsed ahead on worker threads), embedding includes writing to the staging database, storing = the commit into the knowledge base.',
         `Import: ${imported.lines.toLocaleString('en')} pre-built embedding lines (offline model, 100 dimensions, 1.5–2.5 KB of text a line) in one JSONL file; staging = reading, checking, counting tokens and writing the staging database; commit = the transaction into the knowledge base. The issue's target is 500,000 lines in 60 s (8,333 lines/s): --scale 10.`,
       ],
       [...rows, imported],
