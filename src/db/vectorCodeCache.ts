@@ -132,62 +132,34 @@ export class VectorCodeCache {
       .pluck()
       .get(listingId, model) as number;
     if (count === 0 || count !== this.vectorCount(table)) return false;
-    const bytesPerCode = codeBytes(dimensions);
-    const space = new HammingSpace(count, bytesPerCode);
+    const space = new HammingSpace(count, codeBytes(dimensions));
+    const filler = new CodeFiller(space);
     let kept = false;
     try {
-      kept = await this.fillInSlices(key, listingId, model, dimensions, generation, count, space, sliceRows);
+      // Keyset pages, each its own statement: an iterator left open across a yield would keep the
+      // connection busy for every other request.
+      const page = this.db.prepare(
+        `SELECT chunk_id, code FROM vector_codes WHERE listing_id = ? AND model = ? AND chunk_id > ?
+        ORDER BY chunk_id LIMIT ?`,
+      );
+      for (;;) {
+        const rows = page.raw().all(listingId, model, filler.lastId, sliceRows) as [number, Buffer][];
+        if (!filler.add(rows)) return false;
+        if (rows.length < sliceRows) break;
+        await new Promise((resolve) => setImmediate(resolve));
+        if (this.generation(listingId) !== generation) return false;
+      }
+      if (!filler.complete || this.generation(listingId) !== generation) return false;
+      // A query may have loaded the same generation meanwhile; either set is the same.
+      if (this.entries.get(key)?.generation === generation) return true;
+      this.drop(key);
+      this.entries.set(key, filler.entry(generation, dimensions));
+      this.evict();
+      kept = true;
+      return true;
     } finally {
       if (!kept) space.dispose();
     }
-    return this.entries.get(key)?.generation === generation;
-  }
-
-  /** warm()'s reading: true when `space` was filled and cached. */
-  private async fillInSlices(
-    key: string,
-    listingId: string,
-    model: string,
-    dimensions: number,
-    generation: number,
-    count: number,
-    space: HammingSpace,
-    sliceRows: number,
-  ): Promise<boolean> {
-    const { bytesPerCode } = space;
-    const ids = new Float64Array(count);
-    // Keyset pages, each its own statement: an iterator left open across a yield would keep the
-    // connection busy for every other request.
-    const page = this.db.prepare(
-      `SELECT chunk_id, code FROM vector_codes WHERE listing_id = ? AND model = ? AND chunk_id > ?
-      ORDER BY chunk_id LIMIT ?`,
-    );
-    let i = 0;
-    let after = -1;
-    for (;;) {
-      const rows = page.raw().all(listingId, model, after, sliceRows) as [number, Buffer][];
-      for (const [id, code] of rows) {
-        if (i === count || code.length !== bytesPerCode) return false;
-        ids[i] = id;
-        space.codes.set(code, i * bytesPerCode);
-        i++;
-        after = id;
-      }
-      if (rows.length < sliceRows) break;
-      await new Promise((resolve) => setImmediate(resolve));
-      if (this.generation(listingId) !== generation) return false;
-    }
-    if (i !== count || this.generation(listingId) !== generation) return false;
-    // A query may have loaded the same generation meanwhile; either set is the same.
-    if (this.entries.get(key)?.generation === generation) return false;
-    this.drop(key);
-    this.entries.set(key, {
-      generation,
-      codes: new CodeSet(ids, dimensions, space),
-      bytes: space.byteLength + ids.byteLength,
-    });
-    this.evict();
-    return true;
   }
 
   /** Drops every cached code set (tests, and a server closing its database). */
@@ -207,43 +179,18 @@ export class VectorCodeCache {
       .pluck()
       .get(listingId, model) as number;
     if (count !== this.vectorCount(table)) return { generation, codes: null, bytes: 0 };
-    const bytesPerCode = codeBytes(dimensions);
-    const space = new HammingSpace(count, bytesPerCode);
-    const entry = this.fill(listingId, model, dimensions, generation, count, space);
-    if (!entry.codes) space.dispose();
-    return entry;
-  }
-
-  private fill(
-    listingId: string,
-    model: string,
-    dimensions: number,
-    generation: number,
-    count: number,
-    space: HammingSpace,
-  ): Entry {
-    const { bytesPerCode } = space;
-    const ids = new Float64Array(count);
-    let i = 0;
+    const space = new HammingSpace(count, codeBytes(dimensions));
+    const filler = new CodeFiller(space);
     const rows = this.db
       .prepare(`SELECT chunk_id, code FROM vector_codes WHERE listing_id = ? AND model = ? ORDER BY chunk_id`)
       .raw()
       .iterate(listingId, model) as IterableIterator<[number, Buffer]>;
-    for (const [id, code] of rows) {
-      if (i === count || code.length !== bytesPerCode) {
-        // Written meanwhile, or by another dimension: not a set this search can trust.
-        return { generation: -1, codes: null, bytes: 0 };
-      }
-      ids[i] = id;
-      space.codes.set(code, i * bytesPerCode);
-      i++;
+    // Written meanwhile, or by another dimension: not a set this search can trust.
+    if (!filler.add(rows) || !filler.complete) {
+      space.dispose();
+      return { generation: -1, codes: null, bytes: 0 };
     }
-    if (i !== count) return { generation: -1, codes: null, bytes: 0 };
-    return {
-      generation,
-      codes: new CodeSet(ids, dimensions, space),
-      bytes: space.byteLength + ids.byteLength,
-    };
+    return filler.entry(generation, dimensions);
   }
 
   /** Rows of a vec0 table, from its rowid shadow table (counting through vec0 itself scans every vector). */
@@ -265,5 +212,44 @@ export class VectorCodeCache {
   private drop(key: string): void {
     this.entries.get(key)?.codes?.dispose();
     this.entries.delete(key);
+  }
+}
+
+/** Copies `vector_codes` rows (ascending chunk ids) into a space, code i at position i. */
+class CodeFiller {
+  readonly ids: Float64Array;
+  private filled = 0;
+
+  constructor(private readonly space: HammingSpace) {
+    this.ids = new Float64Array(space.count);
+  }
+
+  /** The last chunk id copied (-1 before the first): where the next keyset page starts. */
+  get lastId(): number {
+    return this.filled === 0 ? -1 : this.ids[this.filled - 1]!;
+  }
+
+  get complete(): boolean {
+    return this.filled === this.ids.length;
+  }
+
+  /** False when a row does not fit: more rows than counted, or a code of another length. */
+  add(rows: Iterable<[number, Buffer]>): boolean {
+    const { bytesPerCode } = this.space;
+    for (const [id, code] of rows) {
+      if (this.filled === this.ids.length || code.length !== bytesPerCode) return false;
+      this.ids[this.filled] = id;
+      this.space.codes.set(code, this.filled * bytesPerCode);
+      this.filled++;
+    }
+    return true;
+  }
+
+  entry(generation: number, dimensions: number): Entry {
+    return {
+      generation,
+      codes: new CodeSet(this.ids, dimensions, this.space),
+      bytes: this.space.byteLength + this.ids.byteLength,
+    };
   }
 }
