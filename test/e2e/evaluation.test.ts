@@ -104,10 +104,10 @@ describe('evaluation runs compared, in Chromium against kbstudio serve', () => {
     await runEvaluation(page, 'Lexical', 'slice lexical');
     const rows = page.getByRole('table', { name: 'Evaluation runs' }).getByRole('row');
     await expect.poll(() => rows.count()).toBe(3);
-    expect(await rows.nth(1).innerText()).toMatch(
-      /slice lexical[\s\S]*lexical[\s\S]*recursive · 512 \/ 64 tokens/i,
-    );
-    expect(await rows.nth(2).innerText()).toContain('dense weight 0.30');
+    await expect
+      .poll(() => rows.nth(1).innerText())
+      .toMatch(/slice lexical[\s\S]*lexical[\s\S]*recursive · 512 \/ 64 tokens/i);
+    await expect.poll(() => rows.nth(2).innerText()).toContain('dense weight 0.30');
 
     await page.getByRole('checkbox', { name: 'Compare slice hybrid' }).check();
     await page.getByText('Tick one more run to compare.').waitFor();

@@ -106,10 +106,12 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
         ).toBe(true);
       }
       const flat = rows.filter({ hasText: 'loremipsum-flat.pdf' });
-      expect(await flat.innerText()).toMatch(/rejected/i);
-      expect(await flat.innerText()).toContain('OCR');
-      expect(await rows.filter({ hasText: 'layout-parser-paper-fast.pdf' }).innerText()).toMatch(/ingested/i);
-      expect(await rows.filter({ hasText: 'umlauts-utf8.md' }).innerText()).toMatch(/ingested/i);
+      await expect.poll(() => flat.innerText()).toMatch(/rejected/i);
+      await expect.poll(() => flat.innerText()).toContain('OCR');
+      await expect
+        .poll(() => rows.filter({ hasText: 'layout-parser-paper-fast.pdf' }).innerText())
+        .toMatch(/ingested/i);
+      await expect.poll(() => rows.filter({ hasText: 'umlauts-utf8.md' }).innerText()).toMatch(/ingested/i);
       // The ZIP's entries share names with files dropped beside it: one of each pair is refused, by name.
       expect(texts.some((t) => t.includes('the name appears twice'))).toBe(true);
       await shootAll(page, 'ingest-outcome');
@@ -160,9 +162,9 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
     const chunks = page.getByRole('region', { name: 'Chunks' }).or(page.locator('[aria-label="Chunks"]'));
     await chunks.getByText('Page: 1').first().waitFor();
     await chunks.getByText('Page: 2').first().waitFor();
-    expect(await chunks.getByRole('article').first().innerText()).toMatch(
-      /#1[\s\S]*tokens[\s\S]*LayoutParser/,
-    );
+    await expect
+      .poll(() => chunks.getByRole('article').first().innerText())
+      .toMatch(/#1[\s\S]*tokens[\s\S]*LayoutParser/);
     await shoot(page, 'inspect-pdf-1280x800-light');
 
     await page.getByRole('textbox', { name: 'Search chunks' }).fill('toolkit');

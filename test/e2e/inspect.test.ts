@@ -75,7 +75,7 @@ describe('Inspect and re-ingest in Chromium against kbstudio serve', () => {
     await dialog.getByRole('button', { name: 'Re-ingest' }).click();
     await dialog.getByText('Ingestion finished').waitFor({ timeout: 60_000 });
     const outcome = dialog.getByRole('table', { name: 'Ingestion outcome' }).getByRole('row').nth(1);
-    expect(await outcome.innerText()).toMatch(new RegExp(`^${PDF}[\\s\\S]*ingested`, 'i'));
+    await expect.poll(() => outcome.innerText()).toMatch(new RegExp(`^${PDF}[\\s\\S]*ingested`, 'i'));
     await shootAll(page, 'inspect-reingest-outcome', { fullPage: false });
     await dialog.getByRole('button', { name: 'Close' }).click();
 

@@ -131,7 +131,7 @@ describe('pricing, wallet, API keys and test buyers in Chromium against kbstudio
       await tags.fill('NHL');
       await tags.press('Enter');
       await page.getByText('Unsaved changes').waitFor();
-      expect(await page.getByTestId('preview-price').textContent()).toBe('0.25 SOL / 30 days');
+      await expect.poll(() => page.getByTestId('preview-price').textContent()).toBe('0.25 SOL / 30 days');
       await shootBoth(page, 'pricing-editing');
       await page.getByRole('button', { name: 'Save pricing' }).click();
       await page.getByText('Saved. The preview is what the marketplace returns now.').waitFor();
@@ -172,7 +172,9 @@ describe('pricing, wallet, API keys and test buyers in Chromium against kbstudio
       const page = await open('#/wallet');
       await page.getByRole('heading', { name: 'Wallet', exact: true }).waitFor();
       await page.getByTestId('airdrop-reason').waitFor();
-      expect(await page.getByTestId('airdrop-reason').textContent()).toContain('moves no real SOL');
+      await expect
+        .poll(() => page.getByTestId('airdrop-reason').textContent())
+        .toContain('moves no real SOL');
       await page.getByTestId('no-browser-wallet').waitFor();
       await page.getByTestId('wallet-balance').waitFor();
       await shootBoth(page, 'wallet');
@@ -180,9 +182,9 @@ describe('pricing, wallet, API keys and test buyers in Chromium against kbstudio
       await page.getByRole('button', { name: 'Review and sign…' }).click();
       const dialog = page.getByRole('dialog', { name: 'Confirm: sign create_listing' });
       await dialog.getByRole('table', { name: 'Accounts' }).waitFor();
-      expect(await dialog.getByTestId('sign-price').textContent()).toBe(
-        '0.25 SOL = 250,000,000 lamports per period',
-      );
+      await expect
+        .poll(() => dialog.getByTestId('sign-price').textContent())
+        .toBe('0.25 SOL = 250,000,000 lamports per period');
       const signedText = await dialog.getByRole('table', { name: 'What is signed' }).textContent();
       expect(signedText).toContain('create_listing');
       expect(signedText).toContain(listingId);
@@ -235,7 +237,7 @@ describe('pricing, wallet, API keys and test buyers in Chromium against kbstudio
       await page.getByRole('button', { name: 'I have copied the key' }).click();
       const row = page.getByRole('row', { name: /Research assistant/ });
       await row.waitFor();
-      expect(await row.textContent()).toContain(key.slice(0, 8));
+      await expect.poll(() => row.textContent()).toContain(key.slice(0, 8));
       expect(await page.content()).not.toContain(key);
       await shootBoth(page, 'keys-list');
     },
@@ -253,7 +255,7 @@ describe('pricing, wallet, API keys and test buyers in Chromium against kbstudio
       const row = page.getByRole('row', { name: /test-buyer-1/ });
       await row.waitFor();
       await row.getByText('Expired', { exact: true }).waitFor();
-      expect(await row.textContent()).toContain('403 credential_expired');
+      await expect.poll(() => row.textContent()).toContain('403 credential_expired');
       await shootBoth(page, 'buyers');
 
       await row.getByRole('link', { name: 'Query as this buyer' }).click();
@@ -265,9 +267,9 @@ describe('pricing, wallet, API keys and test buyers in Chromium against kbstudio
       await page.getByRole('button', { name: 'Run' }).click();
       const failure = page.getByTestId('query-failure');
       await failure.waitFor();
-      expect(await page.getByTestId('failure-status').textContent()).toBe('403');
-      expect(await page.getByTestId('failure-code').textContent()).toBe('credential_expired');
-      expect(await failure.textContent()).toContain('Renew it to query again');
+      await expect.poll(() => page.getByTestId('failure-status').textContent()).toBe('403');
+      await expect.poll(() => page.getByTestId('failure-code').textContent()).toBe('credential_expired');
+      await expect.poll(() => failure.textContent()).toContain('Renew it to query again');
       await shootBoth(page, 'playground-as-buyer-403');
 
       // The creator still queries the same listing.

@@ -124,8 +124,8 @@ describe('playground, evaluation and settings in Chromium against kbstudio serve
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     expect(scores[0]).toBeGreaterThan(0);
     await expect.poll(() => page.getByLabel('Latency').textContent()).toMatch(/\d+(\.\d+)? ms/);
-    expect(await page.locator('mark').first().textContent()).toMatch(/maple|leafs|stanley|cups/i);
-    expect(await page.locator('pre').first().textContent()).toContain('/v1/retrieve');
+    await expect.poll(() => page.locator('mark').first().textContent()).toMatch(/maple|leafs|stanley|cups/i);
+    await expect.poll(() => page.locator('pre').first().textContent()).toContain('/v1/retrieve');
     await shootBoth(page, 'playground-results');
 
     // Streaming with a filter: chunks of the CSV only.
@@ -168,8 +168,8 @@ describe('playground, evaluation and settings in Chromium against kbstudio serve
     await page.getByRole('button', { name: 'Run evaluation' }).click();
     const runs = page.getByRole('table', { name: 'Evaluation runs' }).getByRole('row');
     await expect.poll(() => runs.count(), { timeout: 60_000 }).toBe(3);
-    expect(await runs.nth(1).textContent()).toContain('slice lexical');
-    expect(await runs.nth(2).textContent()).toContain('slice hybrid');
+    await expect.poll(() => runs.nth(1).textContent()).toContain('slice lexical');
+    await expect.poll(() => runs.nth(2).textContent()).toContain('slice hybrid');
     await shootBoth(page, 'evaluation-runs');
   }, 180_000);
 

@@ -65,11 +65,11 @@ describe('Publish in Chromium: push to a second server', () => {
       await shoot(page, 'publish-empty-1280x800-light');
 
       await addTarget(page, remote.url, 'kbs_wrongwrongwrongwrongwrongwrong0');
-      expect(await page.getByLabel('Saved API key (masked)').textContent()).toBe('kbs_••••ong0');
+      await expect.poll(() => page.getByLabel('Saved API key (masked)').textContent()).toBe('kbs_••••ong0');
       await page.getByRole('button', { name: 'Push', exact: true }).click();
       const alert = page.getByRole('alert').filter({ hasText: 'Authentication failed' });
       await alert.waitFor();
-      expect(await alert.textContent()).toContain(`Authentication failed at ${remote.url}/v1`);
+      await expect.poll(() => alert.textContent()).toContain(`Authentication failed at ${remote.url}/v1`);
       await shoot(page, 'publish-auth-error-1280x800-light');
 
       // Saving the same address again replaces the key.
