@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PushJob, PushReport } from '../../src/shared/push';
-import { CLI, FIXTURES, REPO_ROOT, runCli } from '../helpers/e2e';
+import { CLI, REPO_ROOT, runCli } from '../helpers/e2e';
 import { tempDir } from '../helpers/studio';
 import {
   holdingProxy,
@@ -11,7 +10,7 @@ import {
   listingIds,
   rememberedRemoteListing,
   scratchLeft,
-  seedStudio,
+  seedFixtureKnowledgeBase,
   serve,
   snapshot,
   storedUploads,
@@ -42,14 +41,7 @@ const servers: ServeChild[] = [];
 const proxies: HoldingProxy[] = [];
 
 beforeAll(async () => {
-  seeded = await seedStudio(localDir, 'Fixture KB');
-  // simple.zip holds copies of two fixtures under the same names (refused as duplicates), and
-  // loremipsum-flat.pdf has no text layer: the CLI would exit 1 on those refusals.
-  const files = readdirSync(FIXTURES)
-    .filter((f) => f !== 'simple.zip' && f !== 'loremipsum-flat.pdf')
-    .map((f) => join(FIXTURES, f));
-  await runCli(localDir, ['ingest', '--listing', seeded.listingId, ...files], 120_000);
-  before = snapshot(localDir, seeded.listingId);
+  ({ seeded, before } = await seedFixtureKnowledgeBase(localDir));
 }, 120_000);
 
 afterEach(async () => {

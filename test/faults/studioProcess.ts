@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { getLoadablePath } from 'sqlite-vec';
-import { runCli, startServer, stopServer } from '../helpers/e2e';
+import { FIXTURES, runCli, startServer, stopServer } from '../helpers/e2e';
 import { writeZip } from '../helpers/zip';
 import type { ChildProcess } from 'node:child_process';
 
@@ -123,6 +123,22 @@ function openReadOnly(dataDir: string): Database.Database {
   const db = new Database(join(dataDir, 'kbstudio.db'), { readonly: true, fileMustExist: true });
   db.loadExtension(getLoadablePath());
   return db;
+}
+
+/**
+ * The push tests' studio: a listing holding every fixture the CLI ingests without a refusal
+ * (simple.zip repeats two fixtures under the same names, loremipsum-flat.pdf has no text layer), and
+ * the snapshot of its knowledge base.
+ */
+export async function seedFixtureKnowledgeBase(
+  dataDir: string,
+): Promise<{ seeded: Seeded; before: KbSnapshot }> {
+  const seeded = await seedStudio(dataDir, 'Fixture KB');
+  const files = readdirSync(FIXTURES)
+    .filter((f) => f !== 'simple.zip' && f !== 'loremipsum-flat.pdf')
+    .map((f) => join(FIXTURES, f));
+  await runCli(dataDir, ['ingest', '--listing', seeded.listingId, ...files], 120_000);
+  return { seeded, before: snapshot(dataDir, seeded.listingId) };
 }
 
 /** The knowledge base as stored, read straight from the database file. */

@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushReport } from '../../src/shared/push';
-import { CLI, FIXTURES, REPO_ROOT, runCli } from '../helpers/e2e';
+import { CLI, REPO_ROOT, runCli } from '../helpers/e2e';
 import { tempDir } from '../helpers/studio';
 import {
   holdingProxy,
@@ -11,7 +10,7 @@ import {
   listingIds,
   rememberedRemoteListing,
   scratchLeft,
-  seedStudio,
+  seedFixtureKnowledgeBase,
   serve,
   snapshot,
   storedUploads,
@@ -44,12 +43,7 @@ describe.runIf(process.env.KBSTUDIO_STRESS === '1')('pushes killed at random mom
   beforeAll(async () => {
     dir = tempDir('kbs-pushrounds-');
     localDir = join(dir.path, 'local');
-    seeded = await seedStudio(localDir, 'Fixture KB');
-    const files = readdirSync(FIXTURES)
-      .filter((f) => f !== 'simple.zip' && f !== 'loremipsum-flat.pdf')
-      .map((f) => join(FIXTURES, f));
-    await runCli(localDir, ['ingest', '--listing', seeded.listingId, ...files], 120_000);
-    before = snapshot(localDir, seeded.listingId);
+    ({ seeded, before } = await seedFixtureKnowledgeBase(localDir));
   }, 120_000);
 
   afterAll(async () => {

@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { HammingSpace, hammingKernelBytes } from '../../../src/core/retrieve/hammingKernel';
 import { codeBytes, nearestPositions, signCode } from '../../../src/core/retrieve/signCodes';
+import { seededRng } from '../../../bench/prng';
 
-/** mulberry32: the same random data on every run. */
-function rng(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, the benchmark's generator: the same random data on every run. */
+const rng = (seed: number) => seededRng(seed).next;
 
 const popcount = (x: number) => {
   let n = 0;

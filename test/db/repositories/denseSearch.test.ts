@@ -8,23 +8,15 @@ import { SqliteDocumentRepository } from '../../../src/db/repositories/documents
 import { SqliteSearchRepository } from '../../../src/db/repositories/search';
 import { openServices, type StudioServices } from '../../../src/db/services';
 import { tempDir } from '../../helpers/studio';
+import { seededRng } from '../../../bench/prng';
 
 const MODEL = 'test-clustered-256';
 const DIMS = 256;
 const CHUNKS = 20_000;
 const TOP_K = 20;
 
-/** mulberry32 */
-function rng(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, the benchmark's generator: the same random data on every run. */
+const rng = (seed: number) => seededRng(seed).next;
 
 /** Seeded clustered unit vectors: a random centre each plus uniform noise, normalized. */
 function clustered(seed: number, clusters: number) {

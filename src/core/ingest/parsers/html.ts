@@ -7,7 +7,7 @@ import { sniffHtmlCharset } from './htmlCharset';
 import { guardNesting, htmlToSections, inlineText, nestedTooDeeply } from './htmlSections';
 import { parseTimer, type ParseBudget, type ParseTimer } from './parseBudget';
 import {
-  ParserWorkerFailure,
+  textParseFailure,
   ParserWorkerPool,
   type CancellableParser,
   type ParserWorkerReply,
@@ -74,13 +74,10 @@ async function parseInWorker(
       signal,
     });
   } catch (error) {
-    if (!(error instanceof ParserWorkerFailure)) throw error;
-    if (error.reason === 'timeout') throw clock().tooLong();
-    if (error.errorName === 'RangeError') throw nestedTooDeeply(source);
-    if (error.reason === 'memory') {
-      throw new InvalidDocument(source, 'reading the HTML needed too much memory and was stopped.');
-    }
-    throw new InvalidDocument(source, `the HTML could not be read: ${error.message}`);
+    throw textParseFailure(error, source, 'HTML', {
+      tooLong: () => clock().tooLong(),
+      tooDeep: () => nestedTooDeeply(source),
+    });
   }
   if (reply.ok) return reply.tree;
   if (reply.name === 'RangeError') throw nestedTooDeeply(source);

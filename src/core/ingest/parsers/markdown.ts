@@ -7,7 +7,7 @@ import { markdownPieces } from './markdownPieces';
 import { MarkdownSectionBuilder } from './markdownSections';
 import { parseTimer, type ParseBudget, type ParseTimer } from './parseBudget';
 import {
-  ParserWorkerFailure,
+  textParseFailure,
   ParserWorkerPool,
   type CancellableParser,
   type ParserWorkerReply,
@@ -135,13 +135,10 @@ async function parseInWorker(text: string, { mdx, source, clock, rank, signal }:
       { rank, signal },
     );
   } catch (error) {
-    if (!(error instanceof ParserWorkerFailure)) throw error;
-    if (error.reason === 'timeout') throw clock().tooLong();
-    if (error.errorName === 'RangeError') throw tooDeep(source);
-    if (error.reason === 'memory') {
-      throw new InvalidDocument(source, 'reading the Markdown needed too much memory and was stopped.');
-    }
-    throw new InvalidDocument(source, `the Markdown could not be read: ${error.message}`);
+    throw textParseFailure(error, source, 'Markdown', {
+      tooLong: () => clock().tooLong(),
+      tooDeep: () => tooDeep(source),
+    });
   }
   if (reply.ok) return reply.tree;
   if (reply.name === 'RangeError') throw tooDeep(source);

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { InvalidDocument } from '../errors';
 import type { ParsedDocument, ParseInput } from '../types';
 
 /** What a parser worker script answers for one file (pdfWorker.mjs, docxWorker.mjs). */
@@ -20,6 +21,26 @@ export class ParserWorkerFailure extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * The document error for a text parse (HTML, Markdown) that failed on its worker: over its time limit,
+ * nested deeper than the parser's recursion allows, out of memory, or crashed. Any other error is
+ * returned as it is.
+ */
+export function textParseFailure(
+  error: unknown,
+  source: string,
+  kind: string,
+  errors: { tooLong: () => Error; tooDeep: () => Error },
+): unknown {
+  if (!(error instanceof ParserWorkerFailure)) return error;
+  if (error.reason === 'timeout') return errors.tooLong();
+  if (error.errorName === 'RangeError') return errors.tooDeep();
+  if (error.reason === 'memory') {
+    return new InvalidDocument(source, `reading the ${kind} needed too much memory and was stopped.`);
+  }
+  return new InvalidDocument(source, `the ${kind} could not be read: ${error.message}`);
 }
 
 export interface ParserWorkerPoolOptions {
