@@ -14,6 +14,7 @@ import type {
 } from '../../core/retrieve/searchIndex';
 import { codeBytes } from '../../core/retrieve/signCodes';
 import type { Db } from '../open';
+import { StatementCache } from '../statementCache';
 import { VectorCodeCache, type CodeSet } from '../vectorCodeCache';
 import { applyQueryCharge } from './credentials';
 
@@ -62,6 +63,7 @@ export class SqliteSearchRepository implements SearchIndex {
   private readonly tuning: DenseTuning;
   /** Chunk ids passing recent filters, per listing generation (evaluating a filter reads every row). */
   private readonly allowedCache = new Map<string, number[]>();
+  private readonly statements: StatementCache;
 
   constructor(
     private readonly db: Db,
@@ -71,6 +73,7 @@ export class SqliteSearchRepository implements SearchIndex {
       filterNumber(String(type), value),
     );
     this.tuning = { ...DEFAULT_DENSE_TUNING, ...tuning };
+    this.statements = new StatementCache(db);
     this.codes = new VectorCodeCache(db, { maxBytes: this.tuning.maxCacheBytes });
   }
 
@@ -80,13 +83,11 @@ export class SqliteSearchRepository implements SearchIndex {
    * Stops early when the cache budget is full. Resolves with the listings warmed.
    */
   async warmUp(sliceRows?: number): Promise<string[]> {
-    const rows = this.db
-      .prepare(
-        `SELECT v.listing_id AS listingId, v.model, v.dimensions, v.table_name AS tableName, l.chunk_count AS chunks
+    const rows = this.sql(
+      `SELECT v.listing_id AS listingId, v.model, v.dimensions, v.table_name AS tableName, l.chunk_count AS chunks
         FROM vector_indexes v JOIN listings l ON l.id = v.listing_id
         WHERE l.chunk_count * v.dimensions > ? ORDER BY l.chunk_count * v.dimensions DESC`,
-      )
-      .all(this.tuning.exactBudget) as {
+    ).all(this.tuning.exactBudget) as {
       listingId: string;
       model: string;
       dimensions: number;
@@ -115,36 +116,30 @@ export class SqliteSearchRepository implements SearchIndex {
   lexicalSearch(listingId: string, phrases: string[], filters: FieldFilter[], limit: number): LexicalHit[] {
     if (phrases.length === 0) return [];
     const where = filterSql(filters);
-    return this.db
-      .prepare(
-        `SELECT c.id AS id, -bm25(chunks_fts) AS bm25
+    return this.sql(
+      `SELECT c.id AS id, -bm25(chunks_fts) AS bm25
         FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
         WHERE chunks_fts MATCH ? AND c.listing_id = ?${where.sql ? ` AND ${where.sql}` : ''}
         ORDER BY bm25 DESC, c.id LIMIT ?`,
-      )
-      .all(phrases.join(' OR '), listingId, ...where.params, limit) as LexicalHit[];
+    ).all(phrases.join(' OR '), listingId, ...where.params, limit) as LexicalHit[];
   }
 
   lexicalScores(phrases: string[], ids: number[]): LexicalHit[] {
     if (phrases.length === 0 || ids.length === 0) return [];
-    return (
-      this.db
-        // `+rowid`: a plain rowid constraint would make FTS5 rerun the whole query once per id.
-        .prepare(
-          `SELECT rowid AS id, -bm25(chunks_fts) AS bm25 FROM chunks_fts
+    // `+rowid`: a plain rowid constraint would make FTS5 rerun the whole query once per id.
+    return this.sql(
+      `SELECT rowid AS id, -bm25(chunks_fts) AS bm25 FROM chunks_fts
         WHERE chunks_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))`,
-        )
-        .all(phrases.join(' OR '), idsParam(ids)) as LexicalHit[]
-    );
+    ).all(phrases.join(' OR '), idsParam(ids)) as LexicalHit[];
   }
 
   lexicalStats(phrases: string[]): LexicalStats {
-    const rows = this.db.prepare(`SELECT count(*) FROM chunks`).pluck().get() as number;
+    const rows = this.sql(`SELECT count(*) FROM chunks`).pluck().get() as number;
     // Counting stops at half the rows: past that a phrase has no weight, and the exact count is not needed.
     const cap = Math.ceil(rows / 2);
-    const count = this.db
-      .prepare(`SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)`)
-      .pluck();
+    const count = this.sql(
+      `SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)`,
+    ).pluck();
     return { rows, docFreq: phrases.map((p) => count.get(p, cap) as number) };
   }
 
@@ -161,19 +156,18 @@ export class SqliteSearchRepository implements SearchIndex {
     if (codes) return this.binarySearch(listingId, codes, model, vector, filters, limit);
     const table = index.table;
     if (filters.length === 0) {
-      return this.db
-        .prepare(`SELECT rowid AS id, distance FROM ${table} WHERE embedding MATCH ? AND k = ?`)
-        .all(vectorParam(vector), limit) as DenseHit[];
+      return this.sql(`SELECT rowid AS id, distance FROM ${table} WHERE embedding MATCH ? AND k = ?`).all(
+        vectorParam(vector),
+        limit,
+      ) as DenseHit[];
     }
     // The filter runs inside the KNN (sqlite-vec takes a rowid set), so topK results come back whenever
     // that many chunks pass it, however far they are from the query.
     const where = filterSql(filters);
-    return this.db
-      .prepare(
-        `SELECT rowid AS id, distance FROM ${table} WHERE embedding MATCH ? AND k = ?
+    return this.sql(
+      `SELECT rowid AS id, distance FROM ${table} WHERE embedding MATCH ? AND k = ?
         AND rowid IN (SELECT c.id FROM chunks c WHERE c.listing_id = ? AND ${where.sql})`,
-      )
-      .all(vectorParam(vector), limit, listingId, ...where.params) as DenseHit[];
+    ).all(vectorParam(vector), limit, listingId, ...where.params) as DenseHit[];
   }
 
   denseScores(listingId: string, model: string, vector: Float32Array, ids: number[]): DenseHit[] {
@@ -183,9 +177,9 @@ export class SqliteSearchRepository implements SearchIndex {
     // The float blobs by chunk id first (one B-tree lookup each); vec0 point reads (a vector chunk each,
     // about a millisecond at 1,024 dimensions) only for vectors written before those blobs existed.
     const found = new Map(this.exactDistances(model, vector, ids).map((h) => [h.id, h.distance]));
-    const distance = this.db
-      .prepare(`SELECT vec_distance_cosine(embedding, ?) FROM ${index.table} WHERE rowid = ?`)
-      .pluck();
+    const distance = this.sql(
+      `SELECT vec_distance_cosine(embedding, ?) FROM ${index.table} WHERE rowid = ?`,
+    ).pluck();
     return ids.flatMap((id) => {
       const d = found.has(id) ? found.get(id) : (distance.get(query, id) as number | undefined);
       return d === undefined || d === null ? [] : [{ id, distance: d }];
@@ -194,9 +188,9 @@ export class SqliteSearchRepository implements SearchIndex {
 
   chunks(ids: number[]): StoredChunk[] {
     if (ids.length === 0) return [];
-    const rows = this.db
-      .prepare(`SELECT id, text, metadata FROM chunks WHERE id IN (SELECT value FROM json_each(?))`)
-      .all(idsParam(ids)) as { id: number; text: string; metadata: string }[];
+    const rows = this.sql(
+      `SELECT id, text, metadata FROM chunks WHERE id IN (SELECT value FROM json_each(?))`,
+    ).all(idsParam(ids)) as { id: number; text: string; metadata: string }[];
     return rows.map((r) => ({
       id: r.id,
       text: r.text,
@@ -205,7 +199,7 @@ export class SqliteSearchRepository implements SearchIndex {
   }
 
   logQuery(entry: QueryLogEntry): void {
-    const insert = this.db.prepare(
+    const insert = this.sql(
       `INSERT INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count, latency_ms,
         debited_lamports, created_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -229,11 +223,9 @@ export class SqliteSearchRepository implements SearchIndex {
   }
 
   private vectorIndex(listingId: string, model: string): VectorIndex | undefined {
-    const row = this.db
-      .prepare(
-        `SELECT table_name AS tableName, dimensions FROM vector_indexes WHERE listing_id = ? AND model = ?`,
-      )
-      .get(listingId, model) as { tableName: string; dimensions: number } | undefined;
+    const row = this.sql(
+      `SELECT table_name AS tableName, dimensions FROM vector_indexes WHERE listing_id = ? AND model = ?`,
+    ).get(listingId, model) as { tableName: string; dimensions: number } | undefined;
     if (!row) return undefined;
     if (!TABLE_NAME.test(row.tableName)) throw new Error(`unexpected vector table name ${row.tableName}`);
     return { table: row.tableName, dimensions: row.dimensions };
@@ -244,7 +236,7 @@ export class SqliteSearchRepository implements SearchIndex {
    * chunks × dimensions, so below `exactBudget` it stays (and nothing is loaded).
    */
   private codeSet(listingId: string, model: string, index: VectorIndex): CodeSet | null {
-    const chunks = this.db.prepare(`SELECT chunk_count FROM listings WHERE id = ?`).pluck().get(listingId) as
+    const chunks = this.sql(`SELECT chunk_count FROM listings WHERE id = ?`).pluck().get(listingId) as
       number | undefined;
     if (chunks === undefined || chunks * index.dimensions <= this.tuning.exactBudget) return null;
     return this.codes.get(listingId, model, index.dimensions, index.table);
@@ -277,12 +269,14 @@ export class SqliteSearchRepository implements SearchIndex {
   /** sqlite-vec's cosine distance (the same function as its KNN) of the given chunks' float blobs. */
   private exactDistances(model: string, vector: Float32Array, ids: readonly number[]): DenseHit[] {
     if (ids.length === 0) return [];
-    return this.db
-      .prepare(
-        `SELECT chunk_id AS id, vec_distance_cosine(vector, ?) AS distance FROM embeddings
+    return this.sql(
+      `SELECT chunk_id AS id, vec_distance_cosine(vector, ?) AS distance FROM embeddings
         WHERE chunk_id IN (SELECT value FROM json_each(?)) AND model = ?`,
-      )
-      .all(vectorParam(vector), JSON.stringify(ids), model) as DenseHit[];
+    ).all(vectorParam(vector), JSON.stringify(ids), model) as DenseHit[];
+  }
+
+  private sql(text: string) {
+    return this.statements.get(text);
   }
 
   /** Ids of the listing's chunks passing `filters`, ascending; the last few filters' results are kept. */
@@ -295,8 +289,7 @@ export class SqliteSearchRepository implements SearchIndex {
       return cached;
     }
     const where = filterSql(filters);
-    const ids = this.db
-      .prepare(`SELECT c.id FROM chunks c WHERE c.listing_id = ? AND ${where.sql} ORDER BY c.id`)
+    const ids = this.sql(`SELECT c.id FROM chunks c WHERE c.listing_id = ? AND ${where.sql} ORDER BY c.id`)
       .pluck()
       .all(listingId, ...where.params) as number[];
     this.allowedCache.set(key, ids);
