@@ -7,7 +7,7 @@ import type { DocumentFormat } from '../src/core/ingest/types';
 import { buildCorpus, type Corpus, type CorpusPlan } from './corpus';
 import { countTokensOffThread } from '../src/core/ingest/chunkers/tokenCounter';
 import { fixturesByFormat, type TextPool } from './fixtures';
-import { measureIngestion, ScratchStudio, type CacheMode, type IngestMeasurement } from './ingestRun';
+import { measureIngestion, ScratchStudio, type IngestMeasurement } from './ingestRun';
 import { prose } from './perturb';
 import type { Rng } from './prng';
 import { mb, median, medianRun, perSecond, seconds } from './stats';
@@ -36,12 +36,9 @@ const FORMATS = ['pdf', 'docx', 'html', 'markdown', 'json', 'csv', 'jsonl'] as c
 
 export interface IngestFigures {
   label: string;
-  cache: CacheMode;
   files: number;
   bytes: number;
   chunks: number;
-  /** Chunk texts the model computed; the rest were embedding-cache hits. */
-  embedded: number;
   /** Median wall time over the runs. */
   ms: number;
   mbPerSecond: number;
@@ -69,13 +66,7 @@ export const ingestFormatsSuite: Suite = {
         format === 'jsonl'
           ? await jsonlCorpus(dir, bytes, context)
           : await buildCorpus(dir, { [format]: bytes }, rng, pool);
-      // PDF copies are byte-identical, so after the first their chunks are embedding-cache hits:
-      // measured both with the studio's cache and with a cache that always misses.
-      const modes: CacheMode[] = format === 'pdf' ? ['shared', 'cold'] : ['shared'];
-      for (const cache of modes) {
-        const label = cache === 'cold' ? `${format} (cold cache)` : format;
-        rows.push(await measure(context, label, corpus, cache));
-      }
+      rows.push(await measure(context, format, corpus));
     }
     const imported = await measureImport(context);
     return result(
@@ -83,7 +74,7 @@ export const ingestFormatsSuite: Suite = {
       [figuresTable('Per format', rows), importTable(imported)],
       [
         'Text formats are perturbed copies (seeded: words replaced, rows and records shuffled, fixture prose added), so chunk texts differ; half of the Markdown, JSON, CSV and HTML bytes are in large files (about a quarter of the format size each), the rest in small ones.',
-        'DOCX copies have the words of their runs replaced; PDF copies are identical apart from their names: "pdf" reuses embeddings after the first copy, "pdf (cold cache)" embeds every chunk.',
+        'DOCX copies have the words of their runs replaced; PDF copies are identical apart from their names (the offline model keeps no embedding cache: every chunk is embedded).',
         'jsonl: pre-built embeddings of the offline model (100 dimensions), about 3 KB a line; nothing is parsed or embedded.',
         'Stages: reading = reading and hashing the file (for jsonl: all of the staging), parsing = waiting for the parse (PDF, DOCX, HTML and Markdown files are parsed ahead on worker threads), embedding includes writing to the staging database, storing = the commit into the knowledge base.',
         `Import: ${imported.lines.toLocaleString('en')} pre-built embedding lines (offline model, 100 dimensions, 1.5–2.5 KB of text a line) in one JSONL file; staging = reading, checking, counting tokens and writing the staging database; commit = the transaction into the knowledge base. The issue's target is 500,000 lines in 60 s (8,333 lines/s): --scale 10.`,
@@ -105,7 +96,7 @@ export const ingestMixedSuite: Suite = {
     const dir = context.tempDir('kbs-bench-mixed-');
     context.log(`ingest.mixed: building a ${mb(bytes)} MB mixed corpus`);
     const corpus = await buildCorpus(dir, plan, context.rng('mixed'), await context.textPool());
-    const row = await measure(context, 'mixed', corpus, 'shared');
+    const row = await measure(context, 'mixed', corpus);
     const composition: Table = {
       title: 'Mixed corpus composition',
       columns: ['format', 'files', 'MB', 'largest MB'],
@@ -168,22 +159,15 @@ async function jsonlCorpus(dir: string, bytes: number, context: BenchContext): P
   return corpus;
 }
 
-async function measure(
-  context: BenchContext,
-  label: string,
-  corpus: Corpus,
-  cache: CacheMode,
-): Promise<IngestFigures> {
-  const runs: (IngestMeasurement & { embedded: number })[] = [];
+async function measure(context: BenchContext, label: string, corpus: Corpus): Promise<IngestFigures> {
+  const runs: IngestMeasurement[] = [];
   for (let i = 0; i < context.options.repeat; i++) {
     context.log(
       `  ${label}: run ${i + 1}/${context.options.repeat} (${corpus.files.length} files, ${mb(corpus.bytes)} MB)`,
     );
-    const studio = new ScratchStudio(cache);
+    const studio = new ScratchStudio();
     try {
-      const measured = await measureIngestion(studio, [{ path: corpus.dir, name: 'corpus' }]);
-      const embedded = cache === 'cold' ? measured.chunks : studio.embeddedTexts();
-      runs.push({ ...measured, embedded });
+      runs.push(await measureIngestion(studio, [{ path: corpus.dir, name: 'corpus' }]));
     } finally {
       studio.close();
     }
@@ -192,11 +176,9 @@ async function measure(
   const ms = median(runs.map((r) => r.ms));
   return {
     label,
-    cache,
     files: typical.files,
     bytes: corpus.bytes,
     chunks: typical.chunks,
-    embedded: typical.embedded,
     ms: Math.round(ms),
     mbPerSecond: perSecond(corpus.bytes / MB, ms),
     chunksPerSecond: perSecond(typical.chunks, ms, 0),
@@ -227,12 +209,7 @@ async function measureImport(context: BenchContext): Promise<ImportFigures> {
     bytes,
     byFormat: { jsonl: { files: 1, bytes } },
   };
-  const figures = await measure(
-    context,
-    `jsonl import (${lines.toLocaleString('en')} lines)`,
-    corpus,
-    'shared',
-  );
+  const figures = await measure(context, `jsonl import (${lines.toLocaleString('en')} lines)`, corpus);
   const commitMs = figures.stages.storing ?? 0;
   return {
     ...figures,
@@ -294,24 +271,12 @@ async function writeEmbeddingLines(path: string, lines: number, rng: Rng, pool: 
 function figuresTable(title: string, rows: IngestFigures[]): Table {
   return {
     title,
-    columns: [
-      'corpus',
-      'files',
-      'MB',
-      'chunks',
-      'embedded',
-      's',
-      'MB/s',
-      'chunks/s',
-      'files/s',
-      'time by stage',
-    ],
+    columns: ['corpus', 'files', 'MB', 'chunks', 's', 'MB/s', 'chunks/s', 'files/s', 'time by stage'],
     rows: rows.map((r) => [
       r.label,
       r.files,
       mb(r.bytes, r.bytes < MB ? 2 : 1),
       r.chunks,
-      r.embedded,
       seconds(r.ms),
       r.mbPerSecond,
       r.chunksPerSecond,

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { cachedEmbedder } from '../core/embed/cachedEmbedder';
+import { batchedEmbedder, cachedEmbedder } from '../core/embed/cachedEmbedder';
 import type { Embedder } from '../core/embed/embedder';
 import { UnsupportedEmbeddingModel } from '../core/embed/errors';
 import { EMBEDDING_MODELS } from '../core/embed/models';
@@ -163,12 +163,13 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
 }
 
 /**
- * The embedder of each model; document vectors are cached by content hash. Hosted providers read
- * their keys when used, so a key set in Settings takes effect without a restart.
+ * The embedder of each model. Hosted models' document vectors are cached by content hash; the offline
+ * model's are computed again (faster than reading them back). Hosted providers read their keys when
+ * used, so a key set in Settings takes effect without a restart.
  */
 function embedderRegistry(db: Db, settings: () => Settings): (model: string) => Embedder {
   const cache = new SqliteEmbeddingCache(db);
-  const offline = cachedEmbedder(offlineGloveEmbedder(), cache, { batchSize: 512 });
+  const offline = batchedEmbedder(offlineGloveEmbedder(), { batchSize: 512 });
   return (model) => {
     if (model === OFFLINE_MODEL.id) return offline;
     if (!isHostedModel(model)) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cachedEmbedder, sha256Hex } from '../../../src/core/embed/cachedEmbedder';
+import { batchedEmbedder, cachedEmbedder, sha256Hex } from '../../../src/core/embed/cachedEmbedder';
 import type { EmbedKind, Embedder, EmbeddingCache } from '../../../src/core/embed/embedder';
 import { EmbeddingModelUnavailable } from '../../../src/core/embed/errors';
 
@@ -122,5 +122,22 @@ describe('cachedEmbedder', () => {
     const { embedder, calls } = countingEmbedder();
     expect(await cachedEmbedder(embedder, memoryCache()).embed([], 'document')).toEqual([]);
     expect(calls).toHaveLength(0);
+  });
+});
+
+describe('batchedEmbedder', () => {
+  it('embeds every call anew, in batches, each repeated text once, and checks the vectors', async () => {
+    const { embedder, calls } = countingEmbedder();
+    const batched = batchedEmbedder(embedder, { batchSize: 2 });
+    const out = await batched.embed(['alpha', 'be', 'alpha', 'gamma'], 'document');
+    expect(out.map((v) => v[0])).toEqual([5, 2, 5, 5]);
+    expect(calls.map((c) => c.texts)).toEqual([['alpha', 'be'], ['gamma']]);
+    await batched.embed(['alpha'], 'document');
+    expect(calls.at(-1)).toEqual({ texts: ['alpha'], kind: 'document' });
+
+    const short: Embedder = { ...embedder, embed: async () => [] };
+    await expect(batchedEmbedder(short).embed(['x'], 'document')).rejects.toBeInstanceOf(
+      EmbeddingModelUnavailable,
+    );
   });
 });
