@@ -21,7 +21,7 @@ import { json, tempDir } from '../helpers/studio';
  * keeps it waiting until released (a slow provider), so failures and disconnects can happen mid-query.
  */
 const offline = offlineGloveEmbedder();
-let behaviour: 'normal' | 'fail' | 'hold' = 'normal';
+let behaviour: 'normal' | 'fail' | 'hold' | 'slow' = 'normal';
 let release: () => void = () => {};
 const switchable: Embedder = {
   model: offline.model,
@@ -29,6 +29,7 @@ const switchable: Embedder = {
   async embed(texts, kind) {
     if (kind === 'query' && behaviour === 'fail') throw new Error('connect ECONNREFUSED 10.0.0.1:443');
     if (kind === 'query' && behaviour === 'hold') await new Promise<void>((resolve) => (release = resolve));
+    if (kind === 'query' && behaviour === 'slow') await new Promise((resolve) => setTimeout(resolve, 40));
     return offline.embed(texts, kind);
   },
 };
@@ -108,6 +109,23 @@ describe('POST /v1/retrieve', () => {
       sourceMetadata: expect.objectContaining({ source: 'items.json', topic: 'animals', chunkIndex: 0 }),
     });
     expect(body.chunks.every((c: { score: number }) => c.score >= 0.05 && c.score <= 1)).toBe(true);
+  });
+
+  it('says in a Server-Timing header how long embedding the query and ranking took', async () => {
+    behaviour = 'slow';
+    const res = await post('/v1/retrieve', { listingId, query: 'quick brown fox', topK: 2 });
+    expect(res.status).toBe(200);
+    const body = await json(res);
+    const timing = res.headers.get('server-timing') ?? '';
+    const dur = (name: string) =>
+      Number(new RegExp(`(?:^|, )${name};dur=([0-9.]+);desc="[^"]+"`).exec(timing)?.[1] ?? NaN);
+    expect(dur('embed')).toBeGreaterThanOrEqual(39);
+    expect(dur('search')).toBeGreaterThanOrEqual(0);
+    expect(dur('embed') + dur('search')).toBeLessThanOrEqual(body.latencyMs + 0.1);
+
+    behaviour = 'normal';
+    const lexical = await post('/v1/retrieve', { listingId, query: 'quick brown fox', mode: 'lexical' });
+    expect(lexical.headers.get('server-timing')).toMatch(/^embed;dur=0\.\d\d;/);
   });
 
   it('logs the query with the key, wallet, topK, result count and latency', async () => {

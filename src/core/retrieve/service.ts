@@ -27,13 +27,24 @@ export interface RetrievalServiceOptions {
   authorize?: (listing: Listing, viewer: RetrievalViewer) => QueryCharge | undefined;
 }
 
+/** Where a retrieval's time went, ms (the route reports it in a `Server-Timing` header). */
+export interface RetrievalTimings {
+  /** Embedding the query with the listing's model (a hosted provider's round trip included). */
+  embedMs: number;
+  /** Ranking: the dense and/or lexical search, fusion, and reading the chunks. */
+  searchMs: number;
+}
+
 /** A query that passed validation and the access check, ready to run (the SSE stream starts in between). */
 export interface PreparedRetrieval {
   queryId: string;
   listingId: string;
   request: ValidRetrieveRequest;
-  /** Runs the search; rejects with the signal's reason once it is aborted (nothing is logged then). */
-  run(signal?: AbortSignal): Promise<RetrievalResult>;
+  /**
+   * Runs the search; rejects with the signal's reason once it is aborted (nothing is logged then).
+   * `timings`, when given, is filled in.
+   */
+  run(signal?: AbortSignal, timings?: RetrievalTimings): Promise<RetrievalResult>;
 }
 
 export interface DeepSearchOptions {
@@ -62,8 +73,13 @@ export class RetrievalService {
     this.authorize = options.authorize ?? ((listing, viewer) => authorizeRetrieval(listing, viewer));
   }
 
-  async retrieve(request: unknown, viewer: RetrievalViewer, signal?: AbortSignal): Promise<RetrievalResult> {
-    return this.prepare(request, viewer).run(signal);
+  async retrieve(
+    request: unknown,
+    viewer: RetrievalViewer,
+    signal?: AbortSignal,
+    timings?: RetrievalTimings,
+  ): Promise<RetrievalResult> {
+    return this.prepare(request, viewer).run(signal, timings);
   }
 
   /**
@@ -84,10 +100,10 @@ export class RetrievalService {
       queryId,
       listingId: listing.id,
       request: valid,
-      run: async (signal) => {
+      run: async (signal, timings) => {
         if (ran) throw new Error('A prepared retrieval runs once.');
         ran = true;
-        const chunks = await this.search(listing, valid, signal);
+        const chunks = await this.search(listing, valid, signal, timings);
         const latencyMs = round1(performance.now() - started);
         signal?.throwIfAborted();
         this.index.logQuery({
@@ -132,11 +148,19 @@ export class RetrievalService {
     return { chunks, latencyMs: round1(performance.now() - started) };
   }
 
-  private async search(listing: Listing, params: SearchParams, signal?: AbortSignal): Promise<Chunk[]> {
+  private async search(
+    listing: Listing,
+    params: SearchParams,
+    signal?: AbortSignal,
+    timings?: RetrievalTimings,
+  ): Promise<Chunk[]> {
+    const embedding = performance.now();
     const vector = params.mode === 'lexical' ? null : await this.embedQuery(listing, params.query);
+    if (timings) timings.embedMs = performance.now() - embedding;
     // The search itself is synchronous SQLite: let a client's disconnect be noticed before it starts.
     await yieldToEventLoop();
     signal?.throwIfAborted();
+    const searching = performance.now();
     const ranked = rankChunks(this.index, {
       listingId: listing.id,
       model: listing.embeddingModel,
@@ -149,6 +173,7 @@ export class RetrievalService {
       minScore: params.minScore,
     });
     const stored = new Map(this.index.chunks(ranked.map((r) => r.id)).map((c) => [c.id, c]));
+    if (timings) timings.searchMs = performance.now() - searching;
     return ranked.map((r) => ({
       text: stored.get(r.id)!.text,
       score: r.score,
