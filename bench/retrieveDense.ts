@@ -95,6 +95,8 @@ interface ConfigResult {
     startupMs: number;
     firstQueryMs: number;
     dense: Latencies;
+    /** The same requests minus the server's query-embedding time (its Server-Timing header). */
+    denseWithoutEmbedding: Latencies;
     hybrid: Latencies;
     embedRoundTripMs: number;
     qps: number;
@@ -156,10 +158,11 @@ export const retrieveDenseSuite: Suite = {
         ];
         if (r.chunks >= 500_000) {
           const target = r.dimensions >= 3072 ? { p50: 40 } : { p50: 15, p95: 30 };
+          const measured = r.http.denseWithoutEmbedding;
           out.push({
-            name: `${label}: HTTP p50 <= ${target.p50} ms${target.p95 ? `, p95 <= ${target.p95} ms` : ''}`,
-            ok: r.http.dense.p50Ms <= target.p50 && (!target.p95 || r.http.dense.p95Ms <= target.p95),
-            detail: `p50 ${r.http.dense.p50Ms} ms, p95 ${r.http.dense.p95Ms} ms (embedding round trip ${r.http.embedRoundTripMs} ms included)`,
+            name: `${label}: HTTP p50 <= ${target.p50} ms${target.p95 ? `, p95 <= ${target.p95} ms` : ''} (query embedding excluded)`,
+            ok: measured.p50Ms <= target.p50 && (!target.p95 || measured.p95Ms <= target.p95),
+            detail: `p50 ${measured.p50Ms} ms, p95 ${measured.p95Ms} ms; with the embedding: p50 ${r.http.dense.p50Ms} ms, p95 ${r.http.dense.p95Ms} ms`,
           });
         }
         return out;
@@ -234,6 +237,8 @@ export const retrieveDenseSuite: Suite = {
           'first query ms',
           'dense p50',
           'dense p95',
+          'p50 w/o embed',
+          'p95 w/o embed',
           'hybrid p50',
           'embed ms',
           `QPS (${CONCURRENCY} conn)`,
@@ -247,6 +252,8 @@ export const retrieveDenseSuite: Suite = {
           Math.round(r.http.firstQueryMs),
           r.http.dense.p50Ms,
           r.http.dense.p95Ms,
+          r.http.denseWithoutEmbedding.p50Ms,
+          r.http.denseWithoutEmbedding.p95Ms,
           r.http.hybrid.p50Ms,
           r.http.embedRoundTripMs,
           r.http.qps,
@@ -284,7 +291,7 @@ export const retrieveDenseSuite: Suite = {
       notes: [
         'Clustered vectors: centres uniform in [-1, 1], each vector a centre plus uniform noise of 0.8 times that, normalized; queries drawn the same way (seeded by --seed).',
         'speed-up = exact p50 / binary p50, both measured in this run on this machine (it is shared: compare ratios).',
-        'HTTP figures include embedding the query through a loopback fake provider (the "embed ms" column is that round trip alone).',
+        'HTTP figures include embedding the query through a loopback fake provider (the "embed ms" column is that round trip alone, measured from the benchmark); "w/o embed" subtracts from each request the server\'s own query-embedding time (its Server-Timing header), which the latency targets exclude.',
         'hybrid runs BM25 over the synthetic texts too; its cost at scale is the full-text side.',
       ],
     };
@@ -419,15 +426,26 @@ async function overHttp(
       const body = (await res.json()) as { chunks?: unknown[] };
       if (res.status !== 200)
         throw new Error(`POST /v1/retrieve answered ${res.status}: ${JSON.stringify(body)}`);
-      return performance.now() - started;
+      const ms = performance.now() - started;
+      const embedMs = Number(/(?:^|, )embed;dur=([0-9.]+)/.exec(res.headers.get('server-timing') ?? '')?.[1]);
+      if (!Number.isFinite(embedMs))
+        throw new Error('POST /v1/retrieve sent no Server-Timing embed duration');
+      return { ms, withoutEmbedding: ms - embedMs };
     };
-    const firstQueryMs = await ask(texts[0]!, 'dense');
+    const firstQueryMs = (await ask(texts[0]!, 'dense')).ms;
     for (const t of texts.slice(1, 4)) await ask(t, 'dense');
     const rounds = smoke ? 1 : 3;
     const dense: number[] = [];
-    for (let r = 0; r < rounds; r++) for (const t of texts) dense.push(await ask(t, 'dense'));
+    const denseWithoutEmbedding: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      for (const t of texts) {
+        const { ms, withoutEmbedding } = await ask(t, 'dense');
+        dense.push(ms);
+        denseWithoutEmbedding.push(withoutEmbedding);
+      }
+    }
     const hybrid: number[] = [];
-    for (const t of texts) hybrid.push(await ask(t, 'hybrid'));
+    for (const t of texts) hybrid.push((await ask(t, 'hybrid')).ms);
     const embedMs: number[] = [];
     for (const t of texts) {
       const started = performance.now();
@@ -444,6 +462,7 @@ async function overHttp(
       startupMs: round(server.startupMs, 0),
       firstQueryMs: round(firstQueryMs, 0),
       dense: latencies(dense),
+      denseWithoutEmbedding: latencies(denseWithoutEmbedding),
       hybrid: latencies(hybrid),
       embedRoundTripMs: round(median(embedMs), 2),
       ...load,
