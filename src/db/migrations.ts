@@ -294,6 +294,16 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 7,
+    name: 'full-text rows of new chunks written in bulk by the knowledge-base commit',
+    up: `
+      -- The commit inserts each new document's rows into chunks_fts in one statement after its chunks
+      -- (SqliteKnowledgeBaseStore.commit): about twice as fast as this per-row trigger, which was half of
+      -- the commit's time. Deletions still go through chunks_fts_delete.
+      DROP TRIGGER chunks_fts_insert;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

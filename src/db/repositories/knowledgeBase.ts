@@ -259,6 +259,10 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
       const insertChunk = this.db
         .prepare(`INSERT INTO chunks (listing_id, document_id, chunk_index, text, token_count,
         content_hash, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+      // Full-text rows of a document's chunks in one statement once they are all in (migration 7).
+      const indexText = this.db.prepare(
+        `INSERT INTO chunks_fts (rowid, text) SELECT id, text FROM chunks WHERE document_id = ?`,
+      );
       const insertVector = this.db.prepare(`INSERT INTO ${table} (rowid, embedding) VALUES (?, ?)`);
       // Next to vec0: the float blob by chunk id (fast point reads for rescoring) and its sign code.
       const insertFloats = this.db.prepare(
@@ -324,6 +328,7 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
         }
         documents.push({ source: doc.source, documentId, chunks: doc.chunk_count });
       }
+      for (const { documentId } of documents) indexText.run(documentId);
 
       const totals = this.db
         .prepare(

@@ -255,6 +255,12 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     }
     expect(fullText('walrus')).toEqual([]);
     expect(fullText('heron')).toEqual([rows[1]!.id]);
+    expect(fullText('otter')).toEqual([rows[0]!.id]);
+    expect(fullText('text')).toEqual(rows.map((r) => r.id));
+    // The full-text index matches the chunks table exactly (FTS5 compares it with its content table).
+    expect(() =>
+      db().prepare(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)`).run(),
+    ).not.toThrow();
     expect(counts()).toMatchObject({
       documents: 2,
       chunks: 3,
