@@ -240,7 +240,12 @@ function importTable(row: ImportFigures): Table {
 }
 
 /** Exactly `lines` JSONL lines, assembled from a few thousand distinct texts and vectors (fast to write). */
-async function writeEmbeddingLines(path: string, lines: number, rng: Rng, pool: TextPool): Promise<number> {
+export async function writeEmbeddingLines(
+  path: string,
+  lines: number,
+  rng: Rng,
+  pool: TextPool,
+): Promise<number> {
   const variants = 4096;
   const texts = Array.from({ length: variants }, () => {
     let text = prose(rng, pool, 8, 14);

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { countTokens } from './tokenCount.mjs';
 
@@ -6,59 +7,87 @@ interface Pending {
   resolve(counts: number[]): void;
 }
 
-let worker: Worker | undefined;
-let broken = false;
+/**
+ * One counter per core, up to two: a pre-built embedding import is bound by counting (gpt-tokenizer
+ * counts 10-15 MB/s on one core) while the calling thread only parses and stages lines, so the OS
+ * shares both cores between the counters and the caller. More counters than cores would only take turns.
+ */
+const COUNTERS = Math.max(1, Math.min(2, availableParallelism()));
+/** Below this many texts a call is not split: a message round trip costs more than the counting. */
+const MIN_SLICE = 64;
+
+const workers: Worker[] = [];
+let started = false;
 let nextId = 1;
-const pending = new Map<number, Pending>();
+const pending = new Map<number, Pending & { worker: Worker }>();
 
 /**
- * cl100k token counts of many texts, counted on a worker thread so the caller's thread keeps parsing
- * and staging meanwhile (pre-built embedding lines: counting is most of the work on one core). The
- * counts are those of countTokens; if the worker cannot run, the texts are counted here instead.
- * The idle worker does not keep the process alive.
+ * cl100k token counts of many texts, counted on worker threads so the caller's thread keeps parsing
+ * and staging meanwhile (pre-built embedding lines: counting is most of the work). A call is split
+ * across the counters; the counts are those of countTokens, in order. If a worker cannot run, the
+ * texts are counted here instead. Idle workers do not keep the process alive.
  */
-export function countTokensOffThread(texts: string[]): Promise<number[]> {
-  const counter = broken ? undefined : (worker ?? start());
-  if (!counter) return Promise.resolve(texts.map(countTokens));
+export async function countTokensOffThread(texts: string[]): Promise<number[]> {
+  const counters = startAll();
+  if (counters.length === 0) return texts.map(countTokens);
+  const slices = Math.max(1, Math.min(counters.length, Math.floor(texts.length / MIN_SLICE)));
+  const size = Math.ceil(texts.length / slices);
+  const parts = await Promise.all(
+    Array.from({ length: slices }, (_, i) => send(counters[i]!, texts.slice(i * size, (i + 1) * size))),
+  );
+  return parts.flat();
+}
+
+function send(worker: Worker, texts: string[]): Promise<number[]> {
   return new Promise((resolve) => {
     const id = nextId++;
-    pending.set(id, { texts, resolve });
-    counter.ref();
-    counter.postMessage({ id, texts });
+    pending.set(id, { texts, resolve, worker });
+    worker.ref();
+    worker.postMessage({ id, texts });
   });
 }
 
-function start(): Worker | undefined {
-  try {
-    worker = new Worker(new URL('./tokenCount.mjs', import.meta.url), {
-      workerData: { role: 'kbstudio-token-counter' },
-      // Plain JavaScript: the parent's loaders (tsx) are not needed.
-      execArgv: [],
-    });
-  } catch {
-    broken = true;
-    return undefined;
+/** The counters, started on first use; none when worker threads cannot start (counted here then). */
+function startAll(): Worker[] {
+  if (started) return workers;
+  started = true;
+  for (let i = 0; i < COUNTERS; i++) {
+    try {
+      workers.push(start());
+    } catch {
+      break;
+    }
   }
-  const current = worker;
-  current.unref();
-  current.on('message', ({ id, counts }: { id: number; counts: number[] }) => {
+  return workers;
+}
+
+function start(): Worker {
+  const worker = new Worker(new URL('./tokenCount.mjs', import.meta.url), {
+    workerData: { role: 'kbstudio-token-counter' },
+    // Plain JavaScript: the parent's loaders (tsx) are not needed.
+    execArgv: [],
+  });
+  worker.unref();
+  worker.on('message', ({ id, counts }: { id: number; counts: number[] }) => {
     const job = pending.get(id);
     if (!job) return;
     pending.delete(id);
-    if (pending.size === 0) current.unref();
+    if (![...pending.values()].some((p) => p.worker === worker)) worker.unref();
     job.resolve(counts);
   });
   const fail = () => {
-    if (worker !== current) return;
-    worker = undefined;
-    broken = true;
-    // Whatever was sent is counted here, so no caller waits forever.
+    const at = workers.indexOf(worker);
+    if (at < 0) return;
+    workers.splice(at, 1);
+    // A counter that died is not restarted; with none left, counting happens on the caller's thread.
+    // Whatever it was sent is counted here, so no caller waits forever.
     for (const [id, job] of pending) {
+      if (job.worker !== worker) continue;
       pending.delete(id);
       job.resolve(job.texts.map(countTokens));
     }
   };
-  current.on('error', fail);
-  current.on('exit', fail);
-  return current;
+  worker.on('error', fail);
+  worker.on('exit', fail);
+  return worker;
 }

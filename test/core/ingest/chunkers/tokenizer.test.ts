@@ -46,4 +46,14 @@ describe('countTokensOffThread', () => {
     expect(first.slice(0, 2)).toEqual([2, 0]);
     expect(first[4]).toBe(625);
   });
+
+  it('splits a large call across its counters and keeps the order', async () => {
+    const words = ['alpha', 'Köln', '日本', '😀', '<|endoftext|>', '\n\n', '   ', 'x'.repeat(300), '42'];
+    const texts = Array.from({ length: 1_000 }, (_, i) =>
+      Array.from({ length: 1 + (i % 37) }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(' '),
+    );
+    const counts = await countTokensOffThread(texts);
+    expect(counts).toEqual(texts.map((text) => countTokens(text)));
+    expect(await countTokensOffThread([])).toEqual([]);
+  });
 });
