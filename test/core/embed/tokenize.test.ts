@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { vocabularyRows, wordTokens } from '../../../src/core/embed/tokenize';
+import { appendTokenRows, foldText, vocabularyRows, wordTokens } from '../../../src/core/embed/tokenize';
 
 describe('wordTokens', () => {
   it('lower-cases, drops punctuation and keeps inner hyphens and apostrophes', () => {
@@ -34,6 +34,15 @@ describe('wordTokens', () => {
   it('returns no tokens for text without letters or digits', () => {
     expect(wordTokens(' -- ... !? ')).toEqual([]);
     expect(wordTokens('')).toEqual([]);
+  });
+});
+
+describe('foldText', () => {
+  it('leaves ASCII text as it is and folds accents, compatibility forms, apostrophes and hyphens', () => {
+    expect(foldText("Don't -- STOP_x")).toBe("Don't -- STOP_x");
+    expect(foldText('Café \u201cZürich\u201d don\u2019t co\u2010op \ufb01ne ＡＢ')).toBe(
+      "Cafe \u201cZurich\u201d don't co-op fine AB",
+    );
   });
 });
 
@@ -75,6 +84,12 @@ describe('vocabularyRows', () => {
 
   it('treats words that name object properties as plain words', () => {
     expect(words("constructorn't cat'constructor __proto__'s toString")).toEqual(['not', 'cat']);
+  });
+
+  it('appends one token at a time by the same rules', () => {
+    const rows = [1];
+    for (const token of ["don't", 'covid-related', 'zzz', "it's"]) appendTokenRows(token, rowOf, rows);
+    expect(rows.map((r) => vocab[r])).toEqual(['cat', 'do', 'not', 'related', 'it']);
   });
 
   it('keeps a known compound whole and splits an unknown one into its known parts', () => {
