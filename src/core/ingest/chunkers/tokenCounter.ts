@@ -67,7 +67,6 @@ function start(): Worker {
     // Plain JavaScript: the parent's loaders (tsx) are not needed.
     execArgv: [],
   });
-  worker.unref();
   worker.on('message', ({ id, counts }: { id: number; counts: number[] }) => {
     const job = pending.get(id);
     if (!job) return;
@@ -89,5 +88,7 @@ function start(): Worker {
   };
   worker.on('error', fail);
   worker.on('exit', fail);
+  // After the listeners: adding a 'message' listener refs the worker's port again.
+  worker.unref();
   return worker;
 }

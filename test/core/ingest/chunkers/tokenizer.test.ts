@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { countTokens } from '../../../../src/core/ingest/chunkers';
 import { countTokensOffThread } from '../../../../src/core/ingest/chunkers/tokenCounter';
@@ -56,4 +58,18 @@ describe('countTokensOffThread', () => {
     expect(counts).toEqual(texts.map((text) => countTokens(text)));
     expect(await countTokensOffThread([])).toEqual([]);
   });
+
+  it('lets the process exit once the counts are in, counters used or not', () => {
+    const counter = fileURLToPath(
+      new URL('../../../../src/core/ingest/chunkers/tokenCounter.ts', import.meta.url),
+    );
+    const script = `const { countTokensOffThread } = await import(${JSON.stringify(counter)});
+      console.log((await countTokensOffThread(['hello world'])).join());`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(child.signal, child.stderr).toBeNull();
+    expect(child.stdout.trim()).toBe('2');
+  }, 30_000);
 });
