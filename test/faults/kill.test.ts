@@ -29,7 +29,9 @@ import {
  * ingestion must succeed when retried. test/stress/killRounds.test.ts repeats the upload case with
  * random kill times.
  */
-const FILES = 60;
+// Enough that each ingestion lasts well past the 250 ms between recorded upload progress updates, so
+// the kill lands mid-way however fast the pipeline gets (60 files take a few hundred ms now).
+const FILES = 200;
 const PARAGRAPHS = 12;
 
 const dir = tempDir('kbs-faults-');

@@ -157,11 +157,13 @@ function locatePackage(): GlovePackage {
  * model is symmetric: documents and queries are embedded alike.
  */
 export function offlineGloveEmbedder(options: OfflineGloveOptions = {}): Embedder {
+  // Kept once loaded: finding the package again costs a require.resolve and a file read per call.
+  let loaded: GloveSentenceModel | undefined;
   return {
     model: OFFLINE_MODEL.id,
     dimensions: OFFLINE_MODEL.dimensions,
     async embed(texts) {
-      const model = await loadGloveSentenceModel(options);
+      const model = (loaded ??= await loadGloveSentenceModel(options));
       return texts.map((text) => model.embed(text));
     },
   };

@@ -97,6 +97,16 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
   setMaxListeners(0, parsing.signal);
   const cancel = () => parsing.abort(request.signal?.reason);
   request.signal?.addEventListener('abort', cancel, { once: true });
+  // Originals are copied into the source store while the next files are worked on (a copy per file,
+  // awaited one by one, left this thread idle about a millisecond each).
+  const keeping: Promise<void>[] = [];
+  const keepSource = (hash: string, path: string) => {
+    const copy = deps.sources?.put(hash, path);
+    if (!copy) return;
+    // Awaited before the commit; a failure then fails the ingestion, and is never unhandled before.
+    copy.catch(() => undefined);
+    keeping.push(copy);
+  };
   try {
     const ahead = new Map<SourceFile, Promise<PreparedFile>>();
     let aheadBytes = 0;
@@ -137,14 +147,16 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
         if (UNSTOPPABLE_FORMATS.has(file.format)) aheadUnstoppableBytes -= file.bytes;
       }
       scanned = Math.max(scanned, index + 1);
+      // The current file first: its read and parse are queued before those of the files started ahead.
+      const current = early ?? prepareFile(file, true);
       startAhead();
-      const prepared = await (early ?? prepareFile(file, false));
+      const prepared = await current;
       const { contentHash } = prepared;
       const previous = existing.get(file.source);
       const fileChunking = file.format === 'jsonl' ? {} : chunking;
       if (prepared.unchanged && previous) {
         // Knowledge bases from before sources were kept get their copy on the next ingestion.
-        await deps.sources?.put(contentHash, file.path);
+        keepSource(contentHash, file.path);
         outcomes.push({
           source: file.source,
           format: file.format,
@@ -163,7 +175,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
             report,
             parsing.signal,
           );
-          await deps.sources?.put(contentHash, file.path);
+          keepSource(contentHash, file.path);
           outcomes.push({ source: file.source, format: file.format, status: 'ingested', ...staged });
           replacedChunks += previous?.chunkCount ?? 0;
           const total = existingChunks - replacedChunks + staging.chunkCount;
@@ -178,6 +190,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       progress.chunks = staging.chunkCount;
     }
 
+    // Every kept copy is in place before anything refers to it.
+    await Promise.all(keeping);
     const firstRejected = outcomes.find((o) => o.status === 'rejected');
     if (request.atomic && firstRejected) throw new IngestionFailed(sortOutcomes(outcomes), firstRejected);
 
