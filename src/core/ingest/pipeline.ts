@@ -147,8 +147,9 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
         if (UNSTOPPABLE_FORMATS.has(file.format)) aheadUnstoppableBytes -= file.bytes;
       }
       scanned = Math.max(scanned, index + 1);
-      // The current file first: its read and parse are queued before those of the files started ahead.
-      const current = early ?? prepareFile(file, true);
+      // The current file first: its read and worker parse are queued before those of the files started
+      // ahead (a format parsed on this thread is parsed when staged, so its time counts as parsing).
+      const current = early ?? prepareFile(file, WORKER_FORMATS.has(file.format));
       startAhead();
       const prepared = await current;
       const { contentHash } = prepared;
