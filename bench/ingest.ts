@@ -131,7 +131,7 @@ export function warmUp(context: BenchContext): Promise<void> {
     const studio = new ScratchStudio();
     try {
       const fixtures = fixturesByFormat();
-      // The token-counting worker of pre-built embedding lines starts once per process.
+      // The token-counting workers of pre-built embedding lines start once per process.
       await countTokensOffThread(['warm up']);
       await measureIngestion(
         studio,

@@ -81,7 +81,8 @@ export class VocabularyIndex {
   private readonly numbers: boolean;
   /** Which code units occur in some word: a word with any other is not looked up (e.g. in other scripts). */
   private readonly used = new Uint8Array(0x10000);
-  private readonly rowOfWord: RowOf = (word) => {
+  /** The row of a word exactly as spelled, or undefined (a bound function: the exact path's lookup). */
+  readonly rowOf: RowOf = (word) => {
     let hash = HASH_SEED;
     for (let k = 0; k < word.length; k++) {
       const c = word.charCodeAt(k);
@@ -134,11 +135,6 @@ export class VocabularyIndex {
     }
   }
 
-  /** The row of a word exactly as spelled, or undefined. */
-  rowOf(word: string): number | undefined {
-    return this.rowOfWord(word);
-  }
-
   /** The vocabulary rows of a text's words, in order: the same as `vocabularyRows` gives. */
   rows(text: string): number[] {
     const rows: number[] = [];
@@ -163,8 +159,8 @@ export class VocabularyIndex {
       if (seen & NON_ASCII || (seen & ACCENTED && seen & JOINER)) {
         i = nonAsciiRegionEnd(text, i);
         const region = foldText(text.slice(start, i));
-        if (region.includes('Σ')) return vocabularyRows(text, this.rowOfWord);
-        for (const token of foldedWordTokens(region)) appendTokenRows(token, this.rowOfWord, rows);
+        if (region.includes('Σ')) return vocabularyRows(text, this.rowOf);
+        for (const token of foldedWordTokens(region)) appendTokenRows(token, this.rowOf, rows);
       } else if (seen & JOINER) {
         this.joinedRows(text, start, i, rows);
       } else if (seen & (LETTER | ACCENTED) || this.numbers) {
@@ -199,7 +195,7 @@ export class VocabularyIndex {
         hash = Math.imul(hash ^ (c | 0x20), HASH_PRIME);
       }
       if (seen & APOSTROPHE_SEEN) {
-        appendTokenRows(text.slice(tokenStart, p).toLowerCase(), this.rowOfWord, rows);
+        appendTokenRows(text.slice(tokenStart, p).toLowerCase(), this.rowOf, rows);
         continue;
       }
       if (seen & (JOINER | LETTER) || this.numbers) {
