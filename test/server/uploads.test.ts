@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { UploadRepository } from '../../src/core/uploads/uploads';
 import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 import { writeZip } from '../helpers/zip';
 
@@ -116,6 +117,51 @@ describe('POST /v1/upload', () => {
         .prepare('SELECT id, text FROM chunks WHERE listing_id = ? ORDER BY id')
         .all(listingId),
     ).toEqual(before);
+  });
+
+  it('gives the received files back before it says an upload completed or failed', async () => {
+    // A client (or the full-disk test) that sees the final status must find the scratch space freed.
+    const uploads = studio.services.uploads;
+    const repo = (uploads as unknown as { repo: UploadRepository }).repo;
+    const accept = uploads.accept.bind(uploads);
+    const update = repo.update.bind(repo);
+    const dirs = new Map<string, string>();
+    const seen: [string, boolean][] = [];
+    const spies = [
+      vi.spyOn(uploads, 'accept').mockImplementation(async (request) => {
+        const accepted = await accept(request);
+        expect(existsSync(request.dir)).toBe(true);
+        dirs.set(accepted.uploadId, request.dir);
+        return accepted;
+      }),
+      vi.spyOn(repo, 'update').mockImplementation((id, patch) => {
+        if (patch.status === 'completed' || patch.status === 'failed')
+          seen.push([patch.status, existsSync(dirs.get(id)!)]);
+        return update(id, patch);
+      }),
+    ];
+    try {
+      const ok = await writeZip(join(scratch.path, 'order-ok.zip'), { 'a.md': '# A\n\ntext' });
+      const bad = await writeZip(join(scratch.path, 'order-bad.zip'), {
+        'a.md': '# A\n\ntext',
+        'b.pdf': '%PDF-1.4\nnot a pdf at all',
+      });
+      for (const [zip, name] of [
+        [ok, 'order-ok.zip'],
+        [bad, 'order-bad.zip'],
+      ] as const) {
+        const res = await upload(form([{ path: zip, name }], {}));
+        expect(res.status).toBe(202);
+        await waitFor((await json(res)).data.uploadId);
+      }
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    // The received files were still there when the upload was accepted, and gone at the final status.
+    expect(seen).toEqual([
+      ['completed', false],
+      ['failed', false],
+    ]);
   });
 
   it('validates config and the form with 400s naming the field', async () => {

@@ -125,6 +125,7 @@ export class IngestJobs {
 
   private async execute(job: Job, request: StartJobRequest): Promise<void> {
     const { snapshot } = job;
+    let finish: () => void;
     try {
       const result = await this.run({
         listingId: request.listingId,
@@ -136,26 +137,32 @@ export class IngestJobs {
         signal: job.controller.signal,
         onProgress: (progress) => this.onProgress(job, progress),
       });
-      snapshot.files = snapshot.files.map((f) => ({ ...f, stage: 'done' }));
-      snapshot.result = result;
-      snapshot.state = 'done';
+      finish = () => {
+        snapshot.files = snapshot.files.map((f) => ({ ...f, stage: 'done' }));
+        snapshot.result = result;
+        snapshot.state = 'done';
+      };
     } catch (err) {
-      if (job.controller.signal.aborted) {
-        snapshot.state = 'cancelled';
-        snapshot.error = { code: 'cancelled', message: 'The ingestion was cancelled; nothing was stored.' };
-      } else {
+      const cancelled = job.controller.signal.aborted;
+      finish = () => {
+        if (cancelled) {
+          snapshot.state = 'cancelled';
+          snapshot.error = { code: 'cancelled', message: 'The ingestion was cancelled; nothing was stored.' };
+          return;
+        }
         snapshot.state = 'failed';
         const known = err instanceof DomainError ? err : storageFailure(err, dataDirOf(request));
         snapshot.error = known
           ? { code: known.code, message: known.message }
           : { code: 'internal_error', message: `The ingestion failed: ${(err as Error).message}` };
-      }
-    } finally {
-      snapshot.finishedAt = this.now().toISOString();
-      await Promise.resolve(request.cleanup?.()).catch(() => undefined);
-      this.emit(job, 'done');
-      job.listeners.clear();
+      };
     }
+    // The received files go first: a job seen as ended has given its scratch space back.
+    await Promise.resolve(request.cleanup?.()).catch(() => undefined);
+    finish();
+    snapshot.finishedAt = this.now().toISOString();
+    this.emit(job, 'done');
+    job.listeners.clear();
   }
 
   private onProgress(job: Job, progress: IngestProgress): void {

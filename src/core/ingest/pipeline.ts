@@ -224,6 +224,9 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     request.signal?.removeEventListener('abort', cancel);
     parsing.abort();
     staging.dispose();
+    // On failure too, no copy is still reading the inputs once the ingestion has returned: the caller
+    // removes them next.
+    await Promise.allSettled(keeping);
   }
 }
 

@@ -158,6 +158,7 @@ export class UploadService {
         lastWrite = t;
       }
     };
+    let finish: () => void;
     try {
       this.repo.update(id, { status: 'processing', updatedAt: this.now().toISOString() });
       const result = await this.ingestion.run({
@@ -174,17 +175,24 @@ export class UploadService {
         viewer: { wallet: record.wallet },
         onProgress,
       });
-      this.repo.update(id, {
-        status: 'completed',
-        files: result.documents,
-        documentCount: result.documentCount,
-        chunkCount: result.chunkCount,
-        updatedAt: this.now().toISOString(),
-      });
+      finish = () =>
+        this.repo.update(id, {
+          status: 'completed',
+          files: result.documents,
+          documentCount: result.documentCount,
+          chunkCount: result.chunkCount,
+          updatedAt: this.now().toISOString(),
+        });
+    } catch (err) {
+      finish = () => this.recordFailure(id, err, request.dir);
+    }
+    // The received files go before the final status is written: whoever sees 'completed' or 'failed'
+    // finds the scratch space already given back (a full disk has its room again).
+    await rm(request.dir, { recursive: true, force: true }).catch(() => undefined);
+    try {
+      finish();
     } catch (err) {
       this.recordFailure(id, err, request.dir);
-    } finally {
-      await rm(request.dir, { recursive: true, force: true }).catch(() => undefined);
     }
   }
 

@@ -41,4 +41,28 @@ describe('IngestJobs', () => {
       message: 'The ingestion failed: boom',
     });
   });
+
+  it('reports a job ended only once its received files are cleaned up', async () => {
+    for (const run of [() => Promise.reject(new Error('boom')), () => Promise.resolve({} as never)]) {
+      let release!: () => void;
+      const removed = new Promise<void>((resolve) => (release = resolve));
+      let cleaning = false;
+      const jobs = new IngestJobs(run);
+      const { id } = jobs.start({
+        listingId: 'lst_1',
+        inputs: [],
+        limits: STUDIO_LIMITS,
+        cleanup: () => {
+          cleaning = true;
+          return removed;
+        },
+      });
+      const settled = jobs.settled(id);
+      await expect.poll(() => cleaning).toBe(true);
+      expect(jobs.get(id).state).toBe('running');
+      release();
+      expect((await settled).state).toMatch(/^(failed|done)$/);
+      expect(jobs.get(id).finishedAt).toEqual(expect.any(String));
+    }
+  });
 });

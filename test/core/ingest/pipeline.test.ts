@@ -1,6 +1,6 @@
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DomainError } from '../../../src/core/errors';
 import { countTokens } from '../../../src/core/ingest/chunkers';
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
@@ -168,6 +168,36 @@ describe('ingestion pipeline', () => {
     expect(err).toMatchObject({ code: 'chunk_limit_exceeded' });
     expect((err as Error).message).toMatch(/limit is 10.*plan upgrade or contacting support/);
     expect(chunks()).toHaveLength(0);
+  });
+
+  it('a failed ingestion returns only once the copies of its originals have ended', async () => {
+    // The caller removes the received files next: no copy may still be reading them.
+    const store = services.ingestion.sources!;
+    const put = store.put.bind(store);
+    let copying = 0;
+    const spy = vi.spyOn(store, 'put').mockImplementation(async (hash, path) => {
+      copying++;
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await put(hash, path);
+      } finally {
+        copying--;
+      }
+    });
+    try {
+      const small = join(dir.path, 'small.md');
+      writeFileSync(small, '# Small\n\nOne short paragraph.');
+      const csv = join(dir.path, 'rows.csv');
+      writeFileSync(csv, 'name,city\n' + Array.from({ length: 30 }, (_, i) => `n${i},c${i}`).join('\n'));
+      const err = await run([small, csv], { limits: { ...STUDIO_LIMITS, maxChunks: 10 } }).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: 'chunk_limit_exceeded' });
+      expect(spy).toHaveBeenCalled();
+      expect(copying).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('refuses a file over the size limit with payload_too_large naming it', async () => {
