@@ -3,6 +3,7 @@
 // Plain JavaScript on purpose: a worker must load as it is under node, tsx, vitest and the Electron build.
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 
 /** A document that contains "<|endoftext|>" means the characters, not the control token. */
 export const PLAIN_TEXT = { disallowedSpecial: new Set() };
@@ -17,9 +18,170 @@ export const MAX_RUN = 256;
 /** @param {string} text @returns {number} Tokens of `text` in cl100k (the tokenizer of OpenAI's embedding models). */
 export function countTokens(text) {
   let total = 0;
-  for (const [start, end] of tokenizerSegments(text))
-    total += countCl100k(text.slice(start, end), PLAIN_TEXT);
+  for (const [start, end] of tokenizerSegments(text)) total += countPieces(text, start, end, Infinity);
   return total;
+}
+
+/**
+ * The token count when it is at most `limit`, else false; stops early, so a 5 MB text costs no more than `limit`.
+ * @param {string} text @param {number} limit @returns {number | false}
+ */
+export function countTokensUpTo(text, limit) {
+  let total = 0;
+  for (const [start, end] of tokenizerSegments(text)) {
+    total += countPieces(text, start, end, limit - total);
+    if (total > limit) return false;
+  }
+  return total;
+}
+
+/*
+ * cl100k cuts a text into pieces with one regex and encodes each piece on its own, so a text's count is
+ * the sum of its pieces' counts. Words repeat: the count of each piece is kept, and only pieces not seen
+ * yet go through gpt-tokenizer (whose own cache of merges still moves every hit to the back of a Map).
+ * ASCII pieces are found by asciiPieceEnd, which follows the regex rule by rule; a piece that touches
+ * any other character is found by the regex itself. Both start each piece where the last one ended (the
+ * regex never skips a character), so the pieces, and the counts, are the regex's.
+ */
+const SPLIT = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, CL100K_TOKEN_SPLIT_REGEX.flags);
+/** Pieces longer than this are counted each time (rare, and they would fill the cache). */
+const MAX_CACHED_PIECE = 64;
+/** The cache starts over past this many pieces: a few MB, enough for the working vocabulary of a corpus. */
+const MAX_CACHED_PIECES = 100_000;
+/** @type {Map<string, number>} */
+let pieceCounts = new Map();
+
+/**
+ * Tokens of text[start, end), or a number above `limit` as soon as the count passes it.
+ * @param {string} text @param {number} start @param {number} end @param {number} limit
+ */
+function countPieces(text, start, end, limit) {
+  const segment = start === 0 && end === text.length ? text : text.slice(start, end);
+  const n = segment.length;
+  let total = 0;
+  for (let i = 0; i < n && total <= limit;) {
+    const next = pieceEnd(segment, i, n);
+    const piece = segment.slice(i, next);
+    let count = pieceCounts.get(piece);
+    if (count === undefined) {
+      count = countCl100k(piece, PLAIN_TEXT);
+      if (piece.length <= MAX_CACHED_PIECE) {
+        if (pieceCounts.size >= MAX_CACHED_PIECES) pieceCounts = new Map();
+        pieceCounts.set(piece, count);
+      }
+    }
+    total += count;
+    i = next;
+  }
+  return total;
+}
+
+/**
+ * Where the piece starting at `i` (where the previous one ended) ends.
+ * @param {string} s @param {number} i @param {number} n
+ */
+function pieceEnd(s, i, n) {
+  const end = asciiPieceEnd(s, i, n);
+  if (end > 0) return end;
+  SPLIT.lastIndex = i;
+  const match = SPLIT.exec(s);
+  // Every character starts a piece, so the match is at i; if it ever were not, the rest is one piece.
+  return match !== null && match.index === i ? i + match[0].length : n;
+}
+
+/**
+ * The pieces cl100k encodes one by one, as countTokens finds them (tests compare them with the regex's).
+ * @param {string} text @returns {string[]}
+ */
+export function cl100kPieces(text) {
+  const pieces = [];
+  for (let i = 0; i < text.length;) {
+    const end = pieceEnd(text, i, text.length);
+    pieces.push(text.slice(i, end));
+    i = end;
+  }
+  return pieces;
+}
+
+// ASCII classes as the regex sees them: \p{L}, \p{N}, \s (JavaScript's, so not 0x1c-0x1f) and the rest.
+const LETTER = 1;
+const DIGIT = 2;
+const SPACE = 3;
+const OTHER = 4;
+const ASCII_CLASS = new Uint8Array(128).fill(OTHER);
+for (let c = 65; c <= 90; c++) ASCII_CLASS[c] = ASCII_CLASS[c + 32] = LETTER;
+for (let c = 48; c <= 57; c++) ASCII_CLASS[c] = DIGIT;
+for (const c of [9, 10, 11, 12, 13, 32]) ASCII_CLASS[c] = SPACE;
+const isNewline = (/** @type {number} */ c) => c === 10 || c === 13;
+
+/**
+ * Where the piece starting at `i` ends, following the alternatives of the cl100k regex in order:
+ * `'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE])`, `[^\r\n\p{L}\p{N}]?\p{L}+`, `\p{N}{1,3}`,
+ * ` ?[^\s\p{L}\p{N}]+[\r\n]*`, `\s+$`, `\s*[\r\n]`, `\s+(?!\S)`, `\s`. Returns -1 as soon as it reads a
+ * character outside ASCII (the regex decides that piece).
+ * @param {string} s @param {number} i @param {number} n
+ */
+function asciiPieceEnd(s, i, n) {
+  const c = s.charCodeAt(i);
+  if (c >= 128) return -1;
+  const kind = ASCII_CLASS[c];
+  let d;
+  if (c === 39 && i + 1 < n) {
+    // 's 'd 'm 't 'll 've 're, in any case (| 32 lower-cases a letter and maps no other character onto these).
+    if ((d = s.charCodeAt(i + 1)) >= 128) return -1;
+    const second = d | 32;
+    if (second === 115 || second === 100 || second === 109 || second === 116) return i + 2;
+    if ((second === 108 || second === 118 || second === 114) && i + 2 < n) {
+      if ((d = s.charCodeAt(i + 2)) >= 128) return -1;
+      const third = d | 32;
+      if (second === 108 ? third === 108 : third === 101) return i + 3;
+    }
+  }
+  // One optional character that is no letter, digit or newline, then letters.
+  const first = kind === LETTER || kind === DIGIT || isNewline(c) ? i : i + 1;
+  if (first < n) {
+    if ((d = s.charCodeAt(first)) >= 128) return -1;
+    if (ASCII_CLASS[d] === LETTER) {
+      let end = first + 1;
+      for (; end < n; end++) {
+        if ((d = s.charCodeAt(end)) >= 128) return -1;
+        if (ASCII_CLASS[d] !== LETTER) break;
+      }
+      return end;
+    }
+  }
+  if (kind === DIGIT) {
+    let end = i + 1;
+    for (; end < n && end < i + 3; end++) {
+      if ((d = s.charCodeAt(end)) >= 128) return -1;
+      if (ASCII_CLASS[d] !== DIGIT) break;
+    }
+    return end;
+  }
+  // An optional space, then characters that are no space, letter or digit, then newlines.
+  const other = c === 32 ? i + 1 : i;
+  if (other < n) {
+    if ((d = s.charCodeAt(other)) >= 128) return -1;
+    if (ASCII_CLASS[d] === OTHER) {
+      let end = other + 1;
+      for (; end < n; end++) {
+        if ((d = s.charCodeAt(end)) >= 128) return -1;
+        if (ASCII_CLASS[d] !== OTHER) break;
+      }
+      while (end < n && isNewline(s.charCodeAt(end))) end++;
+      return end;
+    }
+  }
+  // Whitespace: to the end of the text; else up to its last newline; else all but its last character
+  // when that leaves any; else the one character.
+  let end = i + 1;
+  for (; end < n; end++) {
+    if ((d = s.charCodeAt(end)) >= 128) return -1;
+    if (ASCII_CLASS[d] !== SPACE) break;
+  }
+  if (end === n) return n;
+  for (let q = end - 1; q >= i; q--) if (isNewline(s.charCodeAt(q))) return q + 1;
+  return end - i >= 2 ? end - 1 : i + 1;
 }
 
 /**

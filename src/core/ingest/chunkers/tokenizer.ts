@@ -1,18 +1,7 @@
-import { decodeGenerator, encode, isWithinTokenLimit } from 'gpt-tokenizer/encoding/cl100k_base';
+import { decodeGenerator, encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { PLAIN_TEXT, tokenizerSegments } from './tokenCount.mjs';
 
-export { countTokens, isLowSurrogate } from './tokenCount.mjs';
-
-/** The token count when it is at most `limit`, else false; stops early, so a 5 MB text costs no more than `limit`. */
-export function countTokensUpTo(text: string, limit: number): number | false {
-  let total = 0;
-  for (const [start, end] of tokenizerSegments(text)) {
-    const count = isWithinTokenLimit(text.slice(start, end), limit - total, PLAIN_TEXT);
-    if (count === false) return false;
-    total += count;
-  }
-  return total;
-}
+export { countTokens, countTokensUpTo, isLowSurrogate } from './tokenCount.mjs';
 
 /**
  * Positions where the text can be cut between tokens without splitting a character: `tokens[i]`

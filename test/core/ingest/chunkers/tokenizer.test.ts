@@ -1,7 +1,22 @@
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  countTokens as referenceCount,
+  isWithinTokenLimit as referenceWithin,
+} from 'gpt-tokenizer/encoding/cl100k_base';
+import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { describe, expect, it } from 'vitest';
+import { seededRng } from '../../../../bench/prng';
 import { countTokens } from '../../../../src/core/ingest/chunkers';
+import { countTokensUpTo } from '../../../../src/core/ingest/chunkers/tokenizer';
+import {
+  cl100kPieces,
+  PLAIN_TEXT,
+  tokenizerSegments,
+} from '../../../../src/core/ingest/chunkers/tokenCount.mjs';
+import { FIXTURES } from '../../../helpers/studio';
 import { countTokensOffThread } from '../../../../src/core/ingest/chunkers/tokenCounter';
 
 describe('countTokens', () => {
@@ -24,6 +39,146 @@ describe('countTokens', () => {
     // Counted directly, cl100k gives 625 tokens for 5,000 x's and 1,000 for this run of kanji.
     expect(countTokens('x'.repeat(5000))).toBe(625);
     expect(countTokens('日本語'.repeat(300))).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+/** gpt-tokenizer's own count of each segment: what countTokens gave before it kept piece counts. */
+const reference = (text: string) =>
+  tokenizerSegments(text).reduce((n, [s, e]) => n + referenceCount(text.slice(s, e), PLAIN_TEXT), 0);
+const referenceUpTo = (text: string, limit: number): number | false => {
+  let total = 0;
+  for (const [s, e] of tokenizerSegments(text)) {
+    const count = referenceWithin(text.slice(s, e), limit - total, PLAIN_TEXT);
+    if (count === false) return false;
+    total += count;
+  }
+  return total;
+};
+
+/** Characters each rule of the cl100k split regex treats differently, and words that repeat. */
+const ALPHABET = [
+  ...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789',
+  ...' \t\n\r.,;:!?-_/()[]{}"#$%&*+<=>@\\^`|~',
+  "'",
+  "'s",
+  "'S",
+  "'ll",
+  "'LL",
+  "'re",
+  "'Ve",
+  "'d",
+  "'t",
+  "'m",
+  '\r\n',
+  '\n\n',
+  '  ',
+  '   ',
+  '\u00a0',
+  '\u3000',
+  '\u2028',
+  '\ufeff',
+  'é',
+  'É',
+  'ß',
+  'ø',
+  'e\u0301',
+  '\u0301',
+  'ж',
+  'Ж',
+  'ω',
+  'ع',
+  'א',
+  '日',
+  '本',
+  'ひ',
+  'カ',
+  '한',
+  '٣',
+  '۴',
+  '१',
+  '½',
+  '²',
+  'Ⅻ',
+  '\u2019',
+  '\u201c',
+  '\u2014',
+  '\u2026',
+  '€',
+  '™',
+  '😀',
+  '👍🏽',
+  '𝔘',
+  '\ud800',
+  '\udc00',
+  '\u0000',
+  '<|endoftext|>',
+  'the ',
+  'The ',
+  ' of',
+  'and',
+  'knowledge',
+  'base',
+  ' 2024',
+  '1999',
+  'https://example.com/a?b=c',
+];
+
+/** The ASCII entries only: texts the regex is never asked about. */
+const ASCII_ALPHABET = ALPHABET.filter((piece) => /^[\x00-\x7f]+$/.test(piece));
+
+function fuzzTexts(seed: number, count: number, alphabet = ALPHABET): string[] {
+  const rng = seededRng(seed);
+  return Array.from({ length: count }, () => {
+    let text = '';
+    const pieces = rng.int(80);
+    for (let i = 0; i < pieces; i++) text += rng.pick(alphabet);
+    return text;
+  });
+}
+
+/** The regex's own pieces, as gpt-tokenizer cuts a text. */
+const referencePieces = (text: string) =>
+  [...text.matchAll(new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, 'gu'))].map((m) => m[0]);
+
+describe('countTokens against gpt-tokenizer', () => {
+  // Every text twice: once counted piece by piece, once again from the kept piece counts.
+  const texts = [
+    ...readdirSync(FIXTURES)
+      .filter((f) => /\.(md|csv|json|html)$/.test(f))
+      .map((f) => readFileSync(join(FIXTURES, f), 'utf8')),
+    ...readFileSync(join(FIXTURES, '..', '..', 'eval', 'dbpedia-5k', 'corpus.jsonl'), 'utf8')
+      .split('\n')
+      .slice(0, 400)
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { text: string }).text),
+    ...fuzzTexts(11, 3000),
+    ...fuzzTexts(12, 3000, ASCII_ALPHABET),
+    ' '.repeat(300) + 'x' + '\n'.repeat(300),
+    'a'.repeat(1000) + ' ' + '1'.repeat(1000),
+  ];
+
+  it('gives the same count for fixtures, dbpedia texts and thousands of seeded texts, counted twice', () => {
+    for (let pass = 0; pass < 2; pass++) {
+      const mismatches = texts.filter((t) => countTokens(t) !== reference(t));
+      expect(mismatches.map((t) => JSON.stringify(t.slice(0, 80)))).toEqual([]);
+    }
+  });
+
+  it('cuts every text into the pieces of the cl100k regex', () => {
+    for (const text of texts)
+      expect(cl100kPieces(text), JSON.stringify(text.slice(0, 80))).toEqual(referencePieces(text));
+  });
+
+  it('countTokensUpTo agrees with gpt-tokenizer at limits below, at and above the count', () => {
+    for (const text of texts.slice(0, 1500)) {
+      const count = reference(text);
+      for (const limit of [0, Math.floor(count / 2), count - 1, count, count + 1]) {
+        if (limit < 0) continue;
+        expect(countTokensUpTo(text, limit), `${JSON.stringify(text.slice(0, 60))} ≤ ${limit}`).toBe(
+          referenceUpTo(text, limit),
+        );
+      }
+    }
   });
 });
 
