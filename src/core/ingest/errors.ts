@@ -2,6 +2,7 @@ import { DomainError } from '../errors';
 
 export { UnsupportedEmbeddingModel } from '../embed/errors';
 import type { FileOutcome } from './pipeline';
+import { formatBytes } from './zipLimits';
 
 /** Per-file refusals: each message names the file and says what the user can do. */
 
@@ -56,6 +57,15 @@ export class PayloadTooLarge extends DomainError {
     super(
       'payload_too_large',
       `${message} Larger knowledge bases require a creator plan upgrade or contacting support.`,
+    );
+  }
+}
+
+/** The studio's per-knowledge-base byte limit (spec §8), refused before the file that would pass it is staged. */
+export class KnowledgeBaseTooLarge extends PayloadTooLarge {
+  constructor(bytes: number, limit: number) {
+    super(
+      `The knowledge base would hold ${formatBytes(bytes)} of documents; the studio limit is ${formatBytes(limit)} per knowledge base (use a bulk upload above that).`,
     );
   }
 }

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { newId } from '../../core/ids';
-import { ChunkLimitExceeded, PayloadTooLarge } from '../../core/ingest/errors';
+import { ChunkLimitExceeded, KnowledgeBaseTooLarge } from '../../core/ingest/errors';
 import type {
   CommitOptions,
   CommitResult,
@@ -13,7 +13,6 @@ import type {
   StagedDocumentWriter,
   Staging,
 } from '../../core/ingest/store';
-import { formatBytes } from '../../core/ingest/zipLimits';
 import { codeBytes, writeSignCode } from '../../core/retrieve/signCodes';
 import type { Db } from '../open';
 
@@ -338,9 +337,7 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
         .get(listingId) as { docs: number; chunks: number; bytes: number };
       if (totals.chunks > options.maxChunks) throw new ChunkLimitExceeded(options.maxChunks, totals.chunks);
       if (options.maxKnowledgeBaseBytes !== null && totals.bytes > options.maxKnowledgeBaseBytes) {
-        throw new PayloadTooLarge(
-          `The knowledge base would hold ${formatBytes(totals.bytes)} of documents; the studio limit is ${formatBytes(options.maxKnowledgeBaseBytes)} per knowledge base (use a bulk upload above that).`,
-        );
+        throw new KnowledgeBaseTooLarge(totals.bytes, options.maxKnowledgeBaseBytes);
       }
       this.db
         .prepare(`UPDATE listings SET document_count = ?, chunk_count = ?, updated_at = ? WHERE id = ?`)

@@ -200,6 +200,32 @@ describe('ingestion pipeline', () => {
     }
   });
 
+  it('refuses a file that would take the knowledge base past its byte limit before reading it', async () => {
+    const first = join(dir.path, 'first.md');
+    writeFileSync(first, '# First\n\n' + 'alpha beta gamma '.repeat(60));
+    await run([first]);
+    const before = chunks();
+    const existing = services.listings.get(listingId, 'studio');
+    // A JSONL file whose only line is broken: staged, it would be rejected as invalid_document.
+    const big = join(dir.path, 'big.jsonl');
+    writeFileSync(big, '{"text": "x", "embedding": "not a vector"}\n' + ' '.repeat(3000));
+    const limits = { ...STUDIO_LIMITS, maxKnowledgeBaseBytes: 2048 };
+    const err = await run([big], { limits }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ code: 'payload_too_large' });
+    expect((err as Error).message).toMatch(
+      /^The knowledge base would hold 4(\.\d)? KB of documents; the studio limit is 2 KB per knowledge base \(use a bulk upload above that\)\./,
+    );
+    expect(chunks()).toEqual(before);
+    expect(services.listings.get(listingId, 'studio').documentCount).toBe(existing.documentCount);
+
+    // A new version of a document replaces the old one's bytes: it fits where both would not.
+    writeFileSync(first, '# First\n\n' + 'delta epsilon zeta '.repeat(55));
+    const replaced = await run([first], { limits });
+    expect(replaced.documents.map((d) => d.status)).toEqual(['ingested']);
+    expect(services.listings.get(listingId, 'studio').documentCount).toBe(1);
+  });
+
   it('refuses a file over the size limit with payload_too_large naming it', async () => {
     const big = join(dir.path, 'big.md');
     writeFileSync(big, '# Big\n\n' + 'word '.repeat(5000));
