@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { OFFLINE_MODEL } from '../src/core/embed/offlineGlove';
 import type { DocumentFormat } from '../src/core/ingest/types';
+import { BULK_LIMITS, type IngestLimits } from '../src/core/ingest/limits';
 import { buildCorpus, type Corpus, type CorpusPlan } from './corpus';
 import { countTokensOffThread } from '../src/core/ingest/chunkers/tokenCounter';
 import { fixturesByFormat, type TextPool } from './fixtures';
@@ -77,7 +78,7 @@ export const ingestFormatsSuite: Suite = {
         'DOCX copies have the words of their runs replaced; PDF copies are identical apart from their names (the offline model keeps no embedding cache: every chunk is embedded).',
         'jsonl: pre-built embeddings of the offline model (100 dimensions), about 3 KB a line; nothing is parsed or embedded.',
         'Stages: reading = reading and hashing the file (for jsonl: all of the staging), parsing = waiting for the parse (PDF, DOCX, HTML and Markdown files are parsed ahead on worker threads), embedding includes writing to the staging database, storing = the commit into the knowledge base.',
-        `Import: ${imported.lines.toLocaleString('en')} pre-built embedding lines (offline model, 100 dimensions, 1.5–2.5 KB of text a line) in one JSONL file; staging = reading, checking, counting tokens and writing the staging database; commit = the transaction into the knowledge base. The issue's target is 500,000 lines in 60 s (8,333 lines/s): --scale 10.`,
+        `Import: ${imported.lines.toLocaleString('en')} pre-built embedding lines (offline model, 100 dimensions, 1.5–2.5 KB of text a line) in one JSONL file, imported without the studio's 500 MB cap (as a bulk upload would); staging = reading, checking, counting tokens and writing the staging database; commit = the transaction into the knowledge base. The issue's target is 500,000 lines in 60 s (8,333 lines/s): --scale 10.`,
       ],
       [...rows, imported],
     );
@@ -159,7 +160,12 @@ async function jsonlCorpus(dir: string, bytes: number, context: BenchContext): P
   return corpus;
 }
 
-async function measure(context: BenchContext, label: string, corpus: Corpus): Promise<IngestFigures> {
+async function measure(
+  context: BenchContext,
+  label: string,
+  corpus: Corpus,
+  limits?: IngestLimits,
+): Promise<IngestFigures> {
   const runs: IngestMeasurement[] = [];
   for (let i = 0; i < context.options.repeat; i++) {
     context.log(
@@ -167,7 +173,7 @@ async function measure(context: BenchContext, label: string, corpus: Corpus): Pr
     );
     const studio = new ScratchStudio();
     try {
-      runs.push(await measureIngestion(studio, [{ path: corpus.dir, name: 'corpus' }]));
+      runs.push(await measureIngestion(studio, [{ path: corpus.dir, name: 'corpus' }], limits));
     } finally {
       studio.close();
     }
@@ -209,7 +215,9 @@ async function measureImport(context: BenchContext): Promise<ImportFigures> {
     bytes,
     byFormat: { jsonl: { files: 1, bytes } },
   };
-  const figures = await measure(context, `jsonl import (${lines.toLocaleString('en')} lines)`, corpus);
+  // Without the studio's 500 MB per knowledge base: 500,000 lines are 1.4 GB, a bulk upload's size.
+  const label = `jsonl import (${lines.toLocaleString('en')} lines)`;
+  const figures = await measure(context, label, corpus, BULK_LIMITS);
   const commitMs = figures.stages.storing ?? 0;
   return {
     ...figures,

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { STUDIO_LIMITS } from '../src/core/ingest/limits';
+import { STUDIO_LIMITS, type IngestLimits } from '../src/core/ingest/limits';
 import type { IngestProgress, IngestResult } from '../src/core/ingest/pipeline';
 import { openServices, type StudioServices } from '../src/db/services';
 
@@ -35,10 +35,11 @@ export class ScratchStudio {
   }
 }
 
-/** Ingests the inputs into a new listing of the studio (non-atomic, studio limits) and times it. */
+/** Ingests the inputs into a new listing of the studio (non-atomic, studio limits unless given) and times it. */
 export async function measureIngestion(
   studio: ScratchStudio,
   inputs: { path: string; name?: string }[],
+  limits: IngestLimits = STUDIO_LIMITS,
 ): Promise<IngestMeasurement> {
   const listingId = studio.newListing();
   const stages: Record<string, number> = {};
@@ -55,7 +56,7 @@ export async function measureIngestion(
     listingId,
     inputs,
     atomic: false,
-    limits: STUDIO_LIMITS,
+    limits,
     onProgress,
   });
   const ms = performance.now() - started;
