@@ -168,7 +168,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
         });
       } else {
         // A file that would take the knowledge base past the studio's byte limit is refused before it is
-        // read: a 1.4 GB import used to be staged for minutes, then refused by the commit.
+        // staged: a 1.4 GB import used to be staged for minutes, then refused by the commit.
         const wouldKeep = keptBytes - (previous?.bytes ?? 0) + file.bytes;
         if (limits.maxKnowledgeBaseBytes !== null && wouldKeep > limits.maxKnowledgeBaseBytes)
           throw new KnowledgeBaseTooLarge(wouldKeep, limits.maxKnowledgeBaseBytes);

@@ -200,7 +200,7 @@ describe('ingestion pipeline', () => {
     }
   });
 
-  it('refuses a file that would take the knowledge base past its byte limit before reading it', async () => {
+  it('refuses a file that would take the knowledge base past its byte limit before staging it', async () => {
     const first = join(dir.path, 'first.md');
     writeFileSync(first, '# First\n\n' + 'alpha beta gamma '.repeat(60));
     await run([first]);
