@@ -1,5 +1,5 @@
-// cl100k token counting, shared by the main thread (tokenizer.ts imports it) and a worker thread
-// (tokenCountPool.ts starts this file as one, to count pre-built embedding lines on the other core).
+// cl100k token counting, shared by the main thread (tokenizer.ts imports it) and worker threads
+// (tokenCounter.ts starts this file as one per core, to count pre-built embedding lines).
 // Plain JavaScript on purpose: a worker must load as it is under node, tsx, vitest and the Electron build.
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
@@ -248,7 +248,7 @@ function isSpace(code) {
 /** @param {number} code */
 export const isLowSurrogate = (code) => code >= 0xdc00 && code <= 0xdfff;
 
-// Started as a worker by tokenCountPool.ts: counts each batch of texts it is sent.
+// Started as a worker by tokenCounter.ts: counts each batch of texts it is sent.
 if (!isMainThread && parentPort && workerData?.role === 'kbstudio-token-counter') {
   const port = parentPort;
   port.on('message', ({ id, texts }) => port.postMessage({ id, counts: texts.map(countTokens) }));
