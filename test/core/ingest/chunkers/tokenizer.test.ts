@@ -111,6 +111,11 @@ const ALPHABET = [
   '\ud800',
   '\udc00',
   '\u0000',
+  // JavaScript's \s has \v and \f but not 0x1c-0x1f; DEL is neither space nor letter.
+  '\v',
+  '\f',
+  '\x1c',
+  '\x7f',
   '<|endoftext|>',
   'the ',
   'The ',
