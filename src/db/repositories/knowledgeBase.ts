@@ -37,6 +37,16 @@ function floatsOf(blob: Buffer): Float32Array {
 /** Page cache of the knowledge base's connection during a commit (negative: KiB), 64 MB. */
 const COMMIT_CACHE_KIB = -65_536;
 
+/**
+ * Commits of at least this many chunks let FTS5 merge full-text segments 16 at a time instead of 4 (its
+ * `automerge` default, restored in the same transaction): fewer merges of ever larger segments while
+ * hundreds of thousands of rows go in (docs/performance.md, "sixth pass"). Smaller commits keep the
+ * default so an index built by many small ingestions stays compact.
+ */
+export const BULK_FTS_MIN_CHUNKS = 10_000;
+const FTS_DEFAULT_AUTOMERGE = 4;
+const FTS_BULK_AUTOMERGE = 16;
+
 /** Keys the store sets on every chunk's metadata (DESIGN §4); they win over the document's own. */
 const RESERVED_KEYS = ['source', 'format', 'documentId', 'chunkIndex'] as const;
 
@@ -327,7 +337,10 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
         }
         documents.push({ source: doc.source, documentId, chunks: doc.chunk_count });
       }
+      const bulk = staging.chunkCount >= BULK_FTS_MIN_CHUNKS;
+      if (bulk) this.setFtsAutomerge(FTS_BULK_AUTOMERGE);
       for (const { documentId } of documents) indexText.run(documentId);
+      if (bulk) this.setFtsAutomerge(FTS_DEFAULT_AUTOMERGE);
 
       const totals = this.db
         .prepare(
@@ -353,5 +366,14 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
     } finally {
       this.db.pragma(`cache_size = ${cacheSize}`);
     }
+  }
+
+  /**
+   * FTS5's `automerge` of chunks_fts: a row of its config table, so it follows the transaction. FTS5 takes
+   * the value only as a literal ("SQL logic error" when bound).
+   */
+  private setFtsAutomerge(segments: number): void {
+    if (!Number.isInteger(segments)) throw new Error(`automerge ${segments}`);
+    this.db.exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', ${segments})`);
   }
 }

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ChunkLimitExceeded } from '../../../src/core/ingest/errors';
 import type { CommitOptions, StagedChunk, StagedDocument } from '../../../src/core/ingest/store';
 import { signCode } from '../../../src/core/retrieve/signCodes';
+import { BULK_FTS_MIN_CHUNKS } from '../../../src/db/repositories/knowledgeBase';
 import { openServices, type StudioServices } from '../../../src/db/services';
 import { tempDir } from '../../helpers/studio';
 
@@ -356,5 +357,86 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     expect(chunkRows().map((r) => r.text)).toEqual(['good marmot text']);
     expect(fullText('lemur')).toEqual([]);
     expect(counts()).toMatchObject({ documents: 1, chunks: 1, embeddings: 1, codes: 1, vectors: 1 });
+  });
+
+  describe('a bulk commit', () => {
+    const WORDS = ['heron', 'otter', 'walrus', 'lynx', 'marten', 'ibis', 'stoat', 'vole'];
+    const bulkOptions: CommitOptions = { ...OPTIONS, maxChunks: 2 * BULK_FTS_MIN_CHUNKS };
+
+    /** BULK_FTS_MIN_CHUNKS chunks in one document, staged in batches of 1,000. */
+    function stageBulk() {
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      const writer = staging.open(doc('bulk.jsonl'));
+      for (let at = 0; at < BULK_FTS_MIN_CHUNKS; at += 1_000) {
+        writer.add(
+          Array.from({ length: 1_000 }, (_, k) => {
+            const i = at + k;
+            return chunk(`row ${i} ${WORDS[i % WORDS.length]} w${i}`, vector(1, i % 7, -1, 1, 1, 1, 1, 1));
+          }),
+        );
+      }
+      writer.finish();
+      return staging;
+    }
+    const automerge = () =>
+      db().prepare(`SELECT v FROM chunks_fts_config WHERE k = 'automerge'`).pluck().get() as
+        number | undefined;
+    const ftsCommands = (exec: { mock: { calls: unknown[][] } }) =>
+      exec.mock.calls.map(([sql]) => String(sql)).filter((sql) => sql.includes("'automerge'"));
+
+    it('merges full-text segments 16 at a time while indexing, then restores the default of 4', () => {
+      const staging = stageBulk();
+      const exec = vi.spyOn(db(), 'exec');
+      try {
+        services.knowledgeBase.commit(listingId, staging, bulkOptions);
+      } finally {
+        staging.dispose();
+      }
+      expect(ftsCommands(exec)).toEqual([
+        `INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', 16)`,
+        `INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', 4)`,
+      ]);
+      exec.mockRestore();
+      expect(automerge()).toBe(4);
+      expect(() =>
+        db().prepare(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)`).run(),
+      ).not.toThrow();
+      const found = db()
+        .prepare(
+          `SELECT c.text FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?`,
+        )
+        .pluck()
+        .all('w9999');
+      expect(found).toEqual(['row 9999 vole w9999']);
+      expect(
+        db().prepare(`SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'heron'`).pluck().get(),
+      ).toBe(BULK_FTS_MIN_CHUNKS / WORDS.length);
+    });
+
+    it('leaves the setting untouched when the commit fails after indexing', () => {
+      const staging = stageBulk();
+      try {
+        expect(() =>
+          services.knowledgeBase.commit(listingId, staging, {
+            ...bulkOptions,
+            maxChunks: BULK_FTS_MIN_CHUNKS - 1,
+          }),
+        ).toThrow(ChunkLimitExceeded);
+      } finally {
+        staging.dispose();
+      }
+      expect(automerge()).toBeUndefined();
+      expect(db().prepare(`SELECT count(*) FROM chunks`).pluck().get()).toBe(0);
+    });
+
+    it('keeps the default for smaller commits', () => {
+      const exec = vi.spyOn(db(), 'exec');
+      stageAndCommit([
+        { doc: doc('small.md'), chunks: [chunk('a small heron text', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+      ]);
+      expect(ftsCommands(exec)).toEqual([]);
+      exec.mockRestore();
+      expect(automerge()).toBeUndefined();
+    });
   });
 });
