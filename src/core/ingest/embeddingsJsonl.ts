@@ -1,7 +1,5 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
-import { Transform, pipeline, type TransformCallback } from 'node:stream';
 import { EMBEDDING_MODELS } from '../embed/models';
 import { InvalidDocument, UnsupportedEmbeddingModel } from './errors';
 
@@ -41,32 +39,17 @@ interface LineContext {
 }
 
 async function* readRecords(filePath: string, context: LineContext): AsyncGenerator<EmbeddingRecord> {
-  const guard = new LineLengthGuard(
-    MAX_EMBEDDINGS_LINE_BYTES,
-    (line) =>
-      new InvalidDocument(
-        context.source,
-        `line ${line}: the line is longer than 1 MB; each line must hold one JSON object (text, embedding, metadata).`,
-      ),
-  );
-  const input = pipeline(createReadStream(filePath), guard, () => {});
-  const lines = readline.createInterface({ input, crlfDelay: Infinity });
   let lineNumber = 0;
   let records = 0;
-  try {
-    for await (const raw of lines) {
-      lineNumber++;
-      const line = lineNumber === 1 ? raw.replace(/^\uFEFF/, '') : raw;
-      if (line.trim() === '') continue;
-      const parsed = parseLine(line, context);
-      if (typeof parsed === 'string')
-        throw new InvalidDocument(context.source, `line ${lineNumber}: ${parsed}`);
-      records++;
-      yield { line: lineNumber, ...parsed };
-    }
-  } finally {
-    lines.close();
-    input.destroy();
+  for await (const raw of readLines(filePath, MAX_EMBEDDINGS_LINE_BYTES, (line) => tooLong(context, line))) {
+    lineNumber++;
+    const line = lineNumber === 1 ? raw.replace(/^\uFEFF/, '') : raw;
+    if (line.trim() === '') continue;
+    const parsed = parseLine(line, context);
+    if (typeof parsed === 'string')
+      throw new InvalidDocument(context.source, `line ${lineNumber}: ${parsed}`);
+    records++;
+    yield { line: lineNumber, ...parsed };
   }
   if (records === 0) {
     throw new InvalidDocument(
@@ -74,6 +57,68 @@ async function* readRecords(filePath: string, context: LineContext): AsyncGenera
       'the file has no lines; expected one JSON object per line (text, embedding, metadata).',
     );
   }
+}
+
+const tooLong = (context: LineContext, line: number) =>
+  new InvalidDocument(
+    context.source,
+    `line ${line}: the line is longer than 1 MB; each line must hold one JSON object (text, embedding, metadata).`,
+  );
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * The file's lines as readline gives them (`\n`, `\r\n` and a lone `\r` end a line; a last line without
+ * an end counts), without readline: each line is found by a byte search and decoded on its own, so the
+ * text is not decoded whole and then searched again (about a third of staging a JSONL import). A line
+ * longer than `maxBytes` fails with `tooLong(its number)` as soon as it gets there, before it is held.
+ */
+export async function* readLines(
+  filePath: string,
+  maxBytes: number,
+  tooLong: (line: number) => Error,
+): AsyncGenerator<string> {
+  const stream = createReadStream(filePath, { highWaterMark: 1024 * 1024 });
+  /** Bytes of the line under way that came in earlier chunks. */
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let line = 1;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let start = 0;
+      for (let newline = chunk.indexOf(LF); newline !== -1; newline = chunk.indexOf(LF, start)) {
+        if (pendingBytes + newline - start > maxBytes) throw tooLong(line);
+        let bytes = chunk.subarray(start, newline);
+        if (pendingBytes > 0) {
+          bytes = Buffer.concat([...pending, bytes]);
+          pending = [];
+          pendingBytes = 0;
+        }
+        for (const piece of splitAtCarriageReturns(bytes)) {
+          line++;
+          yield piece;
+        }
+        start = newline + 1;
+      }
+      if (start < chunk.length) {
+        if (pendingBytes + chunk.length - start > maxBytes) throw tooLong(line);
+        pending.push(chunk.subarray(start));
+        pendingBytes += chunk.length - start;
+      }
+    }
+    if (pendingBytes > 0) yield* splitAtCarriageReturns(Buffer.concat(pending));
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** A `\n`-free run of bytes as lines: a `\r` before the `\n` belongs to it, any other `\r` ends a line. */
+function splitAtCarriageReturns(bytes: Buffer): string[] {
+  const end = bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
+  const first = bytes.indexOf(CR);
+  if (first === -1 || first >= end) return [bytes.toString('utf8', 0, end)];
+  return bytes.toString('utf8', 0, end).split('\r');
 }
 
 type ParsedLine = Omit<EmbeddingRecord, 'line'>;
@@ -125,32 +170,4 @@ function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 20 ? `${value.slice(0, 20)}…` : value);
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${String(value)}`;
-}
-
-/** Fails the stream as soon as a line grows past the limit, before readline has to buffer it. */
-class LineLengthGuard extends Transform {
-  private lineBytes = 0;
-  private line = 1;
-
-  constructor(
-    private readonly maxBytes: number,
-    private readonly tooLong: (line: number) => Error,
-  ) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    let start = 0;
-    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
-      if (this.lineBytes + newline - start > this.maxBytes) {
-        callback(this.tooLong(this.line));
-        return;
-      }
-      this.lineBytes = 0;
-      this.line++;
-      start = newline + 1;
-    }
-    this.lineBytes += chunk.length - start;
-    callback(this.lineBytes > this.maxBytes ? this.tooLong(this.line) : null, chunk);
-  }
 }

@@ -2,7 +2,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readEmbeddingsJsonl, type EmbeddingRecord } from '../../../src/core/ingest/embeddingsJsonl';
+import { createReadStream } from 'node:fs';
+import readline from 'node:readline';
+import {
+  readEmbeddingsJsonl,
+  readLines,
+  type EmbeddingRecord,
+} from '../../../src/core/ingest/embeddingsJsonl';
 import { InvalidDocument, UnsupportedEmbeddingModel } from '../../../src/core/ingest/errors';
 
 const MODEL = 'text-embedding-3-small';
@@ -194,5 +200,87 @@ describe('readEmbeddingsJsonl', () => {
     }
     expect(count).toBe(2000);
     expect(lastLine).toBe(2000);
+  });
+});
+
+describe('readLines', () => {
+  const MB = 1024 * 1024;
+  const neverTooLong = () => new Error('too long');
+
+  async function ours(file: string, maxBytes = 8 * MB): Promise<string[]> {
+    const lines: string[] = [];
+    for await (const l of readLines(file, maxBytes, neverTooLong)) lines.push(l);
+    return lines;
+  }
+
+  /** What node:readline makes of the file, as the reader used to (crlfDelay: Infinity). */
+  async function readlines(file: string): Promise<string[]> {
+    const lines: string[] = [];
+    const rl = readline.createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+    for await (const l of rl) lines.push(l);
+    return lines;
+  }
+
+  /** A seeded generator (mulberry32). */
+  function random(seed: number) {
+    let state = seed >>> 0;
+    return () => {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  it('splits lines as readline does: \\n, \\r\\n and a lone \\r, blank lines and a last line without an end', async () => {
+    for (const content of [
+      'a\nb\r\nc\rd\n\n\r\n\re',
+      'one\r',
+      'one\r\r\ntwo\r\n',
+      '\n\n',
+      '',
+      '\uFEFF{"x":1}\n',
+      'é€😀\r\n😀',
+    ]) {
+      const file = await writeJsonl(content);
+      expect(await ours(file), JSON.stringify(content)).toEqual(await readlines(file));
+    }
+  });
+
+  it('keeps characters and line ends whole across its 1 MB reads (seeded random files of 2.5 MB)', async () => {
+    const alphabet = ['a', 'b', ' ', '\n', '\r', '\r\n', 'é', '€', '😀', '{"t":"x"}'];
+    for (let seed = 1; seed <= 3; seed++) {
+      const next = random(seed);
+      const parts: string[] = [];
+      let bytes = 0;
+      while (bytes < 2.5 * MB) {
+        // Long runs of one character, so boundaries fall inside multi-byte characters and line ends.
+        const piece = alphabet[Math.floor(next() * alphabet.length)]!.repeat(1 + Math.floor(next() * 4000));
+        parts.push(piece);
+        bytes += Buffer.byteLength(piece);
+      }
+      const file = await writeJsonl(parts.join(''));
+      const expected = await readlines(file);
+      expect(expected.length).toBeGreaterThan(100);
+      expect(await ours(file)).toEqual(expected);
+    }
+    // A 4-byte character across the first read boundary, a \r\n across the second.
+    const file = await writeJsonl('a'.repeat(MB - 2) + '😀\n' + 'b'.repeat(MB - 4 + 2 - 1) + '\r\nc');
+    expect(await ours(file)).toEqual(await readlines(file));
+  });
+
+  it('fails on the line past the limit, counting lines as it yields them', async () => {
+    const file = await writeJsonl('short\r' + 'x'.repeat(300) + '\nok\n');
+    const seen: string[] = [];
+    await expect(async () => {
+      for await (const l of readLines(file, 200, (n) => new Error(`line ${n} too long`))) seen.push(l);
+    }).rejects.toThrow('line 1 too long');
+    expect(seen).toEqual([]);
+    const later = await writeJsonl('a\nb\n' + 'y'.repeat(2 * MB) + '\n');
+    await expect(async () => {
+      for await (const l of readLines(later, MB, (n) => new Error(`line ${n} too long`))) seen.push(l);
+    }).rejects.toThrow('line 3 too long');
+    expect(seen).toEqual(['a', 'b']);
   });
 });
