@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { DomainError } from '../errors';
 import type { Embedder } from '../embed/embedder';
@@ -66,6 +67,13 @@ const AHEAD_MAX_UNSTOPPABLE_BYTES = 4 * 1024 * 1024;
 const WORKER_FORMATS = new Set<SourceFile['format']>(['pdf', 'docx', 'html', 'markdown']);
 const UNSTOPPABLE_FORMATS = new Set<SourceFile['format']>(['pdf', 'docx']);
 const PREBUILT_BATCH = 2_000;
+/**
+ * Files up to this size are read synchronously. An asynchronous read takes several event-loop turns
+ * (open, stat, read, close), each waiting behind this thread's chunking and embedding of earlier files:
+ * 725 files of a 10 MB mixed corpus waited 2.4 s in all for reads that take about 50 µs each when made at
+ * once. A read of 1 MB from the page cache holds the thread well under a millisecond.
+ */
+const SYNC_READ_MAX_BYTES = 1024 * 1024;
 
 /**
  * parse → chunk → embed → stage, file by file, then one commit. Nothing reaches the knowledge base
@@ -403,7 +411,9 @@ async function prepare(
     const contentHash = await hashFile(file.path);
     return { contentHash, unchanged: isUnchanged(previous, contentHash, chunking) };
   }
-  const bytes = new Uint8Array(await readFile(file.path));
+  const bytes = new Uint8Array(
+    file.bytes <= SYNC_READ_MAX_BYTES ? readFileSync(file.path) : await readFile(file.path),
+  );
   const contentHash = createHash('sha256').update(bytes).digest('hex');
   if (isUnchanged(previous, contentHash, chunking)) return { contentHash, unchanged: true };
   if (!startParsing) return { contentHash, unchanged: false, bytes };
