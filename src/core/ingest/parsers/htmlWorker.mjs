@@ -1,29 +1,26 @@
-// Parses HTML into a hast tree with rehype-parse (parse5) inside a long-lived worker thread (see
-// parserWorkerPool.ts), so a page whose parse runs past its deadline can be stopped by terminating the
-// thread. Plain JavaScript on purpose: it must load as it is under node, tsx, vitest and the Electron
+// Parses HTML into a hast tree with parse5 and hast-util-from-parse5 (what rehype-parse does) inside a
+// long-lived worker thread (see parserWorkerPool.ts), so a page whose parse runs past its deadline can be
+// stopped by terminating the thread. Plain JavaScript on purpose: it must load as it is under node, tsx, vitest and the Electron
 // build. It only parses; html.ts and htmlSections.ts turn the tree into sections.
 import { parentPort } from 'node:worker_threads';
-import rehypeParse from 'rehype-parse';
-import { unified } from 'unified';
+import { fromParse5 } from 'hast-util-from-parse5';
+import { parse } from 'parse5';
 
-const processor = unified().use(rehypeParse);
 const decoder = new TextDecoder();
 
-/** Positions are dropped (nothing reads them, and they are a third of the tree); iterative, for deep trees. */
-function stripPositions(root) {
-  const stack = [root];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    delete node.position;
-    if (Array.isArray(node.children)) for (const child of node.children) stack.push(child);
-    if (node.content) stack.push(node.content);
-  }
-  return root;
+/**
+ * The tree rehype-parse makes, without source positions: rehype-parse has parse5 record where every node
+ * starts and ends and turns that into positions, which this worker then dropped (about 40% of the parse).
+ * Same parse5 options otherwise (scripting off, so `<noscript>` content is read as markup).
+ */
+export function parseHtmlTree(html) {
+  return fromParse5(parse(html, { scriptingEnabled: false }));
 }
 
-parentPort.on('message', ({ id, data }) => {
+// Imported by tests for parseHtmlTree: there is no parent port then.
+parentPort?.on('message', ({ id, data }) => {
   try {
-    const tree = stripPositions(processor.parse(decoder.decode(data)));
+    const tree = parseHtmlTree(decoder.decode(data));
     parentPort.postMessage({ id, ok: true, tree });
   } catch (error) {
     // A tree too deep to send fails with a RangeError, which html.ts reports as too deeply nested.
