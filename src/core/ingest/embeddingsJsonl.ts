@@ -71,7 +71,7 @@ const CR = 0x0d;
 /**
  * The file's lines as readline gives them (`\n`, `\r\n` and a lone `\r` end a line; a last line without
  * an end counts), without readline: each line is found by a byte search and decoded on its own, so the
- * text is not decoded whole and then searched again (about a third of staging a JSONL import). A line
+ * text is not decoded whole and then searched again (readline was a fifth of staging a JSONL import). A line
  * longer than `maxBytes` fails with `tooLong(its number)` as soon as it gets there, before it is held.
  */
 export async function* readLines(
