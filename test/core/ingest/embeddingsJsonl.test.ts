@@ -1,15 +1,16 @@
+import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReadStream } from 'node:fs';
 import readline from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   readEmbeddingsJsonl,
   readLines,
   type EmbeddingRecord,
 } from '../../../src/core/ingest/embeddingsJsonl';
 import { InvalidDocument, UnsupportedEmbeddingModel } from '../../../src/core/ingest/errors';
+import { seededRandom } from '../../helpers/seeded';
 
 const MODEL = 'text-embedding-3-small';
 const DIMS = 1536;
@@ -221,18 +222,6 @@ describe('readLines', () => {
     return lines;
   }
 
-  /** A seeded generator (mulberry32). */
-  function random(seed: number) {
-    let state = seed >>> 0;
-    return () => {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let t = state;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   it('splits lines as readline does: \\n, \\r\\n and a lone \\r, blank lines and a last line without an end', async () => {
     for (const content of [
       'a\nb\r\nc\rd\n\n\r\n\re',
@@ -251,7 +240,7 @@ describe('readLines', () => {
   it('keeps characters and line ends whole across its 1 MB reads (seeded random files of 2.5 MB)', async () => {
     const alphabet = ['a', 'b', ' ', '\n', '\r', '\r\n', 'é', '€', '😀', '{"t":"x"}'];
     for (let seed = 1; seed <= 3; seed++) {
-      const next = random(seed);
+      const { next } = seededRandom(seed);
       const parts: string[] = [];
       let bytes = 0;
       while (bytes < 2.5 * MB) {

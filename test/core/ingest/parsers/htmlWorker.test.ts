@@ -4,6 +4,7 @@ import rehypeParse from 'rehype-parse';
 import { unified } from 'unified';
 import { describe, expect, it } from 'vitest';
 import { parseHtmlTree } from '../../../../src/core/ingest/parsers/htmlWorker.mjs';
+import { seededRandom } from '../../../helpers/seeded';
 
 const FIXTURES = new URL('../../../../../shared/fixtures/docs/', import.meta.url);
 
@@ -31,12 +32,7 @@ describe('parseHtmlTree', () => {
   });
 
   it('makes the same tree of seeded tag soup (unclosed tags, tables, templates, SVG, noscript, entities)', () => {
-    let state = 11;
-    const next = () => {
-      state = (state * 1103515245 + 12345) % 2 ** 31;
-      return state / 2 ** 31;
-    };
-    const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)]!;
+    const { next, pick } = seededRandom(11);
     const parts = [
       '<p>',
       '</p>',

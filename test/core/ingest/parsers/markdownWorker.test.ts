@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseMarkdown } from '../../../../src/core/ingest/parsers/markdown';
 import { markdownSections } from '../../../../src/core/ingest/parsers/markdownSections';
 import { autolinksMatter } from '../../../../src/core/ingest/parsers/markdownWorker.mjs';
+import { seededRandom } from '../../../helpers/seeded';
 
 /** What the worker did before: every piece with all of GFM, autolink literals included. */
 const fullGfm = unified().use(remarkParse).use(remarkFrontmatter, ['yaml']).use(remarkGfm);
@@ -57,12 +58,7 @@ describe('parseMarkdown without autolink literals where they change nothing', ()
   });
 
   it('gives the same sections as full GFM on seeded documents mixing addresses and markup', async () => {
-    let state = 7;
-    const next = () => {
-      state = (state * 1103515245 + 12345) % 2 ** 31;
-      return state / 2 ** 31;
-    };
-    const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)]!;
+    const { next, pick } = seededRandom(7);
     const parts = [
       'word',
       'other',
