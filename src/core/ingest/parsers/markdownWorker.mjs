@@ -31,6 +31,12 @@ function remarkGfmWithoutAutolinks() {
 }
 
 const markdownProcessor = unified().use(remarkParse).use(remarkFrontmatter, ['yaml']).use(remarkGfm);
+const mdxProcessor = unified()
+  .use(remarkParse)
+  .use(remarkFrontmatter, ['yaml'])
+  .use(remarkGfm)
+  .use(remarkMdx);
+
 /**
  * GFM's autolink literals (bare URLs and e-mail addresses as links) take half of micromark's time, and a
  * link reads as its text, so they change what is read only where a URL or address holds characters that
@@ -75,11 +81,6 @@ export function autolinksMatter(text) {
   }
   return false;
 }
-const mdxProcessor = unified()
-  .use(remarkParse)
-  .use(remarkFrontmatter, ['yaml'])
-  .use(remarkGfm)
-  .use(remarkMdx);
 
 const decoder = new TextDecoder();
 
