@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve as resolvePath, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -39,6 +39,8 @@ export async function receiveMultipart(
     );
   }
   const form: ReceivedForm = { fields: {}, files: [] };
+  const writes: Promise<void>[] = [];
+  const sinks: WriteStream[] = [];
   try {
     await mkdir(dir, { recursive: true });
     await new Promise<void>((resolve, reject) => {
@@ -58,7 +60,6 @@ export async function receiveMultipart(
       } catch (err) {
         return reject(new InvalidInput(`body: ${(err as Error).message}.`));
       }
-      const writes: Promise<void>[] = [];
       let failed: Error | undefined;
       const fail = (err: Error) => {
         failed ??= err;
@@ -85,7 +86,9 @@ export async function receiveMultipart(
             ),
           ),
         );
-        writes.push(pipeline(stream, createWriteStream(path)).catch((err: Error) => fail(err)));
+        const sink = createWriteStream(path);
+        sinks.push(sink);
+        writes.push(pipeline(stream, sink).catch((err: Error) => fail(err)));
       });
       bb.on('field', (field, value, info) => {
         if (!accept.textFields.includes(field))
@@ -117,6 +120,10 @@ export async function receiveMultipart(
     });
     return form;
   } catch (err) {
+    // Files still being opened would be created again inside the folder being removed (and keep it):
+    // every file is closed first.
+    for (const sink of sinks) sink.destroy();
+    await Promise.allSettled(writes);
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     throw storageFailure(err, dataDir) ?? err;
   }
