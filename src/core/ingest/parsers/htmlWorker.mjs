@@ -1,7 +1,7 @@
 // Parses HTML into a hast tree with parse5 and hast-util-from-parse5 (what rehype-parse does) inside a
 // long-lived worker thread (see parserWorkerPool.ts), so a page whose parse runs past its deadline can be
-// stopped by terminating the thread. Plain JavaScript on purpose: it must load as it is under node, tsx, vitest and the Electron
-// build. It only parses; html.ts and htmlSections.ts turn the tree into sections.
+// stopped by terminating the thread. Plain JavaScript on purpose: it must load as it is under node, tsx,
+// vitest and the Electron build. It only parses; html.ts and htmlSections.ts turn the tree into sections.
 import { parentPort } from 'node:worker_threads';
 import { fromParse5 } from 'hast-util-from-parse5';
 import { parse } from 'parse5';
