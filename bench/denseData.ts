@@ -74,13 +74,13 @@ export interface BuildTimes {
  * `count` chunks with clustered vectors committed through the knowledge-base store (as a JSONL import
  * does after reading its lines), in documents of 10,000 chunks.
  */
-export function buildDenseKnowledgeBase(
+export async function buildDenseKnowledgeBase(
   services: StudioServices,
   listingId: string,
   dataDir: string,
   vectors: ClusteredVectors,
   count: number,
-): BuildTimes {
+): Promise<BuildTimes> {
   const model = MODEL_OF_DIMENSIONS[vectors.dimensions]!;
   const started = performance.now();
   const store = services.knowledgeBase;
@@ -114,7 +114,7 @@ export function buildDenseKnowledgeBase(
     }
     const stagingMs = performance.now() - started;
     const committing = performance.now();
-    store.commit(listingId, staging, {
+    await store.commit(listingId, staging, {
       model,
       dimensions: vectors.dimensions,
       maxChunks: BULK_LIMITS.maxChunks,

@@ -315,7 +315,7 @@ async function synthesize(kb: KnowledgeBase, count: number, rng: Rng): Promise<n
       }
       writer.finish();
     }
-    store.commit(kb.listingId, staging, {
+    await store.commit(kb.listingId, staging, {
       model: OFFLINE_MODEL.id,
       dimensions: OFFLINE_MODEL.dimensions,
       maxChunks: BULK_LIMITS.maxChunks,

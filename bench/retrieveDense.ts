@@ -325,7 +325,7 @@ async function runConfig(context: BenchContext, chunks: number, dimensions: numb
         wallet,
       ).id;
       context.log(`retrieve.dense: building ${label}`);
-      const build = buildDenseKnowledgeBase(services, listingId, dataDir, vectors, chunks);
+      const build = await buildDenseKnowledgeBase(services, listingId, dataDir, vectors, chunks);
       services.db.pragma('wal_checkpoint(TRUNCATE)');
       const fileMb = round(statSync(join(dataDir, DATABASE_FILE)).size / 2 ** 20, 1);
       context.log(`retrieve.dense: searching ${label} in process`);

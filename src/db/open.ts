@@ -60,6 +60,6 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
 }
 
 /** Inside a packaged app the extension lives in app.asar.unpacked, where SQLite can dlopen it. */
-function vecExtensionPath(): string {
+export function vecExtensionPath(): string {
   return getLoadablePath().replace(/app\.asar([\\/])/, 'app.asar.unpacked$1');
 }

@@ -217,7 +217,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     const committed = staging.documentCount > 0;
     if (committed) {
       report('storing');
-      const result = deps.store.commit(listing.id, staging, {
+      const result = await deps.store.commit(listing.id, staging, {
         model: listing.embeddingModel,
         dimensions: listing.dimensions,
         maxChunks: limits.maxChunks,

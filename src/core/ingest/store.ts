@@ -67,5 +67,5 @@ export interface KnowledgeBaseStore {
    * Replaces the staged documents' old versions and inserts the new ones in one transaction; throws
    * (leaving the knowledge base untouched) when a limit would be crossed.
    */
-  commit(listingId: string, staging: Staging, options: CommitOptions): CommitResult;
+  commit(listingId: string, staging: Staging, options: CommitOptions): Promise<CommitResult>;
 }

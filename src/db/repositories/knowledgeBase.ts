@@ -1,5 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { newId } from '../../core/ids';
 import { ChunkLimitExceeded, KnowledgeBaseTooLarge } from '../../core/ingest/errors';
@@ -13,26 +14,9 @@ import type {
   StagedDocumentWriter,
   Staging,
 } from '../../core/ingest/store';
-import { codeBytes, writeSignCode } from '../../core/retrieve/signCodes';
-import type { Db } from '../open';
+import { vecExtensionPath, type Db } from '../open';
 
 const vectorBlob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-
-/** True when every byte is 0 (a byte-at-a-time callback over 500,000 × 4 KB would cost seconds). */
-function isZeroVector(blob: Buffer): boolean {
-  const words =
-    blob.byteOffset % 4 === 0 ? new Uint32Array(blob.buffer, blob.byteOffset, blob.length >> 2) : null;
-  if (!words) return blob.every((b) => b === 0);
-  for (let i = 0; i < words.length; i++) if (words[i] !== 0) return false;
-  for (let i = words.length * 4; i < blob.length; i++) if (blob[i] !== 0) return false;
-  return true;
-}
-
-/** The staged blob as floats (a copy when the blob is not 4-byte aligned). */
-function floatsOf(blob: Buffer): Float32Array {
-  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.length >> 2);
-  return new Float32Array(new Uint8Array(blob).buffer);
-}
 
 /** Page cache of the knowledge base's connection during a commit (negative: KiB), 64 MB. */
 const COMMIT_CACHE_KIB = -65_536;
@@ -44,14 +28,15 @@ const COMMIT_CACHE_KIB = -65_536;
  * default so an index built by many small ingestions stays compact.
  */
 export const BULK_FTS_MIN_CHUNKS = 10_000;
-const FTS_DEFAULT_AUTOMERGE = 4;
 const FTS_BULK_AUTOMERGE = 16;
+/**
+ * How long a commit waits for other writers' transactions (another process's commit included). It waits
+ * on the commit's own thread, so nothing else is held up meanwhile.
+ */
+const COMMIT_BUSY_TIMEOUT_MS = 120_000;
 
 /** Keys the store sets on every chunk's metadata (DESIGN §4); they win over the document's own. */
 const RESERVED_KEYS = ['source', 'format', 'documentId', 'chunkIndex'] as const;
-
-/** A staged chunk as read back: [chunk_index, text, token_count, content_hash, metadata, reserved, vector]. */
-type StagedRow = [number, string, number, string, string, number, Buffer];
 
 /**
  * Staged chunks live in a throw-away SQLite file in the job's work folder: bounded memory for any
@@ -65,7 +50,6 @@ class SqliteStaging implements Staging {
   private readonly finishDoc: Database.Statement;
   private readonly dropChunks: Database.Statement;
   private readonly dropDoc: Database.Statement;
-  private readonly readChunks: Database.Statement;
   private docs = 0;
   private chunks = 0;
   private disposed = false;
@@ -101,12 +85,6 @@ class SqliteStaging implements Staging {
     );
     this.dropChunks = this.db.prepare(`DELETE FROM chunks WHERE doc_id = ?`);
     this.dropDoc = this.db.prepare(`DELETE FROM docs WHERE id = ?`);
-    this.readChunks = this.db
-      .prepare(
-        `SELECT chunk_index, text, token_count, content_hash, metadata, reserved, vector FROM chunks
-        WHERE doc_id = ? ORDER BY chunk_index`,
-      )
-      .raw();
   }
 
   get documentCount() {
@@ -155,55 +133,27 @@ class SqliteStaging implements Staging {
     };
   }
 
-  finishedDocuments() {
-    return this.db.prepare(`SELECT * FROM docs WHERE finished = 1 ORDER BY source`).all() as {
-      id: number;
-      source: string;
-      format: string;
-      content_hash: string;
-      bytes: number;
-      metadata: string;
-      chunk_count: number;
-    }[];
-  }
-
-  chunksOf(docId: number) {
-    return this.readChunks.iterate(docId) as IterableIterator<StagedRow>;
+  /**
+   * Closes the staging database and returns its file, for the commit's own connection to read. Nothing
+   * more can be staged; dispose() still removes the file.
+   */
+  seal(): string {
+    if (this.db.open) this.db.close();
+    return this.file;
   }
 
   dispose() {
     if (this.disposed) return;
     this.disposed = true;
-    this.db.close();
+    if (this.db.open) this.db.close();
     rmSync(this.file, { force: true });
   }
 }
 
-/**
- * The stored metadata of a chunk: the staged JSON with the reserved keys set. Equal to
- * `JSON.stringify({ ...JSON.parse(staged), ...reserved })`; when the staged metadata has none of the
- * reserved keys, that is the staged text with the keys appended, without parsing it again.
- */
-function chunkMetadata(
-  staged: string,
-  hasReserved: boolean,
-  doc: { source: string; format: string; documentId: string },
-  suffix: string,
-  chunkIndex: number,
-): string {
-  if (hasReserved) {
-    return JSON.stringify({
-      ...(JSON.parse(staged) as Record<string, unknown>),
-      source: doc.source,
-      format: doc.format,
-      documentId: doc.documentId,
-      chunkIndex,
-    });
-  }
-  return (staged === '{}' ? '{' : `${staged.slice(0, -1)},`) + suffix + chunkIndex + '}';
-}
-
 export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
+  /** Commits run one at a time: each waits for the one before it (failed or not). */
+  private commits: Promise<unknown> = Promise.resolve();
+
   constructor(
     private readonly db: Db,
     private readonly nativeBinding?: string,
@@ -236,144 +186,99 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
     return new SqliteStaging(workDir, this.nativeBinding);
   }
 
-  /** The sqlite-vec table holding a listing's vectors for one model, created on first use. */
-  vectorTable(listingId: string, model: string, dimensions: number): string {
-    const found = this.db
-      .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ? AND model = ?`)
-      .get(listingId, model) as { table_name: string } | undefined;
-    if (found) return found.table_name;
-    const table = `vec_${newId('', 12).slice(1).toLowerCase()}`;
-    if (!Number.isInteger(dimensions) || dimensions <= 0) throw new Error(`invalid dimensions ${dimensions}`);
-    this.db.exec(
-      `CREATE VIRTUAL TABLE ${table} USING vec0(embedding float[${dimensions}] distance_metric=cosine)`,
-    );
-    this.db
-      .prepare(`INSERT INTO vector_indexes (listing_id, model, dimensions, table_name) VALUES (?, ?, ?, ?)`)
-      .run(listingId, model, dimensions, table);
-    return table;
-  }
-
-  commit(listingId: string, staging: Staging, options: CommitOptions): CommitResult {
-    if (!(staging instanceof SqliteStaging)) throw new Error('staging from another store');
-    const run = this.db.transaction((): CommitResult => {
-      const table = this.vectorTable(listingId, options.model, options.dimensions);
-      const findDoc = this.db.prepare(`SELECT id FROM documents WHERE listing_id = ? AND source = ?`);
-      const dropVectors = this.db.prepare(
-        `DELETE FROM ${table} WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)`,
-      );
-      const dropDoc = this.db.prepare(`DELETE FROM documents WHERE id = ?`);
-      const insertDoc = this.db
-        .prepare(`INSERT INTO documents (id, listing_id, source, format, content_hash, bytes, metadata,
-        chunk_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-      const insertChunk = this.db
-        .prepare(`INSERT INTO chunks (listing_id, document_id, chunk_index, text, token_count,
-        content_hash, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)`);
-      // Full-text rows of a document's chunks in one statement once they are all in (migration 7).
-      const indexText = this.db.prepare(
-        `INSERT INTO chunks_fts (rowid, text) SELECT id, text FROM chunks WHERE document_id = ?`,
-      );
-      const insertVector = this.db.prepare(`INSERT INTO ${table} (rowid, embedding) VALUES (?, ?)`);
-      // Next to vec0: the float blob by chunk id (fast point reads for rescoring) and its sign code.
-      const insertFloats = this.db.prepare(
-        `INSERT INTO embeddings (chunk_id, model, vector) VALUES (?, ?, ?)`,
-      );
-      const insertCode = this.db.prepare(
-        `INSERT INTO vector_codes (listing_id, model, chunk_id, code) VALUES (?, ?, ?, ?)`,
-      );
-      const code = Buffer.alloc(codeBytes(options.dimensions));
-      const now = new Date().toISOString();
-      const documents: CommitResult['documents'] = [];
-
-      for (const doc of staging.finishedDocuments()) {
-        const previous = findDoc.get(listingId, doc.source) as { id: string } | undefined;
-        if (previous) {
-          dropVectors.run(previous.id);
-          dropDoc.run(previous.id);
-        }
-        const documentId = newId('doc');
-        insertDoc.run(
-          documentId,
-          listingId,
-          doc.source,
-          doc.format,
-          doc.content_hash,
-          doc.bytes,
-          doc.metadata,
-          doc.chunk_count,
-          now,
-          now,
-        );
-        // The reserved keys of DESIGN §4 win over anything a document says about itself.
-        const reserved = { source: doc.source, format: doc.format, documentId };
-        const suffix = `"source":${JSON.stringify(doc.source)},"format":${JSON.stringify(doc.format)},"documentId":${JSON.stringify(documentId)},"chunkIndex":`;
-        for (const [
-          chunkIndex,
-          text,
-          tokenCount,
-          contentHash,
-          metadata,
-          hasReserved,
-          vector,
-        ] of staging.chunksOf(doc.id)) {
-          const { lastInsertRowid } = insertChunk.run(
-            listingId,
-            documentId,
-            chunkIndex,
-            text,
-            tokenCount,
-            contentHash,
-            chunkMetadata(metadata, hasReserved === 1, reserved, suffix, chunkIndex),
-          );
-          // A zero vector (a text with no word the model knows) has no direction: sqlite-vec would give it
-          // a NULL distance that sorts first, so it stays out of the vector index; full-text still finds it.
-          if (!isZeroVector(vector)) {
-            // sqlite-vec takes only an integer rowid, and better-sqlite3 binds a number as a float.
-            const rowid = BigInt(lastInsertRowid);
-            insertVector.run(rowid, vector);
-            insertFloats.run(rowid, options.model, vector);
-            writeSignCode(floatsOf(vector), code);
-            insertCode.run(listingId, options.model, rowid, code);
-          }
-        }
-        documents.push({ source: doc.source, documentId, chunks: doc.chunk_count });
-      }
-      const bulk = staging.chunkCount >= BULK_FTS_MIN_CHUNKS;
-      if (bulk) this.setFtsAutomerge(FTS_BULK_AUTOMERGE);
-      for (const { documentId } of documents) indexText.run(documentId);
-      if (bulk) this.setFtsAutomerge(FTS_DEFAULT_AUTOMERGE);
-
-      const totals = this.db
-        .prepare(
-          `SELECT count(*) AS docs, coalesce(sum(chunk_count), 0) AS chunks, coalesce(sum(bytes), 0) AS bytes
-          FROM documents WHERE listing_id = ?`,
-        )
-        .get(listingId) as { docs: number; chunks: number; bytes: number };
-      if (totals.chunks > options.maxChunks) throw new ChunkLimitExceeded(options.maxChunks, totals.chunks);
-      if (options.maxKnowledgeBaseBytes !== null && totals.bytes > options.maxKnowledgeBaseBytes) {
-        throw new KnowledgeBaseTooLarge(totals.bytes, options.maxKnowledgeBaseBytes);
-      }
-      this.db
-        .prepare(`UPDATE listings SET document_count = ?, chunk_count = ?, updated_at = ? WHERE id = ?`)
-        .run(totals.docs, totals.chunks, now, listingId);
-      return { documents, documentCount: totals.docs, chunkCount: totals.chunks };
-    });
-    // The commit writes every page of the new chunks, their full-text postings and vectors: a larger page
-    // cache for its duration keeps SQLite from spilling pages to the WAL in the middle of the transaction.
-    const cacheSize = this.db.pragma('cache_size', { simple: true }) as number;
-    this.db.pragma(`cache_size = ${COMMIT_CACHE_KIB}`);
-    try {
-      return run.immediate();
-    } finally {
-      this.db.pragma(`cache_size = ${cacheSize}`);
-    }
-  }
-
   /**
-   * FTS5's `automerge` of chunks_fts: a row of its config table, so it follows the transaction. FTS5 takes
-   * the value only as a literal ("SQL logic error" when bound).
+   * Runs the commit transaction on a worker thread with its own connection (commitWorker.mjs): a commit
+   * of hundreds of thousands of chunks takes a minute, during which this thread keeps serving (WAL lets
+   * its connection read meanwhile; its writes wait for the commit like another process's would).
    */
-  private setFtsAutomerge(segments: number): void {
-    if (!Number.isInteger(segments)) throw new Error(`automerge ${segments}`);
-    this.db.exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', ${segments})`);
+  commit(listingId: string, staging: Staging, options: CommitOptions): Promise<CommitResult> {
+    if (!(staging instanceof SqliteStaging)) throw new Error('staging from another store');
+    if (this.db.memory)
+      throw new Error('commits need a database file (the commit runs on its own connection)');
+    const request: CommitRequest = {
+      databaseFile: this.db.name,
+      stagingFile: staging.seal(),
+      nativeBinding: this.nativeBinding,
+      vecExtension: vecExtensionPath(),
+      listingId,
+      model: options.model,
+      dimensions: options.dimensions,
+      maxChunks: options.maxChunks,
+      maxKnowledgeBaseBytes: options.maxKnowledgeBaseBytes,
+      documentIds: Array.from({ length: staging.documentCount }, () => newId('doc')),
+      newVectorTable: `vec_${newId('', 12).slice(1).toLowerCase()}`,
+      now: new Date().toISOString(),
+      bulkFtsMinChunks: BULK_FTS_MIN_CHUNKS,
+      ftsBulkAutomerge: FTS_BULK_AUTOMERGE,
+      cacheSizeKib: COMMIT_CACHE_KIB,
+      busyTimeoutMs: COMMIT_BUSY_TIMEOUT_MS,
+    };
+    const done = this.commits.then(() => commitOnWorker(request));
+    this.commits = done.catch(() => undefined);
+    return done;
   }
+}
+
+/** What commitWorker.mjs is given (workerData.request). */
+interface CommitRequest {
+  databaseFile: string;
+  stagingFile: string;
+  nativeBinding: string | undefined;
+  vecExtension: string;
+  listingId: string;
+  model: string;
+  dimensions: number;
+  maxChunks: number;
+  maxKnowledgeBaseBytes: number | null;
+  /** The new documents' ids, in the order of their sources. */
+  documentIds: string[];
+  /** The name of the listing's vector table for the model, if it has none yet. */
+  newVectorTable: string;
+  now: string;
+  bulkFtsMinChunks: number;
+  ftsBulkAutomerge: number;
+  cacheSizeKib: number;
+  busyTimeoutMs: number;
+}
+
+/** What commitWorker.mjs posts back: the result, or the error described (classes do not cross threads). */
+type CommitReply =
+  | { result: CommitResult }
+  | { error: { limit: { limit: 'chunks' | 'bytes'; value: number; max: number } } }
+  | { error: { name: string; message: string; code?: string; stack?: string } };
+
+function commitOnWorker(request: CommitRequest): Promise<CommitResult> {
+  return new Promise((resolve, reject) => {
+    let reply: CommitReply | undefined;
+    const worker = new Worker(new URL('./commitWorker.mjs', import.meta.url), {
+      workerData: { role: 'kbstudio-commit', request },
+      // Plain JavaScript: the parent's loaders (tsx) are not needed.
+      execArgv: [],
+    });
+    worker.on('message', (message: CommitReply) => (reply = message));
+    worker.on(
+      'error',
+      (err) => (reply ??= { error: { name: err.name, message: err.message, stack: err.stack } }),
+    );
+    // The answer is given once the worker has closed its connections: the transaction is over either way,
+    // and nothing of the commit is still writing when the caller goes on.
+    worker.on('exit', (code) => {
+      if (!reply) reject(new Error(`the commit worker exited (code ${code}) without an answer`));
+      else if ('result' in reply) resolve(reply.result);
+      else reject(commitError(reply.error));
+    });
+  });
+}
+
+function commitError(error: Extract<CommitReply, { error: unknown }>['error']): Error {
+  if ('limit' in error) {
+    const { limit, value, max } = error.limit;
+    return limit === 'chunks' ? new ChunkLimitExceeded(max, value) : new KnowledgeBaseTooLarge(value, max);
+  }
+  // A SQLite error keeps its code (SQLITE_FULL is a full disk to storageFailure) and the worker's stack.
+  return Object.assign(new Error(error.message), {
+    name: error.name,
+    ...(error.code ? { code: error.code } : {}),
+    ...(error.stack ? { stack: error.stack } : {}),
+  });
 }

@@ -31,7 +31,7 @@ function clustered(seed: number, clusters: number) {
   };
 }
 
-function commit(
+async function commit(
   services: StudioServices,
   listingId: string,
   source: string,
@@ -50,7 +50,7 @@ function commit(
     }));
     for (let at = 0; at < chunks.length; at += 2_000) writer.add(chunks.slice(at, at + 2_000));
     writer.finish();
-    return services.knowledgeBase.commit(listingId, staging, {
+    return await services.knowledgeBase.commit(listingId, staging, {
       model: MODEL,
       dimensions: DIMS,
       maxChunks: BULK_LIMITS.maxChunks,
@@ -75,11 +75,11 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
   const next = clustered(42, 40);
   const queries: Float32Array[] = [];
 
-  beforeAll(() => {
+  beforeAll(async () => {
     services = openServices(dir.path);
     const wallet = services.wallets.defaultWallet().address;
     listingId = services.listings.create({ title: 'Dense', accessModel: 'one_time', price: 0 }, wallet).id;
-    commit(
+    await commit(
       services,
       listingId,
       'base.jsonl',
@@ -95,12 +95,12 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     dir.remove();
   });
 
-  it('chooses the binary pass for a large knowledge base and exact search for a small one', () => {
+  it('chooses the binary pass for a large knowledge base and exact search for a small one', async () => {
     expect(search.densePlan(listingId, MODEL)).toBe('binary');
     expect(exact.densePlan(listingId, MODEL)).toBe('exact');
     const wallet = services.wallets.defaultWallet().address;
     const small = services.listings.create({ title: 'Small', accessModel: 'one_time', price: 0 }, wallet).id;
-    commit(services, small, 'small.jsonl', queries.slice(0, 5));
+    await commit(services, small, 'small.jsonl', queries.slice(0, 5));
     expect(search.densePlan(small, MODEL)).toBe('exact');
     const hits = search.denseSearch(small, MODEL, queries[0]!, [], 3);
     expect(hits[0]!.distance).toBeCloseTo(0, 5);
@@ -187,12 +187,12 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     expect(Math.min(...recalls)).toBeGreaterThanOrEqual(0.95);
   });
 
-  it('sees chunks committed after the codes were loaded, and never returns a deleted document', () => {
+  it('sees chunks committed after the codes were loaded, and never returns a deleted document', async () => {
     const q = queries[2]!;
     search.denseSearch(listingId, MODEL, q, [], TOP_K); // codes loaded and cached
     // Near-copies of the query: they must become the best hits once committed.
     const near = Array.from({ length: 3 }, (_, i) => q.map((x, j) => x + (j === i ? 0.001 : 0)));
-    const added = commit(services, listingId, 'late.jsonl', near, CHUNKS);
+    const added = await commit(services, listingId, 'late.jsonl', near, CHUNKS);
     const lateIds = new Set(
       services.db
         .prepare(`SELECT id FROM chunks WHERE document_id = ?`)
@@ -209,11 +209,11 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     expect(afterDelete).toEqual(exact.denseSearch(listingId, MODEL, q, [], TOP_K));
   });
 
-  it('falls back to exact search when vectors were written without codes (an older knowledge base)', () => {
+  it('falls back to exact search when vectors were written without codes (an older knowledge base)', async () => {
     const wallet = services.wallets.defaultWallet().address;
     const old = services.listings.create({ title: 'Old', accessModel: 'one_time', price: 0 }, wallet).id;
     const vectors = Array.from({ length: 1_000 }, () => next());
-    commit(services, old, 'old.jsonl', vectors);
+    await commit(services, old, 'old.jsonl', vectors);
     services.db.prepare(`DELETE FROM vector_codes WHERE listing_id = ?`).run(old);
     services.db
       .prepare(`DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE listing_id = ?)`)

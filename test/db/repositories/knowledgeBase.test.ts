@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChunkLimitExceeded } from '../../../src/core/ingest/errors';
 import type { CommitOptions, StagedChunk, StagedDocument } from '../../../src/core/ingest/store';
 import { signCode } from '../../../src/core/retrieve/signCodes';
@@ -55,7 +55,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
   });
 
   /** Stages each document's chunks (in batches of two, as the pipeline does in larger ones), then commits. */
-  function stageAndCommit(
+  async function stageAndCommit(
     documents: { doc: StagedDocument; chunks: StagedChunk[]; finish?: Record<string, unknown> }[],
     options: CommitOptions = OPTIONS,
   ) {
@@ -66,7 +66,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         for (let at = 0; at < d.chunks.length; at += 2) writer.add(d.chunks.slice(at, at + 2));
         writer.finish(d.finish);
       }
-      return services.knowledgeBase.commit(listingId, staging, options);
+      return await services.knowledgeBase.commit(listingId, staging, options);
     } finally {
       staging.dispose();
     }
@@ -118,7 +118,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     listing: db().prepare(`SELECT document_count, chunk_count FROM listings WHERE id = ?`).get(listingId),
   });
 
-  it('puts exactly the staged chunks, metadata, vectors and sign codes into the knowledge base', () => {
+  it('puts exactly the staged chunks, metadata, vectors and sign codes into the knowledge base', async () => {
     const alpha = [
       chunk('apples grow on trees', vector(1, -1, 2, -2, 0.5, -0.5, 3, -3), { section: 'Fruit', page: 1 }),
       chunk('bananas are yellow', vector(-1, 1, -2, 2, -0.5, 0.5, -3, 3)),
@@ -134,7 +134,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     const beta = [
       chunk('dates are sweet', vector(0.25, 0.25, -1, 1, 1, 1, 1, -1), { '2': 'numeric key', b: [1, 2] }),
     ];
-    const result = stageAndCommit([
+    const result = await stageAndCommit([
       { doc: doc('b/beta.md'), chunks: beta },
       {
         doc: doc('a/alpha.md', { chunking: 'v1' }),
@@ -206,8 +206,8 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     });
   });
 
-  it('replaces the old document, chunks, vectors and codes of a source committed again', () => {
-    const first = stageAndCommit([
+  it('replaces the old document, chunks, vectors and codes of a source committed again', async () => {
+    const first = await stageAndCommit([
       {
         doc: doc('notes.md'),
         chunks: [
@@ -223,7 +223,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       .map((r) => r.id);
     expect(oldIds).toHaveLength(3);
 
-    const second = stageAndCommit([
+    const second = await stageAndCommit([
       {
         doc: doc('notes.md'),
         chunks: [
@@ -272,8 +272,8 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     });
   });
 
-  it('keeps a zero vector out of the vector index, embeddings and codes, but not out of full-text', () => {
-    stageAndCommit([
+  it('keeps a zero vector out of the vector index, embeddings and codes, but not out of full-text', async () => {
+    await stageAndCommit([
       {
         doc: doc('zero.md'),
         chunks: [
@@ -292,8 +292,8 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     expect(counts()).toMatchObject({ chunks: 2, embeddings: 1, codes: 1, vectors: 1 });
   });
 
-  it('leaves the knowledge base as it was when the commit fails', () => {
-    stageAndCommit([
+  it('leaves the knowledge base as it was when the commit fails', async () => {
+    await stageAndCommit([
       { doc: doc('base.md'), chunks: [chunk('base gannet text', vector(1, 2, 3, 4, 5, 6, 7, 8))] },
     ]);
     const before = counts();
@@ -302,7 +302,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       db().prepare(`SELECT generation FROM knowledge_base_generations WHERE listing_id = ?`).get(listingId);
     const generationBefore = generation();
 
-    expect(() =>
+    await expect(
       stageAndCommit(
         [
           // Replacing base.md and adding more: over the limit, so neither may happen.
@@ -317,7 +317,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         ],
         { ...OPTIONS, maxChunks: 2 },
       ),
-    ).toThrow(ChunkLimitExceeded);
+    ).rejects.toThrow(ChunkLimitExceeded);
 
     expect(counts()).toEqual(before);
     expect(chunkRows()).toEqual(rowsBefore);
@@ -327,18 +327,18 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     expect(generation()).toEqual(generationBefore);
   });
 
-  it('creates no vector table when the first commit fails', () => {
-    expect(() =>
+  it('creates no vector table when the first commit fails', async () => {
+    await expect(
       stageAndCommit([{ doc: doc('a.md'), chunks: [chunk('a b', vector(1, 1, 1, 1, 1, 1, 1, 1))] }], {
         ...OPTIONS,
         maxChunks: 0,
       }),
-    ).toThrow(ChunkLimitExceeded);
+    ).rejects.toThrow(ChunkLimitExceeded);
     expect(vecTable()).toBeUndefined();
     expect(counts()).toMatchObject({ documents: 0, chunks: 0, embeddings: 0, codes: 0 });
   });
 
-  it('drops a discarded document from the staging area', () => {
+  it('drops a discarded document from the staging area', async () => {
     const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
     try {
       const failed = staging.open(doc('broken.pdf'));
@@ -349,7 +349,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       good.finish();
       expect(staging.documentCount).toBe(1);
       expect(staging.chunkCount).toBe(1);
-      const result = services.knowledgeBase.commit(listingId, staging, OPTIONS);
+      const result = await services.knowledgeBase.commit(listingId, staging, OPTIONS);
       expect(result.documents.map((d) => d.source)).toEqual(['good.md']);
     } finally {
       staging.dispose();
@@ -357,6 +357,99 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     expect(chunkRows().map((r) => r.text)).toEqual(['good marmot text']);
     expect(fullText('lemur')).toEqual([]);
     expect(counts()).toMatchObject({ documents: 1, chunks: 1, embeddings: 1, codes: 1, vectors: 1 });
+  });
+
+  describe('on its own thread', () => {
+    /** `count` chunks in one document, staged in batches of 1,000. */
+    function stageMany(source: string, count: number, word: string) {
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      const writer = staging.open(doc(source));
+      for (let at = 0; at < count; at += 1_000) {
+        writer.add(
+          Array.from({ length: Math.min(1_000, count - at) }, (_, k) =>
+            chunk(`${word} ${at + k}`, vector(1, (at + k) % 5, -1, 1, 1, 1, 1, 1)),
+          ),
+        );
+      }
+      writer.finish();
+      return staging;
+    }
+    const options = { ...OPTIONS, maxChunks: 100_000 };
+
+    it('lets this thread run and read the knowledge base as it was until the commit is done', async () => {
+      await stageAndCommit([
+        { doc: doc('before.md'), chunks: [chunk('early puffin', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+      ]);
+      const staging = stageMany('many.jsonl', 20_000, 'gull');
+      const seen: number[] = [];
+      let running = true;
+      // Each turn of the event loop reads the chunk count through this thread's connection.
+      const tick = () => {
+        seen.push(db().prepare(`SELECT count(*) FROM chunks`).pluck().get() as number);
+        if (running) setImmediate(tick);
+      };
+      try {
+        const committing = services.knowledgeBase.commit(listingId, staging, options);
+        setImmediate(tick);
+        const result = await committing;
+        running = false;
+        expect(result.chunkCount).toBe(20_001);
+      } finally {
+        staging.dispose();
+      }
+      // The thread ran while the commit did (a commit on it would have let no turn run before its end),
+      // and saw the committed state only at once: never a part of the 20,000 chunks.
+      expect(seen.length).toBeGreaterThan(1);
+      expect(seen[0]).toBe(1);
+      expect(new Set(seen.filter((n) => n !== 1 && n !== 20_001))).toEqual(new Set());
+      expect(counts()).toMatchObject({ chunks: 20_001, embeddings: 20_001, codes: 20_001, vectors: 20_001 });
+    });
+
+    it('runs commits started together one after the other, both complete', async () => {
+      const wallet = services.wallets.defaultWallet().address;
+      const other = services.listings.create(
+        { title: 'Other', accessModel: 'one_time', price: 0 },
+        wallet,
+      ).id;
+      const first = stageMany('first.jsonl', 3_000, 'tern');
+      const second = stageMany('second.jsonl', 2_000, 'skua');
+      try {
+        const [a, b] = await Promise.all([
+          services.knowledgeBase.commit(listingId, first, options),
+          services.knowledgeBase.commit(other, second, options),
+        ]);
+        expect([a.chunkCount, b.chunkCount]).toEqual([3_000, 2_000]);
+      } finally {
+        first.dispose();
+        second.dispose();
+      }
+      expect(fullText('tern')).toHaveLength(3_000);
+      expect(fullText('skua')).toHaveLength(2_000);
+      expect(
+        db()
+          .prepare(`SELECT chunk_count FROM listings WHERE id IN (?, ?) ORDER BY chunk_count`)
+          .pluck()
+          .all(listingId, other),
+      ).toEqual([2_000, 3_000]);
+    });
+
+    it('passes a SQLite error on with its code, and the next commit still runs', async () => {
+      const staging = stageMany('orphan.jsonl', 10, 'crake');
+      try {
+        // No such listing: the documents' foreign key refuses the rows.
+        await expect(services.knowledgeBase.commit('lst_missing', staging, options)).rejects.toMatchObject({
+          code: 'SQLITE_CONSTRAINT_FOREIGNKEY',
+          message: expect.stringMatching(/FOREIGN KEY/),
+        });
+      } finally {
+        staging.dispose();
+      }
+      expect(counts()).toMatchObject({ documents: 0, chunks: 0 });
+      await stageAndCommit([
+        { doc: doc('after.md'), chunks: [chunk('late rail', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+      ]);
+      expect(fullText('rail')).toHaveLength(1);
+    });
   });
 
   describe('a bulk commit', () => {
@@ -381,22 +474,16 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     const automerge = () =>
       db().prepare(`SELECT v FROM chunks_fts_config WHERE k = 'automerge'`).pluck().get() as
         number | undefined;
-    const ftsCommands = (exec: { mock: { calls: unknown[][] } }) =>
-      exec.mock.calls.map(([sql]) => String(sql)).filter((sql) => sql.includes("'automerge'"));
 
-    it('merges full-text segments 16 at a time while indexing, then restores the default of 4', () => {
+    // The commit runs on its own connection (commitWorker.mjs), so only the stored setting is seen here:
+    // the bulk path is the only one that writes it, and it writes the default back last.
+    it('sets full-text merging for its rows, then the default of 4, and leaves a sound index', async () => {
       const staging = stageBulk();
-      const exec = vi.spyOn(db(), 'exec');
       try {
-        services.knowledgeBase.commit(listingId, staging, bulkOptions);
+        await services.knowledgeBase.commit(listingId, staging, bulkOptions);
       } finally {
         staging.dispose();
       }
-      expect(ftsCommands(exec)).toEqual([
-        `INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', 16)`,
-        `INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', 4)`,
-      ]);
-      exec.mockRestore();
       expect(automerge()).toBe(4);
       expect(() =>
         db().prepare(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)`).run(),
@@ -413,15 +500,15 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       ).toBe(BULK_FTS_MIN_CHUNKS / WORDS.length);
     });
 
-    it('leaves the setting untouched when the commit fails after indexing', () => {
+    it('leaves the setting untouched when the commit fails after indexing', async () => {
       const staging = stageBulk();
       try {
-        expect(() =>
+        await expect(
           services.knowledgeBase.commit(listingId, staging, {
             ...bulkOptions,
             maxChunks: BULK_FTS_MIN_CHUNKS - 1,
           }),
-        ).toThrow(ChunkLimitExceeded);
+        ).rejects.toThrow(ChunkLimitExceeded);
       } finally {
         staging.dispose();
       }
@@ -429,13 +516,10 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       expect(db().prepare(`SELECT count(*) FROM chunks`).pluck().get()).toBe(0);
     });
 
-    it('keeps the default for smaller commits', () => {
-      const exec = vi.spyOn(db(), 'exec');
-      stageAndCommit([
+    it('keeps the default for smaller commits', async () => {
+      await stageAndCommit([
         { doc: doc('small.md'), chunks: [chunk('a small heron text', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
       ]);
-      expect(ftsCommands(exec)).toEqual([]);
-      exec.mockRestore();
       expect(automerge()).toBeUndefined();
     });
   });
