@@ -247,26 +247,34 @@ type CommitReply =
   | { error: { limit: { limit: 'chunks' | 'bytes'; value: number; max: number } } }
   | { error: { name: string; message: string; code?: string; stack?: string } };
 
+/**
+ * Runs the commit on a new worker. Its answer comes once the transaction is over; the worker then copies
+ * the WAL's pages into the database file before it exits (the checkpoint, seconds after a bulk import),
+ * which nobody waits for: every connection reads committed pages from the WAL meanwhile.
+ */
 function commitOnWorker(request: CommitRequest): Promise<CommitResult> {
   return new Promise((resolve, reject) => {
-    let reply: CommitReply | undefined;
     const worker = new Worker(new URL('./commitWorker.mjs', import.meta.url), {
       workerData: { role: 'kbstudio-commit', request },
       // Plain JavaScript: the parent's loaders (tsx) are not needed.
       execArgv: [],
     });
-    worker.on('message', (message: CommitReply) => (reply = message));
-    worker.on(
-      'error',
-      (err) => (reply ??= { error: { name: err.name, message: err.message, stack: err.stack } }),
-    );
-    // The answer is given once the worker has closed its connections: the transaction is over either way,
-    // and nothing of the commit is still writing when the caller goes on.
-    worker.on('exit', (code) => {
-      if (!reply) reject(new Error(`the commit worker exited (code ${code}) without an answer`));
-      else if ('result' in reply) resolve(reply.result);
+    let answered = false;
+    const answer = (reply: CommitReply) => {
+      if (answered) return;
+      answered = true;
+      if ('result' in reply) resolve(reply.result);
       else reject(commitError(reply.error));
-    });
+    };
+    worker.on('message', answer);
+    worker.on('error', (err) =>
+      answer({ error: { name: err.name, message: err.message, stack: err.stack } }),
+    );
+    worker.on('exit', (code) =>
+      answer({
+        error: { name: 'Error', message: `the commit worker exited (code ${code}) without an answer` },
+      }),
+    );
   });
 }
 

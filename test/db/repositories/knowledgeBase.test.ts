@@ -1,9 +1,11 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ChunkLimitExceeded } from '../../../src/core/ingest/errors';
 import type { CommitOptions, StagedChunk, StagedDocument } from '../../../src/core/ingest/store';
 import { signCode } from '../../../src/core/retrieve/signCodes';
 import { BULK_FTS_MIN_CHUNKS } from '../../../src/db/repositories/knowledgeBase';
+import { DATABASE_FILE } from '../../../src/db/open';
 import { openServices, type StudioServices } from '../../../src/db/services';
 import { tempDir } from '../../helpers/studio';
 
@@ -403,6 +405,23 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       expect(seen[0]).toBe(1);
       expect(new Set(seen.filter((n) => n !== 1 && n !== 20_001))).toEqual(new Set());
       expect(counts()).toMatchObject({ chunks: 20_001, embeddings: 20_001, codes: 20_001, vectors: 20_001 });
+    });
+
+    it('copies the committed pages into the database file after answering (the checkpoint)', async () => {
+      const file = join(dir.path, DATABASE_FILE);
+      const before = statSync(file).size;
+      const staging = stageMany('pages.jsonl', 5_000, 'petrel');
+      try {
+        await services.knowledgeBase.commit(listingId, staging, options);
+      } finally {
+        staging.dispose();
+      }
+      // Nothing on this thread writes or checkpoints: only the commit's worker can grow the file.
+      await vi.waitFor(() => expect(statSync(file).size).toBeGreaterThan(before + 1_000_000), {
+        timeout: 20_000,
+        interval: 50,
+      });
+      expect(fullText('petrel')).toHaveLength(5_000);
     });
 
     it('runs commits started together one after the other, both complete', async () => {
