@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStudio, type TestStudio, json } from '../helpers/studio';
 
@@ -65,5 +66,32 @@ describe('error bodies', () => {
     expect(err.message).toContain(res.headers.get('x-request-id')!);
     expect(JSON.stringify(err)).not.toMatch(/at .*\.ts|SqliteError|listings_gone/);
     studio.services.db.exec('ALTER TABLE listings_gone RENAME TO listings');
+  });
+
+  it('a write that waits past the busy timeout for another writer is a 500 saying so, with Retry-After', async () => {
+    studio = await startStudio();
+    const key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
+    studio.services.db.pragma('busy_timeout = 50');
+    // Another connection holds the write lock, as a commit on its worker thread does.
+    const other = new Database(studio.services.db.name);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const res = await studio.api('/v1/listings', {
+        key,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ title: 'Busy', accessModel: 'one_time', price: 1 }),
+      });
+      const err = await expectErrorBody(res, 500, 'internal_error');
+      expect(err.message).toMatch(/database is busy.*nothing of this request was saved.*Retry/);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(err).toMatchObject({ retryAfter: 5 });
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(
+      studio.services.db.prepare(`SELECT count(*) FROM listings WHERE title = 'Busy'`).pluck().get(),
+    ).toBe(0);
   });
 });

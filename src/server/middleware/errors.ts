@@ -22,6 +22,9 @@ export const notFoundRoute: RequestHandler = (req, _res, next) => {
   );
 };
 
+/** What a request refused because the database was busy suggests waiting before the next try. */
+const BUSY_RETRY_AFTER_S = 5;
+
 interface HttpParserError {
   type?: string;
   status?: number;
@@ -79,6 +82,18 @@ export function errorHandler(log: (message: string) => void = console.error): Er
     log(
       `[${req.id}] ${req.method} ${req.originalUrl} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
     );
+    // Another writer held the database past SQLite's busy timeout: an ingestion committing hundreds of
+    // thousands of chunks (on its own thread, for a minute or so), or another process on the data directory.
+    if (String((err as { code?: unknown } | null)?.code ?? '').startsWith('SQLITE_BUSY')) {
+      res.setHeader('Retry-After', String(BUSY_RETRY_AFTER_S));
+      return sendError(
+        res,
+        req.id,
+        'internal_error',
+        `The database is busy storing another change (a large ingestion is being committed); nothing of this request was saved. Retry in a few seconds (request id ${req.id}).`,
+        { retryAfter: BUSY_RETRY_AFTER_S },
+      );
+    }
     return sendError(
       res,
       req.id,
