@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { STUDIO_LIMITS, type IngestLimits } from '../src/core/ingest/limits';
 import type { IngestProgress, IngestResult } from '../src/core/ingest/pipeline';
 import { openServices, type StudioServices } from '../src/db/services';
@@ -12,6 +13,10 @@ export interface IngestMeasurement {
   rejected: { source: string; code: string; message: string }[];
   /** Wall time per pipeline stage (ms), from the progress events; `collecting` is before the first event. */
   stages: Record<string, number>;
+  /** Until the commit's worker had also checkpointed (after the ingestion was done), from the start. */
+  settledMs: number;
+  /** The longest the event loop of the ingesting thread was held at once (ms): how long a server would not answer. */
+  longestStallMs: number;
 }
 
 /** A fresh data directory with one draft listing on the offline model. */
@@ -29,7 +34,9 @@ export class ScratchStudio {
     return this.services.listings.create({ title, accessModel: 'one_time', price: 0 }, wallet).id;
   }
 
-  close(): void {
+  /** After the commit workers' checkpoints: the next measurement does not share the cores with them. */
+  async close(): Promise<void> {
+    await this.services.knowledgeBase.settled();
     this.services.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
@@ -52,14 +59,23 @@ export async function measureIngestion(
     stage = p.stage;
     since = now;
   };
-  const result: IngestResult = await studio.services.ingestion.run({
-    listingId,
-    inputs,
-    atomic: false,
-    limits,
-    onProgress,
-  });
+  const stalls = monitorEventLoopDelay({ resolution: 10 });
+  stalls.enable();
+  let result: IngestResult;
+  try {
+    result = await studio.services.ingestion.run({
+      listingId,
+      inputs,
+      atomic: false,
+      limits,
+      onProgress,
+    });
+  } finally {
+    stalls.disable();
+  }
   const ms = performance.now() - started;
+  await studio.services.knowledgeBase.settled();
+  const settledMs = performance.now() - started;
   const ingested = result.documents.filter((d) => d.status === 'ingested');
   return {
     ms,
@@ -69,5 +85,8 @@ export async function measureIngestion(
       .filter((d) => d.status === 'rejected')
       .map((d) => ({ source: d.source, code: d.error?.code ?? '', message: d.error?.message ?? '' })),
     stages: Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, Math.round(v)])),
+    settledMs,
+    // The histogram is in nanoseconds, and counts the sampling resolution in each delay.
+    longestStallMs: Math.round(stalls.max / 1e6),
   };
 }

@@ -153,6 +153,8 @@ class SqliteStaging implements Staging {
 export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
   /** Commits run one at a time: each waits for the one before it (failed or not). */
   private commits: Promise<unknown> = Promise.resolve();
+  /** Commit workers still running (answered, but still checkpointing), by their exit. */
+  private readonly workers = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -213,9 +215,23 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
       cacheSizeKib: COMMIT_CACHE_KIB,
       busyTimeoutMs: COMMIT_BUSY_TIMEOUT_MS,
     };
-    const done = this.commits.then(() => commitOnWorker(request));
+    const done = this.commits.then(() => commitOnWorker(request, (exited) => this.track(exited)));
     this.commits = done.catch(() => undefined);
     return done;
+  }
+
+  /**
+   * Resolves once every commit started so far is over and its worker has exited, its checkpoint done
+   * (benchmarks, tests). A process may exit without it: the WAL keeps what a checkpoint had left.
+   */
+  async settled(): Promise<void> {
+    await this.commits;
+    while (this.workers.size > 0) await Promise.all(this.workers);
+  }
+
+  private track(exited: Promise<void>): void {
+    this.workers.add(exited);
+    void exited.then(() => this.workers.delete(exited));
   }
 }
 
@@ -252,13 +268,17 @@ type CommitReply =
  * the WAL's pages into the database file before it exits (the checkpoint, seconds after a bulk import),
  * which nobody waits for: every connection reads committed pages from the WAL meanwhile.
  */
-function commitOnWorker(request: CommitRequest): Promise<CommitResult> {
+function commitOnWorker(
+  request: CommitRequest,
+  onStart: (exited: Promise<void>) => void,
+): Promise<CommitResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./commitWorker.mjs', import.meta.url), {
       workerData: { role: 'kbstudio-commit', request },
       // Plain JavaScript: the parent's loaders (tsx) are not needed.
       execArgv: [],
     });
+    onStart(new Promise((exited) => worker.once('exit', () => exited())));
     let answered = false;
     const answer = (reply: CommitReply) => {
       if (answered) return;

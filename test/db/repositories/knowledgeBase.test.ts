@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChunkLimitExceeded } from '../../../src/core/ingest/errors';
 import type { CommitOptions, StagedChunk, StagedDocument } from '../../../src/core/ingest/store';
 import { signCode } from '../../../src/core/retrieve/signCodes';
@@ -417,10 +417,8 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         staging.dispose();
       }
       // Nothing on this thread writes or checkpoints: only the commit's worker can grow the file.
-      await vi.waitFor(() => expect(statSync(file).size).toBeGreaterThan(before + 1_000_000), {
-        timeout: 20_000,
-        interval: 50,
-      });
+      await services.knowledgeBase.settled();
+      expect(statSync(file).size).toBeGreaterThan(before + 1_000_000);
       expect(fullText('petrel')).toHaveLength(5_000);
     });
 
