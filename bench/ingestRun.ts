@@ -86,7 +86,7 @@ export async function measureIngestion(
       .map((d) => ({ source: d.source, code: d.error?.code ?? '', message: d.error?.message ?? '' })),
     stages: Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, Math.round(v)])),
     settledMs,
-    // The histogram is in nanoseconds, and counts the sampling resolution in each delay.
+    // The histogram is in nanoseconds.
     longestStallMs: Math.round(stalls.max / 1e6),
   };
 }
