@@ -20,7 +20,11 @@ export interface StagedDocument {
 
 /** Receives one document's chunks in batches, so a large file is never whole in memory. */
 export interface StagedDocumentWriter {
-  add(chunks: StagedChunk[]): void;
+  /**
+   * Stages a batch. A writer of a commit under way returns a promise resolved once the batch is in the
+   * transaction: await it before sending many more (a failure of the commit may also reject it).
+   */
+  add(chunks: StagedChunk[]): void | Promise<void>;
   /** The document is complete; its metadata may be amended (skipped rows, warnings). */
   finish(metadata?: Record<string, unknown>): void;
   /** The document failed part-way: forget what was staged for it. */
@@ -59,6 +63,22 @@ export interface CommitResult {
   chunkCount: number;
 }
 
+/**
+ * A commit under way: its transaction holds the staged documents, and documents opened here go straight
+ * into it, so a large import is written while its next lines are read (the knowledge base's write lock is
+ * held meanwhile). Nothing is visible before `finish()`.
+ */
+export interface CommitSession {
+  open(document: StagedDocument): StagedDocumentWriter;
+  /** Documents and chunks opened here and finished (the staged ones are not counted). */
+  readonly documentCount: number;
+  readonly chunkCount: number;
+  /** Commits; rejects (leaving the knowledge base untouched) when a limit would be crossed. */
+  finish(): Promise<CommitResult>;
+  /** Rolls everything back; resolves once the commit's connection is closed. Safe after finish, and twice. */
+  abort(): Promise<void>;
+}
+
 /** The knowledge base of a listing: documents → chunks → vectors. */
 export interface KnowledgeBaseStore {
   documents(listingId: string): ExistingDocument[];
@@ -68,4 +88,9 @@ export interface KnowledgeBaseStore {
    * (leaving the knowledge base untouched) when a limit would be crossed.
    */
   commit(listingId: string, staging: Staging, options: CommitOptions): Promise<CommitResult>;
+  /**
+   * Starts that commit now and keeps it open for more documents (see CommitSession). Nothing more can be
+   * staged in `staging` afterwards.
+   */
+  beginCommit(listingId: string, staging: Staging, options: CommitOptions): CommitSession;
 }

@@ -1,17 +1,21 @@
-// The commit of an ingestion's staged chunks into the knowledge base, run on a worker thread with its own
-// connection (SqliteKnowledgeBaseStore.commit starts it). A commit of 500,000 chunks takes a minute or
-// more; on the server's thread it stopped every request for that long (docs/performance.md, "seventh
-// pass"). Plain JavaScript that imports only packages, so the file runs as it is beside any bundle.
+// The commit of an ingestion into the knowledge base, run on a worker thread with its own connection
+// (SqliteKnowledgeBaseStore.beginCommit starts it). A commit of 500,000 chunks takes most of a minute; on
+// the server's thread it stopped every request for that long (docs/performance.md, "seventh pass").
+// The transaction first copies the documents of the staging database, then takes the documents the
+// ingestion streams to it (messages below) while it reads the next lines, and commits when told to.
+// Plain JavaScript that imports only packages, so the file runs as it is beside any bundle.
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
 const ROLE = 'kbstudio-commit';
 
 /**
- * FTS5 merges full-text segments `automerge` at a time while rows go in (4 by default). A bulk commit
- * sets request.ftsBulkAutomerge for its full-text rows and sets 4 back in the same transaction.
+ * FTS5 merges full-text segments `automerge` at a time while rows go in (4 by default), and writes a new
+ * segment each time its pending terms reach `hashsize` bytes (1 MB by default). Once a commit holds
+ * request.bulkFtsMinChunks chunks it sets request.ftsBulk (16 at a time, 8 MB: fewer, larger segments
+ * to merge), and the defaults back before it commits.
  */
-const FTS_DEFAULT_AUTOMERGE = 4;
+const FTS_DEFAULTS = { automerge: 4, hashsize: 1024 * 1024 };
 
 /** Bytes of a sign code: whole 256-bit pairs of SIMD blocks. Same as signCodes.ts (pinned by a test). */
 const codeBytes = (dimensions) => Math.ceil(dimensions / 256) * 32;
@@ -22,27 +26,26 @@ function writeSignCode(vector, out) {
   for (let i = 0; i < vector.length; i++) if (vector[i] > 0) out[i >> 3] |= 1 << (i & 7);
 }
 
-/** True when every byte is 0 (a byte-at-a-time callback over 500,000 × 4 KB would cost seconds). */
-function isZeroVector(blob) {
-  if (blob.byteOffset % 4 !== 0) return blob.every((b) => b === 0);
-  const words = new Uint32Array(blob.buffer, blob.byteOffset, blob.length >> 2);
-  for (let i = 0; i < words.length; i++) if (words[i] !== 0) return false;
-  for (let i = words.length * 4; i < blob.length; i++) if (blob[i] !== 0) return false;
+/** True when every component is 0 (a zero vector has no direction). */
+function isZeroVector(floats) {
+  for (let i = 0; i < floats.length; i++) if (floats[i] !== 0) return false;
   return true;
 }
 
-/** The staged blob as floats (a copy when the blob is not 4-byte aligned). */
+/** A staged blob as floats (a copy when the blob is not 4-byte aligned). */
 function floatsOf(blob) {
   if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.length >> 2);
   return new Float32Array(new Uint8Array(blob).buffer);
 }
+
+const blobOf = (floats) => Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength);
 
 /**
  * The stored metadata of a chunk: the staged JSON with the reserved keys set. Equal to
  * `JSON.stringify({ ...JSON.parse(staged), ...reserved })`; when the staged metadata has none of the
  * reserved keys, that is the staged text with the keys appended, without parsing it again.
  */
-function chunkMetadata(staged, hasReserved, doc, suffix, chunkIndex) {
+function chunkMetadata(staged, hasReserved, doc, chunkIndex) {
   if (hasReserved) {
     return JSON.stringify({
       ...JSON.parse(staged),
@@ -52,7 +55,7 @@ function chunkMetadata(staged, hasReserved, doc, suffix, chunkIndex) {
       chunkIndex,
     });
   }
-  return (staged === '{}' ? '{' : `${staged.slice(0, -1)},`) + suffix + chunkIndex + '}';
+  return (staged === '{}' ? '{' : `${staged.slice(0, -1)},`) + doc.suffix + chunkIndex + '}';
 }
 
 /** A limit the commit would cross: the transaction is rolled back and the caller names the limit. */
@@ -79,113 +82,231 @@ function vectorTable(db, request) {
   return table;
 }
 
-/** FTS5 takes `automerge` only as a literal ("SQL logic error" when bound). */
-function setFtsAutomerge(db, segments) {
-  if (!Number.isInteger(segments)) throw new Error(`automerge ${segments}`);
-  db.exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', ${segments})`);
+/** FTS5 takes its settings only as literals ("SQL logic error" when bound). */
+function setFtsSettings(db, { automerge, hashsize }) {
+  if (!Number.isInteger(automerge) || !Number.isInteger(hashsize))
+    throw new Error(`automerge ${automerge}, hashsize ${hashsize}`);
+  db.exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', ${automerge})`);
+  db.exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', ${hashsize})`);
+}
+
+/** A document as the transaction knows it: ids, the reserved metadata keys, what to report. */
+function describeDocument(doc, documentId) {
+  return {
+    documentId,
+    source: doc.source,
+    format: doc.format,
+    suffix: `"source":${JSON.stringify(doc.source)},"format":${JSON.stringify(doc.format)},"documentId":${JSON.stringify(documentId)},"chunkIndex":`,
+    chunks: 0,
+  };
 }
 
 /**
- * Replaces the staged documents' old versions and inserts the new ones in one transaction of `db`,
- * reading the staging database `staging`; throws LimitCrossed (nothing written) past a limit.
+ * One commit's transaction on `db` (BEGIN IMMEDIATE on creation): documents go in whole (from the
+ * staging database) or streamed in batches; `commit()` checks the limits and commits, throwing
+ * LimitCrossed (nothing written) past one.
  */
-function commitStaged(db, staging, request) {
-  const { listingId, model } = request;
-  const finished = staging.prepare(`SELECT * FROM docs WHERE finished = 1 ORDER BY source`).all();
-  if (finished.length !== request.documentIds.length) {
-    throw new Error(`${finished.length} staged documents, ${request.documentIds.length} ids`);
-  }
-  const readChunks = staging
-    .prepare(
-      `SELECT chunk_index, text, token_count, content_hash, metadata, reserved, vector FROM chunks
-      WHERE doc_id = ? ORDER BY chunk_index`,
-    )
-    .raw();
-  const run = db.transaction(() => {
+class CommitTransaction {
+  constructor(db, request) {
+    this.db = db;
+    this.request = request;
+    db.exec('BEGIN IMMEDIATE');
     const table = vectorTable(db, request);
-    const findDoc = db.prepare(`SELECT id FROM documents WHERE listing_id = ? AND source = ?`);
-    const dropVectors = db.prepare(
+    this.findDoc = db.prepare(`SELECT id FROM documents WHERE listing_id = ? AND source = ?`);
+    this.dropVectors = db.prepare(
       `DELETE FROM ${table} WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)`,
     );
-    const dropDoc = db.prepare(`DELETE FROM documents WHERE id = ?`);
-    const insertDoc = db.prepare(`INSERT INTO documents (id, listing_id, source, format, content_hash, bytes,
+    this.dropDoc = db.prepare(`DELETE FROM documents WHERE id = ?`);
+    this.insertDoc = db.prepare(`INSERT INTO documents (id, listing_id, source, format, content_hash, bytes,
       metadata, chunk_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    const insertChunk =
+    this.nameDoc = db.prepare(`UPDATE documents SET source = ?, chunk_count = ?, metadata = ? WHERE id = ?`);
+    this.insertChunk =
       db.prepare(`INSERT INTO chunks (listing_id, document_id, chunk_index, text, token_count,
       content_hash, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)`);
-    // Full-text rows of a document's chunks in one statement once they are all in (migration 7).
-    const indexText = db.prepare(
+    // Full-text rows in one statement once a document's (or a streamed batch's) chunks are in
+    // (migration 7): about twice as fast as a trigger per row.
+    this.indexDocument = db.prepare(
       `INSERT INTO chunks_fts (rowid, text) SELECT id, text FROM chunks WHERE document_id = ?`,
     );
-    const insertVector = db.prepare(`INSERT INTO ${table} (rowid, embedding) VALUES (?, ?)`);
+    this.indexRange = db.prepare(
+      `INSERT INTO chunks_fts (rowid, text) SELECT id, text FROM chunks WHERE id BETWEEN ? AND ?`,
+    );
+    this.insertVector = db.prepare(`INSERT INTO ${table} (rowid, embedding) VALUES (?, ?)`);
     // Next to vec0: the float blob by chunk id (fast point reads for rescoring) and its sign code.
-    const insertFloats = db.prepare(`INSERT INTO embeddings (chunk_id, model, vector) VALUES (?, ?, ?)`);
-    const insertCode = db.prepare(
+    this.insertFloats = db.prepare(`INSERT INTO embeddings (chunk_id, model, vector) VALUES (?, ?, ?)`);
+    this.insertCode = db.prepare(
       `INSERT INTO vector_codes (listing_id, model, chunk_id, code) VALUES (?, ?, ?, ?)`,
     );
-    const code = Buffer.alloc(codeBytes(request.dimensions));
-    const documents = [];
-    let chunkCount = 0;
+    this.code = Buffer.alloc(codeBytes(request.dimensions));
+    /** Committed documents, in the order they were finished. */
+    this.documents = [];
+    /** Streamed documents under way, by the caller's key. */
+    this.streaming = new Map();
+    this.chunks = 0;
+    this.bulk = false;
+  }
 
-    finished.forEach((doc, at) => {
-      const previous = findDoc.get(listingId, doc.source);
-      if (previous) {
-        dropVectors.run(previous.id);
-        dropDoc.run(previous.id);
-      }
-      const documentId = request.documentIds[at];
-      insertDoc.run(
-        documentId,
-        listingId,
-        doc.source,
-        doc.format,
-        doc.content_hash,
-        doc.bytes,
-        doc.metadata,
-        doc.chunk_count,
+  /** Replaces the old version of a source, if any (its vectors first: vec0 has no foreign key). */
+  dropSource(source, keep) {
+    const previous = this.findDoc.get(this.request.listingId, source);
+    if (previous && previous.id !== keep) this.drop(previous.id);
+  }
+
+  drop(documentId) {
+    this.dropVectors.run(documentId);
+    this.dropDoc.run(documentId);
+  }
+
+  /** Inserts a chunk and, unless its vector is zero, the vector, its float blob and sign code; its id. */
+  addChunk(doc, chunkIndex, text, tokenCount, contentHash, metadata, hasReserved, floats, blob) {
+    const { listingId, model } = this.request;
+    const { lastInsertRowid } = this.insertChunk.run(
+      listingId,
+      doc.documentId,
+      chunkIndex,
+      text,
+      tokenCount,
+      contentHash,
+      chunkMetadata(metadata, hasReserved, doc, chunkIndex),
+    );
+    // A zero vector (a text with no word the model knows) has no direction: sqlite-vec would give it
+    // a NULL distance that sorts first, so it stays out of the vector index; full-text still finds it.
+    if (!isZeroVector(floats)) {
+      // sqlite-vec takes only an integer rowid, and better-sqlite3 binds a number as a float.
+      const rowid = BigInt(lastInsertRowid);
+      this.insertVector.run(rowid, blob);
+      this.insertFloats.run(rowid, model, blob);
+      writeSignCode(floats, this.code);
+      this.insertCode.run(listingId, model, rowid, this.code);
+    }
+    return lastInsertRowid;
+  }
+
+  /** Counts chunks in; past the bulk size, full-text segments merge 16 at a time (sixth pass). */
+  counted(chunks) {
+    this.chunks += chunks;
+    if (!this.bulk && this.chunks >= this.request.bulkFtsMinChunks) {
+      this.bulk = true;
+      setFtsSettings(this.db, this.request.ftsBulk);
+    }
+  }
+
+  /** Copies the finished documents of the staging database, in the order of their sources. */
+  copyStaged(staging) {
+    const { request } = this;
+    const finished = staging.prepare(`SELECT * FROM docs WHERE finished = 1 ORDER BY source`).all();
+    if (finished.length !== request.documentIds.length) {
+      throw new Error(`${finished.length} staged documents, ${request.documentIds.length} ids`);
+    }
+    const readChunks = staging
+      .prepare(
+        `SELECT chunk_index, text, token_count, content_hash, metadata, reserved, vector FROM chunks
+        WHERE doc_id = ? ORDER BY chunk_index`,
+      )
+      .raw();
+    const copied = [];
+    finished.forEach((staged, at) => {
+      const doc = describeDocument(staged, request.documentIds[at]);
+      this.dropSource(staged.source);
+      this.insertDoc.run(
+        doc.documentId,
+        request.listingId,
+        staged.source,
+        staged.format,
+        staged.content_hash,
+        staged.bytes,
+        staged.metadata,
+        staged.chunk_count,
         request.now,
         request.now,
       );
-      // The reserved keys of DESIGN §4 win over anything a document says about itself.
-      const reserved = { source: doc.source, format: doc.format, documentId };
-      const suffix = `"source":${JSON.stringify(doc.source)},"format":${JSON.stringify(doc.format)},"documentId":${JSON.stringify(documentId)},"chunkIndex":`;
-      for (const [
-        chunkIndex,
-        text,
-        tokenCount,
-        contentHash,
-        metadata,
-        hasReserved,
-        vector,
-      ] of readChunks.iterate(doc.id)) {
-        const { lastInsertRowid } = insertChunk.run(
-          listingId,
-          documentId,
-          chunkIndex,
-          text,
-          tokenCount,
-          contentHash,
-          chunkMetadata(metadata, hasReserved === 1, reserved, suffix, chunkIndex),
-        );
-        // A zero vector (a text with no word the model knows) has no direction: sqlite-vec would give it
-        // a NULL distance that sorts first, so it stays out of the vector index; full-text still finds it.
-        if (!isZeroVector(vector)) {
-          // sqlite-vec takes only an integer rowid, and better-sqlite3 binds a number as a float.
-          const rowid = BigInt(lastInsertRowid);
-          insertVector.run(rowid, vector);
-          insertFloats.run(rowid, model, vector);
-          writeSignCode(floatsOf(vector), code);
-          insertCode.run(listingId, model, rowid, code);
-        }
+      for (const [index, text, tokens, hash, metadata, reserved, vector] of readChunks.iterate(staged.id)) {
+        this.addChunk(doc, index, text, tokens, hash, metadata, reserved === 1, floatsOf(vector), vector);
       }
-      chunkCount += doc.chunk_count;
-      documents.push({ source: doc.source, documentId, chunks: doc.chunk_count });
+      doc.chunks = staged.chunk_count;
+      copied.push(doc);
     });
-    const bulk = chunkCount >= request.bulkFtsMinChunks;
-    if (bulk) setFtsAutomerge(db, request.ftsBulkAutomerge);
-    for (const { documentId } of documents) indexText.run(documentId);
-    if (bulk) setFtsAutomerge(db, FTS_DEFAULT_AUTOMERGE);
+    this.counted(copied.reduce((n, d) => n + d.chunks, 0));
+    for (const doc of copied) this.indexDocument.run(doc.documentId);
+    this.documents.push(...copied);
+  }
 
+  /**
+   * A streamed document starts. Its row holds a placeholder source (unique per document) until it is
+   * finished: the old version of the source stays until then, so a discarded document leaves it.
+   */
+  open({ key, documentId, source, format, contentHash, bytes }) {
+    const doc = describeDocument({ source, format }, documentId);
+    const { listingId, now } = this.request;
+    this.insertDoc.run(
+      documentId,
+      listingId,
+      `\u0000${documentId}`,
+      format,
+      contentHash,
+      bytes,
+      '{}',
+      0,
+      now,
+      now,
+    );
+    this.streaming.set(key, doc);
+  }
+
+  /** A batch of a streamed document: columns of equal length, the vectors back to back. */
+  add({ key, texts, tokenCounts, contentHashes, metadata, reserved, vectors }) {
+    const doc = this.document(key);
+    const { dimensions } = this.request;
+    let first;
+    let last;
+    for (let i = 0; i < texts.length; i++) {
+      const floats = vectors.subarray(i * dimensions, (i + 1) * dimensions);
+      last = this.addChunk(
+        doc,
+        doc.chunks++,
+        texts[i],
+        tokenCounts[i],
+        contentHashes[i],
+        metadata[i],
+        reserved[i] === 1,
+        floats,
+        blobOf(floats),
+      );
+      first ??= last;
+    }
+    // Chunk ids of one transaction with no other writer are consecutive.
+    if (first !== undefined) this.indexRange.run(first, last);
+    this.counted(texts.length);
+  }
+
+  /** A streamed document is complete: it takes its source (replacing the old version) and metadata. */
+  finish({ key, metadata }) {
+    const doc = this.document(key);
+    this.streaming.delete(key);
+    this.dropSource(doc.source, doc.documentId);
+    this.nameDoc.run(doc.source, doc.chunks, metadata, doc.documentId);
+    this.documents.push(doc);
+  }
+
+  /** A streamed document failed part-way: its rows go (the full-text ones through their trigger). */
+  discard({ key }) {
+    const doc = this.document(key);
+    this.streaming.delete(key);
+    this.drop(doc.documentId);
+    this.chunks -= doc.chunks;
+  }
+
+  document(key) {
+    const doc = this.streaming.get(key);
+    if (!doc) throw new Error(`no streamed document ${key}`);
+    return doc;
+  }
+
+  commit() {
+    const { db, request } = this;
+    if (this.streaming.size > 0)
+      throw new Error(`${this.streaming.size} streamed documents were not finished`);
+    const { listingId } = request;
     const totals = db
       .prepare(
         `SELECT count(*) AS docs, coalesce(sum(chunk_count), 0) AS chunks, coalesce(sum(bytes), 0) AS bytes
@@ -202,18 +323,28 @@ function commitStaged(db, staging, request) {
       request.now,
       listingId,
     );
+    if (this.bulk) setFtsSettings(db, FTS_DEFAULTS);
+    db.exec('COMMIT');
+    const documents = this.documents.map((d) => ({
+      source: d.source,
+      documentId: d.documentId,
+      chunks: d.chunks,
+    }));
     return { documents, documentCount: totals.docs, chunkCount: totals.chunks };
-  });
-  return run.immediate();
+  }
+
+  rollback() {
+    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+  }
 }
 
 /**
- * Opens both databases and commits. The commit writes every page of the new chunks, their full-text
- * postings and vectors: a 64 MB page cache keeps SQLite from spilling pages to the WAL in the middle of
- * the transaction. This connection does not checkpoint by itself at the commit (its pages stay in the
- * WAL, where every connection reads them): the caller answers first, then checkpoints.
+ * Opens the knowledge base's database for the commit. The commit writes every page of the new chunks,
+ * their full-text postings and vectors: a 64 MB page cache keeps SQLite from spilling pages to the WAL
+ * in the middle of the transaction. This connection does not checkpoint by itself at the commit (its
+ * pages stay in the WAL, where every connection reads them): the worker answers first, then checkpoints.
  */
-function openAndCommit(request) {
+function openDatabase(request) {
   const options = request.nativeBinding ? { nativeBinding: request.nativeBinding } : {};
   const db = new Database(request.databaseFile, { ...options, fileMustExist: true });
   try {
@@ -225,14 +356,29 @@ function openAndCommit(request) {
     db.pragma(`cache_size = ${request.cacheSizeKib}`);
     db.pragma('wal_autocheckpoint = 0');
     db.loadExtension(request.vecExtension);
-    const staging = new Database(request.stagingFile, { ...options, readonly: true, fileMustExist: true });
-    try {
-      return { db, result: commitStaged(db, staging, request) };
-    } finally {
-      staging.close();
-    }
+    return db;
   } catch (err) {
     db.close();
+    throw err;
+  }
+}
+
+/** Begins the transaction and copies the staged documents into it. */
+function begin(db, request) {
+  const transaction = new CommitTransaction(db, request);
+  try {
+    if (request.documentIds.length > 0) {
+      const options = request.nativeBinding ? { nativeBinding: request.nativeBinding } : {};
+      const staging = new Database(request.stagingFile, { ...options, readonly: true, fileMustExist: true });
+      try {
+        transaction.copyStaged(staging);
+      } finally {
+        staging.close();
+      }
+    }
+    return transaction;
+  } catch (err) {
+    transaction.rollback();
     throw err;
   }
 }
@@ -244,23 +390,72 @@ function describe(err) {
   return { name: 'Error', message: String(err) };
 }
 
-if (!isMainThread && workerData?.role === ROLE) {
-  let opened;
-  try {
-    opened = openAndCommit(workerData.request);
-  } catch (err) {
+/**
+ * The worker's side of the conversation: `open`, `add` (answered with `{ taken: seq }` once its rows are
+ * in), `finish`, `discard`, then `commit` (answered with `{ result }`) or `abort`. The first error is
+ * answered with `{ error }` and rolls everything back; later messages are ignored.
+ */
+function serve(request) {
+  let db;
+  let transaction;
+  let over = false;
+  const end = () => {
+    over = true;
+    // Without a listener the port no longer keeps the thread alive: it exits once this turn is over.
+    parentPort.off('message', onMessage);
+    db?.close();
+  };
+  const fail = (err) => {
     parentPort.postMessage({ error: describe(err) });
-  }
-  if (opened) {
-    parentPort.postMessage({ result: opened.result });
-    // The answer is out; now the WAL's pages go to the database file (up to gigabytes after a bulk
-    // import: 10 s of a 500,000-line import's commit), here, where nobody waits for it. PASSIVE: it
-    // never blocks readers or writers, and a checkpoint another connection is running wins.
     try {
-      opened.db.pragma('wal_checkpoint(PASSIVE)');
-    } catch {
-      // A full disk, say: the pages stay in the WAL, committed, and a later checkpoint copies them.
+      transaction?.rollback();
+    } finally {
+      end();
     }
-    opened.db.close();
+  };
+  function onMessage(message) {
+    if (over) return;
+    try {
+      switch (message.type) {
+        case 'open':
+          return transaction.open(message);
+        case 'add':
+          transaction.add(message);
+          return parentPort.postMessage({ taken: message.seq });
+        case 'finish':
+          return transaction.finish(message);
+        case 'discard':
+          return transaction.discard(message);
+        case 'abort':
+          transaction.rollback();
+          return end();
+        case 'commit': {
+          const result = transaction.commit();
+          parentPort.postMessage({ result });
+          // The answer is out; now the WAL's pages go to the database file (up to gigabytes after a bulk
+          // import: 10 s of a 500,000-line import's commit), here, where nobody waits for it. PASSIVE:
+          // it never blocks readers or writers, and a checkpoint another connection is running wins.
+          try {
+            db.pragma('wal_checkpoint(PASSIVE)');
+          } catch {
+            // A full disk, say: the pages stay in the WAL, committed, and a later checkpoint copies them.
+          }
+          return end();
+        }
+        default:
+          throw new Error(`unknown message ${String(message.type)}`);
+      }
+    } catch (err) {
+      fail(err);
+    }
+  }
+  parentPort.on('message', onMessage);
+  try {
+    db = openDatabase(request);
+    transaction = begin(db, request);
+  } catch (err) {
+    fail(err);
   }
 }
+
+if (!isMainThread && workerData?.role === ROLE) serve(workerData.request);

@@ -380,6 +380,91 @@ describe('ingestion pipeline', () => {
     expect(result.documents.map((d) => d.source)).toEqual(['kb/sub/codeblock.md']);
   });
 
+  describe('pre-built embeddings written into the commit under way', () => {
+    const embeddingLines = (count: number, word: string) => {
+      const dims = services.listings.get(listingId, 'studio').dimensions;
+      const embedding = Array.from({ length: dims }, (_, i) => Math.sin(i + 1));
+      return Array.from({ length: count }, (_, i) =>
+        JSON.stringify({ text: `${word} line ${i}`, embedding }),
+      );
+    };
+    const write = (name: string, content: string[] | string) => {
+      const path = join(dir.path, name);
+      writeFileSync(path, typeof content === 'string' ? content : content.join('\n'));
+      return path;
+    };
+    const integrity = () =>
+      services.db.prepare(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)`).run();
+
+    it('come after the other files, and a file refused part-way leaves its old version', async () => {
+      const first = await run([write('a-vectors.jsonl', embeddingLines(2_500, 'walrus'))]);
+      expect(first.documents[0]).toMatchObject({ status: 'ingested', chunks: 2_500 });
+      const oldIds = chunksOf('a-vectors.jsonl').map((c) => c.id);
+
+      // The new version of a-vectors.jsonl goes wrong at line 2,201, after a batch of 2,000 lines was
+      // written into the commit; b-notes.md is parsed and staged first although it sorts after it.
+      const broken = embeddingLines(2_500, 'narwhal');
+      broken[2_200] = '{"text": "cut off';
+      const seen: string[] = [];
+      const result = await run(
+        [
+          write('a-vectors.jsonl', broken),
+          write('b-notes.md', '# Notes\n\nThe beluga sings under the ice.'),
+          write('c-more.jsonl', embeddingLines(30, 'orca')),
+        ],
+        { onProgress: (p) => p.stage === 'reading' && p.file && seen.push(p.file) },
+      );
+
+      expect(seen).toEqual(['b-notes.md', 'a-vectors.jsonl', 'c-more.jsonl']);
+      expect(result.documents.map((d) => [d.source, d.status, d.chunks])).toEqual([
+        ['a-vectors.jsonl', 'rejected', 0],
+        ['b-notes.md', 'ingested', 1],
+        ['c-more.jsonl', 'ingested', 30],
+      ]);
+      expect(result.documents[0]!.error!.message).toMatch(/^a-vectors\.jsonl: line 2201: not valid JSON/);
+      expect(result).toMatchObject({ committed: true, documentCount: 3, chunkCount: 2_531 });
+      expect(chunksOf('a-vectors.jsonl').map((c) => c.id)).toEqual(oldIds);
+      expect(chunksOf('a-vectors.jsonl')[0]!.text).toBe('walrus line 0');
+      expect(chunks(`text LIKE 'narwhal%'`)).toEqual([]);
+      expect(chunksOf('c-more.jsonl').map((c) => [c.text, c.metadata.chunkIndex, c.metadata.line])).toEqual(
+        Array.from({ length: 30 }, (_, i) => [`orca line ${i}`, i, i + 1]),
+      );
+      expect(chunksOf('b-notes.md').map((c) => c.text)).toEqual(['Notes\n\nThe beluga sings under the ice.']);
+      expect(services.listings.get(listingId, 'studio')).toMatchObject({
+        documentCount: 3,
+        chunkCount: 2_531,
+      });
+      expect(integrity).not.toThrow();
+    });
+
+    it('a cancel while they are written rolls back everything, also files already written', async () => {
+      await run([write('kept.md', '# Kept\n\nThe kept note stays.')]);
+      const before = chunks();
+      const controller = new AbortController();
+      const reason = new Error('cancelled by the user');
+      const cancelled = run(
+        [
+          write('first.jsonl', embeddingLines(2_500, 'seal')),
+          write('second.jsonl', embeddingLines(4_500, 'tern')),
+        ],
+        {
+          signal: controller.signal,
+          // first.jsonl is in the commit's transaction by now; second.jsonl stops at its first batch.
+          onProgress: (p) => p.file === 'second.jsonl' && controller.abort(reason),
+        },
+      );
+      await expect(cancelled).rejects.toBe(reason);
+      expect(chunks()).toEqual(before);
+      expect(services.listings.get(listingId, 'studio')).toMatchObject({ documentCount: 1, chunkCount: 1 });
+
+      // Nothing is left holding the knowledge base: the next ingestion commits.
+      const next = await run([write('third.jsonl', embeddingLines(10, 'skua'))]);
+      expect(next.documents[0]).toMatchObject({ status: 'ingested', chunks: 10 });
+      expect(chunks(`text LIKE 'seal%' OR text LIKE 'tern%'`)).toEqual([]);
+      expect(integrity).not.toThrow();
+    });
+  });
+
   describe('files parsed ahead on the worker threads', () => {
     // Many small Markdown and HTML files (all parsed ahead of their turn) around a JSON file parsed on
     // this thread, and an MDX file that fails to parse.

@@ -469,6 +469,202 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     });
   });
 
+  describe('a commit under way (documents streamed into it)', () => {
+    const options = { ...OPTIONS, maxChunks: 100_000 };
+    const integrity = () =>
+      db().prepare(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)`).run();
+
+    it('writes the staged documents, then the streamed ones, exactly, and shows nothing before finish', async () => {
+      await stageAndCommit([
+        { doc: doc('kept.md'), chunks: [chunk('kept puffin', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+      ]);
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      const staged = staging.open(doc('staged.md'));
+      staged.add([chunk('staged auk', vector(1, -1, 1, 1, 1, 1, 1, 1))]);
+      staged.finish();
+      try {
+        const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+        const writer = session.open(doc('streamed.jsonl', { chunking: {} }));
+        await writer.add([
+          chunk('streamed gannet one', vector(1, 2, 3, 4, 5, 6, 7, 8), { topic: 'sea', line: 1 }),
+          // A key the store sets: the store's value wins.
+          chunk('streamed gannet two', vector(-1, 2, -3, 4, -5, 6, -7, 8), { source: 'forged', line: 2 }),
+        ]);
+        await writer.add([chunk('streamed gannet three', vector(0, 0, 0, 0, 0, 0, 0, 0), { line: 3 })]);
+        writer.finish({ chunking: {}, warnings: ['one'] });
+        expect([session.documentCount, session.chunkCount]).toEqual([1, 3]);
+        // Written on the worker, not committed: this connection still sees the knowledge base as it was.
+        expect(counts()).toMatchObject({ documents: 1, chunks: 1 });
+        expect(fullText('gannet')).toEqual([]);
+
+        const result = await session.finish();
+        expect(result).toMatchObject({ documentCount: 3, chunkCount: 5 });
+        expect(result.documents.map((d) => [d.source, d.chunks])).toEqual([
+          ['staged.md', 1],
+          ['streamed.jsonl', 3],
+        ]);
+        await session.abort(); // after finish: changes nothing
+      } finally {
+        staging.dispose();
+      }
+      const documentId = db()
+        .prepare(`SELECT id FROM documents WHERE source = 'streamed.jsonl'`)
+        .pluck()
+        .get() as string;
+      const streamed = chunkRows().filter((r) => r.document_id === documentId);
+      expect(streamed.map((r) => [r.chunk_index, r.text, r.token_count, r.content_hash])).toEqual([
+        [0, 'streamed gannet one', 3, 'hash of streamed gannet one'],
+        [1, 'streamed gannet two', 3, 'hash of streamed gannet two'],
+        [2, 'streamed gannet three', 3, 'hash of streamed gannet three'],
+      ]);
+      const reserved = { source: 'streamed.jsonl', format: 'markdown', documentId };
+      expect(streamed.map((r) => JSON.parse(r.metadata) as unknown)).toEqual([
+        { topic: 'sea', line: 1, ...reserved, chunkIndex: 0 },
+        { line: 2, ...reserved, chunkIndex: 1 },
+        { line: 3, ...reserved, chunkIndex: 2 },
+      ]);
+      const [one, two, three] = streamed.map((r) => r.id);
+      expect(floats(one!)).toEqual(blob(vector(1, 2, 3, 4, 5, 6, 7, 8)));
+      expect(indexed(two!)).toEqual(blob(vector(-1, 2, -3, 4, -5, 6, -7, 8)));
+      expect(code(two!)).toEqual(Buffer.from(signCode(vector(-1, 2, -3, 4, -5, 6, -7, 8))));
+      // The zero vector stays out of the vector index, as in a staged document.
+      expect([floats(three!), code(three!), indexed(three!)]).toEqual([undefined, undefined, undefined]);
+      expect(fullText('gannet')).toEqual([one, two, three]);
+      expect(
+        JSON.parse(
+          db().prepare(`SELECT metadata FROM documents WHERE id = ?`).pluck().get(documentId) as string,
+        ),
+      ).toEqual({ chunking: {}, warnings: ['one'] });
+      expect(counts()).toMatchObject({
+        documents: 3,
+        chunks: 5,
+        vectors: 4,
+        listing: { document_count: 3, chunk_count: 5 },
+      });
+      expect(integrity).not.toThrow();
+    });
+
+    it('replaces a source when its streamed version is finished, and keeps it when that one is discarded', async () => {
+      await stageAndCommit([
+        { doc: doc('a.jsonl'), chunks: [chunk('old otter', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+        { doc: doc('b.jsonl'), chunks: [chunk('old badger', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+      ]);
+      const oldA = fullText('otter');
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      try {
+        const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+        const a = session.open(doc('a.jsonl'));
+        await a.add([chunk('new otter', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+        a.discard();
+        const b = session.open(doc('b.jsonl'));
+        await b.add([chunk('new badger', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+        b.finish();
+        expect(session.documentCount).toBe(1);
+        const result = await session.finish();
+        expect(result).toMatchObject({ documentCount: 2, chunkCount: 2 });
+      } finally {
+        staging.dispose();
+      }
+      expect(chunkRows().map((r) => r.text)).toEqual(['old otter', 'new badger']);
+      expect(fullText('otter')).toEqual(oldA);
+      expect(fullText('new')).toHaveLength(1);
+      expect(fullText('old')).toEqual(oldA);
+      expect(counts()).toMatchObject({ documents: 2, chunks: 2, embeddings: 2, codes: 2, vectors: 2 });
+      expect(integrity).not.toThrow();
+    });
+
+    it('rolls back on abort, even with documents finished; the next commit runs', async () => {
+      await stageAndCommit([
+        { doc: doc('kept.md'), chunks: [chunk('kept heron', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+      ]);
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      try {
+        const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+        const writer = session.open(doc('kept.md'));
+        await writer.add([chunk('replacing heron', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+        writer.finish();
+        await session.abort();
+        await expect(session.finish()).rejects.toThrow(/aborted/);
+        expect(() => session.open(doc('late.md'))).toThrow(/over/);
+      } finally {
+        staging.dispose();
+      }
+      expect(chunkRows().map((r) => r.text)).toEqual(['kept heron']);
+      expect(counts()).toMatchObject({
+        documents: 1,
+        chunks: 1,
+        listing: { document_count: 1, chunk_count: 1 },
+      });
+      await stageAndCommit([
+        { doc: doc('after.md'), chunks: [chunk('late rail', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+      ]);
+      expect(fullText('rail')).toHaveLength(1);
+      expect(integrity).not.toThrow();
+    });
+
+    it('fails the batches waiting and the finish with the error of the worker', async () => {
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      try {
+        // No such listing: the streamed document's row is refused by its foreign key.
+        const session = services.knowledgeBase.beginCommit('lst_missing', staging, options);
+        const writer = session.open(doc('orphan.jsonl'));
+        const refused = { code: 'SQLITE_CONSTRAINT_FOREIGNKEY' };
+        await expect(
+          writer.add([chunk('orphan crake', vector(1, 1, 1, 1, 1, 1, 1, 1))]),
+        ).rejects.toMatchObject(refused);
+        await expect(writer.add([chunk('more crake', vector(1, 1, 1, 1, 1, 1, 1, 1))])).rejects.toMatchObject(
+          refused,
+        );
+        writer.finish();
+        await expect(session.finish()).rejects.toMatchObject(refused);
+        await session.abort();
+      } finally {
+        staging.dispose();
+      }
+      expect(counts()).toMatchObject({ documents: 0, chunks: 0 });
+    });
+
+    it('checks the limits at finish and leaves the knowledge base as it was', async () => {
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      try {
+        const session = services.knowledgeBase.beginCommit(listingId, staging, { ...options, maxChunks: 2 });
+        const writer = session.open(doc('big.jsonl'));
+        await writer.add(
+          ['one', 'two', 'three'].map((w) => chunk(`${w} ibis`, vector(1, 1, 1, 1, 1, 1, 1, 1))),
+        );
+        writer.finish();
+        await expect(session.finish()).rejects.toBeInstanceOf(ChunkLimitExceeded);
+      } finally {
+        staging.dispose();
+      }
+      expect(counts()).toMatchObject({ documents: 0, chunks: 0, vectors: 0 });
+    });
+
+    it('waits for the commit before it to answer, then starts', async () => {
+      const first = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      const writer = first.open(doc('first.jsonl'));
+      writer.add(
+        Array.from({ length: 5_000 }, (_, i) => chunk(`tern ${i}`, vector(1, i % 3, 1, 1, 1, 1, 1, 1))),
+      );
+      writer.finish();
+      const second = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      try {
+        const committing = services.knowledgeBase.commit(listingId, first, options);
+        const session = services.knowledgeBase.beginCommit(listingId, second, options);
+        const streamed = session.open(doc('second.jsonl'));
+        const taken = streamed.add([chunk('skua', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+        streamed.finish();
+        const [a, b] = await Promise.all([committing, session.finish(), taken]);
+        expect([a.chunkCount, b.chunkCount]).toEqual([5_000, 5_001]);
+      } finally {
+        first.dispose();
+        second.dispose();
+      }
+      expect(fullText('tern')).toHaveLength(5_000);
+      expect(fullText('skua')).toHaveLength(1);
+    });
+  });
+
   describe('a bulk commit', () => {
     const WORDS = ['heron', 'otter', 'walrus', 'lynx', 'marten', 'ibis', 'stoat', 'vole'];
     const bulkOptions: CommitOptions = { ...OPTIONS, maxChunks: 2 * BULK_FTS_MIN_CHUNKS };
@@ -488,20 +684,28 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       writer.finish();
       return staging;
     }
-    const automerge = () =>
-      db().prepare(`SELECT v FROM chunks_fts_config WHERE k = 'automerge'`).pluck().get() as
-        number | undefined;
+    /** The full-text settings stored (none until a bulk commit writes them). */
+    const ftsSettings = () =>
+      Object.fromEntries(
+        (
+          db().prepare(`SELECT k, v FROM chunks_fts_config WHERE k IN ('automerge', 'hashsize')`).all() as {
+            k: string;
+            v: number;
+          }[]
+        ).map((r) => [r.k, r.v]),
+      );
+    const DEFAULTS = { automerge: 4, hashsize: 1024 * 1024 };
 
-    // The commit runs on its own connection (commitWorker.mjs), so only the stored setting is seen here:
-    // the bulk path is the only one that writes it, and it writes the default back last.
-    it('sets full-text merging for its rows, then the default of 4, and leaves a sound index', async () => {
+    // The commit runs on its own connection (commitWorker.mjs), so only the stored settings are seen here:
+    // the bulk path is the only one that writes them, and it writes the defaults back last.
+    it('sets full-text merging for its rows, then the defaults, and leaves a sound index', async () => {
       const staging = stageBulk();
       try {
         await services.knowledgeBase.commit(listingId, staging, bulkOptions);
       } finally {
         staging.dispose();
       }
-      expect(automerge()).toBe(4);
+      expect(ftsSettings()).toEqual(DEFAULTS);
       expect(() =>
         db().prepare(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)`).run(),
       ).not.toThrow();
@@ -529,7 +733,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       } finally {
         staging.dispose();
       }
-      expect(automerge()).toBeUndefined();
+      expect(ftsSettings()).toEqual({});
       expect(db().prepare(`SELECT count(*) FROM chunks`).pluck().get()).toBe(0);
     });
 
@@ -537,7 +741,33 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       await stageAndCommit([
         { doc: doc('small.md'), chunks: [chunk('a small heron text', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
       ]);
-      expect(automerge()).toBeUndefined();
+      expect(ftsSettings()).toEqual({});
+    });
+
+    it('switches to the bulk settings part-way through a streamed commit, and back', async () => {
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      try {
+        const session = services.knowledgeBase.beginCommit(listingId, staging, bulkOptions);
+        const writer = session.open(doc('streamed-bulk.jsonl'));
+        for (let at = 0; at < BULK_FTS_MIN_CHUNKS + 500; at += 1_000) {
+          await writer.add(
+            Array.from({ length: Math.min(1_000, BULK_FTS_MIN_CHUNKS + 500 - at) }, (_, k) => {
+              const i = at + k;
+              return chunk(`row ${i} ${WORDS[i % WORDS.length]} w${i}`, vector(1, i % 7, -1, 1, 1, 1, 1, 1));
+            }),
+          );
+        }
+        writer.finish();
+        await session.finish();
+      } finally {
+        staging.dispose();
+      }
+      expect(ftsSettings()).toEqual(DEFAULTS);
+      expect(() =>
+        db().prepare(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)`).run(),
+      ).not.toThrow();
+      expect(fullText('w10499')).toHaveLength(1);
+      expect(fullText('heron')).toHaveLength(Math.ceil((BULK_FTS_MIN_CHUNKS + 500) / WORDS.length));
     });
   });
 });
