@@ -16,6 +16,11 @@ export type UploadRecord = Upload & { wallet: string };
 export interface UploadRepository {
   insert(record: UploadRecord): void;
   update(id: string, patch: Partial<Omit<UploadRecord, 'uploadId'>>): void;
+  /**
+   * Writes an upload's progress without waiting for the database's write lock (a commit under way holds
+   * it for as long as it writes); false when the lock is taken, and nothing was written.
+   */
+  recordProgress(id: string, progress: IngestProgress, updatedAt: string): boolean;
   findById(id: string): UploadRecord | undefined;
   /** Uploads a previous process left queued or processing. */
   unfinished(): UploadRecord[];
@@ -151,9 +156,11 @@ export class UploadService {
       const t = Date.now();
       if (t - lastWrite < PROGRESS_EVERY_MS && p.stage !== 'done') return;
       lastWrite = t;
-      // Progress is a courtesy: failing to record it (a full disk) must not fail the upload by itself.
+      // Progress is a courtesy: failing to record it (a full disk) must not fail the upload by itself,
+      // and it is not worth a wait: while pre-built embeddings are written into the commit, the commit
+      // holds the write lock and this thread would stop for the whole busy timeout. The next one goes in.
       try {
-        this.repo.update(id, { progress: { ...p }, updatedAt: this.now().toISOString() });
+        this.repo.recordProgress(id, { ...p }, this.now().toISOString());
       } catch {
         lastWrite = t;
       }

@@ -1,3 +1,4 @@
+import type { IngestProgress } from '../../core/ingest/pipeline';
 import type { UploadRecord, UploadRepository } from '../../core/uploads/uploads';
 import type { Db } from '../open';
 
@@ -54,6 +55,23 @@ export class SqliteUploadRepository implements UploadRepository {
         next.updatedAt,
         id,
       );
+  }
+
+  recordProgress(id: string, progress: IngestProgress, updatedAt: string): boolean {
+    const wait = this.db.pragma('busy_timeout', { simple: true }) as number;
+    // Statements on this connection run one at a time: no other statement sees the zero timeout.
+    this.db.pragma('busy_timeout = 0');
+    try {
+      this.db
+        .prepare(`UPDATE uploads SET progress = ?, updated_at = ? WHERE id = ?`)
+        .run(JSON.stringify(progress), updatedAt, id);
+      return true;
+    } catch (err) {
+      if (String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return false;
+      throw err;
+    } finally {
+      this.db.pragma(`busy_timeout = ${wait}`);
+    }
   }
 
   findById(id: string): UploadRecord | undefined {

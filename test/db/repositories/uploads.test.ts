@@ -1,0 +1,81 @@
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { IngestProgress } from '../../../src/core/ingest/pipeline';
+import type { UploadRecord } from '../../../src/core/uploads/uploads';
+import { SqliteUploadRepository } from '../../../src/db/repositories/uploads';
+import { openServices, type StudioServices } from '../../../src/db/services';
+import { tempDir } from '../../helpers/studio';
+
+const progress = (stage: IngestProgress['stage'], chunks: number): IngestProgress => ({
+  stage,
+  filesDone: 0,
+  filesTotal: 1,
+  bytesDone: 0,
+  bytesTotal: 100,
+  chunks,
+});
+
+describe('SqliteUploadRepository.recordProgress', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let services: StudioServices;
+  let repo: SqliteUploadRepository;
+  let record: UploadRecord;
+
+  beforeEach(() => {
+    dir = tempDir();
+    services = openServices(dir.path);
+    const wallet = services.wallets.defaultWallet().address;
+    const listingId = services.listings.create({ title: 'KB', accessModel: 'one_time', price: 0 }, wallet).id;
+    repo = new SqliteUploadRepository(services.db);
+    record = {
+      uploadId: 'upl_progress',
+      listingId,
+      wallet,
+      status: 'processing',
+      config: {},
+      progress: progress('reading', 0),
+      files: [],
+      documentCount: null,
+      chunkCount: null,
+      error: null,
+      createdAt: '2026-11-25T00:00:00.000Z',
+      updatedAt: '2026-11-25T00:00:00.000Z',
+    };
+    repo.insert(record);
+  });
+
+  afterEach(() => {
+    services.close();
+    dir.remove();
+  });
+
+  it('writes the progress, and does not wait while another connection holds the write lock', () => {
+    expect(repo.recordProgress(record.uploadId, progress('embedding', 5), '2026-11-25T00:00:01.000Z')).toBe(
+      true,
+    );
+    expect(repo.findById(record.uploadId)).toMatchObject({
+      progress: progress('embedding', 5),
+      updatedAt: '2026-11-25T00:00:01.000Z',
+    });
+
+    // A commit on its worker thread holds the lock like this connection.
+    const other = new Database(services.db.name);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const started = performance.now();
+      expect(repo.recordProgress(record.uploadId, progress('storing', 9), '2026-11-25T00:00:02.000Z')).toBe(
+        false,
+      );
+      // Not the connection's busy timeout (5 s): refused at once.
+      expect(performance.now() - started).toBeLessThan(2_000);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(repo.findById(record.uploadId)!.progress).toEqual(progress('embedding', 5));
+    // The connection waits for other writers as before.
+    expect(services.db.pragma('busy_timeout', { simple: true })).toBe(5_000);
+    expect(repo.recordProgress(record.uploadId, progress('done', 9), '2026-11-25T00:00:03.000Z')).toBe(true);
+    expect(repo.findById(record.uploadId)!.progress).toEqual(progress('done', 9));
+  });
+});
