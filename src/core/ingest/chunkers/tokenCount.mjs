@@ -1,6 +1,8 @@
 // cl100k token counting, shared by the main thread (tokenizer.ts imports it) and worker threads
 // (tokenCounter.ts starts this file as one per core, to count pre-built embedding lines).
 // Plain JavaScript on purpose: a worker must load as it is under node, tsx, vitest and the Electron build.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
@@ -248,8 +250,28 @@ function isSpace(code) {
 /** @param {number} code */
 export const isLowSurrogate = (code) => code >= 0xdc00 && code <= 0xdfff;
 
+/** The counters' nice value: below the server's thread and the commit's (0). */
+const COUNTER_NICE = 10;
+
+/**
+ * Counting is background work that keeps up with whatever CPU is left: on Linux this thread gives way
+ * when the cores are all busy, so the commit of a pre-built embedding import (its slowest part, written
+ * while the next lines are counted) and the server's thread keep theirs: a 200,000-line import 21.2 →
+ * 19.3 s (docs/performance.md, "eighth pass"). A thread's id is known only through /proc; elsewhere (or
+ * when not permitted) the counters keep the default priority.
+ */
+function yieldToOtherThreads() {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, COUNTER_NICE);
+  } catch {
+    // No /proc (macOS, Windows): nothing to do.
+  }
+}
+
 // Started as a worker by tokenCounter.ts: counts each batch of texts it is sent.
 if (!isMainThread && parentPort && workerData?.role === 'kbstudio-token-counter') {
   const port = parentPort;
+  yieldToOtherThreads();
   port.on('message', ({ id, texts }) => port.postMessage({ id, counts: texts.map(countTokens) }));
 }
