@@ -1,11 +1,14 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { OFFLINE_MODEL } from '../../src/core/embed/offlineGlove';
+import { DATABASE_FILE } from '../../src/db/open';
 import { CLI, FIXTURES, REPO_ROOT, runCli } from '../helpers/e2e';
 import { tempDir } from '../helpers/studio';
 import {
   integrityCheck,
+  prose,
   retrievals,
   scratchLeft,
   seedStudio,
@@ -188,4 +191,55 @@ describe('SIGKILL during ingestion', () => {
     expect(scratchLeft(dataDir)).toEqual([]);
     expect(integrityCheck(dataDir)).toBe('ok');
   }, 400_000);
+
+  it('`kbstudio ingest` killed while pre-built embeddings are written into its commit leaves the knowledge base as it was', async () => {
+    const lines = 60_000;
+    const file = join(dir.path, 'vectors.jsonl');
+    const embedding = JSON.stringify(
+      Array.from({ length: OFFLINE_MODEL.dimensions }, (_, i) => Math.sin(i + 1)),
+    );
+    writeFileSync(
+      file,
+      Array.from(
+        { length: lines },
+        (_, i) => `{"text":${JSON.stringify(prose(i, 2))},"embedding":${embedding},"metadata":{"item":${i}}}`,
+      ).join('\n'),
+    );
+    const before = snapshot(dataDir, seeded.listingId);
+    const wal = join(dataDir, `${DATABASE_FILE}-wal`);
+    const walSize = () => {
+      try {
+        return statSync(wal).size;
+      } catch {
+        return 0;
+      }
+    };
+    const walBefore = walSize();
+    const child = spawn(
+      process.execPath,
+      [CLI, '--data-dir', dataDir, '--json', 'ingest', '--listing', seeded.listingId, file],
+      { cwd: REPO_ROOT, stdio: 'ignore' },
+    );
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    // The commit's transaction writes pages to the WAL once its 64 MB page cache is full: by then
+    // thousands of lines are in it, and tens of thousands are still to come.
+    await waitFor(
+      async () =>
+        walSize() > walBefore + 32 * 1024 * 1024 ? true : child.exitCode === null ? undefined : false,
+      120_000,
+      'the commit to write its first pages',
+    );
+    child.kill('SIGKILL');
+    await exited;
+    expect(child.signalCode).toBe('SIGKILL');
+
+    expect(snapshot(dataDir, seeded.listingId)).toEqual(before);
+    expect(integrityCheck(dataDir)).toBe('ok');
+    const result = JSON.parse(
+      await runCli(dataDir, ['ingest', '--listing', seeded.listingId, file], 300_000),
+    );
+    expect(result.documents).toMatchObject([{ source: 'vectors.jsonl', status: 'ingested', chunks: lines }]);
+    expect(result.chunks).toBe(before.listing.chunkCount + lines);
+    expect(integrityCheck(dataDir)).toBe('ok');
+  }, 600_000);
 });

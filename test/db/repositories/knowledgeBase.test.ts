@@ -544,6 +544,38 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       expect(integrity).not.toThrow();
     });
 
+    it('writes each streamed vector, float blob and sign code to its own chunk, zero vectors left out', async () => {
+      // 123 chunks in two batches; every seventh vector is zero and stays out.
+      const vectors = Array.from({ length: 123 }, (_, i) =>
+        i % 7 === 3 ? vector(0, 0, 0, 0, 0, 0, 0, 0) : vector(i, -i, (i % 5) - 2, 1, -1, i % 3, 2, -(i % 4)),
+      );
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      try {
+        const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+        const writer = session.open(doc('groups.jsonl'));
+        await writer.add(vectors.slice(0, 77).map((v, i) => chunk(`group auk ${i}`, v)));
+        await writer.add(vectors.slice(77).map((v, i) => chunk(`group auk ${77 + i}`, v)));
+        writer.finish();
+        await session.finish();
+      } finally {
+        staging.dispose();
+      }
+      const rows = chunkRows();
+      expect(rows.map((r) => r.text)).toEqual(vectors.map((_, i) => `group auk ${i}`));
+      rows.forEach((r, i) => {
+        const v = vectors[i]!;
+        if (i % 7 === 3) {
+          expect([floats(r.id), code(r.id), indexed(r.id)]).toEqual([undefined, undefined, undefined]);
+        } else {
+          expect(floats(r.id)).toEqual(blob(v));
+          expect(indexed(r.id)).toEqual(blob(v));
+          expect(code(r.id)).toEqual(Buffer.from(signCode(v)));
+        }
+      });
+      const nonZero = vectors.filter((_, i) => i % 7 !== 3).length;
+      expect(counts()).toMatchObject({ chunks: 123, embeddings: nonZero, codes: nonZero, vectors: nonZero });
+    });
+
     it('replaces a source when its streamed version is finished, and keeps it when that one is discarded', async () => {
       await stageAndCommit([
         { doc: doc('a.jsonl'), chunks: [chunk('old otter', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
