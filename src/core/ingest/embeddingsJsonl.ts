@@ -26,22 +26,30 @@ export function readEmbeddingsJsonl(
   filePath: string,
   model: string,
   source: string = path.basename(filePath),
+  onBytes?: (bytes: Buffer) => void,
 ): AsyncIterable<EmbeddingRecord> {
   const dimensions = EMBEDDING_MODELS[model];
   if (dimensions === undefined) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));
-  return readRecords(filePath, { model, dimensions, source });
+  return readRecords(filePath, { model, dimensions, source, onBytes });
 }
 
 interface LineContext {
   model: string;
   dimensions: number;
   source: string;
+  onBytes?: (bytes: Buffer) => void;
 }
 
 async function* readRecords(filePath: string, context: LineContext): AsyncGenerator<EmbeddingRecord> {
   let lineNumber = 0;
   let records = 0;
-  for await (const raw of readLines(filePath, MAX_EMBEDDINGS_LINE_BYTES, (line) => tooLong(context, line))) {
+  const lines = readLines(
+    filePath,
+    MAX_EMBEDDINGS_LINE_BYTES,
+    (line) => tooLong(context, line),
+    context.onBytes,
+  );
+  for await (const raw of lines) {
     lineNumber++;
     const line = lineNumber === 1 ? raw.replace(/^\uFEFF/, '') : raw;
     if (line.trim() === '') continue;
@@ -73,11 +81,13 @@ const CR = 0x0d;
  * an end counts), without readline: each line is found by a byte search and decoded on its own, so the
  * text is not decoded whole and then searched again (readline was a fifth of staging a JSONL import). A line
  * longer than `maxBytes` fails with `tooLong(its number)` as soon as it gets there, before it is held.
+ * `onBytes` sees every read of the file, in order, before its lines are given (to hash it on the way).
  */
 export async function* readLines(
   filePath: string,
   maxBytes: number,
   tooLong: (line: number) => Error,
+  onBytes?: (bytes: Buffer) => void,
 ): AsyncGenerator<string> {
   const stream = createReadStream(filePath, { highWaterMark: 1024 * 1024 });
   /** Bytes of the line under way that came in earlier chunks. */
@@ -86,6 +96,7 @@ export async function* readLines(
   let line = 1;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
+      onBytes?.(chunk);
       let start = 0;
       for (let newline = chunk.indexOf(LF); newline !== -1; newline = chunk.indexOf(LF, start)) {
         if (pendingBytes + newline - start > maxBytes) throw tooLong(line);

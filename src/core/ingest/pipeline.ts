@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -196,12 +196,11 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       const current = early ?? prepareFile(file, WORKER_FORMATS.has(file.format));
       startAhead();
       const prepared = await current;
-      const { contentHash } = prepared;
       const previous = existing.get(file.source);
       const fileChunking = file.format === 'jsonl' ? {} : chunking;
       if (prepared.unchanged && previous) {
         // Knowledge bases from before sources were kept get their copy on the next ingestion.
-        keepSource(contentHash, file.path);
+        keepSource(prepared.contentHash!, file.path);
         outcomes.push({
           source: file.source,
           format: file.format,
@@ -216,7 +215,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
           throw new KnowledgeBaseTooLarge(wouldKeep, limits.maxKnowledgeBaseBytes);
         try {
           if (file.format === 'jsonl') session ??= deps.store.beginCommit(listing.id, staging, commitOptions);
-          const staged = await stageFile(
+          const { contentHash, ...staged } = await stageFile(
             file,
             prepared,
             fileChunking,
@@ -291,11 +290,14 @@ async function stageFile(
   staging: Staging | CommitSession,
   report: (stage: IngestStage, file?: string) => void,
   signal: AbortSignal,
-): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
+): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'> & { contentHash: string }> {
+  // A JSONL file not hashed yet (it cannot be unchanged) is hashed as its lines are read.
+  const hashing = prepared.contentHash === undefined ? createHash('sha256') : undefined;
   const document = {
     source: file.source,
     format: file.format,
-    contentHash: prepared.contentHash,
+    // Given to the writer with finish() when the file is hashed while read.
+    contentHash: prepared.contentHash ?? '',
     bytes: file.bytes,
     metadata: { chunking },
   };
@@ -303,7 +305,7 @@ async function stageFile(
   try {
     const outcome =
       file.format === 'jsonl'
-        ? await stagePrebuilt(file, request.listing.embeddingModel, writer, request.signal)
+        ? await stagePrebuilt(file, request.listing.embeddingModel, writer, request.signal, hashing)
         : await stageParsed(
             { ...file, format: file.format },
             prepared,
@@ -316,8 +318,9 @@ async function stageFile(
     const extra: Record<string, unknown> = {};
     if (outcome.skippedRows) extra.skippedRows = outcome.skippedRows;
     if (outcome.warnings) extra.warnings = outcome.warnings;
-    writer.finish({ ...document.metadata, ...extra });
-    return outcome;
+    const contentHash = prepared.contentHash ?? hashing!.digest('hex');
+    writer.finish({ ...document.metadata, ...extra }, hashing ? contentHash : undefined);
+    return { ...outcome, contentHash };
   } catch (err) {
     writer.discard();
     throw err;
@@ -378,6 +381,7 @@ async function stagePrebuilt(
   model: string,
   writer: StagedDocumentWriter,
   signal: AbortSignal | undefined,
+  hashing: Hash | undefined,
 ): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
   /**
    * Each write is sent to the writer once its tokens are counted and the write before it was sent; it
@@ -414,7 +418,8 @@ async function stagePrebuilt(
   };
   let batch: EmbeddingRecord[] = [];
   try {
-    for await (const line of readEmbeddingsJsonl(file.path, model, file.source)) {
+    const onBytes = hashing && ((bytes: Buffer) => void hashing.update(bytes));
+    for await (const line of readEmbeddingsJsonl(file.path, model, file.source, onBytes)) {
       batch.push(line);
       if (batch.length === PREBUILT_BATCH) {
         // A cancel stops a long file between batches (its commit is rolled back).
@@ -436,7 +441,8 @@ async function stagePrebuilt(
 }
 
 interface PreparedFile {
-  contentHash: string;
+  /** The SHA-256 of the file's bytes; for a changed JSONL file, computed while its lines are read. */
+  contentHash?: string;
   /** Same bytes and chunking settings as the stored document: nothing to do. */
   unchanged: boolean;
   /** The bytes of a changed document (not JSONL, which is streamed). */
@@ -458,6 +464,9 @@ async function prepare(
   startParsing: boolean,
 ): Promise<PreparedFile> {
   if (file.format === 'jsonl') {
+    // Only a file of the stored document's size can be unchanged; any other is hashed as it is read,
+    // not in a pass of its own first (1.5 s for 1.4 GB, with the commit waiting for the first lines).
+    if (previous?.bytes !== file.bytes) return { unchanged: false };
     const contentHash = await hashFile(file.path);
     return { contentHash, unchanged: isUnchanged(previous, contentHash, chunking) };
   }

@@ -25,8 +25,11 @@ export interface StagedDocumentWriter {
    * transaction: await it before sending many more (a failure of the commit may also reject it).
    */
   add(chunks: StagedChunk[]): void | Promise<void>;
-  /** The document is complete; its metadata may be amended (skipped rows, warnings). */
-  finish(metadata?: Record<string, unknown>): void;
+  /**
+   * The document is complete; its metadata may be amended (skipped rows, warnings), and its content hash
+   * given when it was not known at open (a file hashed while it was read).
+   */
+  finish(metadata?: Record<string, unknown>, contentHash?: string): void;
   /** The document failed part-way: forget what was staged for it. */
   discard(): void;
 }

@@ -119,7 +119,8 @@ class CommitTransaction {
     this.dropDoc = db.prepare(`DELETE FROM documents WHERE id = ?`);
     this.insertDoc = db.prepare(`INSERT INTO documents (id, listing_id, source, format, content_hash, bytes,
       metadata, chunk_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.nameDoc = db.prepare(`UPDATE documents SET source = ?, chunk_count = ?, metadata = ? WHERE id = ?`);
+    this.nameDoc = db.prepare(`UPDATE documents SET source = ?, chunk_count = ?, metadata = ?,
+      content_hash = coalesce(?, content_hash) WHERE id = ?`);
     this.insertChunk =
       db.prepare(`INSERT INTO chunks (listing_id, document_id, chunk_index, text, token_count,
       content_hash, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)`);
@@ -279,12 +280,15 @@ class CommitTransaction {
     this.counted(texts.length);
   }
 
-  /** A streamed document is complete: it takes its source (replacing the old version) and metadata. */
-  finish({ key, metadata }) {
+  /**
+   * A streamed document is complete: it takes its source (replacing the old version), metadata and,
+   * when it was hashed while read, its content hash.
+   */
+  finish({ key, metadata, contentHash }) {
     const doc = this.document(key);
     this.streaming.delete(key);
     this.dropSource(doc.source, doc.documentId);
-    this.nameDoc.run(doc.source, doc.chunks, metadata, doc.documentId);
+    this.nameDoc.run(doc.source, doc.chunks, metadata, contentHash, doc.documentId);
     this.documents.push(doc);
   }
 

@@ -86,7 +86,8 @@ class SqliteStaging implements Staging {
       .prepare(`INSERT INTO chunks (doc_id, chunk_index, text, token_count, content_hash,
       metadata, reserved, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
     this.finishDoc = this.db.prepare(
-      `UPDATE docs SET finished = 1, chunk_count = ?, metadata = coalesce(?, metadata) WHERE id = ?`,
+      `UPDATE docs SET finished = 1, chunk_count = ?, metadata = coalesce(?, metadata),
+        content_hash = coalesce(?, content_hash) WHERE id = ?`,
     );
     this.dropChunks = this.db.prepare(`DELETE FROM chunks WHERE doc_id = ?`);
     this.dropDoc = this.db.prepare(`DELETE FROM docs WHERE id = ?`);
@@ -126,8 +127,8 @@ class SqliteStaging implements Staging {
     });
     return {
       add: (batch) => addBatch(batch),
-      finish: (metadata) => {
-        this.finishDoc.run(next, metadata ? JSON.stringify(metadata) : null, docId);
+      finish: (metadata, contentHash) => {
+        this.finishDoc.run(next, metadata ? JSON.stringify(metadata) : null, contentHash ?? null, docId);
         this.docs++;
         this.chunks += next;
       },
@@ -377,8 +378,13 @@ class WorkerCommitSession implements CommitSession {
         }
         return taken;
       },
-      finish: (metadata) => {
-        this.post({ type: 'finish', key, metadata: JSON.stringify(metadata ?? document.metadata) });
+      finish: (metadata, contentHash) => {
+        this.post({
+          type: 'finish',
+          key,
+          metadata: JSON.stringify(metadata ?? document.metadata),
+          contentHash: contentHash ?? null,
+        });
         this.documents++;
         this.chunks += chunks;
       },

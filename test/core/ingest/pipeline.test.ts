@@ -1,4 +1,5 @@
-import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DomainError } from '../../../src/core/errors';
@@ -435,6 +436,26 @@ describe('ingestion pipeline', () => {
         chunkCount: 2_531,
       });
       expect(integrity).not.toThrow();
+    });
+
+    it("are hashed as they are read: the stored hash is the file's, and the same file is unchanged next time", async () => {
+      const path = write('hashed.jsonl', embeddingLines(2_100, 'auk'));
+      const sha256 = createHash('sha256').update(readFileSync(path)).digest('hex');
+      await run([path]);
+      const stored = () =>
+        services.db.prepare(`SELECT content_hash FROM documents WHERE source = 'hashed.jsonl'`).pluck().get();
+      expect(stored()).toBe(sha256);
+
+      const again = await run([path]);
+      expect(again.documents[0]).toMatchObject({ status: 'unchanged', chunks: 2_100 });
+      // Same size, other bytes: hashed first (it could have been unchanged), then ingested.
+      const swapped = embeddingLines(2_100, 'auk');
+      swapped[0] = swapped[0]!.replace('auk line 0', 'auk line 9');
+      writeFileSync(path, swapped.join('\n'));
+      const changed = await run([path]);
+      expect(changed.documents[0]).toMatchObject({ status: 'ingested', chunks: 2_100 });
+      expect(stored()).toBe(createHash('sha256').update(readFileSync(path)).digest('hex'));
+      expect(chunksOf('hashed.jsonl')[0]!.text).toBe('auk line 9');
     });
 
     it('a cancel while they are written rolls back everything, also files already written', async () => {
