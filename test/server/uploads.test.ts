@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -162,6 +163,50 @@ describe('POST /v1/upload', () => {
       ['completed', false],
       ['failed', false],
     ]);
+  });
+
+  it("writes its final status once another connection's commit is done, without holding the server", async () => {
+    const zip = await writeZip(join(scratch.path, 'locked.zip'), {
+      'notes.md': '# Locked\n\nWritten once the other commit is done.',
+    });
+    // Another connection takes the write lock (as a commit or a JSONL import on a worker does) the moment
+    // this upload's ingestion is over, and keeps it 1.5 s: the 'completed' status has to wait for it.
+    const other = new Database(studio.services.db.name);
+    let released: Promise<void> | undefined;
+    const ingestion = studio.services.ingestion;
+    const run = ingestion.run.bind(ingestion);
+    const spy = vi.spyOn(ingestion, 'run').mockImplementation(async (command) => {
+      const result = await run(command);
+      other.exec('BEGIN IMMEDIATE');
+      released = new Promise((r) => setTimeout(r, 1_500)).then(() => void other.exec('ROLLBACK'));
+      return result;
+    });
+    let turns = 0;
+    let longest = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+      turns++;
+    }, 20);
+    try {
+      const res = await upload(form([{ path: zip, name: 'locked.zip' }]));
+      expect(res.status).toBe(202);
+      const { uploadId } = (await json(res)).data;
+      const done = await waitFor(uploadId);
+      expect(released).toBeDefined();
+      await released;
+      expect(done).toMatchObject({ status: 'completed', documentCount: 1 });
+    } finally {
+      clearInterval(ticker);
+      spy.mockRestore();
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+    // The event loop kept turning: the status write did not sit in the connection's 5 s busy timeout.
+    expect(turns).toBeGreaterThan(40);
+    expect(longest).toBeLessThan(1_000);
   });
 
   it('validates config and the form with 400s naming the field', async () => {

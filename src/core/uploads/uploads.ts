@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { resolve } from 'node:path';
 import type { Upload, UploadConfig } from '../../shared/uploads';
 import { DomainError, Forbidden, InvalidInput } from '../errors';
@@ -17,10 +18,11 @@ export interface UploadRepository {
   insert(record: UploadRecord): void;
   update(id: string, patch: Partial<Omit<UploadRecord, 'uploadId'>>): void;
   /**
-   * Writes an upload's progress without waiting for the database's write lock (a commit under way holds
-   * it for as long as it writes); false when the lock is taken, and nothing was written.
+   * update() without waiting for the database's write lock (a commit under way holds it for as long as
+   * it writes, a JSONL import for as long as its lines are read): false when the lock is taken, and
+   * nothing was written.
    */
-  recordProgress(id: string, progress: IngestProgress, updatedAt: string): boolean;
+  tryUpdate(id: string, patch: Partial<Omit<UploadRecord, 'uploadId'>>): boolean;
   findById(id: string): UploadRecord | undefined;
   /** Uploads a previous process left queued or processing. */
   unfinished(): UploadRecord[];
@@ -37,6 +39,10 @@ export interface AcceptUpload {
 }
 
 const PROGRESS_EVERY_MS = 250;
+/** How often a status write is tried again while another commit holds the write lock... */
+const LOCKED_RETRY_MS = 200;
+/** ...and for how long at most (a 500,000-line import with 3,072-dimension vectors commits for minutes). */
+const LOCKED_WAIT_MAX_MS = 30 * 60_000;
 
 /**
  * Bulk uploads (POST /v1/upload): accepted at once (202), processed one at a time in the background,
@@ -160,14 +166,14 @@ export class UploadService {
       // and it is not worth a wait: while pre-built embeddings are written into the commit, the commit
       // holds the write lock and this thread would stop for the whole busy timeout. The next one goes in.
       try {
-        this.repo.recordProgress(id, { ...p }, this.now().toISOString());
+        this.repo.tryUpdate(id, { progress: { ...p }, updatedAt: this.now().toISOString() });
       } catch {
         lastWrite = t;
       }
     };
-    let finish: () => void;
+    let finish: () => Promise<void>;
     try {
-      this.repo.update(id, { status: 'processing', updatedAt: this.now().toISOString() });
+      await this.updateWhenFree(id, { status: 'processing', updatedAt: this.now().toISOString() });
       const result = await this.ingestion.run({
         listingId: record.listingId,
         inputs: request.files,
@@ -183,7 +189,7 @@ export class UploadService {
         onProgress,
       });
       finish = () =>
-        this.repo.update(id, {
+        this.updateWhenFree(id, {
           status: 'completed',
           files: result.documents,
           documentCount: result.documentCount,
@@ -197,13 +203,26 @@ export class UploadService {
     // finds the scratch space already given back (a full disk has its room again).
     await rm(request.dir, { recursive: true, force: true }).catch(() => undefined);
     try {
-      finish();
+      await finish();
     } catch (err) {
-      this.recordFailure(id, err, request.dir);
+      await this.recordFailure(id, err, request.dir);
     }
   }
 
-  private recordFailure(id: string, err: unknown, dir: string): void {
+  /**
+   * Writes an upload's status; while another connection's commit holds the write lock it tries again
+   * every LOCKED_RETRY_MS, without holding this thread (the connection's busy timeout would stop the
+   * server for 5 s, then fail the write, and the upload would stay 'processing').
+   */
+  private async updateWhenFree(id: string, patch: Partial<Omit<UploadRecord, 'uploadId'>>): Promise<void> {
+    const until = Date.now() + LOCKED_WAIT_MAX_MS;
+    while (!this.repo.tryUpdate(id, patch)) {
+      if (Date.now() > until) throw new Error('the database stayed locked by another commit');
+      await delay(LOCKED_RETRY_MS);
+    }
+  }
+
+  private async recordFailure(id: string, err: unknown, dir: string): Promise<void> {
     const known = err instanceof DomainError ? err : storageFailure(err, dataDirOf(dir));
     const error = known
       ? { code: known.code, message: known.message }
@@ -212,7 +231,7 @@ export class UploadService {
           message: `The upload failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
         };
     try {
-      this.repo.update(id, {
+      await this.updateWhenFree(id, {
         status: 'failed',
         error,
         ...(err instanceof IngestionFailed ? { files: err.outcomes } : {}),

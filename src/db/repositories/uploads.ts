@@ -1,4 +1,3 @@
-import type { IngestProgress } from '../../core/ingest/pipeline';
 import type { UploadRecord, UploadRepository } from '../../core/uploads/uploads';
 import type { Db } from '../open';
 
@@ -57,14 +56,12 @@ export class SqliteUploadRepository implements UploadRepository {
       );
   }
 
-  recordProgress(id: string, progress: IngestProgress, updatedAt: string): boolean {
+  tryUpdate(id: string, patch: Partial<Omit<UploadRecord, 'uploadId'>>): boolean {
     const wait = this.db.pragma('busy_timeout', { simple: true }) as number;
     // Statements on this connection run one at a time: no other statement sees the zero timeout.
     this.db.pragma('busy_timeout = 0');
     try {
-      this.db
-        .prepare(`UPDATE uploads SET progress = ?, updated_at = ? WHERE id = ?`)
-        .run(JSON.stringify(progress), updatedAt, id);
+      this.update(id, patch);
       return true;
     } catch (err) {
       if (String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return false;

@@ -15,7 +15,7 @@ const progress = (stage: IngestProgress['stage'], chunks: number): IngestProgres
   chunks,
 });
 
-describe('SqliteUploadRepository.recordProgress', () => {
+describe('SqliteUploadRepository.tryUpdate', () => {
   let dir: ReturnType<typeof tempDir>;
   let services: StudioServices;
   let repo: SqliteUploadRepository;
@@ -49,10 +49,13 @@ describe('SqliteUploadRepository.recordProgress', () => {
     dir.remove();
   });
 
-  it('writes the progress, and does not wait while another connection holds the write lock', () => {
-    expect(repo.recordProgress(record.uploadId, progress('embedding', 5), '2026-11-25T00:00:01.000Z')).toBe(
-      true,
-    );
+  it('writes, and does not wait while another connection holds the write lock', () => {
+    expect(
+      repo.tryUpdate(record.uploadId, {
+        progress: progress('embedding', 5),
+        updatedAt: '2026-11-25T00:00:01.000Z',
+      }),
+    ).toBe(true);
     expect(repo.findById(record.uploadId)).toMatchObject({
       progress: progress('embedding', 5),
       updatedAt: '2026-11-25T00:00:01.000Z',
@@ -63,9 +66,12 @@ describe('SqliteUploadRepository.recordProgress', () => {
     other.exec('BEGIN IMMEDIATE');
     try {
       const started = performance.now();
-      expect(repo.recordProgress(record.uploadId, progress('storing', 9), '2026-11-25T00:00:02.000Z')).toBe(
-        false,
-      );
+      expect(
+        repo.tryUpdate(record.uploadId, {
+          progress: progress('storing', 9),
+          updatedAt: '2026-11-25T00:00:02.000Z',
+        }),
+      ).toBe(false);
       // Not the connection's busy timeout (5 s): refused at once.
       expect(performance.now() - started).toBeLessThan(2_000);
     } finally {
@@ -75,7 +81,12 @@ describe('SqliteUploadRepository.recordProgress', () => {
     expect(repo.findById(record.uploadId)!.progress).toEqual(progress('embedding', 5));
     // The connection waits for other writers as before.
     expect(services.db.pragma('busy_timeout', { simple: true })).toBe(5_000);
-    expect(repo.recordProgress(record.uploadId, progress('done', 9), '2026-11-25T00:00:03.000Z')).toBe(true);
+    expect(
+      repo.tryUpdate(record.uploadId, {
+        progress: progress('done', 9),
+        updatedAt: '2026-11-25T00:00:03.000Z',
+      }),
+    ).toBe(true);
     expect(repo.findById(record.uploadId)!.progress).toEqual(progress('done', 9));
   });
 });
