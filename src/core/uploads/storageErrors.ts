@@ -28,6 +28,9 @@ export class DataDirNotWritable extends DomainError {
 
 const codeOf = (err: unknown): string => String((err as { code?: unknown } | null)?.code ?? '');
 
+/** SQLite refused a write because another connection held the write lock past the busy timeout. */
+export const isDatabaseBusy = (err: unknown): boolean => codeOf(err).startsWith('SQLITE_BUSY');
+
 /**
  * A storage failure (a full disk, a read-only or forbidden directory) as a clear domain error, or
  * undefined for anything else. better-sqlite3 reports SQLite's codes (`SQLITE_FULL`, `SQLITE_READONLY…`,

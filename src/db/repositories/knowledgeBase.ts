@@ -42,6 +42,9 @@ const COMMIT_BUSY_TIMEOUT_MS = 120_000;
 
 /** Keys the store sets on every chunk's metadata (DESIGN §4); they win over the document's own. */
 const RESERVED_KEYS = ['source', 'format', 'documentId', 'chunkIndex'] as const;
+/** 1 when the metadata has a key the commit overrides (it then merges them by parsing the JSON). */
+const reservedFlag = (metadata: Record<string, unknown>) =>
+  RESERVED_KEYS.some((key) => Object.hasOwn(metadata, key)) ? 1 : 0;
 
 /**
  * Staged chunks live in a throw-away SQLite file in the job's work folder: bounded memory for any
@@ -112,7 +115,7 @@ class SqliteStaging implements Staging {
     let next = 0;
     const addBatch = this.db.transaction((batch: StagedChunk[]) => {
       for (const c of batch) {
-        const reserved = RESERVED_KEYS.some((key) => Object.hasOwn(c.metadata, key)) ? 1 : 0;
+        const reserved = reservedFlag(c.metadata);
         this.insertChunk.run(
           docId,
           next++,
@@ -457,7 +460,7 @@ function batchMessage(key: number, seq: number, batch: StagedChunk[], dimensions
       throw new Error(`a vector of ${c.vector.length} dimensions for a ${dimensions}-dimension model`);
     }
     vectors.set(c.vector, i * dimensions);
-    reserved[i] = RESERVED_KEYS.some((k) => Object.hasOwn(c.metadata, k)) ? 1 : 0;
+    reserved[i] = reservedFlag(c.metadata);
   });
   const message = {
     type: 'add',

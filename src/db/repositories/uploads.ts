@@ -1,3 +1,4 @@
+import { isDatabaseBusy } from '../../core/uploads/storageErrors';
 import type { UploadRecord, UploadRepository } from '../../core/uploads/uploads';
 import type { Db } from '../open';
 
@@ -64,7 +65,7 @@ export class SqliteUploadRepository implements UploadRepository {
       this.update(id, patch);
       return true;
     } catch (err) {
-      if (String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return false;
+      if (isDatabaseBusy(err)) return false;
       throw err;
     } finally {
       this.db.pragma(`busy_timeout = ${wait}`);

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { DomainError, NotFound } from '../../core/errors';
+import { isDatabaseBusy } from '../../core/uploads/storageErrors';
 import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '../../shared/errors';
 
 export function sendError(
@@ -84,7 +85,7 @@ export function errorHandler(log: (message: string) => void = console.error): Er
     );
     // Another writer held the database past SQLite's busy timeout: an ingestion committing hundreds of
     // thousands of chunks (on its own thread, for a minute or so), or another process on the data directory.
-    if (String((err as { code?: unknown } | null)?.code ?? '').startsWith('SQLITE_BUSY')) {
+    if (isDatabaseBusy(err)) {
       res.setHeader('Retry-After', String(BUSY_RETRY_AFTER_S));
       return sendError(
         res,

@@ -361,21 +361,21 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     expect(counts()).toMatchObject({ documents: 1, chunks: 1, embeddings: 1, codes: 1, vectors: 1 });
   });
 
-  describe('on its own thread', () => {
-    /** `count` chunks in one document, staged in batches of 1,000. */
-    function stageMany(source: string, count: number, word: string) {
-      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
-      const writer = staging.open(doc(source));
-      for (let at = 0; at < count; at += 1_000) {
-        writer.add(
-          Array.from({ length: Math.min(1_000, count - at) }, (_, k) =>
-            chunk(`${word} ${at + k}`, vector(1, (at + k) % 5, -1, 1, 1, 1, 1, 1)),
-          ),
-        );
-      }
-      writer.finish();
-      return staging;
+  /** `count` chunks in one document, staged in batches of 1,000. */
+  function stageMany(source: string, count: number, word: string) {
+    const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+    const writer = staging.open(doc(source));
+    for (let at = 0; at < count; at += 1_000) {
+      writer.add(
+        Array.from({ length: Math.min(1_000, count - at) }, (_, k) =>
+          chunk(`${word} ${at + k}`, vector(1, (at + k) % 5, -1, 1, 1, 1, 1, 1)),
+        ),
+      );
     }
+    writer.finish();
+    return staging;
+  }
+  describe('on its own thread', () => {
     const options = { ...OPTIONS, maxChunks: 100_000 };
 
     it('lets this thread run and read the knowledge base as it was until the commit is done', async () => {
@@ -673,12 +673,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     });
 
     it('waits for the commit before it to answer, then starts', async () => {
-      const first = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
-      const writer = first.open(doc('first.jsonl'));
-      writer.add(
-        Array.from({ length: 5_000 }, (_, i) => chunk(`tern ${i}`, vector(1, i % 3, 1, 1, 1, 1, 1, 1))),
-      );
-      writer.finish();
+      const first = stageMany('first.jsonl', 5_000, 'tern');
       const second = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
       try {
         const committing = services.knowledgeBase.commit(listingId, first, options);
