@@ -1,0 +1,157 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fromBuffer, type Entry, type ZipFile } from 'yauzl';
+import { describe, expect, it } from 'vitest';
+import { readXmlString } from '../../../../src/core/ingest/parsers/docxWorker.mjs';
+import { seededRandom } from '../../../helpers/seeded';
+
+const require = createRequire(import.meta.url);
+type ReadString = (xml: string, namespaces?: Record<string, string>) => Promise<unknown>;
+/** mammoth's own reader (xmldom), which the worker's replaces. */
+const xmldomReadString = (require('mammoth/lib/xml/reader.js') as { readString: ReadString }).readString;
+const mammothXml = require('mammoth/lib/xml/index.js') as { readString: ReadString };
+const mammoth = require('mammoth') as {
+  convertToHtml(input: { buffer: Buffer }): Promise<{ value: string; messages: unknown[] }>;
+};
+
+const FIXTURES = new URL('../../../../../shared/fixtures/docs/', import.meta.url);
+/** The namespaces mammoth maps to prefixes when it reads a document (a part of its map is enough here). */
+const NAMESPACES = {
+  'http://schemas.openxmlformats.org/wordprocessingml/2006/main': 'w',
+  'http://schemas.openxmlformats.org/officeDocument/2006/relationships': 'r',
+  'http://schemas.openxmlformats.org/drawingml/2006/main': 'a',
+};
+
+const docxFixtures = () =>
+  readdirSync(FIXTURES)
+    .filter((name) => name.endsWith('.docx') && name !== 'fake.docx')
+    .map((name) => ({ name, bytes: readFileSync(new URL(name, FIXTURES)) }));
+
+/** Every XML part of a DOCX archive, by name. */
+async function xmlParts(bytes: Buffer): Promise<Map<string, string>> {
+  const zip = await new Promise<ZipFile>((resolve, reject) =>
+    fromBuffer(bytes, { lazyEntries: true }, (error, file) => (error ? reject(error) : resolve(file))),
+  );
+  const parts = new Map<string, string>();
+  await new Promise<void>((resolve, reject) => {
+    zip.on('error', reject);
+    zip.on('end', resolve);
+    zip.on('entry', (entry: Entry) => {
+      if (!/\.(xml|rels)$/.test(entry.fileName)) return zip.readEntry();
+      zip.openReadStream(entry, (error, stream) => {
+        if (error) return reject(error);
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          parts.set(entry.fileName, Buffer.concat(chunks).toString('utf8'));
+          zip.readEntry();
+        });
+      });
+    });
+    zip.readEntry();
+  });
+  return parts;
+}
+
+async function outcome(read: ReadString, xml: string): Promise<unknown> {
+  try {
+    return { tree: await read(xml, NAMESPACES) };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+describe('readXmlString (mammoth without xmldom)', () => {
+  it('reads every XML part of every DOCX fixture into the tree xmldom gives', async () => {
+    const fixtures = docxFixtures();
+    expect(fixtures.length).toBeGreaterThanOrEqual(3);
+    let parts = 0;
+    for (const { name, bytes } of fixtures) {
+      for (const [part, xml] of await xmlParts(bytes)) {
+        expect(await readXmlString(xml, NAMESPACES), `${name} ${part}`).toEqual(
+          await xmldomReadString(xml, NAMESPACES),
+        );
+        parts++;
+      }
+    }
+    expect(parts).toBeGreaterThan(20);
+  });
+
+  it('splits text where xmldom does, at comments, processing instructions and CDATA, and decodes alike', async () => {
+    const cases = [
+      '<w:p xmlns:w="urn:w">a<!--note-->b<?pi data?>c<![CDATA[dropped]]>d</w:p>',
+      '<w:p xmlns:w="urn:w">one &amp; two &lt;&gt; &#x41;&#66; &quot;&apos;<w:br/>line\r\nend</w:p>',
+      '<w:p xmlns:w="urn:w" w:a="x\r\ny\tz" plain="&#10;"><w:t xml:space="preserve">  spaced  </w:t>  </w:p>',
+      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n<root xmlns="urn:default" xmlns:q="urn:q"><q:x q:y="1"/></root>\n',
+      '\ufeff<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body/></w:document>',
+    ];
+    for (const xml of cases)
+      expect(await outcome(readXmlString, xml), xml).toEqual(await outcome(xmldomReadString, xml));
+  });
+
+  it('leaves XML that saxes refuses to xmldom: the same tree where xmldom is lenient, the same error where not', async () => {
+    const lenient = '<w:p xmlns:w="urn:w"><u:run/>\u0001</w:p>'; // an unbound prefix, a control character
+    expect(await outcome(readXmlString, lenient)).toEqual(await outcome(xmldomReadString, lenient));
+    expect(await readXmlString(lenient)).toMatchObject({ name: '{urn:w}p' });
+    for (const broken of ['<w:p xmlns:w="urn:w">&nbsp;</w:p>', '', '<a/><b/>', '<a><b></a>']) {
+      const expected = await outcome(xmldomReadString, broken);
+      expect(expected, broken).toHaveProperty('error');
+      expect(await outcome(readXmlString, broken), broken).toEqual(expected);
+    }
+  });
+
+  it('gives the tree xmldom gives for seeded WordprocessingML with entities, comments and odd spacing', async () => {
+    const { between, pick } = seededRandom(23);
+    const texts = [
+      'plain',
+      ' lead',
+      'trail ',
+      '&amp;',
+      '&lt;b&gt;',
+      '&#233;t&#xE9;',
+      'é ü ß 漢字',
+      '\r\n',
+      '\t',
+      '  ',
+    ];
+    const inlines = [
+      () => `<w:r><w:t xml:space="preserve">${pick(texts)}${pick(texts)}</w:t></w:r>`,
+      () => `<w:r><w:t>${pick(texts)}</w:t><w:tab/></w:r>`,
+      () => `<!-- ${pick(['c', 'x y'])} -->`,
+      () => `<w:r><w:rPr><w:b w:val="${pick(['0', '1', 'true'])}"/></w:rPr><w:t>${pick(texts)}</w:t></w:r>`,
+      () => `<w:hyperlink r:id="rId${between(1, 9)}"><w:r><w:t>${pick(texts)}</w:t></w:r></w:hyperlink>`,
+      () =>
+        `<mc:AlternateContent><mc:Choice Requires="x"><w:r/></mc:Choice><mc:Fallback>${pick(texts)}</mc:Fallback></mc:AlternateContent>`,
+      () => pick(texts),
+    ];
+    for (let doc = 0; doc < 200; doc++) {
+      const paragraphs: string[] = [];
+      for (let p = between(0, 6); p > 0; p--) {
+        const runs = Array.from({ length: between(0, 5) }, () => pick(inlines)());
+        const style = between(0, 2) === 0 ? `<w:pPr><w:pStyle w:val="Heading${between(1, 3)}"/></w:pPr>` : '';
+        paragraphs.push(`<w:p>${style}${runs.join(pick(['', ' ', '\n']))}</w:p>`);
+      }
+      const xml =
+        `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>${pick(['', '\n', '\r\n'])}` +
+        '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" ' +
+        'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" ' +
+        'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">' +
+        `<w:body>${paragraphs.join(pick(['', '\n  ']))}</w:body></w:document>`;
+      expect(await outcome(readXmlString, xml), xml).toEqual(await outcome(xmldomReadString, xml));
+    }
+  });
+
+  it('is the reader mammoth uses once the worker is loaded, and mammoth converts every fixture as with xmldom', async () => {
+    expect(mammothXml.readString).toBe(readXmlString);
+    for (const { name, bytes } of docxFixtures()) {
+      const withSaxes = await mammoth.convertToHtml({ buffer: bytes });
+      mammothXml.readString = xmldomReadString;
+      try {
+        expect(withSaxes, name).toEqual(await mammoth.convertToHtml({ buffer: bytes }));
+      } finally {
+        mammothXml.readString = readXmlString;
+      }
+      expect(withSaxes.value.length, name).toBeGreaterThan(100);
+    }
+  });
+});
