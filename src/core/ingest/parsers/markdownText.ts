@@ -99,8 +99,9 @@ function inlineNodeText(node: Nodes): string {
     // A soft line break inside a paragraph reads as a space, as when rendered.
     case 'text':
       return node.value.replace(/[ \t]*\r?\n[ \t]*/g, ' ');
+    // A code span's line endings render as spaces (CommonMark); mdast keeps them.
     case 'inlineCode':
-      return node.value;
+      return node.value.replace(/\r\n?|\n/g, ' ');
     case 'image':
     case 'imageReference':
       return node.alt ?? '';

@@ -12,6 +12,7 @@ import { gfmFootnote } from 'micromark-extension-gfm-footnote';
 import { gfmStrikethrough } from 'micromark-extension-gfm-strikethrough';
 import { gfmTable } from 'micromark-extension-gfm-table';
 import { gfmTaskListItem } from 'micromark-extension-gfm-task-list-item';
+import MarkdownIt from 'markdown-it';
 import remarkFrontmatter from 'remark-frontmatter';
 import remarkGfm from 'remark-gfm';
 import remarkMdx from 'remark-mdx';
@@ -49,21 +50,34 @@ const fastMarkdownProcessor = unified()
   .use(remarkGfmWithoutAutolinks);
 
 const AUTOLINK_START = /https?:\/\/|www\.|@/gi;
-/** Markup inside an address: emphasis, strikethrough, escapes, code, HTML, links, entity references. */
-const MARKUP = /[*_~\\`<>[\]]|&(?:#\d+|#x[\da-f]+|[a-z][\da-z]*);/i;
+/**
+ * Markup inside an address: emphasis, strikethrough, escapes, code, HTML, links, entity references. An
+ * underscore between two letters or digits (`t.me/zoda_gov_ua`) is not: CommonMark lets such an
+ * underscore neither open nor close emphasis, so it reads the same in a link and in text.
+ */
+const MARKUP = /[*~\\`<>[\]]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])|&(?:#\d+|#x[\da-f]+|[a-z][\da-z]*);/iu;
 /** Longer runs without white space are checked whole by the full parser. */
 const MAX_TOKEN = 4096;
+const EMAIL_ATEXT = /[\w.+-]/;
 const isSpace = (code) => code === 32 || (code >= 9 && code <= 13);
 
 /**
- * Whether autolink literals could change the text of `text`: some `http://`, `https://` or `www.` is
- * followed by markup before the next white space, or some `@` has markup in its run of non-space
- * characters (an address's local part comes before it). Runs are cut at ASCII white space only, so they
- * hold at least what GFM would make a link of.
+ * Whether autolink literals could change the text of `text`: some `http://`, `https://` or `www.` not in
+ * a code span is followed by markup before the next white space, or some `@` after a character of an
+ * address's local part has markup in its run of non-space characters (the local part comes before it).
+ * Runs are cut at ASCII white space only, so they hold at least what GFM would make a link of.
  */
 export function autolinksMatter(text) {
+  const spans = codeSpans(text);
+  let span = 0;
   AUTOLINK_START.lastIndex = 0;
   for (let match = AUTOLINK_START.exec(text); match; match = AUTOLINK_START.exec(text)) {
+    // An address that starts in a code span is code (one that starts before a span runs into it, and
+    // its run holds the backtick).
+    while (span < spans.length && spans[span][1] <= match.index) span++;
+    if (span < spans.length && spans[span][0] < match.index) continue;
+    // An e-mail address needs its local part (letters, digits, `.+-_`) right before the `@`.
+    if (match[0] === '@' && !EMAIL_ATEXT.test(text[match.index - 1] ?? '')) continue;
     let end = match.index + match[0].length;
     while (end < text.length && !isSpace(text.charCodeAt(end))) {
       if (end - match.index > MAX_TOKEN) return true;
@@ -80,6 +94,34 @@ export function autolinksMatter(text) {
     AUTOLINK_START.lastIndex = end;
   }
   return false;
+}
+
+/** A code span on one line: a run of backticks, text without a pipe, the same run (not a longer one). */
+const CODE_SPAN = /(?<![`\\])(`+)(?!`)([^`\n|]*?[^`\n|])\1(?!`)/g;
+/** What can take a backtick before a code span does: an escape, an autolink or HTML tag around it. */
+const BACKTICK_TAKEN = /\\`|<[^<>\n]*`[^<>\n]*>/;
+
+/**
+ * Where the text's code spans are, as [start, end) pairs in order: nothing in them is a link, footnote
+ * or task. Only the certain ones: on one line (a backtick in a code block above cannot open one there)
+ * and without a pipe (table cells are cut at pipes first), in text without an escaped backtick or a
+ * tag or autolink holding one. A span missed only leaves more to check.
+ */
+function codeSpans(text) {
+  if (!text.includes('`') || BACKTICK_TAKEN.test(text)) return [];
+  return [...text.matchAll(CODE_SPAN)].map((span) => [span.index, span.index + span[0].length]);
+}
+
+/** The text with its code spans (codeSpans) blanked out, same length. */
+function withoutCodeSpans(text) {
+  const parts = [];
+  let at = 0;
+  for (const [start, end] of codeSpans(text)) {
+    parts.push(text.slice(at, start), ' '.repeat(end - start));
+    at = end;
+  }
+  parts.push(text.slice(at));
+  return parts.join('');
 }
 
 const decoder = new TextDecoder();
@@ -100,13 +142,365 @@ function stripPositions(root) {
   return root;
 }
 
-// Imported by tests for autolinksMatter: there is no parent port then.
+/** The tree of one piece: markdown-it's where it reads the piece as micromark would, else micromark's. */
+export function parseMarkdownTree(text, mdx = false) {
+  return (!mdx && markdownItTree(text)) || micromarkTree(text, mdx);
+}
+
+/** The tree micromark (remark-parse with GFM, or MDX) makes of a piece, without positions. */
+export function micromarkTree(text, mdx = false) {
+  const processor = mdx ? mdxProcessor : autolinksMatter(text) ? markdownProcessor : fastMarkdownProcessor;
+  return stripPositions(processor.parse(text));
+}
+
+/*
+ * markdown-it reads CommonMark and GFM tables 8 times as fast as micromark. Its tokens become the part
+ * of mdast that markdownText.ts reads (blocks, phrasing, table cells, list starts, code languages,
+ * image alt text), and only where both parsers read a piece alike. Any other piece goes to micromark:
+ *   - GFM that markdown-it lacks: tildes that could close a strikethrough in a paragraph or table row
+ *     (GFM also takes single tildes) and `~~~` fences; footnotes (`[^`) and task list items outside
+ *     code spans; addresses that autolink literals could change (autolinksMatter);
+ *   - carriage returns (markdown-it turns them into line feeds, micromark keeps them in code), a byte
+ *     order mark at the start of a line, autolinks with percent escapes or non-ASCII characters
+ *     (markdown-it shows them decoded);
+ *   - tables: rows with more or fewer cells than the header (markdown-it pads and cuts them, micromark
+ *     keeps them) or without a pipe; tables in a list or quote, or followed by a line of text; a
+ *     delimiter row without a pipe, or a header that starts like a list item or quote; delimiter rows
+ *     under a line without a pipe (or, without a pipe themselves, under any text);
+ *   - lists: items that are empty, start on the line after their marker, or start with another block
+ *     than a paragraph or a list; lists and indented code right after another block without a blank
+ *     line; ordered lists not starting at 1 after indented code; tab-indented lines where there are
+ *     list items; paragraphs in a list item or quote with a line that starts with an HTML tag;
+ *   - fenced code left open; runs of three or more `*` or `_` in a paragraph; brackets left open in a
+ *     paragraph with code spans; link reference definitions other than `[label]: destination "title"`
+ *     on one line, or followed by a line of text;
+ *   - nesting deeper than MAX_LEVEL (markdown-it stops parsing at 100 levels, micromark does not);
+ *   - front matter other than a closed `---` block at the start, and any token not mapped below.
+ * Each rule comes from a difference that comparing both on seeded documents found. Tests compare the
+ * sections of both on the fixtures, the docs, the benchmark's corpus, seeded documents of every
+ * construct and edited copies of real ones (test/core/ingest/parsers/markdownWorker.test.ts).
+ */
+const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false });
+const NOT_FOR_MARKDOWN_IT = /\r|\[\^|^\uFEFF|^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)+\[[ xX]\]/m;
+/** A line indented with a tab, and a list item: the parsers count a tab's columns in an item differently. */
+const TAB_INDENT = /^[ >]*\t/m;
+const LIST_ITEM_LINE = /^[ \t>]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)/m;
+/** A line that holds a link reference definition (in quotes and list items too). */
+const DEFINITION = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*(\[[^\]\n]+\]:.*)$/;
+/** A link reference definition on one line: a destination without quotes or parentheses, a title. */
+const PLAIN_DEFINITION =
+  /^\[[^\]\n]+\]:[ \t]*(?:<[^<>\n]*>|[^\s"'()<>]+)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*$/;
+const EMPHASIS_RUN = /\*{3}|_{3}/;
+const AUTOLINK = /<(?:[a-z][a-z\d+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>]+)>/gi;
+const MAX_LEVEL = 40;
+/** YAML front matter as remark-frontmatter reads it: `---` lines around it, nothing else on them. */
+const FRONT_MATTER = /^---[ \t]*\n(?:([\s\S]*?)\n)??---[ \t]*(?:\n|$)/;
+
+const BLOCK_OPEN = {
+  paragraph_open: () => ({ type: 'paragraph', children: [] }),
+  heading_open: (token) => ({ type: 'heading', depth: Number(token.tag.slice(1)), children: [] }),
+  blockquote_open: () => ({ type: 'blockquote', children: [] }),
+  bullet_list_open: () => ({ type: 'list', ordered: false, start: null, children: [] }),
+  ordered_list_open: (token) => ({
+    type: 'list',
+    ordered: true,
+    start: Number(token.attrGet('start') ?? 1),
+    children: [],
+  }),
+  list_item_open: () => ({ type: 'listItem', checked: null, children: [] }),
+  table_open: () => ({ type: 'table', children: [] }),
+  tr_open: () => ({ type: 'tableRow', children: [] }),
+  th_open: () => ({ type: 'tableCell', children: [] }),
+  td_open: () => ({ type: 'tableCell', children: [] }),
+};
+const BLOCK_CLOSE = new Set([
+  'paragraph_close',
+  'heading_close',
+  'blockquote_close',
+  'bullet_list_close',
+  'ordered_list_close',
+  'list_item_close',
+  'table_close',
+  'tr_close',
+  'th_close',
+  'td_close',
+]);
+const INLINE_OPEN = { em_open: 'emphasis', strong_open: 'strong', s_open: 'delete', link_open: 'link' };
+const INLINE_CLOSE = new Set(['em_close', 'strong_close', 's_close', 'link_close']);
+
+/** The piece's tree from markdown-it, or undefined where micromark must read it (see above). */
+export function markdownItTree(text) {
+  if (NOT_FOR_MARKDOWN_IT.test(withoutCodeSpans(text)) || autolinksMatter(text)) return undefined;
+  if (TAB_INDENT.test(text) && LIST_ITEM_LINE.test(text)) return undefined;
+  if (!definitionsAlike(text) || !delimiterRowsAlike(text)) return undefined;
+  for (const [autolink] of text.matchAll(AUTOLINK)) if (/[%\u0080-\uffff]/.test(autolink)) return undefined;
+  const root = { type: 'root', children: [] };
+  let body = text;
+  if (text.startsWith('---')) {
+    const frontMatter = FRONT_MATTER.exec(text);
+    if (!frontMatter) return undefined;
+    root.children.push({ type: 'yaml', value: frontMatter[1] ?? '', position: { start: { line: 1 } } });
+    body = text.slice(frontMatter[0].length);
+  }
+  const lines = body.split('\n');
+  const open = [root];
+  let columns = 0;
+  const tokens = markdownIt.parse(body, {});
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token.level > MAX_LEVEL) return undefined;
+    const make = BLOCK_OPEN[token.type];
+    if (make) {
+      if (!opensAlike(tokens, i, lines)) return undefined;
+      const node = make(token);
+      open.at(-1).children.push(node);
+      open.push(node);
+      if (token.type === 'table_open') columns = cellCount(lines[token.map[0]]);
+      else if (token.type === 'tr_open') {
+        // micromark ends a table at some lines without a pipe (an HTML tag) that markdown-it reads as rows.
+        const row = lines[token.map[0]];
+        if (!row.includes('|') || mayStrike(row) || cellCount(row) !== columns) return undefined;
+      }
+      continue;
+    }
+    if (BLOCK_CLOSE.has(token.type)) {
+      open.pop();
+      continue;
+    }
+    const parent = open.at(-1).children;
+    switch (token.type) {
+      case 'inline': {
+        if (!inlineAlike(token.content)) return undefined;
+        const children = phrasing(token.children);
+        if (!children) return undefined;
+        parent.push(...children);
+        break;
+      }
+      case 'fence': {
+        if (token.markup[0] === '~') return undefined;
+        // Closed only: micromark and markdown-it end an unclosed fence's code at different lines.
+        const close = CLOSING_FENCE.exec(lines[token.map[1] - 1]);
+        if (token.map[1] - token.map[0] < 2 || !close || close[1].length < token.markup.length)
+          return undefined;
+        const lang = markdownIt.utils.unescapeAll(token.info).trim().split(/\s+/)[0];
+        parent.push({ type: 'code', lang: lang || null, value: token.content.replace(/\n$/, '') });
+        break;
+      }
+      case 'code_block':
+        // Only after a blank line: micromark reads one right after a quote or definition otherwise.
+        if (token.map[0] > 0 && lines[token.map[0] - 1].trim() !== '') return undefined;
+        parent.push({ type: 'code', lang: null, value: token.content.replace(/\n$/, '') });
+        break;
+      case 'html_block':
+        parent.push({ type: 'html', value: token.content.replace(/\n$/, '') });
+        break;
+      case 'hr':
+        parent.push({ type: 'thematicBreak' });
+        break;
+      case 'thead_open':
+      case 'thead_close':
+      case 'tbody_open':
+      case 'tbody_close':
+        break;
+      default:
+        return undefined;
+    }
+  }
+  return root;
+}
+
+/** A list item whose first line is only its marker (its text starts on the next line). */
+const MARKER_ONLY = /^[ \t>]*(?:[-+*]|\d{1,9}[.)])[ \t]*$/;
+/** What a list item may start with: text, or a list (`- - nested`). */
+const ITEM_STARTS = new Set(['paragraph_open', 'bullet_list_open', 'ordered_list_open']);
+/** A line that starts with an HTML tag (in a quote or list item). */
+const TAG_LINE = /^[ \t>]*<[/a-z]/i;
+/** A fence closing a code block (inside quotes too). */
+const CLOSING_FENCE = /^[ \t>]*(`{3,})[ \t]*$/;
+const LIST_OR_QUOTE_START = /^\s*(?:>|[-+*](?:\s|$)|\d{1,9}[.)](?:\s|$))/;
+
+/**
+ * Whether micromark opens the same container as markdown-it's tokens[i] (see above for the cases where
+ * they differ: empty list items, list items that start with another block, lists right after indented
+ * code or HTML, tables).
+ */
+function opensAlike(tokens, i, lines) {
+  const token = tokens[i];
+  switch (token.type) {
+    case 'list_item_open':
+      return ITEM_STARTS.has(tokens[i + 1]?.type) && !MARKER_ONLY.test(lines[token.map[0]]);
+    case 'bullet_list_open':
+    case 'ordered_list_open': {
+      const before = tokens[i - 1];
+      if (before?.type !== 'code_block' && before?.type !== 'html_block') return true;
+      // Right after it; or, for an ordered list not starting at 1, after indented code at all.
+      const start = Number(token.attrGet('start') ?? 1);
+      return before.map[1] !== token.map[0] && (before.type !== 'code_block' || start === 1);
+    }
+    case 'paragraph_open':
+      return (
+        token.level === 0 || !lines.slice(token.map[0] + 1, token.map[1]).some((line) => TAG_LINE.test(line))
+      );
+    case 'table_open': {
+      // At the top level only, ending at a blank line (micromark reads a following line as a row), with
+      // a pipe in its delimiter row, and a header that does not start like a list item or a quote.
+      const after = lines[token.map[1]];
+      return (
+        token.level === 0 &&
+        (after === undefined || after.trim() === '') &&
+        lines[token.map[0] + 1].includes('|') &&
+        !LIST_OR_QUOTE_START.test(lines[token.map[0]])
+      );
+    }
+    default:
+      return true;
+  }
+}
+
+/**
+ * Whether every link reference definition is plain and followed by a blank line, another definition or
+ * the end. micromark reads the line after a definition as it would after a paragraph (an ordered list
+ * not starting at 1, an HTML tag, an empty list item do not start there), markdown-it as a new block.
+ */
+function definitionsAlike(text) {
+  if (!text.includes(']:')) return true;
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const definition = DEFINITION.exec(lines[i]);
+    if (!definition) continue;
+    if (!PLAIN_DEFINITION.test(definition[1])) return false;
+    const next = lines[i + 1];
+    if (next !== undefined && !/^[ \t>]*$/.test(next) && !DEFINITION.test(next)) return false;
+  }
+  return true;
+}
+
+const PUNCTUATION = /[\p{P}\p{S}]/u;
+const WHITE_SPACE = /\s/;
+
+/**
+ * Whether tildes in the text could close a strikethrough, which GFM makes of one tilde or two (`~a~`),
+ * markdown-it of two only. None can where no run of tildes is right-flanking (CommonMark: after a
+ * character that is not white space, and not after punctuation unless white space or punctuation
+ * follows): `~11 s (~1 GB)` reads alike.
+ */
+function mayStrike(text) {
+  for (const run of text.matchAll(/~+/g)) {
+    const before = text[run.index - 1];
+    const after = text[run.index + run[0].length];
+    if (before === undefined || WHITE_SPACE.test(before)) continue;
+    if (
+      !PUNCTUATION.test(before) ||
+      after === undefined ||
+      WHITE_SPACE.test(after) ||
+      PUNCTUATION.test(after)
+    )
+      return true;
+  }
+  return false;
+}
+
+/**
+ * Whether the parsers read a paragraph's text alike: not where runs of three or more `*` or `_` make
+ * them pair emphasis differently, nor where tildes could be strikethrough, nor where a `[` left without its `]` meets code spans (markdown-it
+ * then drops some of them).
+ */
+function inlineAlike(content) {
+  if (EMPHASIS_RUN.test(content) || mayStrike(content)) return false;
+  if (!content.includes('`') || !content.includes('[')) return true;
+  return content.split('[').length === content.split(']').length;
+}
+
+/** A line that could be a table's delimiter row (`|---|:-:|`), with at least one pipe. */
+const DELIMITER_ROW = /^[ \t>]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/gm;
+
+/**
+ * Whether every line that could be a delimiter row follows a line with a pipe (with a pipe itself) or
+ * no line of text (with a colon and no pipe, `-:`): micromark also makes a table of a header without
+ * a pipe (`a` then `|-` or `-:`), markdown-it does not. `---` alone is a heading's underline to both.
+ */
+function delimiterRowsAlike(text) {
+  if (!text.includes('-')) return true;
+  for (const match of text.matchAll(DELIMITER_ROW)) {
+    const pipe = match[0].includes('|');
+    if ((!pipe && !match[0].includes(':')) || match.index === 0) continue;
+    const previous = text.slice(text.lastIndexOf('\n', match.index - 2) + 1, match.index);
+    if (pipe ? !previous.includes('|') : previous.trim() !== '') return false;
+  }
+  return true;
+}
+
+/** The cells of a table row line, split as markdown-it splits them (a pipe after `\\` is text). */
+function cellCount(line) {
+  const text = line.trim();
+  let cells = 1;
+  for (let i = 0; i < text.length; i++) if (text[i] === '|' && text[i - 1] !== '\\') cells++;
+  if (text.startsWith('|')) cells--;
+  if (text.length > 1 && text.endsWith('|') && text[text.length - 2] !== '\\') cells--;
+  return cells;
+}
+
+/** markdown-it's inline tokens as mdast phrasing nodes, or undefined for a token not mapped. */
+function phrasing(tokens) {
+  const root = { children: [] };
+  const open = [root];
+  for (const token of tokens) {
+    if (token.level > MAX_LEVEL) return undefined;
+    const parent = open.at(-1).children;
+    const type = INLINE_OPEN[token.type];
+    if (type) {
+      const node = { type, children: [] };
+      parent.push(node);
+      open.push(node);
+      continue;
+    }
+    if (INLINE_CLOSE.has(token.type)) {
+      open.pop();
+      continue;
+    }
+    switch (token.type) {
+      case 'text':
+        parent.push({ type: 'text', value: token.content });
+        break;
+      case 'softbreak':
+        parent.push({ type: 'text', value: '\n' });
+        break;
+      case 'hardbreak':
+        parent.push({ type: 'break' });
+        break;
+      case 'code_inline':
+        parent.push({ type: 'inlineCode', value: token.content });
+        break;
+      case 'html_inline':
+        parent.push({ type: 'html', value: token.content });
+        break;
+      case 'image':
+        parent.push({ type: 'image', alt: altText(token.children) });
+        break;
+      default:
+        return undefined;
+    }
+  }
+  return root.children;
+}
+
+/** An image's alt text as mdast-util-to-string gives it: the values of its label's nodes. */
+function altText(tokens) {
+  let text = '';
+  for (const token of tokens ?? []) {
+    if (token.type === 'softbreak') text += '\n';
+    else if (token.type === 'image') text += altText(token.children);
+    else if (token.type === 'text' || token.type === 'code_inline' || token.type === 'html_inline')
+      text += token.content;
+  }
+  return text;
+}
+
+// Imported by tests: there is no parent port then.
 parentPort?.on('message', ({ id, data, mdx }) => {
   const text = decoder.decode(data);
   try {
-    const processor = mdx ? mdxProcessor : autolinksMatter(text) ? markdownProcessor : fastMarkdownProcessor;
-    const tree = stripPositions(processor.parse(text));
-    parentPort.postMessage({ id, ok: true, tree });
+    parentPort.postMessage({ id, ok: true, tree: parseMarkdownTree(text, mdx) });
   } catch (error) {
     // MDX syntax errors are VFileMessages: their reason and place go back as data.
     const reason = typeof error?.reason === 'string' ? error.reason : undefined;
