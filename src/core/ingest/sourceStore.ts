@@ -10,6 +10,9 @@ const HASH = /^[0-9a-f]{64}$/;
  * both start from these; two documents with the same bytes share one copy.
  */
 export class SourceStore {
+  /** Shard folders known to exist: an ingestion of thousands of files need not make each one again. */
+  private readonly shards = new Set<string>();
+
   constructor(private readonly root: string) {}
 
   /** Where the bytes of `hash` are (or would be) kept. */
@@ -30,14 +33,25 @@ export class SourceStore {
   async put(hash: string, file: string): Promise<void> {
     const target = this.pathOf(hash);
     if (await this.has(hash)) return;
-    await mkdir(join(this.root, hash.slice(0, 2)), { recursive: true });
+    const shard = join(this.root, hash.slice(0, 2));
+    if (!this.shards.has(shard)) {
+      await mkdir(shard, { recursive: true });
+      this.shards.add(shard);
+    }
     // Copy then rename: a crash mid-copy never leaves a truncated file under the hash's name.
     const partial = `${target}.${randomBytes(4).toString('hex')}.part`;
     try {
-      await copyFile(file, partial);
+      await copyFile(file, partial).catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+        // The shard folder was removed since it was made (by hand): make it again and copy once more
+        // (a source file that is gone fails again).
+        await mkdir(shard, { recursive: true });
+        await copyFile(file, partial);
+      });
       await rename(partial, target);
-    } finally {
+    } catch (error) {
       await rm(partial, { force: true });
+      throw error;
     }
   }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
@@ -33,6 +33,22 @@ describe('SourceStore', () => {
     expect(await store.prune(new Set([ha]))).toBe(1);
     expect(await store.has(ha)).toBe(true);
     expect(await store.has(hb)).toBe(false);
+  });
+
+  it('keeps a copy after its shard folder was removed by hand, and names a source that is gone', async () => {
+    const store = new SourceStore(join(dir.path, 'sources'));
+    const a = join(dir.path, 'a.md');
+    writeFileSync(a, '# A\n\nalpha');
+    const ha = sha256(readFileSync(a));
+    await store.put(ha, a);
+    rmSync(join(dir.path, 'sources'), { recursive: true });
+    await store.put(ha, a);
+    expect(readFileSync(store.pathOf(ha), 'utf8')).toBe('# A\n\nalpha');
+
+    const gone = join(dir.path, 'gone.md');
+    await expect(store.put('ab'.repeat(32), gone)).rejects.toThrow(/ENOENT.*gone\.md/);
+    // Nothing half-written is left beside the copies.
+    expect(readdirSync(join(dir.path, 'sources', 'ab'))).toEqual([]);
   });
 
   it('refuses a name that is not a content hash (no path tricks)', () => {

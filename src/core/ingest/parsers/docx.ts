@@ -17,6 +17,7 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 const MAX_MEMORY_MB = 2048;
 
 let pool: ParserWorkerPool | undefined;
+const htmlParser = unified().use(rehypeParse);
 
 /**
  * DOCX parser: body text (headers and footers left out, as mammoth does) converted to HTML by mammoth on
@@ -30,7 +31,7 @@ export function createDocxParser(options: DocxParserOptions = {}): Parser {
     const properties = await screenDocxArchive(bytes, source, limits);
     const { html, messages } = await convertInWorker(bytes, source, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const sections = guardNesting(source, () =>
-      htmlToSections(unified().use(rehypeParse).parse(html), { strip: isFootnoteBacklink }),
+      htmlToSections(htmlParser.parse(html), { strip: isFootnoteBacklink }),
     );
     const warnings = messages.filter((m) => m.type === 'error').map((m) => `${source}: ${m.message}`);
     if (sections.length === 0) warnings.push(`${source}: the document has no text.`);
