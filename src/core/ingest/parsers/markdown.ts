@@ -32,8 +32,9 @@ export interface MarkdownParserOptions {
  * document metadata (read with the `yaml` package and an alias limit, never with gray-matter, which runs
  * `---js` front matter); the body becomes one section per heading (see markdownSections). A large
  * document is parsed a piece at a time (markdownPieces) and each piece's tree dropped once its text is
- * taken, so memory stays near the size of the text. micromark runs in a worker thread, terminated when
- * the document's parse budget runs out (parseTimer): the document is then refused.
+ * taken, so memory stays near the size of the text. The parse (markdown-it where it reads a piece as
+ * micromark does, else micromark) runs in a worker thread, terminated when the document's parse budget
+ * runs out (parseTimer): the document is then refused.
  */
 export function createMarkdownParser(options: MarkdownParserOptions = {}): CancellableParser {
   return async ({ bytes, source }, { signal } = {}) => {
@@ -120,7 +121,7 @@ interface PieceJob {
 }
 
 /**
- * One piece parsed by micromark in a worker thread (markdownWorker.mjs), given what is left of the
+ * One piece parsed in a worker thread (markdownWorker.mjs), given what is left of the
  * document's time: micromark is quadratic on some inputs and cannot be interrupted, so a piece still
  * parsing at the deadline has its worker terminated and the document is refused. CommonMark never fails;
  * MDX does, with a position.

@@ -1,4 +1,5 @@
-// Parses Markdown and MDX into an mdast tree with micromark inside a long-lived worker thread (see
+// Parses Markdown and MDX into an mdast tree, with markdown-it where it reads a piece as micromark does
+// (see markdownItTree) and micromark otherwise, inside a long-lived worker thread (see
 // parserWorkerPool.ts). micromark does quadratic work on some inputs (thousands of setext headings, nested
 // list markers on one line) and a parse in progress cannot be interrupted: in a worker, the pool can
 // terminate it at the document's deadline. Plain JavaScript on purpose: it must load as it is under node,
@@ -402,8 +403,8 @@ function mayStrike(text) {
 
 /**
  * Whether the parsers read a paragraph's text alike: not where runs of three or more `*` or `_` make
- * them pair emphasis differently, nor where tildes could be strikethrough, nor where a `[` left without its `]` meets code spans (markdown-it
- * then drops some of them).
+ * them pair emphasis differently, nor where tildes could be strikethrough, nor where a `[` left without
+ * its `]` meets code spans (markdown-it then drops some of them).
  */
 function inlineAlike(content) {
   if (EMPHASIS_RUN.test(content) || mayStrike(content)) return false;
@@ -411,7 +412,7 @@ function inlineAlike(content) {
   return content.split('[').length === content.split(']').length;
 }
 
-/** A line that could be a table's delimiter row (`|---|:-:|`), with at least one pipe. */
+/** A line that could be a table's delimiter row (`|---|:-:|`, `-:`). */
 const DELIMITER_ROW = /^[ \t>]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/gm;
 
 /**
