@@ -154,4 +154,20 @@ describe('readXmlString (mammoth without xmldom)', () => {
       expect(withSaxes.value.length, name).toBeGreaterThan(100);
     }
   });
+
+  it('is called by mammoth for every part it reads (mammoth looks the reader up at each call)', async () => {
+    const parts: string[] = [];
+    mammothXml.readString = (xml, namespaces) => {
+      parts.push(xml.slice(0, 200));
+      return readXmlString(xml, namespaces);
+    };
+    try {
+      const [fixture] = docxFixtures();
+      await mammoth.convertToHtml({ buffer: fixture!.bytes });
+    } finally {
+      mammothXml.readString = readXmlString;
+    }
+    expect(parts.some((xml) => xml.includes('<w:document'))).toBe(true);
+    expect(parts.some((xml) => xml.includes('<w:styles'))).toBe(true);
+  });
 });
