@@ -63,20 +63,21 @@ const EMAIL_ATEXT = /[\w.+-]/;
 const isSpace = (code) => code === 32 || (code >= 9 && code <= 13);
 
 /**
- * Whether autolink literals could change the text of `text`: some `http://`, `https://` or `www.` not in
- * a code span is followed by markup before the next white space, or some `@` after a character of an
- * address's local part has markup in its run of non-space characters (the local part comes before it).
- * Runs are cut at ASCII white space only, so they hold at least what GFM would make a link of.
+ * Whether autolink literals could change the text of `text`: some `http://`, `https://` or `www.` is
+ * followed by markup before the next white space, or some `@` after a character of an address's local
+ * part has markup in its run of non-space characters (the local part comes before it). Runs are cut at
+ * ASCII white space only, so they hold at least what GFM would make a link of. Addresses inside a code
+ * span, an autolink, an HTML tag or a link's destination are not literals (takenRanges).
  */
 export function autolinksMatter(text) {
-  const spans = codeSpans(text);
-  let span = 0;
+  const taken = takenRanges(text);
+  let range = 0;
   AUTOLINK_START.lastIndex = 0;
   for (let match = AUTOLINK_START.exec(text); match; match = AUTOLINK_START.exec(text)) {
-    // An address that starts in a code span is code (one that starts before a span runs into it, and
-    // its run holds the backtick).
-    while (span < spans.length && spans[span][1] <= match.index) span++;
-    if (span < spans.length && spans[span][0] < match.index) continue;
+    // An address that starts inside a code span, an autolink, an HTML tag or a link's destination is
+    // part of it (one that starts before such a range runs into it, and its run holds the markup).
+    while (range < taken.length && taken[range][1] <= match.index) range++;
+    if (range < taken.length && taken[range][0] < match.index) continue;
     // An e-mail address needs its local part (letters, digits, `.+-_`) right before the `@`.
     if (match[0] === '@' && !EMAIL_ATEXT.test(text[match.index - 1] ?? '')) continue;
     let end = match.index + match[0].length;
@@ -111,6 +112,50 @@ const BACKTICK_TAKEN = /\\`|<[^<>\n]*`[^<>\n]*>/;
 function codeSpans(text) {
   if (!text.includes('`') || BACKTICK_TAKEN.test(text)) return [];
   return [...text.matchAll(CODE_SPAN)].map((span) => [span.index, span.index + span[0].length]);
+}
+
+/**
+ * An autolink (CommonMark): `<scheme:...>` or `<address@domain>`, not after a backslash. (CommonMark
+ * also allows C1 controls and Unicode spaces in a URI autolink; refusing them only checks more.)
+ */
+const ANGLE_AUTOLINK =
+  /(?<!\\)<(?:[A-Za-z][A-Za-z\d.+-]{1,31}:[^<>\s\p{Cc}]*|[\w.!#$%&'*+/=?^`{|}~-]+@[A-Za-z\d](?:[A-Za-z\d-]{0,61}[A-Za-z\d])?(?:\.[A-Za-z\d](?:[A-Za-z\d-]{0,61}[A-Za-z\d])?)*)>/gu;
+/** An HTML open or closing tag on one line (CommonMark raw HTML), not after a backslash. */
+const HTML_TAG =
+  /(?<!\\)<(?:[A-Za-z][A-Za-z\d-]*(?:[ \t]+[A-Za-z_:][\w.:-]*(?:[ \t]*=[ \t]*(?:[^\s"'=<>`]+|'[^'\n]*'|"[^"\n]*"))?)*[ \t]*\/?|\/[A-Za-z][A-Za-z\d-]*[ \t]*)>/g;
+/**
+ * A link or image with a plain label (no brackets, backticks or backslashes; not a footnote's `[^`)
+ * and a destination without spaces, `<`, backslashes or a title (parentheses nested once at most): such
+ * a label is the nearest opener of its `]`, so it is a link, and its destination is never text. Group 1
+ * is the destination.
+ */
+const LINK_DESTINATION = /(?<!\\)\[(?!\^)[^[\]\\`\n]*\](\([^\s()<\\]*(?:\([^\s()<\\]*\)[^\s()<\\]*)*\))/g;
+
+/**
+ * The ranges that constructs starting before an address take whole, so no autolink literal starts in
+ * them: code spans, autolinks, HTML tags, link destinations. Sorted, overlaps joined.
+ */
+function takenRanges(text) {
+  const ranges = codeSpans(text);
+  if (text.includes('<')) {
+    for (const regex of [ANGLE_AUTOLINK, HTML_TAG]) {
+      for (const match of text.matchAll(regex)) ranges.push([match.index, match.index + match[0].length]);
+    }
+  }
+  if (text.includes('](')) {
+    for (const match of text.matchAll(LINK_DESTINATION)) {
+      const end = match.index + match[0].length;
+      ranges.push([end - match[1].length, end]);
+    }
+  }
+  ranges.sort((a, b) => a[0] - b[0]);
+  const joined = [];
+  for (const [start, end] of ranges) {
+    const last = joined.at(-1);
+    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+    else joined.push([start, end]);
+  }
+  return joined;
 }
 
 /** The text with its code spans (codeSpans) blanked out, same length. */
@@ -166,7 +211,7 @@ export function micromarkTree(text, mdx = false) {
  *     (markdown-it shows them decoded);
  *   - tables: rows with more or fewer cells than the header (markdown-it pads and cuts them, micromark
  *     keeps them) or without a pipe; tables in a list or quote, or followed by a line of text; a
- *     delimiter row without a pipe, or a header that starts like a list item or quote; delimiter rows
+ *     delimiter row without a pipe, or a header that starts like another block; delimiter rows
  *     under a line without a pipe (or, without a pipe themselves, under any text);
  *   - lists: items that are empty, start on the line after their marker, or start with another block
  *     than a paragraph or a list; lists and indented code right after another block without a blank
@@ -318,7 +363,8 @@ const ITEM_STARTS = new Set(['paragraph_open', 'bullet_list_open', 'ordered_list
 const TAG_LINE = /^[ \t>]*<[/a-z]/i;
 /** A fence closing a code block (inside quotes too). */
 const CLOSING_FENCE = /^[ \t>]*(`{3,})[ \t]*$/;
-const LIST_OR_QUOTE_START = /^\s*(?:>|[-+*](?:\s|$)|\d{1,9}[.)](?:\s|$))/;
+/** A line that starts like another block: a quote, list item, heading, fence or HTML. */
+const BLOCK_START = /^\s*(?:>|[-+*](?:\s|$)|\d{1,9}[.)](?:\s|$)|#{1,6}(?:\s|$)|`{3}|~{3}|<)/;
 
 /**
  * Whether micromark opens the same container as markdown-it's tokens[i] (see above for the cases where
@@ -344,13 +390,13 @@ function opensAlike(tokens, i, lines) {
       );
     case 'table_open': {
       // At the top level only, ending at a blank line (micromark reads a following line as a row), with
-      // a pipe in its delimiter row, and a header that does not start like a list item or a quote.
+      // a pipe in its delimiter row, and a header that does not start like another block.
       const after = lines[token.map[1]];
       return (
         token.level === 0 &&
         (after === undefined || after.trim() === '') &&
         lines[token.map[0] + 1].includes('|') &&
-        !LIST_OR_QUOTE_START.test(lines[token.map[0]])
+        !BLOCK_START.test(lines[token.map[0]])
       );
     }
     default:

@@ -34,6 +34,10 @@ describe('autolinksMatter', () => {
       'code: `https://x.org/_a_*b*` and `@scope/pkg_name`',
       // No local part right before the `@`: no address.
       'jane*doe*@example.org and `x`@example.org_',
+      // Autolinks, HTML tags and link destinations take the address whole.
+      'see <https://semver.org/_x_> or <jane_*x*@example.org>.',
+      '<a href="https://x.org/*a*" title=\'b\'>t</a> <img src=https://x.org/_b_/>',
+      '[![npm](https://img.shields.io/npm/v/@scope/pkg_x)](https://www.npmjs.com/package/x) and [w](https://en.wikipedia.org/wiki/A_(b)_c)',
       'plain *emphasis* and _more_ and ~~gone~~ text',
       'see https://example.org/a/b?x=1&y=2 or www.example.org/path.',
       'mail me at jane.doe@example.org, *soon*',
@@ -53,6 +57,12 @@ describe('autolinksMatter', () => {
       '`a \\` https://x.org/*b*`',
       '| `a | https://x.org/*b* `|',
       '<http://a.org/`> https://x.org/*b* `',
+      '\\<https://x.org/*a*>',
+      '<www.x.org/*a*>',
+      '[^1](https://x.org/*a*)',
+      'x](https://x.org/*a*)',
+      '[t](https://x.org/*a* "title")',
+      '\\[t](https://x.org/*a*)',
       'https://x.org/a\\_b',
       'https://x.org/a&amp;b',
       'https://x.org/[a](b)',
@@ -104,6 +114,16 @@ describe('parseMarkdown without autolink literals where they change nothing', ()
       '(www.example.org)',
       'https://example.org.',
       '<https://example.org/z>',
+      '<https://example.org/*z*>',
+      '<ja_ne*x*@example.org>',
+      '<a href="https://example.org/*a*">',
+      '</a>',
+      '[t](https://example.org/*a*)',
+      '![i](https://example.org/_a_)',
+      '[t](https://example.org/*a* "x")',
+      '](https://example.org/*a*)',
+      '\\[t](https://example.org/*a*)',
+      '[^1](https://example.org/_a_)',
     ];
     const blocks = [
       () => Array.from({ length: between(1, 12) }, () => pick(parts)).join(pick([' ', '', ' '])),
@@ -194,6 +214,7 @@ describe('markdownItTree (markdown-it where it reads as micromark)', () => {
       '|a\n|-\n<b>', // a row without a pipe
       '* |3\n-|-', // a table header that starts like a list item
       '>|ü\n-|-', // ... or a quote
+      '# |a\n-|-', // ... or a heading
       '|*\n--', // a delimiter row without a pipe
       'a\n|-', // a delimiter row under a line without a pipe
       't\n-:', // ... or without a pipe itself
