@@ -29,10 +29,11 @@ const xmldomReadString = mammothXml.readString;
  * The tree is mammoth's: an element's name is `prefix:local` with the prefix mammoth maps its namespace
  * to, `{namespace}local` for a namespace it does not map, `local` without one (attributes alike,
  * `xmlns` declarations included); one text node per run of text between tags, comments, processing
- * instructions and CDATA sections (whose content mammoth drops). saxes checks that the XML is well formed: on
- * anything it refuses (undefined entities, unbound prefixes, control characters...) the part is read by
- * xmldom as before, so a document mammoth accepted or refused still is, with the same messages.
- * test/core/ingest/parsers/docxWorker.test.ts compares both readers on every part of the fixtures.
+ * instructions and CDATA sections (whose content mammoth drops). saxes checks that the XML is well
+ * formed: on anything it refuses (undefined entities, unbound prefixes, control characters...) the part
+ * is read by xmldom as before, so a document mammoth accepted or refused still is, with the same
+ * messages. test/core/ingest/parsers/docxWorker.test.ts compares both readers on every part of the
+ * fixtures.
  */
 export function readXmlString(xmlString, namespaceMap = {}) {
   try {
