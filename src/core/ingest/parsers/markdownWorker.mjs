@@ -480,11 +480,18 @@ function delimiterRowsAlike(text) {
 /** The cells of a table row line, split as markdown-it splits them (a pipe after `\\` is text). */
 function cellCount(line) {
   const text = line.trim();
-  let cells = 1;
-  for (let i = 0; i < text.length; i++) if (text[i] === '|' && text[i - 1] !== '\\') cells++;
-  if (text.startsWith('|')) cells--;
-  if (text.length > 1 && text.endsWith('|') && text[text.length - 2] !== '\\') cells--;
-  return cells;
+  const cells = [];
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '|' || text[i - 1] === '\\') continue;
+    cells.push(text.slice(start, i));
+    start = i + 1;
+  }
+  cells.push(text.slice(start));
+  // As escapedSplit's caller does: an empty first and last cell are the row's outer pipes.
+  if (cells[0] === '') cells.shift();
+  if (cells.length > 0 && cells.at(-1) === '') cells.pop();
+  return cells.length;
 }
 
 /** markdown-it's inline tokens as mdast phrasing nodes, or undefined for a token not mapped. */

@@ -212,6 +212,7 @@ describe('markdownItTree (markdown-it where it reads as micromark)', () => {
       '<http://a.org/%20x>', // an autolink with a percent escape
       'a | b\n--|--\n1 | 2\n4 | 5 | 6', // a ragged table
       '|a\n|-\n<b>', // a row without a pipe
+      '| a |\n|---|\n|', // a row of one pipe (no cell, as markdown-it splits it)
       '* |3\n-|-', // a table header that starts like a list item
       '>|ü\n-|-', // ... or a quote
       '# |a\n-|-', // ... or a heading
