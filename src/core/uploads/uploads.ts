@@ -168,7 +168,7 @@ export class UploadService {
       try {
         this.repo.tryUpdate(id, { progress: { ...p }, updatedAt: this.now().toISOString() });
       } catch {
-        lastWrite = t;
+        // Not recorded; the next update is tried PROGRESS_EVERY_MS later.
       }
     };
     let finish: () => Promise<void>;

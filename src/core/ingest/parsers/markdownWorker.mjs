@@ -237,6 +237,10 @@ const DEFINITION = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*(\[[^\]\n]+\]:.*)$/;
 const PLAIN_DEFINITION =
   /^\[[^\]\n]+\]:[ \t]*(?:<[^<>\n]*>|[^\s"'()<>]+)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*$/;
 const EMPHASIS_RUN = /\*{3}|_{3}/;
+/**
+ * What might be an autolink, for the percent-escape and non-ASCII check: looser than ANGLE_AUTOLINK on
+ * purpose (that one must only match real autolinks, this one must miss none).
+ */
 const AUTOLINK = /<(?:[a-z][a-z\d+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>]+)>/gi;
 const MAX_LEVEL = 40;
 /** YAML front matter as remark-frontmatter reads it: `---` lines around it, nothing else on them. */
