@@ -5,3 +5,9 @@ export declare function countTokensUpTo(text: string, limit: number): number | f
 export declare function tokenizerSegments(text: string): [number, number][];
 export declare const isLowSurrogate: (code: number) => boolean;
 export declare function cl100kPieces(text: string): string[];
+/** cl100k counts of ASCII pieces, kept in a table of 2^bits slots that starts over when half full. */
+export declare class AsciiPieceCounts {
+  constructor(bits: number, charBytes: number);
+  /** Tokens of the ASCII piece s[i, end). */
+  count(s: string, i: number, end: number): number;
+}

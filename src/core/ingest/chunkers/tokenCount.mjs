@@ -48,9 +48,9 @@ export function countTokensUpTo(text, limit) {
 const SPLIT = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, CL100K_TOKEN_SPLIT_REGEX.flags);
 /** Pieces longer than this are counted each time (rare, and they would fill the cache). */
 const MAX_CACHED_PIECE = 64;
-/** The cache starts over past this many pieces: a few MB, enough for the working vocabulary of a corpus. */
+/** The cache of other pieces starts over past this many: a few MB, the working vocabulary of a corpus. */
 const MAX_CACHED_PIECES = 100_000;
-/** @type {Map<string, number>} */
+/** @type {Map<string, number>} Counts of the cached pieces with a character outside ASCII. */
 let pieceCounts = new Map();
 
 /**
@@ -62,7 +62,13 @@ function countPieces(text, start, end, limit) {
   const n = segment.length;
   let total = 0;
   for (let i = 0; i < n && total <= limit;) {
-    const next = pieceEnd(segment, i, n);
+    const ascii = asciiPieceEnd(segment, i, n);
+    if (ascii > 0 && ascii - i <= MAX_CACHED_PIECE) {
+      total += asciiCounts.count(segment, i, ascii);
+      i = ascii;
+      continue;
+    }
+    const next = ascii > 0 ? ascii : regexPieceEnd(segment, i, n);
     const piece = segment.slice(i, next);
     let count = pieceCounts.get(piece);
     if (count === undefined) {
@@ -79,16 +85,85 @@ function countPieces(text, start, end, limit) {
 }
 
 /**
+ * The counts of ASCII pieces (nearly every piece of most texts), in an open-addressing table over their
+ * characters, looked up without cutting the piece out of the text: no string per piece, and no V8 string
+ * hashing. That was 20% of counting (33 → 39 MB/s of Markdown, JSON and CSV text). A slot holds the
+ * piece's hash, where its characters start in `chars` (+ 1; 0 = empty) and its length << 16 | count.
+ * The table starts over when half full or when its characters fill `chars`.
+ */
+export class AsciiPieceCounts {
+  /** @param {number} bits log2 of the slots @param {number} charBytes room for the pieces' characters */
+  constructor(bits, charBytes) {
+    this.bits = bits;
+    this.slots = new Int32Array((1 << bits) * 3);
+    this.chars = new Uint8Array(charBytes);
+    this.charsUsed = 0;
+    this.pieces = 0;
+  }
+
+  /**
+   * Tokens of the ASCII piece s[i, end), of at most 65,535 characters (its length is kept in 16 bits).
+   * @param {string} s @param {number} i @param {number} end
+   */
+  count(s, i, end) {
+    const { slots, chars, bits } = this;
+    const length = end - i;
+    // FNV-1a, then mixed so that the slot (the high bits) depends on every bit.
+    let hash = 0x811c9dc5 | 0;
+    for (let k = i; k < end; k++) hash = Math.imul(hash ^ s.charCodeAt(k), 0x01000193);
+    const mask = (1 << bits) - 1;
+    let slot = Math.imul(hash ^ (hash >>> 15), 0x2c1b3c6d) >>> (32 - bits);
+    for (; ; slot = (slot + 1) & mask) {
+      const at = slot * 3;
+      const start = slots[at + 1] - 1;
+      if (start < 0) break;
+      if (slots[at] !== hash) continue;
+      const lengthAndCount = slots[at + 2];
+      if (lengthAndCount >>> 16 !== length) continue;
+      let k = 0;
+      while (k < length && chars[start + k] === s.charCodeAt(i + k)) k++;
+      if (k === length) return lengthAndCount & 0xffff;
+    }
+    const count = countCl100k(s.slice(i, end), PLAIN_TEXT);
+    if (this.pieces >= 1 << (bits - 1) || this.charsUsed + length > chars.length) {
+      // Full: start over (this piece is kept the next time it is seen).
+      slots.fill(0);
+      this.charsUsed = 0;
+      this.pieces = 0;
+      return count;
+    }
+    for (let k = 0; k < length; k++) chars[this.charsUsed + k] = s.charCodeAt(i + k);
+    const at = slot * 3;
+    slots[at] = hash;
+    slots[at + 1] = this.charsUsed + 1;
+    slots[at + 2] = (length << 16) | count;
+    this.charsUsed += length;
+    this.pieces++;
+    return count;
+  }
+}
+
+/** 131,072 pieces before it starts over; 5 MB. */
+const asciiCounts = new AsciiPieceCounts(18, 2 * 1024 * 1024);
+
+/**
+ * Where the piece starting at `i` ends, when asciiPieceEnd cannot tell: the regex's match.
+ * @param {string} s @param {number} i @param {number} n
+ */
+function regexPieceEnd(s, i, n) {
+  SPLIT.lastIndex = i;
+  const match = SPLIT.exec(s);
+  // Every character starts a piece, so the match is at i; if it ever were not, the rest is one piece.
+  return match !== null && match.index === i ? i + match[0].length : n;
+}
+
+/**
  * Where the piece starting at `i` (where the previous one ended) ends.
  * @param {string} s @param {number} i @param {number} n
  */
 function pieceEnd(s, i, n) {
   const end = asciiPieceEnd(s, i, n);
-  if (end > 0) return end;
-  SPLIT.lastIndex = i;
-  const match = SPLIT.exec(s);
-  // Every character starts a piece, so the match is at i; if it ever were not, the rest is one piece.
-  return match !== null && match.index === i ? i + match[0].length : n;
+  return end > 0 ? end : regexPieceEnd(s, i, n);
 }
 
 /**
@@ -211,22 +286,32 @@ export function tokenizerSegments(text) {
 
 /**
  * Maximal runs of at least MAX_RUN whitespace or non-whitespace characters (as `\s` and `\S` see them).
- * A plain scan: the equivalent regex tries a 256-character match at every position, which took more
- * time than the tokenizer itself.
+ * Such a run holds two characters MAX_RUN / 2 apart at multiples of MAX_RUN / 2, so only those are read
+ * first: where two of them are alike, the characters between are read, and only where they are all alike
+ * is the run followed both ways. Ordinary text has a space or a letter within a few characters of each,
+ * so a text is not read character by character twice (it was a quarter of counting). The equivalent
+ * regex tries a 256-character match at every position, which took more time than the tokenizer itself.
  * @param {string} text
  * @returns {[number, number][]}
  */
 function longRuns(text) {
   /** @type {[number, number][]} */
   const runs = [];
-  let runStart = 0;
-  let runSpace = text.length > 0 && isSpace(text.charCodeAt(0));
-  for (let i = 1; i <= text.length; i++) {
-    const space = i < text.length && isSpace(text.charCodeAt(i));
-    if (i < text.length && space === runSpace) continue;
-    if (i - runStart >= MAX_RUN) runs.push([runStart, i]);
-    runStart = i;
-    runSpace = space;
+  const n = text.length;
+  const step = MAX_RUN >> 1;
+  for (let p = 0; p + step < n; p += step) {
+    const space = isSpace(text.charCodeAt(p));
+    if (isSpace(text.charCodeAt(p + step)) !== space) continue;
+    let k = p + 1;
+    while (k < p + step && isSpace(text.charCodeAt(k)) === space) k++;
+    if (k < p + step) continue;
+    let start = p;
+    while (start > 0 && isSpace(text.charCodeAt(start - 1)) === space) start--;
+    let end = p + step + 1;
+    while (end < n && isSpace(text.charCodeAt(end)) === space) end++;
+    if (end - start >= MAX_RUN) runs.push([start, end]);
+    // The next run starts at `end` or later: on to the last multiple of `step` before it.
+    p = Math.floor(end / step) * step - step;
   }
   return runs;
 }

@@ -12,6 +12,7 @@ import { seededRng } from '../../../../bench/prng';
 import { countTokens } from '../../../../src/core/ingest/chunkers';
 import { countTokensUpTo } from '../../../../src/core/ingest/chunkers/tokenizer';
 import {
+  AsciiPieceCounts,
   cl100kPieces,
   PLAIN_TEXT,
   tokenizerSegments,
@@ -184,6 +185,93 @@ describe('countTokens against gpt-tokenizer', () => {
         );
       }
     }
+  });
+});
+
+/** Long runs as a plain scan finds them, character by character: what tokenizerSegments must cut. */
+function referenceSegments(text: string, maxRun = 256): [number, number][] {
+  const space = (i: number) => /\s/.test(text[i]!);
+  const runs: [number, number][] = [];
+  for (let start = 0, i = 1; i <= text.length; i++) {
+    if (i < text.length && space(i) === space(start)) continue;
+    if (i - start >= maxRun) runs.push([start, i]);
+    start = i;
+  }
+  const segments: [number, number][] = [];
+  let pos = 0;
+  for (const [runStart, runEnd] of runs) {
+    if (runStart > pos) segments.push([pos, runStart]);
+    for (let start = runStart; start < runEnd;) {
+      let end = Math.min(runEnd, start + maxRun);
+      if (end < runEnd && text.charCodeAt(end) >= 0xdc00 && text.charCodeAt(end) <= 0xdfff) end--;
+      segments.push([start, end]);
+      start = end;
+    }
+    pos = runEnd;
+  }
+  if (pos < text.length) segments.push([pos, text.length]);
+  return segments;
+}
+
+describe('tokenizerSegments', () => {
+  it('cuts runs of 256 or more alike characters wherever they start and end, as a plain scan does', () => {
+    const rng = seededRng(21);
+    const texts: string[] = [];
+    // Runs just under, at and over the limit, at every offset from the multiples of 128 it samples.
+    for (const length of [127, 128, 129, 255, 256, 257, 383, 384, 512, 700]) {
+      for (const offset of [0, 1, 63, 126, 127, 128, 129, 200]) {
+        for (const [run, around] of [
+          ['x', 'a b '],
+          [' ', 'word '],
+          ['\n', 'ab'],
+          ['日', ' '],
+          ['😀', ' '],
+        ] as const) {
+          const before = around.repeat(Math.ceil(offset / around.length)).slice(0, offset);
+          const body = run.repeat(Math.ceil(length / run.length)).slice(0, length);
+          texts.push(before + body, before + body + around.repeat(50), body + before);
+        }
+      }
+    }
+    // Runs side by side (a long word, then long whitespace) and seeded mixtures.
+    texts.push('a'.repeat(300) + ' '.repeat(300) + 'b'.repeat(256), ' '.repeat(1000), 'x'.repeat(255));
+    for (let i = 0; i < 2000; i++) {
+      let text = '';
+      while (text.length < 1500) {
+        const kind = rng.int(4);
+        const length = kind === 0 ? 200 + rng.int(120) : 1 + rng.int(8);
+        text += (kind === 1 ? ' ' : kind === 2 ? '\n' : rng.pick(['a', 'é', '1', '.'])).repeat(length);
+      }
+      texts.push(text);
+    }
+    for (const text of [...texts, ...fuzzTexts(13, 500)]) {
+      expect(tokenizerSegments(text), JSON.stringify(text.slice(0, 60))).toEqual(referenceSegments(text));
+    }
+  });
+});
+
+describe('AsciiPieceCounts', () => {
+  it('counts each piece as gpt-tokenizer does, from a table that fills up and starts over', () => {
+    // 64 slots (it starts over at 32 pieces) and 200 characters: both limits are reached again and again.
+    const counts = new AsciiPieceCounts(6, 200);
+    const texts = [...fuzzTexts(14, 400, ASCII_ALPHABET), ...fuzzTexts(15, 100, ASCII_ALPHABET)];
+    let pieces = 0;
+    for (const text of texts) {
+      let at = 0;
+      for (const piece of cl100kPieces(text)) {
+        if (piece.length <= 64) {
+          expect(counts.count(text, at, at + piece.length), JSON.stringify(piece)).toBe(
+            referenceCount(piece, PLAIN_TEXT),
+          );
+          pieces++;
+        }
+        at += piece.length;
+      }
+    }
+    expect(pieces).toBeGreaterThan(5000);
+    // The same piece read from another text, at another offset, is found again.
+    expect(counts.count('xx hello', 2, 8)).toBe(1);
+    expect(counts.count(' hello', 0, 6)).toBe(1);
   });
 });
 
