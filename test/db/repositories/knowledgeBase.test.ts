@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChunkLimitExceeded } from '../../../src/core/ingest/errors';
@@ -359,6 +359,33 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     expect(chunkRows().map((r) => r.text)).toEqual(['good marmot text']);
     expect(fullText('lemur')).toEqual([]);
     expect(counts()).toMatchObject({ documents: 1, chunks: 1, embeddings: 1, codes: 1, vectors: 1 });
+  });
+
+  it('keeps the staging database without a rollback journal file, and rolls a failed batch back', async () => {
+    const workDir = join(dir.path, 'tmp');
+    const staging = services.knowledgeBase.createStaging(workDir);
+    try {
+      const writer = staging.open(doc('a.md'));
+      writer.add([chunk('first okapi text', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+      // Metadata JSON cannot hold: the batch's transaction fails after its first row and is undone.
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      expect(() =>
+        writer.add([
+          chunk('second okapi text', vector(1, 1, 1, 1, 1, 1, 1, 1)),
+          chunk('third okapi text', vector(1, 1, 1, 1, 1, 1, 1, 1), cyclic),
+        ]),
+      ).toThrow();
+      writer.finish();
+      // The journal lives in memory (better-sqlite3's defensive mode refuses journal_mode = OFF, which
+      // used to leave a journal file written beside every batch).
+      expect(readdirSync(workDir).filter((f) => f.endsWith('-journal'))).toEqual([]);
+      const result = await services.knowledgeBase.commit(listingId, staging, OPTIONS);
+      expect(result.documents).toMatchObject([{ source: 'a.md', chunks: 1 }]);
+    } finally {
+      staging.dispose();
+    }
+    expect(chunkRows().map((r) => r.text)).toEqual(['first okapi text']);
   });
 
   /** `count` chunks in one document, staged in batches of 1,000. */
