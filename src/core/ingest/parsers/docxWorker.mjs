@@ -33,15 +33,44 @@ const xmldomReadString = mammothXml.readString;
  * formed: on anything it refuses (undefined entities, unbound prefixes, control characters...) the part
  * is read by xmldom as before, so a document mammoth accepted or refused still is, with the same
  * messages. test/core/ingest/parsers/docxWorker.test.ts compares both readers on every part of the
- * fixtures.
+ * fixtures. A styles or numbering part read before is not read again (sharedParts, below).
  */
 export function readXmlString(xmlString, namespaceMap = {}) {
+  const shareable = SHARED_ROOT.test(xmlString) && xmlString.length <= SHARED_PART_MAX_CHARS;
+  if (shareable) {
+    const known = sharedParts.get(xmlString);
+    if (known?.namespaceMap === namespaceMap) {
+      // Most recently used last: the oldest goes first when the map is full.
+      sharedParts.delete(xmlString);
+      sharedParts.set(xmlString, known);
+      return Promise.resolve(known.tree);
+    }
+  }
+  let tree;
   try {
-    return Promise.resolve(saxesTree(xmlString, namespaceMap));
+    tree = saxesTree(xmlString, namespaceMap);
   } catch {
     return xmldomReadString(xmlString, namespaceMap);
   }
+  if (shareable) {
+    if (sharedParts.size >= SHARED_PARTS) sharedParts.delete(sharedParts.keys().next().value);
+    sharedParts.set(xmlString, { namespaceMap, tree });
+  }
+  return Promise.resolve(tree);
 }
+
+/*
+ * Documents made from one template carry the same styles and numbering parts, and those are often most
+ * of a DOCX's XML: a fixture holds 349 KB of styles beside 5 KB of text. Their trees are kept, by their
+ * XML, for the next document that has the same part (a string key: V8 hashes it once, far faster than
+ * parsing it). mammoth only reads these trees; the one change it makes, collapsing mc:AlternateContent,
+ * gives the same tree when made again. Four parts at most, none over 1 MB of XML (tens of MB of trees).
+ */
+const SHARED_ROOT = /^\s*(?:<\?xml[^>]*\?>\s*)?<w:(?:styles|numbering)[\s>]/;
+const SHARED_PARTS = 4;
+const SHARED_PART_MAX_CHARS = 1024 * 1024;
+/** @type {Map<string, { namespaceMap: object, tree: unknown }>} */
+const sharedParts = new Map();
 
 function saxesTree(xmlString, namespaceMap) {
   const nameOf = (uri, local) => {

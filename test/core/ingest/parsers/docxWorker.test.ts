@@ -141,9 +141,33 @@ describe('readXmlString (mammoth without xmldom)', () => {
     }
   });
 
+  it('keeps the tree of a styles or numbering part for the next document with the same part, and only those', async () => {
+    const [fixture] = docxFixtures();
+    const parts = await xmlParts(fixture!.bytes);
+    const styles = parts.get('word/styles.xml')!;
+    const document = parts.get('word/document.xml')!;
+    const first = await readXmlString(styles, NAMESPACES);
+    expect(await readXmlString(styles, NAMESPACES)).toBe(first);
+    expect(first).toEqual(await xmldomReadString(styles, NAMESPACES));
+    // Another namespace map gives other names: not the kept tree.
+    const otherMap = { 'http://schemas.openxmlformats.org/wordprocessingml/2006/main': 'x' };
+    const renamed = await readXmlString(styles, otherMap);
+    expect(renamed).toMatchObject({ name: 'x:styles' });
+    expect(renamed).toEqual(await xmldomReadString(styles, otherMap));
+    // A document part is read each time (it is a document's own).
+    expect(await readXmlString(document, NAMESPACES)).not.toBe(await readXmlString(document, NAMESPACES));
+    const numbering =
+      '<w:numbering xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:num w:numId="1"/></w:numbering>';
+    expect(await readXmlString(numbering, NAMESPACES)).toBe(await readXmlString(numbering, NAMESPACES));
+  });
+
   it('is the reader mammoth uses once the worker is loaded, and mammoth converts every fixture as with xmldom', async () => {
     expect(mammothXml.readString).toBe(readXmlString);
     for (const { name, bytes } of docxFixtures()) {
+      // Twice: the second time from the styles and numbering trees kept the first time.
+      expect(await mammoth.convertToHtml({ buffer: bytes }), name).toEqual(
+        await mammoth.convertToHtml({ buffer: bytes }),
+      );
       const withSaxes = await mammoth.convertToHtml({ buffer: bytes });
       mammothXml.readString = xmldomReadString;
       try {
