@@ -158,7 +158,10 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     walletAuth: new WalletSignatureAuth(new SqliteUsedSignatureRepository(db), now),
     embedderFor,
     secretBox: options.secretBox ?? plainSecretBox,
-    close: () => db.close(),
+    close: () => {
+      knowledgeBase.close();
+      db.close();
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 // The commit of an ingestion into the knowledge base, run on a worker thread with its own connection
-// (SqliteKnowledgeBaseStore.beginCommit starts it). A commit of 500,000 chunks takes most of a minute; on
-// the server's thread it stopped every request for that long (docs/performance.md, "seventh pass").
+// (SqliteKnowledgeBaseStore starts it ahead, beginCommit sends it its request). A commit of 500,000
+// chunks takes most of a minute; on the server's thread it stopped every request for that long
+// (docs/performance.md, "seventh pass").
 // The transaction first copies the documents of the staging database, then takes the documents the
 // ingestion streams to it (messages below) while it reads the next lines, and commits when told to.
 // Plain JavaScript that imports only packages, so the file runs as it is beside any bundle.
@@ -462,4 +463,15 @@ function serve(request) {
   }
 }
 
-if (!isMainThread && workerData?.role === ROLE) serve(workerData.request);
+// The worker is started before its commit is known (SqliteKnowledgeBaseStore keeps one ready while an
+// ingestion reads its files): starting a thread and loading better-sqlite3 take about 30 ms, most of the
+// commit of a small ingestion. Its first message is the commit's request; an idle worker is terminated.
+if (!isMainThread && workerData?.role === ROLE) {
+  parentPort.once('message', (message) => {
+    if (message?.type === 'request') serve(message.request);
+    else
+      parentPort.postMessage({
+        error: describe(new Error('the commit worker was not sent its request first')),
+      });
+  });
+}

@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChunkLimitExceeded } from '../../../src/core/ingest/errors';
 import type { CommitOptions, StagedChunk, StagedDocument } from '../../../src/core/ingest/store';
@@ -359,6 +360,54 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     expect(chunkRows().map((r) => r.text)).toEqual(['good marmot text']);
     expect(fullText('lemur')).toEqual([]);
     expect(counts()).toMatchObject({ documents: 1, chunks: 1, embeddings: 1, codes: 1, vectors: 1 });
+  });
+
+  it('starts the commit worker when staging begins, and the commit takes it', async () => {
+    const store = services.knowledgeBase;
+    expect(store.commitWorkerReady).toBe(false);
+    const staging = store.createStaging(join(dir.path, 'tmp'));
+    expect(store.commitWorkerReady).toBe(true);
+    try {
+      const writer = staging.open(doc('a.md'));
+      writer.add([chunk('ready heron', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+      writer.finish();
+      const result = await store.commit(listingId, staging, OPTIONS);
+      expect(store.commitWorkerReady).toBe(false);
+      expect(result.documents).toMatchObject([{ source: 'a.md', chunks: 1 }]);
+    } finally {
+      staging.dispose();
+    }
+    expect(chunkRows().map((r) => r.text)).toEqual(['ready heron']);
+  });
+
+  it('keeps one commit worker from an ingestion that never committed for the next, and stops it on close', async () => {
+    const store = services.knowledgeBase;
+    store.createStaging(join(dir.path, 'tmp')).dispose();
+    expect(store.commitWorkerReady).toBe(true);
+    await stageAndCommit([
+      { doc: doc('b.md'), chunks: [chunk('patient egret', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+    ]);
+    expect(chunkRows().map((r) => r.text)).toEqual(['patient egret']);
+    store.createStaging(join(dir.path, 'tmp')).dispose();
+    expect(store.commitWorkerReady).toBe(true);
+    store.close();
+    expect(store.commitWorkerReady).toBe(false);
+  });
+
+  it('has a commit worker refuse any message before its request', async () => {
+    const worker = new Worker(new URL('../../../src/db/repositories/commitWorker.mjs', import.meta.url), {
+      workerData: { role: 'kbstudio-commit' },
+      execArgv: [],
+    });
+    try {
+      const reply = new Promise((resolve) => worker.once('message', resolve));
+      worker.postMessage({ type: 'open', key: 1 });
+      expect(await reply).toMatchObject({
+        error: { message: 'the commit worker was not sent its request first' },
+      });
+    } finally {
+      await worker.terminate();
+    }
   });
 
   it('keeps the staging database without a rollback journal file, and rolls a failed batch back', async () => {
