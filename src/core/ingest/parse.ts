@@ -3,7 +3,7 @@ import type { DocumentFormat, ParsedDocument, ParseInput } from './types';
 export interface ParseOptions {
   /** CSV: columns whose empty cells skip the row (default: every named column). */
   csvRequiredColumns?: string[];
-  /** Stops the parse (HTML and Markdown: drops its queued work and terminates a worker running it). */
+  /** Stops the parse (HTML, Markdown and CSV: drops its queued work and terminates a worker running it). */
   signal?: AbortSignal;
 }
 
@@ -48,6 +48,7 @@ export async function parseDocument(
     case 'csv':
       return (await load('csv', () => import('./parsers/csv'))).parseCsv(input, {
         requiredColumns: options.csvRequiredColumns,
+        signal: options.signal,
       });
   }
 }

@@ -71,7 +71,7 @@ const AHEAD_MAX_FILES = 256;
  * before). A larger file, like one over AHEAD_MAX_BYTES, waits its turn.
  */
 const AHEAD_MAX_UNSTOPPABLE_BYTES = 4 * 1024 * 1024;
-const WORKER_FORMATS = new Set<SourceFile['format']>(['pdf', 'docx', 'html', 'markdown']);
+const WORKER_FORMATS = new Set<SourceFile['format']>(['pdf', 'docx', 'html', 'markdown', 'csv']);
 const UNSTOPPABLE_FORMATS = new Set<SourceFile['format']>(['pdf', 'docx']);
 const PREBUILT_BATCH = 2_000;
 /**

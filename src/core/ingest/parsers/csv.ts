@@ -1,14 +1,21 @@
-import { CsvError, parse } from 'csv-parse/sync';
 import { decodeText } from '../decode';
 import { InvalidDocument } from '../errors';
 import type { Metadata, ParsedDocument, ParseInput, Section, SkippedRow } from '../types';
 import { buildColumns, detectTitleRow, requiredColumns, type CsvColumn } from './csvColumns';
 import { detectDelimiter } from './csvDelimiter';
+import { parseTimer, type ParseTimer } from './parseBudget';
+import { ParserWorkerPool, textParseFailure, type ParserWorkerReply } from './parserWorkerPool';
 
 export interface CsvOptions {
   /** Columns (header names) a row must fill to be kept; default: every column with a header name. */
   requiredColumns?: string[];
+  /** Stops the parse: drops its queued read, or terminates the worker reading it. */
+  signal?: AbortSignal;
 }
+
+const MAX_MEMORY_MB = 2048;
+
+let pool: ParserWorkerPool | undefined;
 
 /**
  * CSV (spec §2): each data row is one atomic section. Its metadata is `{ row, <header>: <value>, ... }`
@@ -21,7 +28,7 @@ export interface CsvOptions {
 export async function parseCsv(input: ParseInput, options: CsvOptions = {}): Promise<ParsedDocument> {
   const { source } = input;
   const text = decodeText(input.bytes);
-  const records = readRecords(text, source);
+  const records = await readRecords(text, source, options.signal);
   if (records.length === 0) throw new InvalidDocument(source, 'the file is empty.');
 
   const warnings: string[] = [];
@@ -61,26 +68,36 @@ export async function parseCsv(input: ParseInput, options: CsvOptions = {}): Pro
   return document;
 }
 
-/**
- * Records with trimmed cells (line breaks inside quoted cells as \n); records whose cells are all empty (blank lines, `,,,` lines that
- * spreadsheets export) are not rows. Quoted fields, embedded newlines and ragged rows go through csv-parse.
- */
-function readRecords(text: string, source: string): string[][] {
-  let records: string[][];
+/** The records of the text (csvWorker.mjs's readCsvRecords), read on a worker thread. */
+async function readRecords(text: string, source: string, signal?: AbortSignal): Promise<string[][]> {
+  pool ??= new ParserWorkerPool(new URL('./csvWorker.mjs', import.meta.url), {
+    maxMemoryMb: MAX_MEMORY_MB,
+    // csv-parse keeps nothing between files, and a fresh worker reads slowly until its JIT warms up.
+    maxFilesPerWorker: 100_000,
+  });
+  const delimiter = detectDelimiter(text) ?? absentCharacter(text);
+  // The time limit only stops a worker that no longer answers: csv-parse reads in linear time.
+  let clock: ParseTimer | undefined;
+  const timer = () => (clock ??= parseTimer(source, 'CSV', text.length));
+  let reply: ParserWorkerReply<{ records: string[][] }> & { invalidCsv?: boolean };
   try {
-    records = parse(text, {
-      delimiter: detectDelimiter(text) ?? absentCharacter(text),
-      relax_column_count: true,
-      relax_quotes: true,
-      skip_empty_lines: true,
+    reply = await pool.read(new TextEncoder().encode(text), { delimiter }, () => timer().remainingMs(), {
+      signal,
     });
   } catch (error) {
-    if (error instanceof CsvError) throw new InvalidDocument(source, `invalid CSV: ${error.message}.`);
-    throw error;
+    throw textParseFailure(error, source, 'CSV', {
+      tooLong: () =>
+        new InvalidDocument(
+          source,
+          `reading the CSV took too long (over ${Math.round(timer().limitMs / 1000)} s) and was stopped; try splitting it into smaller files.`,
+        ),
+      tooDeep: () =>
+        new InvalidDocument(source, 'the CSV could not be read: its rows could not be sent back.'),
+    });
   }
-  return records
-    .map((record) => record.map((cell) => cell.trim().replace(/\r\n?/g, '\n')))
-    .filter((record) => record.some((cell) => cell !== ''));
+  if (reply.ok) return reply.records;
+  if (reply.invalidCsv) throw new InvalidDocument(source, `invalid CSV: ${reply.message}.`);
+  throw new InvalidDocument(source, `the CSV could not be read: ${reply.message}`);
 }
 
 /** A delimiter that does not occur, so a single-column file is read one line (or quoted field) per row. */

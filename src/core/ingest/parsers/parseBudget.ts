@@ -21,6 +21,8 @@ export interface ParseTimer {
   check(): void;
   /** Milliseconds left (at least 1). */
   remainingMs(): number;
+  /** The document's whole allowance. */
+  readonly limitMs: number;
   /** The refusal of a document that ran out of time. */
   tooLong(): InvalidDocument;
 }
@@ -45,6 +47,7 @@ export function parseTimer(
       if (performance.now() - started > limitMs) throw tooLong();
     },
     remainingMs: () => Math.max(1, Math.ceil(limitMs - (performance.now() - started))),
+    limitMs,
     tooLong,
   };
 }

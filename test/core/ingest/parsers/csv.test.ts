@@ -235,3 +235,53 @@ describe('parseCsv edge files', () => {
     );
   });
 });
+
+describe('parseCsv on its worker thread', () => {
+  /** `rows` data rows of three columns, about 40 bytes each. */
+  const largeCsv = (rows: number) =>
+    [
+      'id,name,comment',
+      ...Array.from({ length: rows }, (_, i) => `${i},"name ${i}","a comment, quoted ${i}"`),
+    ].join('\n');
+
+  it('reads the records beside the calling thread, which keeps turning meanwhile', async () => {
+    // Read on the calling thread (as before), 2 MB of CSV held it for the whole parse: no turn at all.
+    let turns = 0;
+    let reading = true;
+    const tick = () => {
+      turns++;
+      if (reading) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const doc = await csv(largeCsv(50_000), 'large.csv');
+    reading = false;
+    expect(doc.sections).toHaveLength(50_000);
+    expect(doc.sections[49_999]).toEqual({
+      text: 'id: 49999\nname: name 49999\ncomment: a comment, quoted 49999',
+      metadata: { row: 50_000, id: '49999', name: 'name 49999', comment: 'a comment, quoted 49999' },
+      atomic: true,
+    });
+    expect(turns).toBeGreaterThan(0);
+  });
+
+  it('keeps the text exactly: a leading byte order mark, CRLF inside quotes, lone carriage returns', async () => {
+    const doc = await csv('\uFEFFa,b\r\n"x\r\ny",2\r\n"p\rq",3\r\n', 'crlf.csv');
+    expect(doc.sections.map((s) => s.metadata)).toEqual([
+      { row: 1, a: 'x\ny', b: '2' },
+      { row: 2, a: 'p\nq', b: '3' },
+    ]);
+  });
+
+  it('stops when its signal is aborted', async () => {
+    const controller = new AbortController();
+    const reason = new Error('cancelled by the test');
+    const reading = parseCsv(
+      { bytes: new TextEncoder().encode(largeCsv(50_000)), source: 'cancelled.csv' },
+      { signal: controller.signal },
+    );
+    controller.abort(reason);
+    await expect(reading).rejects.toBe(reason);
+    // The pool is usable afterwards.
+    expect((await csv('a,b\n1,2\n')).sections).toHaveLength(1);
+  });
+});
