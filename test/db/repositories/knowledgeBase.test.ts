@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -436,6 +436,39 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     }
     expect(chunkRows().map((r) => r.text)).toEqual(['first okapi text']);
   });
+
+  // Bytes this thread has written through write calls (Linux): the staging database is written here.
+  const writtenByThisThread = () =>
+    Number(/^wchar: (\d+)$/m.exec(readFileSync('/proc/thread-self/io', 'utf8'))?.[1]);
+
+  it.skipIf(!existsSync('/proc/thread-self/io'))(
+    'writes each staged page about once, not once per batch and document',
+    async () => {
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      const before = writtenByThisThread();
+      let file: string;
+      try {
+        // 300 small documents of two batches each, as a folder of small files is staged.
+        for (let d = 0; d < 300; d++) {
+          const writer = staging.open(doc(`doc-${d}.md`));
+          for (let b = 0; b < 2; b++) {
+            writer.add(
+              Array.from({ length: 5 }, (_, k) =>
+                chunk(`kestrel ${d} ${b} ${k} `.repeat(20), vector(1, d, b, k, 1, 1, 1, 1)),
+              ),
+            );
+          }
+          writer.finish();
+        }
+        file = (staging as unknown as { seal(): string }).seal();
+        const written = writtenByThisThread() - before;
+        // Committed per batch and per document row, this wrote 16 times the file's size.
+        expect(written).toBeLessThan(2 * statSync(file).size);
+      } finally {
+        staging.dispose();
+      }
+    },
+  );
 
   /** `count` chunks in one document, staged in batches of 1,000. */
   function stageMany(source: string, count: number, word: string) {
