@@ -118,7 +118,20 @@ class SqliteStaging implements Staging {
     return this.chunks;
   }
 
+  /**
+   * Some errors (a full disk, say) make SQLite roll the whole transaction back, not just the statement or
+   * savepoint: everything staged before would be gone while the counts still include it.
+   */
+  private assertIntact(): void {
+    if (!this.db.inTransaction) {
+      throw new Error(
+        'the staging database lost what was staged after a storage error; start the ingestion again.',
+      );
+    }
+  }
+
   open(document: StagedDocument): StagedDocumentWriter {
+    this.assertIntact();
     const { lastInsertRowid } = this.insertDoc.run(
       document.source,
       document.format,
@@ -147,13 +160,19 @@ class SqliteStaging implements Staging {
       next = index;
     });
     return {
-      add: (batch) => addBatch(batch),
+      add: (batch) => {
+        this.assertIntact();
+        addBatch(batch);
+      },
       finish: (metadata, contentHash) => {
+        this.assertIntact();
         this.finishDoc.run(next, metadata ? JSON.stringify(metadata) : null, contentHash ?? null, docId);
         this.docs++;
         this.chunks += next;
       },
       discard: () => {
+        // Called after a failure: it must not hide that failure with one of its own.
+        if (!this.db.inTransaction) return;
         this.dropChunks.run(docId);
         this.dropDoc.run(docId);
       },
@@ -166,7 +185,8 @@ class SqliteStaging implements Staging {
    */
   seal(): string {
     if (this.db.open) {
-      if (this.db.inTransaction) this.db.exec('COMMIT');
+      this.assertIntact();
+      this.db.exec('COMMIT');
       this.db.close();
     }
     return this.file;

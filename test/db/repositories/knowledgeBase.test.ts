@@ -470,6 +470,24 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     },
   );
 
+  it('refuses to go on once SQLite has rolled the staging transaction back after an error', () => {
+    const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+    try {
+      const writer = staging.open(doc('a.md'));
+      writer.add([chunk('lost tern', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+      // What SQLite does on SQLITE_FULL or an I/O error in a transaction: the whole of it is rolled back.
+      (staging as unknown as { db: { exec(sql: string): void } }).db.exec('ROLLBACK');
+      const lost = /the staging database lost what was staged after a storage error/;
+      expect(() => writer.add([chunk('more tern', vector(1, 1, 1, 1, 1, 1, 1, 1))])).toThrow(lost);
+      expect(() => writer.finish()).toThrow(lost);
+      expect(() => writer.discard()).not.toThrow();
+      expect(() => staging.open(doc('b.md'))).toThrow(lost);
+      expect(() => (staging as unknown as { seal(): string }).seal()).toThrow(lost);
+    } finally {
+      staging.dispose();
+    }
+  });
+
   /** `count` chunks in one document, staged in batches of 1,000. */
   function stageMany(source: string, count: number, word: string) {
     const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
