@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, ApiKeyRepository } from '../../core/keys/apiKeys';
 import type { Db } from '../open';
+import { writeWithoutWaiting } from '../withoutWaiting';
 
 const SELECT = `SELECT id, key_hash AS keyHash, prefix, label, wallet, created_at AS createdAt,
   last_used_at AS lastUsedAt, revoked_at AS revokedAt FROM api_keys`;
@@ -7,7 +8,7 @@ const SELECT = `SELECT id, key_hash AS keyHash, prefix, label, wallet, created_a
 export class SqliteApiKeyRepository implements ApiKeyRepository {
   private readonly stmts;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.stmts = {
       insert: db.prepare(`INSERT INTO api_keys (id, key_hash, prefix, label, wallet, created_at)
         VALUES (@id, @keyHash, @prefix, @label, @wallet, @createdAt)`),
@@ -35,7 +36,13 @@ export class SqliteApiKeyRepository implements ApiKeyRepository {
   revoke(id: string, at: string): void {
     this.stmts.revoke.run(at, id);
   }
+  /**
+   * Last use is informational: while a commit holds the write lock it is skipped (and written by a later
+   * request), rather than holding the request 5 s and then failing it. Every request authenticated by a
+   * key more than a minute after its last use writes it: during a long import, each such request failed
+   * with a 500 "database is busy", a poll of the import's own progress included.
+   */
   touch(id: string, at: string): void {
-    this.stmts.touch.run(at, id);
+    writeWithoutWaiting(this.db, () => this.stmts.touch.run(at, id));
   }
 }

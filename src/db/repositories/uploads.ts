@@ -1,6 +1,6 @@
-import { isDatabaseBusy } from '../../core/uploads/storageErrors';
 import type { UploadRecord, UploadRepository } from '../../core/uploads/uploads';
 import type { Db } from '../open';
+import { writeWithoutWaiting } from '../withoutWaiting';
 
 interface UploadRow {
   id: string;
@@ -58,18 +58,7 @@ export class SqliteUploadRepository implements UploadRepository {
   }
 
   tryUpdate(id: string, patch: Partial<Omit<UploadRecord, 'uploadId'>>): boolean {
-    const wait = this.db.pragma('busy_timeout', { simple: true }) as number;
-    // Statements on this connection run one at a time: no other statement sees the zero timeout.
-    this.db.pragma('busy_timeout = 0');
-    try {
-      this.update(id, patch);
-      return true;
-    } catch (err) {
-      if (isDatabaseBusy(err)) return false;
-      throw err;
-    } finally {
-      this.db.pragma(`busy_timeout = ${wait}`);
-    }
+    return writeWithoutWaiting(this.db, () => this.update(id, patch));
   }
 
   findById(id: string): UploadRecord | undefined {
