@@ -76,10 +76,12 @@ const UNSTOPPABLE_FORMATS = new Set<SourceFile['format']>(['pdf', 'docx']);
 const PREBUILT_BATCH = 2_000;
 /**
  * Batches of pre-built lines read, counted or sent ahead of the oldest one the writer has not taken yet
- * (7 MB or so each): enough that the commit worker always has the next batch when the counters fall
- * behind for a moment. A 500,000-line import: 63.6 s with 3, 59.4 s with 6, 57.5 s with 10 (one run each).
+ * (7 MB or so each). With token counting as slow as it was, more kept the commit worker busy (a 500,000-line
+ * import: 63.6 s with 3, 57.5 s with 10); since counting got faster, 2 import as fast as 8 (47.2 and 49.5 s
+ * against 48.2 and 48.3 s), and the 1 GB upload benchmark's server peaks at 988-996 MB instead of
+ * 1,144-1,159 MB (each batch lives in this thread's heap, the counters' and the commit worker's).
  */
-const PREBUILT_IN_FLIGHT = 8;
+const PREBUILT_IN_FLIGHT = 2;
 /**
  * Files up to this size are read synchronously. An asynchronous read takes several event-loop turns
  * (open, stat, read, close), each waiting behind this thread's chunking and embedding of earlier files:
