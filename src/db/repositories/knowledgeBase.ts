@@ -251,12 +251,7 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
 
   /** Stops the commit worker kept ready, if any (commits under way go on). */
   close(): void {
-    const standby = this.standby;
-    this.standby = undefined;
-    if (standby) {
-      clearTimeout(standby.idle);
-      void standby.worker.terminate();
-    }
+    void this.detachStandby()?.terminate();
   }
 
   private startStandby(): void {
@@ -267,33 +262,32 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
     } catch {
       return; // Started again at the commit, which then reports why it cannot.
     }
-    const drop = () => {
-      if (this.standby?.worker !== worker) return;
-      clearTimeout(this.standby.idle);
-      this.standby = undefined;
-    };
-    worker.once('exit', drop);
-    worker.on('error', drop);
+    const release = () => (this.standby?.worker === worker ? this.detachStandby() : undefined);
+    worker.once('exit', release);
+    worker.on('error', release);
     // Kept ready, it does not keep the process alive.
     worker.unref();
-    const idle = setTimeout(() => {
-      drop();
-      void worker.terminate();
-    }, STANDBY_IDLE_MS);
+    const idle = setTimeout(() => void release()?.terminate(), STANDBY_IDLE_MS);
     idle.unref();
     this.standby = { worker, idle };
   }
 
+  /** The worker kept ready, no longer kept (its listeners stay until a commit takes it). */
+  private detachStandby(): Worker | undefined {
+    const standby = this.standby;
+    this.standby = undefined;
+    if (standby) clearTimeout(standby.idle);
+    return standby?.worker;
+  }
+
   /** The worker kept ready, else a new one. */
   private takeWorker(): Worker {
-    const standby = this.standby;
-    if (!standby) return spawnCommitWorker();
-    this.standby = undefined;
-    clearTimeout(standby.idle);
-    standby.worker.removeAllListeners('exit');
-    standby.worker.removeAllListeners('error');
-    standby.worker.ref();
-    return standby.worker;
+    const worker = this.detachStandby();
+    if (!worker) return spawnCommitWorker();
+    worker.removeAllListeners('exit');
+    worker.removeAllListeners('error');
+    worker.ref();
+    return worker;
   }
 
   /**
