@@ -135,6 +135,33 @@ describe('studio ingestion, preview and documents', () => {
     expect((await studioFetch(`/studio/documents/${pdf.id}/chunks`)).status).toBe(404);
   });
 
+  it('keeps the original of a dropped file by moving the received file, not copying it', async () => {
+    const listingId = await createListing('Kept sources');
+    const store = studio.services.sources;
+    const put = store.put.bind(store);
+    const asked: { file: string; move: boolean | undefined }[] = [];
+    store.put = (hash, file, options) => {
+      asked.push({ file, move: options?.move });
+      return put(hash, file, options);
+    };
+    try {
+      const form = await fixtureForm([{ fixture: 'codeblock.md' }], {});
+      const res = await studioFetch(`/studio/listings/${listingId}/ingest`, { method: 'POST', body: form });
+      const last = (await followJob((await json(res)).data.jobId)).at(-1)!;
+      expect(last.job.result!.documents.map((o) => o.status)).toEqual(['ingested']);
+    } finally {
+      store.put = put;
+    }
+    // The received file, in the data directory's scratch folder, was the ingestion's to move.
+    expect(asked).toEqual([
+      { file: expect.stringContaining(join(studio.services.dataDir, 'tmp')), move: true },
+    ]);
+    const [doc] = studio.services.knowledgeBase.documents(listingId);
+    expect(await readFile(store.pathOf(doc!.contentHash))).toEqual(
+      await readFile(join(FIXTURES, 'codeblock.md')),
+    );
+  });
+
   it('previews the chunks of one document with the chosen settings, storing nothing', async () => {
     const form = await fixtureForm(
       [{ fixture: 'layout-parser-paper-fast.pdf' }],

@@ -7,6 +7,7 @@ import type { ChunkingOptions } from './chunkers';
 import type { IngestLimits } from './limits';
 import type { IngestProgress, IngestResult, IngestStage } from './pipeline';
 import type { IngestCommand } from './service';
+import type { IngestInput } from './sources';
 
 export type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled';
 
@@ -34,7 +35,7 @@ export type IngestJobEvent =
 
 export interface StartJobRequest {
   listingId: string;
-  inputs: { path: string; name?: string }[];
+  inputs: IngestInput[];
   chunking?: ChunkingOptions;
   csvRequiredColumns?: string[];
   limits: IngestLimits;

@@ -10,7 +10,7 @@ import { readEmbeddingsJsonl, type EmbeddingRecord } from './embeddingsJsonl';
 import { ChunkLimitExceeded, IngestionFailed, InvalidDocument, KnowledgeBaseTooLarge } from './errors';
 import type { IngestLimits } from './limits';
 import { parseDocument } from './parse';
-import { collectSources, hashFile, type SourceFile } from './sources';
+import { collectSources, hashFile, type IngestInput, type SourceFile } from './sources';
 import type { SourceStore } from './sourceStore';
 import type {
   CommitOptions,
@@ -27,7 +27,7 @@ export type { FileOutcome, IngestProgress, IngestStage };
 
 export interface IngestRequest {
   listing: { id: string; embeddingModel: string; dimensions: number };
-  inputs: { path: string; name?: string }[];
+  inputs: IngestInput[];
   chunking?: ChunkingOptions;
   csvRequiredColumns?: string[];
   /** All or nothing: one rejected file fails the whole ingestion (uploads). Otherwise the rest is kept (CLI). */
@@ -144,10 +144,11 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
   const cancel = () => parsing.abort(request.signal?.reason);
   request.signal?.addEventListener('abort', cancel, { once: true });
   // Originals are copied into the source store while the next files are worked on (a copy per file,
-  // awaited one by one, left this thread idle about a millisecond each).
+  // awaited one by one, left this thread idle about a millisecond each). A disposable file (a received
+  // upload, an extracted entry) has been read whole by then and is moved instead.
   const keeping: Promise<void>[] = [];
-  const keepSource = (hash: string, path: string) => {
-    const copy = deps.sources?.put(hash, path);
+  const keepSource = (hash: string, file: SourceFile) => {
+    const copy = deps.sources?.put(hash, file.path, { move: file.disposable });
     if (!copy) return;
     // Awaited before the commit; a failure then fails the ingestion, and is never unhandled before.
     copy.catch(() => undefined);
@@ -202,7 +203,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       const fileChunking = file.format === 'jsonl' ? {} : chunking;
       if (prepared.unchanged && previous) {
         // Knowledge bases from before sources were kept get their copy on the next ingestion.
-        keepSource(prepared.contentHash!, file.path);
+        keepSource(prepared.contentHash!, file);
         outcomes.push({
           source: file.source,
           format: file.format,
@@ -227,7 +228,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
             report,
             parsing.signal,
           );
-          keepSource(contentHash, file.path);
+          keepSource(contentHash, file);
           outcomes.push({ source: file.source, format: file.format, status: 'ingested', ...staged });
           keptBytes = wouldKeep;
           replacedChunks += previous?.chunkCount ?? 0;

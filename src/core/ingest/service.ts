@@ -7,12 +7,13 @@ import type { ListingService, Viewer } from '../marketplace/listings';
 import type { ChunkingOptions } from './chunkers';
 import type { IngestLimits } from './limits';
 import type { IngestProgress, IngestResult } from './pipeline';
+import type { IngestInput } from './sources';
 import type { SourceStore } from './sourceStore';
 import type { KnowledgeBaseStore } from './store';
 
 export interface IngestCommand {
   listingId: string;
-  inputs: { path: string; name?: string }[];
+  inputs: IngestInput[];
   chunking?: ChunkingOptions;
   csvRequiredColumns?: string[];
   atomic: boolean;

@@ -21,16 +21,16 @@ export class SourceStore {
     return join(this.root, hash.slice(0, 2), hash);
   }
 
-  async has(hash: string): Promise<boolean> {
-    try {
-      return (await stat(this.pathOf(hash))).isFile();
-    } catch {
-      return false;
-    }
+  has(hash: string): Promise<boolean> {
+    return isFile(this.pathOf(hash));
   }
 
-  /** Keeps a copy of `file` (whose SHA-256 is `hash`); a copy already kept is left as it is. */
-  async put(hash: string, file: string): Promise<void> {
+  /**
+   * Keeps `file` (whose SHA-256 is `hash`): a copy, or with `move` the file itself, renamed into the store
+   * when it is on the same file system (a received upload the caller would delete: no second copy of its
+   * bytes to write). A file already kept is left as it is, and so is `file` then.
+   */
+  async put(hash: string, file: string, options: { move?: boolean } = {}): Promise<void> {
     const target = this.pathOf(hash);
     if (await this.has(hash)) return;
     const shard = join(this.root, hash.slice(0, 2));
@@ -38,6 +38,8 @@ export class SourceStore {
       await mkdir(shard, { recursive: true });
       this.shards.add(shard);
     }
+    // A rename is atomic: the name never shows a partial file. Where it cannot be renamed, it is copied.
+    if (options.move && (await this.moveInto(file, target, shard))) return;
     // Copy then rename: a crash mid-copy never leaves a truncated file under the hash's name.
     const partial = `${target}.${randomBytes(4).toString('hex')}.part`;
     try {
@@ -53,6 +55,25 @@ export class SourceStore {
       await rm(partial, { force: true });
       throw error;
     }
+  }
+
+  /**
+   * Renames `file` to `target`; false when it could not, and the caller copies instead: another file
+   * system (EXDEV), a file another program holds open (Windows), or a file that is gone (the copy then
+   * fails naming it).
+   */
+  private async moveInto(file: string, target: string, shard: string): Promise<boolean> {
+    const moved = () =>
+      rename(file, target).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => error,
+      );
+    const first = await moved();
+    if (first === true) return true;
+    if (first.code !== 'ENOENT' || !(await isFile(file))) return false;
+    // The shard folder was removed since it was made (by hand), as in the copy below.
+    await mkdir(shard, { recursive: true });
+    return (await moved()) === true;
   }
 
   /** Removes the copies no document refers to any more (and leftovers of interrupted copies). */
@@ -75,4 +96,11 @@ export class SourceStore {
     }
     return removed;
   }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 }

@@ -13,11 +13,25 @@ import { formatBytes } from './zipLimits';
 export type SourceFormat = DocumentFormat | 'jsonl';
 
 /** One file to ingest: where it is on disk and the name it has inside the knowledge base. */
+/** A file, folder or ZIP archive to ingest. */
+export interface IngestInput {
+  path: string;
+  /** The source name (the file's name by default). */
+  name?: string;
+  /**
+   * The caller removes the file after the ingestion (a received upload): it is moved into the source
+   * store rather than copied. A folder's files are then disposable too.
+   */
+  disposable?: boolean;
+}
+
 export interface SourceFile {
   source: string;
   path: string;
   bytes: number;
   format: SourceFormat;
+  /** The file may be moved away once read: an input marked disposable, or an entry extracted from a ZIP. */
+  disposable: boolean;
 }
 
 /** A file that could not even be read as a source (too large, unsupported inside a folder, ...). */
@@ -45,7 +59,7 @@ export function classifySource(name: string): { format: SourceFormat } | { type:
  * the whole request (spec §2: rejected at upload time, naming the type).
  */
 export async function collectSources(
-  inputs: { path: string; name?: string }[],
+  inputs: IngestInput[],
   workDir: string,
   limits: IngestLimits,
 ): Promise<CollectedSources> {
@@ -54,7 +68,7 @@ export async function collectSources(
   const unsupported: UnsupportedEntry[] = [];
 
   const seen = new Map<string, string>();
-  const addFile = (path: string, source: string, bytes: number, origin = source) => {
+  const addFile = (path: string, source: string, bytes: number, disposable: boolean, origin = source) => {
     const earlier = seen.get(source);
     if (earlier !== undefined) {
       rejected.push({
@@ -84,7 +98,7 @@ export async function collectSources(
       });
       return;
     }
-    files.push({ source, path, bytes, format });
+    files.push({ source, path, bytes, format, disposable });
   };
 
   let archives = 0;
@@ -96,7 +110,7 @@ export async function collectSources(
       for (const file of await walk(input.path)) {
         const rel = relative(input.path, file.path).split(sep).join('/');
         if (isOsLitter(rel)) continue;
-        addFile(file.path, `${name}/${rel}`, file.bytes);
+        addFile(file.path, `${name}/${rel}`, file.bytes, input.disposable === true);
       }
     } else if (extname(name).toLowerCase() === '.zip') {
       const dest = join(workDir, `archive-${archives++}`);
@@ -108,9 +122,10 @@ export async function collectSources(
         maxFileBytes: limits.maxFileBytes,
         maxEmbeddingsFileBytes: limits.maxArchiveBytes,
       });
-      for (const f of extracted.files) addFile(f.path, f.entry, f.bytes, `${name}/${f.entry}`);
+      // Extracted into workDir, which the ingestion removes when it ends.
+      for (const f of extracted.files) addFile(f.path, f.entry, f.bytes, true, `${name}/${f.entry}`);
     } else {
-      addFile(input.path, name, info.size);
+      addFile(input.path, name, info.size, input.disposable === true);
     }
   }
   if (unsupported.length) throw new UnsupportedFileType(unsupported);

@@ -176,7 +176,8 @@ export class UploadService {
       await this.updateWhenFree(id, { status: 'processing', updatedAt: this.now().toISOString() });
       const result = await this.ingestion.run({
         listingId: record.listingId,
-        inputs: request.files,
+        // Removed with `request.dir` when the upload ends: what the source store keeps is moved there.
+        inputs: request.files.map((f) => ({ ...f, disposable: true })),
         chunking: {
           strategy: request.config.chunking,
           chunkSize: request.config.chunk_size,

@@ -1,11 +1,22 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
 import { SourceStore } from '../../../src/core/ingest/sourceStore';
 import { openServices, type StudioServices } from '../../../src/db/services';
 import { FIXTURES, tempDir } from '../../helpers/studio';
+import { writeZip } from '../../helpers/zip';
 
 let dir: ReturnType<typeof tempDir>;
 beforeEach(() => {
@@ -51,11 +62,74 @@ describe('SourceStore', () => {
     expect(readdirSync(join(dir.path, 'sources', 'ab'))).toEqual([]);
   });
 
+  it('moves a file it is allowed to: the same file, no second copy; a file already kept stays put', async () => {
+    const store = new SourceStore(join(dir.path, 'sources'));
+    const a = join(dir.path, 'a.md');
+    writeFileSync(a, '# A\n\nalpha');
+    const ha = sha256(readFileSync(a));
+    const inode = statSync(a).ino;
+    await store.put(ha, a, { move: true });
+    expect(existsSync(a)).toBe(false);
+    expect(statSync(store.pathOf(ha)).ino).toBe(inode);
+    expect(readFileSync(store.pathOf(ha), 'utf8')).toBe('# A\n\nalpha');
+
+    // The same bytes again: the kept file is not replaced, and the caller's file is left for it to remove.
+    const again = join(dir.path, 'again.md');
+    writeFileSync(again, '# A\n\nalpha');
+    await store.put(ha, again, { move: true });
+    expect(statSync(store.pathOf(ha)).ino).toBe(inode);
+    expect(existsSync(again)).toBe(true);
+  });
+
+  it('moves after its shard folder was removed by hand, and names a file to move that is gone', async () => {
+    const store = new SourceStore(join(dir.path, 'sources'));
+    const a = join(dir.path, 'a.md');
+    writeFileSync(a, '# A\n\nalpha');
+    const ha = sha256(readFileSync(a));
+    await store.put(ha, a);
+    rmSync(join(dir.path, 'sources'), { recursive: true });
+    const moved = join(dir.path, 'moved.md');
+    copyFileSync(a, moved);
+    await store.put(ha, moved, { move: true });
+    expect(existsSync(moved)).toBe(false);
+    expect(readFileSync(store.pathOf(ha), 'utf8')).toBe('# A\n\nalpha');
+
+    await expect(store.put('cd'.repeat(32), join(dir.path, 'gone.md'), { move: true })).rejects.toThrow(
+      /ENOENT.*gone\.md/,
+    );
+    expect(readdirSync(join(dir.path, 'sources', 'cd'))).toEqual([]);
+  });
+
+  // tmpfs (/dev/shm) is another file system than the test's folder on disk, where a rename cannot go.
+  const otherFs = existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync(tempDirParent()).dev;
+  it.skipIf(!otherFs)('copies a file to move from another file system (a rename cannot cross)', async () => {
+    const store = new SourceStore(join(dir.path, 'sources'));
+    const shm = mkdtempSync('/dev/shm/kbs-test-');
+    try {
+      const a = join(shm, 'a.md');
+      writeFileSync(a, '# A\n\nalpha');
+      const ha = sha256(readFileSync(a));
+      await store.put(ha, a, { move: true });
+      expect(readFileSync(store.pathOf(ha), 'utf8')).toBe('# A\n\nalpha');
+      expect(statSync(store.pathOf(ha)).dev).not.toBe(statSync(a).dev);
+      expect(readdirSync(join(dir.path, 'sources', ha.slice(0, 2)))).toEqual([ha]);
+    } finally {
+      rmSync(shm, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a name that is not a content hash (no path tricks)', () => {
     const store = new SourceStore(join(dir.path, 'sources'));
     expect(() => store.pathOf('../../etc/passwd')).toThrow(/SHA-256/);
   });
 });
+
+/** Where tempDir() makes its folders. */
+function tempDirParent(): string {
+  const probe = tempDir();
+  probe.remove();
+  return join(probe.path, '..');
+}
 
 describe('ingestion keeps sources', () => {
   let services: StudioServices;
@@ -80,6 +154,9 @@ describe('ingestion keeps sources', () => {
     expect(doc).toBeDefined();
     expect(readFileSync(services.sources.pathOf(doc!.contentHash))).toEqual(readFileSync(file));
 
+    // The input was not the ingestion's to move.
+    expect(existsSync(file)).toBe(true);
+
     services.listings.delete(listingId);
     expect(await services.pruneSources()).toBe(1);
     expect(
@@ -87,5 +164,51 @@ describe('ingestion keeps sources', () => {
         readdirSync(join(dir.path, 'data', 'sources', s)),
       ),
     ).toEqual([]);
+  });
+
+  it('moves disposable inputs (received uploads) and entries extracted from a ZIP instead of copying them', async () => {
+    const listingId = services.listings.create(
+      { title: 'Moved', accessModel: 'one_time', price: 1 },
+      services.wallets.defaultWallet().address,
+    ).id;
+    const received = join(dir.path, 'received');
+    mkdirSync(received);
+    const doc = join(received, 'codeblock.md');
+    copyFileSync(join(FIXTURES, 'codeblock.md'), doc);
+    const inode = statSync(doc).ino;
+    const zip = await writeZip(join(received, 'more.zip'), {
+      'notes/a.md': '# Alpha\n\nThe first note of the archive.',
+    });
+    // What the pipeline asks of the store (the extracted entry is gone with the job's folder afterwards).
+    const store = services.sources;
+    const put = store.put.bind(store);
+    const asked: { file: string; move: boolean | undefined }[] = [];
+    store.put = (hash, file, options) => {
+      asked.push({ file, move: options?.move });
+      return put(hash, file, options);
+    };
+    await services.ingestion.run({
+      listingId,
+      inputs: [
+        { path: doc, disposable: true },
+        { path: zip, disposable: true },
+      ],
+      atomic: false,
+      limits: STUDIO_LIMITS,
+    });
+    const docs = services.knowledgeBase.documents(listingId);
+    expect(docs.map((d) => d.source).sort()).toEqual(['codeblock.md', 'notes/a.md']);
+    const kept = (source: string) =>
+      services.sources.pathOf(docs.find((d) => d.source === source)!.contentHash);
+    expect(existsSync(doc)).toBe(false);
+    expect(statSync(kept('codeblock.md')).ino).toBe(inode);
+    expect(readFileSync(kept('codeblock.md'))).toEqual(readFileSync(join(FIXTURES, 'codeblock.md')));
+    expect(readFileSync(kept('notes/a.md'), 'utf8')).toBe('# Alpha\n\nThe first note of the archive.');
+    // The archive itself is not a source: it stays for the caller to remove.
+    expect(existsSync(zip)).toBe(true);
+    expect(asked.map((a) => [a.file.endsWith(join('notes', 'a.md')) || a.file === doc, a.move])).toEqual([
+      [true, true],
+      [true, true],
+    ]);
   });
 });

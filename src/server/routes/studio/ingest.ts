@@ -104,9 +104,11 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
         if (paths && paths.length !== form.files.length) {
           throw new InvalidInput(`options.paths: ${paths.length} names for ${form.files.length} files.`);
         }
+        // Received into `dir`, which the job removes when it ends: kept sources are moved, not copied.
         const inputs = form.files.map((f, i) => ({
           path: f.path,
           name: paths ? sourceName(paths[i]!) : f.name,
+          disposable: true,
         }));
         const job = jobs.start({
           listingId: params.id,
