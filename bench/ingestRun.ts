@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { STUDIO_LIMITS, type IngestLimits } from '../src/core/ingest/limits';
 import type { IngestProgress, IngestResult } from '../src/core/ingest/pipeline';
+import type { IngestInput } from '../src/core/ingest/sources';
 import { openServices, type StudioServices } from '../src/db/services';
 
 export interface IngestMeasurement {
@@ -45,7 +46,7 @@ export class ScratchStudio {
 /** Ingests the inputs into a new listing of the studio (non-atomic, studio limits unless given) and times it. */
 export async function measureIngestion(
   studio: ScratchStudio,
-  inputs: { path: string; name?: string }[],
+  inputs: IngestInput[],
   limits: IngestLimits = STUDIO_LIMITS,
 ): Promise<IngestMeasurement> {
   const listingId = studio.newListing();

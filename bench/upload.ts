@@ -78,6 +78,7 @@ export const ingestUploadSuite: Suite = {
       peakFile: typical.peakFile ?? null,
       phases: typical.phases,
       slowestPollMs: typical.slowestPollMs,
+      writtenBytes: typical.writtenBytes ?? null,
       runsMs: runs.map((r) => r.ms),
     };
     return {
@@ -96,6 +97,7 @@ export const ingestUploadSuite: Suite = {
             'idle RSS MB',
             'peak RSS MB',
             'peak during',
+            'written MB',
           ],
           rows: [
             [
@@ -109,6 +111,7 @@ export const ingestUploadSuite: Suite = {
               mb(typical.idleRssBytes, 0),
               measured ? mb(hwm, 0) : 'n/a',
               `${typical.peakPhase}${typical.peakFile ? ` (${typical.peakFile})` : ''}`,
+              typical.writtenBytes !== undefined ? mb(typical.writtenBytes, 0) : 'n/a',
             ],
           ],
         },
@@ -121,6 +124,7 @@ export const ingestUploadSuite: Suite = {
       notes: [
         `Archive: ${Math.round(ARCHIVE_MIX.jsonl * 100)}% JSONL pre-built embeddings (stored, ~3 KB lines), ${Math.round(ARCHIVE_MIX.markdown * 100)}% Markdown and ${Math.round(ARCHIVE_MIX.csv * 100)}% CSV from the fixtures (deflated); written in ${seconds(buildMs)} s.`,
         'The body is streamed from disk (hand-built multipart over node:http); RSS is VmRSS of the server process sampled every 100 ms, and VmHWM for the true peak.',
+        '"written MB" is what the server wrote to storage from the POST to the end (write_bytes of /proc/<pid>/io: the received archive, its extracted entries, the kept sources, the database and its WAL).',
         `Phases are as the server reported them (progress is saved at most every 250 ms): "extracting" runs from the 202 to the first stage, "unresponsive" covers polls the server answered more than 2 s late (its event loop busy; the slowest took ${seconds(typical.slowestPollMs)} s).`,
       ],
       checks: [

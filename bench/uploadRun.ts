@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getJson, postUpload } from './multipartUpload';
+import { readWrittenBytes } from './procIo';
 import { sampleRss, type RssReport } from './rss';
 import type { ServerProcess } from './serverProcess';
 
@@ -38,6 +39,11 @@ export interface UploadMeasurement {
   phases: UploadPhase[];
   /** The slowest GET /v1/upload/:id while processing (the server's event loop busy). */
   slowestPollMs: number;
+  /**
+   * Bytes the server wrote to storage from the POST to the end (the received archive, its extracted
+   * entries, the kept sources, the database); undefined where /proc/<pid>/io cannot be read.
+   */
+  writtenBytes?: number;
 }
 
 interface Mark {
@@ -62,6 +68,7 @@ export async function measureUpload(server: ServerProcess, archive: string): Pro
   await sleep(300);
   const idle = before.stop();
   const sampler = sampleRss(server.pid, 100);
+  const writtenBefore = readWrittenBytes(server.pid);
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const marks: Mark[] = [{ t: 0, phase: 'sending' }];
@@ -93,6 +100,7 @@ export async function measureUpload(server: ServerProcess, archive: string): Pro
   const processMs = elapsed() - sendMs;
   marks.push({ t: elapsed(), phase: 'end' });
   const rss = sampler.stop();
+  const writtenAfter = readWrittenBytes(server.pid);
   return {
     status: state.status,
     error: state.error,
@@ -105,6 +113,9 @@ export async function measureUpload(server: ServerProcess, archive: string): Pro
     ...peakPlace(marks, rss.peakAtMs),
     phases: phasesOf(marks, rss),
     slowestPollMs,
+    ...(writtenBefore !== undefined && writtenAfter !== undefined
+      ? { writtenBytes: writtenAfter - writtenBefore }
+      : {}),
   };
 }
 
