@@ -58,12 +58,23 @@ describe('/studio evaluations', () => {
     form.append('files', new Blob([slice.qrels]), 'test.tsv');
     form.append('mode', 'hybrid');
     form.append('name', 'slice hybrid');
-    const res = await studioFetch(`/studio/listings/${listingId}/evaluations`, {
-      method: 'POST',
-      body: form,
-    });
+    // The corpus's documents are written to the evaluation's scratch folder: the source store moves them.
+    const store = studio.services.sources;
+    const put = store.put.bind(store);
+    const moves = new Set<boolean | undefined>();
+    store.put = (hash, file, options) => {
+      moves.add(options?.move);
+      return put(hash, file, options);
+    };
+    let res: Response;
+    try {
+      res = await studioFetch(`/studio/listings/${listingId}/evaluations`, { method: 'POST', body: form });
+    } finally {
+      store.put = put;
+    }
     const body = await json(res);
     expect(res.status, JSON.stringify(body)).toBe(201);
+    expect([...moves]).toEqual([true]);
     const run = body.data;
     expect(run.name).toBe('slice hybrid');
     expect(run.report.settings).toMatchObject({

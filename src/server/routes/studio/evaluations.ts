@@ -203,7 +203,8 @@ async function ingestCorpus(services: StudioServices, listingId: string, dir: st
   const { files } = await writeCorpusAsJson(readCorpus(dir), out);
   await services.ingestion.run({
     listingId,
-    inputs: files.map((path) => ({ path })),
+    // Written under the evaluation's scratch folder, removed when it ends: kept sources are moved.
+    inputs: files.map((path) => ({ path, disposable: true })),
     atomic: true,
     limits: BULK_LIMITS,
   });
