@@ -209,6 +209,51 @@ describe('POST /v1/upload', () => {
     expect(longest).toBeLessThan(1_000);
   });
 
+  it('reports progress the database could not take while another connection held its write lock', async () => {
+    const zip = await writeZip(join(scratch.path, 'progress.zip'), {
+      'a.md': '# Alpha\n\nThe first note.',
+      'b.md': '# Beta\n\nThe second note.',
+    });
+    // Another connection holds the write lock from the start of the ingestion, as a JSONL import's commit
+    // does while its lines are read: no progress write gets in, and the commit waits for the lock.
+    const other = new Database(studio.services.db.name);
+    const ingestion = studio.services.ingestion;
+    const run = ingestion.run.bind(ingestion);
+    const spy = vi.spyOn(ingestion, 'run').mockImplementation((command) => {
+      other.exec('BEGIN IMMEDIATE');
+      return run(command);
+    });
+    let uploadId = '';
+    try {
+      const res = await upload(form([{ path: zip, name: 'progress.zip' }]));
+      expect(res.status).toBe(202);
+      uploadId = (await json(res)).data.uploadId;
+      // Polled every 100 ms for up to 6 s (the /v1 rate limit allows 100 requests a minute per key).
+      let seen: { status: string; progress: Record<string, unknown> } | undefined;
+      for (let i = 0; i < 60 && seen?.progress.stage !== 'storing'; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 100));
+        const polled = await studio.api(`/v1/upload/${uploadId}`, { key });
+        expect(polled.status).toBe(200);
+        seen = (await json(polled)).data;
+      }
+      expect(seen).toMatchObject({
+        status: 'processing',
+        progress: { stage: 'storing', filesDone: 2, filesTotal: 2 },
+      });
+      // The database row itself has no such progress: it was answered from the upload under way.
+      const row = other.prepare(`SELECT progress FROM uploads WHERE id = ?`).get(uploadId) as {
+        progress: string;
+      };
+      expect(JSON.parse(row.progress)).not.toMatchObject({ stage: 'storing' });
+    } finally {
+      spy.mockRestore();
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+    const done = await waitFor(uploadId);
+    expect(done).toMatchObject({ status: 'completed', documentCount: 2, progress: { stage: 'done' } });
+  });
+
   it('validates config and the form with 400s naming the field', async () => {
     const zip = await writeZip(join(scratch.path, 'ok.zip'), { 'a.md': '# A' });
     const cases: [FormData | string, RegExp, number][] = [

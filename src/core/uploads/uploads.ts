@@ -50,6 +50,12 @@ const LOCKED_WAIT_MAX_MS = 30 * 60_000;
  */
 export class UploadService {
   private queue: Promise<void> = Promise.resolve();
+  /**
+   * The latest progress of each upload this process is working on. Progress is written to the database
+   * without waiting for its write lock, so while a commit holds it (a JSONL import's, for as long as its
+   * lines are read: most of a bulk upload) no write gets in; reads of the upload are answered from here.
+   */
+  private readonly live = new Map<string, Pick<Upload, 'progress' | 'updatedAt'>>();
 
   constructor(
     private readonly repo: UploadRepository,
@@ -146,7 +152,8 @@ export class UploadService {
     const record = this.repo.findById(id);
     if (!record || record.wallet !== wallet)
       throw new DomainError('not_found', `Upload '${id}' was not found.`);
-    return strip(record);
+    const live = record.status === 'processing' ? this.live.get(id) : undefined;
+    return strip(live ? { ...record, ...live } : record);
   }
 
   /** Resolves when every accepted upload so far has finished (tests, shutdown). */
@@ -159,6 +166,7 @@ export class UploadService {
     const id = record.uploadId;
     let lastWrite = 0;
     const onProgress = (p: IngestProgress) => {
+      this.live.set(id, { progress: { ...p }, updatedAt: this.now().toISOString() });
       const t = Date.now();
       if (t - lastWrite < PROGRESS_EVERY_MS && p.stage !== 'done') return;
       lastWrite = t;
@@ -207,6 +215,8 @@ export class UploadService {
       await finish();
     } catch (err) {
       await this.recordFailure(id, err, request.dir);
+    } finally {
+      this.live.delete(id);
     }
   }
 
