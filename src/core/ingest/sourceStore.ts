@@ -63,17 +63,18 @@ export class SourceStore {
    * fails naming it).
    */
   private async moveInto(file: string, target: string, shard: string): Promise<boolean> {
-    const moved = () =>
+    /** The rename's error, or undefined once it is done. */
+    const renameError = () =>
       rename(file, target).then(
-        () => true,
+        () => undefined,
         (error: NodeJS.ErrnoException) => error,
       );
-    const first = await moved();
-    if (first === true) return true;
-    if (first.code !== 'ENOENT' || !(await isFile(file))) return false;
+    const error = await renameError();
+    if (!error) return true;
+    if (error.code !== 'ENOENT' || !(await isFile(file))) return false;
     // The shard folder was removed since it was made (by hand), as in the copy below.
     await mkdir(shard, { recursive: true });
-    return (await moved()) === true;
+    return (await renameError()) === undefined;
   }
 
   /** Removes the copies no document refers to any more (and leftovers of interrupted copies). */

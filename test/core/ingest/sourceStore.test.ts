@@ -26,6 +26,14 @@ afterEach(() => dir.remove());
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
+/** A store in the test's folder, and a file `a.md` beside it with its hash. */
+function storeWithFile() {
+  const store = new SourceStore(join(dir.path, 'sources'));
+  const a = join(dir.path, 'a.md');
+  writeFileSync(a, '# A\n\nalpha');
+  return { store, a, ha: sha256(readFileSync(a)) };
+}
+
 describe('SourceStore', () => {
   it('keeps one copy per content hash and prunes the unreferenced ones', async () => {
     const store = new SourceStore(join(dir.path, 'sources'));
@@ -47,10 +55,7 @@ describe('SourceStore', () => {
   });
 
   it('keeps a copy after its shard folder was removed by hand, and names a source that is gone', async () => {
-    const store = new SourceStore(join(dir.path, 'sources'));
-    const a = join(dir.path, 'a.md');
-    writeFileSync(a, '# A\n\nalpha');
-    const ha = sha256(readFileSync(a));
+    const { store, a, ha } = storeWithFile();
     await store.put(ha, a);
     rmSync(join(dir.path, 'sources'), { recursive: true });
     await store.put(ha, a);
@@ -63,10 +68,7 @@ describe('SourceStore', () => {
   });
 
   it('moves a file it is allowed to: the same file, no second copy; a file already kept stays put', async () => {
-    const store = new SourceStore(join(dir.path, 'sources'));
-    const a = join(dir.path, 'a.md');
-    writeFileSync(a, '# A\n\nalpha');
-    const ha = sha256(readFileSync(a));
+    const { store, a, ha } = storeWithFile();
     const inode = statSync(a).ino;
     await store.put(ha, a, { move: true });
     expect(existsSync(a)).toBe(false);
@@ -82,10 +84,7 @@ describe('SourceStore', () => {
   });
 
   it('moves after its shard folder was removed by hand, and names a file to move that is gone', async () => {
-    const store = new SourceStore(join(dir.path, 'sources'));
-    const a = join(dir.path, 'a.md');
-    writeFileSync(a, '# A\n\nalpha');
-    const ha = sha256(readFileSync(a));
+    const { store, a, ha } = storeWithFile();
     await store.put(ha, a);
     rmSync(join(dir.path, 'sources'), { recursive: true });
     const moved = join(dir.path, 'moved.md');
