@@ -99,7 +99,7 @@ export class SourceStore {
   }
 }
 
-async function isFile(path: string): Promise<boolean> {
+function isFile(path: string): Promise<boolean> {
   return stat(path).then(
     (s) => s.isFile(),
     () => false,

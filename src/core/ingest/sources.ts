@@ -12,7 +12,6 @@ import { formatBytes } from './zipLimits';
 
 export type SourceFormat = DocumentFormat | 'jsonl';
 
-/** One file to ingest: where it is on disk and the name it has inside the knowledge base. */
 /** A file, folder or ZIP archive to ingest. */
 export interface IngestInput {
   path: string;
@@ -25,6 +24,7 @@ export interface IngestInput {
   disposable?: boolean;
 }
 
+/** One file to ingest: where it is on disk and the name it has inside the knowledge base. */
 export interface SourceFile {
   source: string;
   path: string;
