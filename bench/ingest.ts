@@ -104,7 +104,8 @@ export const ingestMixedSuite: Suite = {
     const corpus = await buildCorpus(dir, plan, context.rng('mixed'), await context.textPool());
     // The whole corpus once first, not timed: a process's first large ingestion costs more (10 MB: about
     // 2 s more CPU, 3.9-4.1 s instead of 3.2-3.6 s; a tenth of the files as warm-up was not enough), which
-    // fell on whichever row was measured first. Both rows are then the steady state.
+    // fell on whichever row was measured first. Even so the first row is 0.2-0.5 s slower at 10 MB:
+    // compare the rows at 100 MB or with --repeat.
     context.log('  mixed: one untimed ingestion first');
     const warm = new ScratchStudio();
     try {
