@@ -339,6 +339,8 @@ export function markdownItTree(text) {
       case 'code_block':
         // Only after a blank line: micromark reads one right after a quote or definition otherwise.
         if (token.map[0] > 0 && lines[token.map[0] - 1].trim() !== '') return undefined;
+        // Not before a line of spaces: micromark keeps the spaces past the indentation as a last line.
+        if (/^[ \t]+$/.test(lines[token.map[1]] ?? '')) return undefined;
         parent.push({ type: 'code', lang: null, value: token.content.replace(/\n$/, '') });
         break;
       case 'html_block':
@@ -452,14 +454,89 @@ function mayStrike(text) {
 }
 
 /**
- * Whether the parsers read a paragraph's text alike: not where runs of three or more `*` or `_` make
- * them pair emphasis differently, nor where tildes could be strikethrough, nor where a `[` left without
- * its `]` meets code spans (markdown-it then drops some of them).
+ * Whether CommonMark's "rule of three" could decide how emphasis pairs: a run of one and a run of two of
+ * the same delimiter, one of them able to both open and close (flanked on both sides). The parsers apply
+ * it differently: `**a*!*, b` is `*<em>a</em>!*, b` to markdown-it, emphasis around `a!` to micromark.
+ * Escaped and code-span delimiters count too: a text is only ever sent to micromark for nothing.
+ */
+function ruleOfThreeMayApply(content) {
+  for (const [mark, runs] of [
+    ['*', /\*+/g],
+    ['_', /_+/g],
+  ]) {
+    if (!content.includes(mark)) continue;
+    const lengths = new Set();
+    let opensAndCloses = false;
+    for (const run of content.matchAll(runs)) {
+      const length = run[0].length;
+      lengths.add(length);
+      opensAndCloses ||= flankedBothSides(content[run.index - 1], content[run.index + length]);
+    }
+    if (opensAndCloses && lengths.has(1) && lengths.has(2)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a delimiter run between these characters is both left- and right-flanking: white space on
+ * neither side, and punctuation on both sides or on neither.
+ */
+function flankedBothSides(before, after) {
+  if (before === undefined || after === undefined) return false;
+  if (WHITE_SPACE.test(before) || WHITE_SPACE.test(after)) return false;
+  return PUNCTUATION.test(before) === PUNCTUATION.test(after);
+}
+
+/**
+ * Whether each `[` and the first `]` after it hold whole code spans (an even number of backticks between
+ * them). A code span that starts inside the brackets and ends after them is one to micromark
+ * (`` [`a](u) b `c` ``), while markdown-it reads every backtick of the paragraph as text.
+ */
+function bracketsHoldWholeCodeSpans(content) {
+  // One pass: the backticks seen so far, at each `[` not yet followed by a `]`.
+  let ticks = 0;
+  const opened = [];
+  for (let i = 0; i < content.length; i++) {
+    const c = content[i];
+    if (c === '`') ticks++;
+    else if (c === '[') opened.push(ticks);
+    else if (c === ']') {
+      if (opened.some((at) => (ticks - at) % 2 === 1)) return false;
+      opened.length = 0;
+    }
+  }
+  return true;
+}
+
+/**
+ * Whether a code span may open at the very end of a line (an odd number of backticks so far, the last
+ * of them ending the line). Its text then starts with the line break, and the parsers keep different
+ * parts of the next line's indentation when that line is a lazy line of a list item (`` - x`\n ! e `y ``).
+ */
+function codeSpanMayOpenAtLineEnd(content) {
+  if (!content.includes('`') || !content.includes('\n')) return false;
+  let ticks = 0;
+  let last = '';
+  for (let i = 0; i < content.length; i++) {
+    const c = content[i];
+    if (c === '\n' && last === '`' && ticks % 2 === 1) return true;
+    if (c === '`') ticks++;
+    if (c !== ' ' && c !== '\t') last = c;
+  }
+  return false;
+}
+
+/**
+ * Whether the parsers read a paragraph's text alike: not where runs of three or more `*` or `_`, or
+ * the rule of three, make them pair emphasis differently, nor where tildes could be strikethrough, nor
+ * where a code span may open at a line's end, nor where a `[` left without its `]`, or brackets cutting a code
+ * span, meet code spans (markdown-it then drops some of them).
  */
 function inlineAlike(content) {
-  if (EMPHASIS_RUN.test(content) || mayStrike(content)) return false;
+  if (EMPHASIS_RUN.test(content) || ruleOfThreeMayApply(content) || mayStrike(content)) return false;
+  if (codeSpanMayOpenAtLineEnd(content)) return false;
   if (!content.includes('`') || !content.includes('[')) return true;
-  return content.split('[').length === content.split(']').length;
+  return content.split('[').length === content.split(']').length && bracketsHoldWholeCodeSpans(content);
 }
 
 /** A line that could be a table's delimiter row (`|---|:-:|`, `-:`). */
@@ -477,9 +554,15 @@ function delimiterRowsAlike(text) {
     if ((!pipe && !match[0].includes(':')) || match.index === 0) continue;
     const previous = text.slice(text.lastIndexOf('\n', match.index - 2) + 1, match.index);
     if (pipe ? !previous.includes('|') : previous.trim() !== '') return false;
+    // A header less indented than its delimiter row (a lazy line of a list item): micromark still makes
+    // a table of it inside the item, markdown-it ends the item there.
+    if (indentation(previous) < indentation(match[0])) return false;
   }
   return true;
 }
+
+/** The spaces and tabs a line starts with. */
+const indentation = (line) => /^[ \t]*/.exec(line)[0].length;
 
 /** The cells of a table row line, split as markdown-it splits them (a pipe after `\\` is text). */
 function cellCount(line) {

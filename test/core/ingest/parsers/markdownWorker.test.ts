@@ -235,6 +235,13 @@ describe('markdownItTree (markdown-it where it reads as micromark)', () => {
       '[r]: http://x.org/3 "title"\n6) x', // a definition followed by text
       '- D\n<n>\n]', // a tag line in a list item's paragraph
       '(~a~)', // a tilde that closes a strikethrough
+      '**a*!*, b', // CommonMark's rule of three (runs of one and two, one flanked on both sides)
+      'x __a_!_, b', // ... with underscores
+      '[`a](u) b `c`', // a code span from inside brackets to after them
+      '[a`](u) `c`', // ... opened before the `]`
+      '- x`\n ! e `y', // a code span across a line break (the lazy line's indentation)
+      '    a\n      \n\nb', // indented code followed by a line of spaces
+      '- a\n\n  | x\ny | z |\n  | --- | --- |', // a table header on a lazy line of a list item
     ];
     for (const text of differing) expect(markdownItTree(text), JSON.stringify(text)).toBeUndefined();
     // The empty front matter itself is read alike (its closing line is the first `---`).
