@@ -160,6 +160,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     secretBox: options.secretBox ?? plainSecretBox,
     close: () => {
       knowledgeBase.close();
+      search.close();
       db.close();
     },
   };

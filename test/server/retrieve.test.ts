@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import express from 'express';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -140,6 +141,33 @@ describe('POST /v1/retrieve', () => {
       result_count: body.chunks.length,
       latency_ms: body.latencyMs,
     });
+  });
+
+  it('answers while a commit holds the write lock; the log rows follow once it is released', async () => {
+    // Before: the log row waited the connection's busy timeout, then the retrieval failed with a 500 (for
+    // the whole of a pre-built embeddings import, whose commit holds the lock while its lines are read).
+    // With a minute to wait, a retrieval that still waited would time the test out.
+    services.db.pragma('busy_timeout = 60000');
+    const other = new Database(services.db.name);
+    other.exec('BEGIN IMMEDIATE');
+    let queryIds: string[];
+    try {
+      const answer = await post('/v1/retrieve', { listingId, query: 'telescope galaxy', topK: 3 });
+      expect(answer.status).toBe(200);
+      const streamed = await post('/v1/retrieve/stream', { listingId, query: 'quick fox', topK: 2 });
+      expect(streamed.status).toBe(200);
+      const { events } = await readEvents(streamed);
+      expect(events.at(-1)?.event).toBe('done');
+      queryIds = [(await json(answer)).queryId, JSON.parse(events.at(-1)!.data).queryId];
+      const logged = services.db.prepare('SELECT count(*) FROM query_log WHERE id IN (?, ?)').pluck();
+      expect(logged.get(...queryIds)).toBe(0);
+      other.exec('COMMIT');
+      await vi.waitFor(() => expect(logged.get(...queryIds)).toBe(2));
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+      services.db.pragma('busy_timeout = 5000');
+    }
   });
 
   it.each<{ patch: Record<string, unknown>; message: string }>([

@@ -14,9 +14,9 @@ import type {
 } from '../../core/retrieve/searchIndex';
 import { codeBytes } from '../../core/retrieve/signCodes';
 import type { Db } from '../open';
+import { QueryLogWriter } from '../queryLogWriter';
 import { StatementCache } from '../statementCache';
 import { VectorCodeCache, type CodeSet } from '../vectorCodeCache';
-import { applyQueryCharge } from './credentials';
 
 interface Sql {
   sql: string;
@@ -64,6 +64,7 @@ export class SqliteSearchRepository implements SearchIndex {
   /** Chunk ids passing recent filters, per listing generation (evaluating a filter reads every row). */
   private readonly allowedCache = new Map<string, number[]>();
   private readonly statements: StatementCache;
+  private readonly queryLog: QueryLogWriter;
 
   constructor(
     private readonly db: Db,
@@ -75,6 +76,7 @@ export class SqliteSearchRepository implements SearchIndex {
     this.tuning = { ...DEFAULT_DENSE_TUNING, ...tuning };
     this.statements = new StatementCache(db);
     this.codes = new VectorCodeCache(db, { maxBytes: this.tuning.maxCacheBytes });
+    this.queryLog = new QueryLogWriter(db);
   }
 
   /**
@@ -199,27 +201,12 @@ export class SqliteSearchRepository implements SearchIndex {
   }
 
   logQuery(entry: QueryLogEntry): void {
-    const insert = this.sql(
-      `INSERT INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count, latency_ms,
-        debited_lamports, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    // One transaction: the debit happens exactly when the row is written, never without it or twice.
-    this.db.transaction(() => {
-      if (entry.charge) applyQueryCharge(this.db, entry.charge, entry.createdAt);
-      insert.run(
-        entry.id,
-        entry.listingId,
-        entry.apiKeyId,
-        entry.wallet,
-        entry.query,
-        entry.topK,
-        entry.resultCount,
-        entry.latencyMs,
-        entry.charge?.lamports ?? 0,
-        entry.createdAt,
-      );
-    })();
+    this.queryLog.write(entry);
+  }
+
+  /** Writes the query log rows kept while another writer held the lock. */
+  close(): void {
+    this.queryLog.close();
   }
 
   private vectorIndex(listingId: string, model: string): VectorIndex | undefined {

@@ -1,0 +1,123 @@
+import type { QueryLogEntry } from '../core/retrieve/searchIndex';
+import type { Statement } from 'better-sqlite3';
+import type { Db } from './open';
+import { applyQueryCharge } from './repositories/credentials';
+import { writeWithoutWaiting } from './withoutWaiting';
+
+export interface QueryLogWriterOptions {
+  /** How soon rows kept while another writer held the lock are tried again (ms). */
+  retryMs?: number;
+  /** Rows kept at most; past this a row waits for the lock as any other write does. */
+  maxPending?: number;
+  /** Where a failure to write kept rows is reported (they can no longer fail their request); stderr by default. */
+  log?: (line: string) => void;
+}
+
+const DEFAULT_RETRY_MS = 200;
+const DEFAULT_MAX_PENDING = 10_000;
+
+/**
+ * Writes the query log. A commit into a knowledge base holds the database's write lock for seconds (a
+ * pre-built embeddings import: for as long as its lines are read), and a retrieval whose log row waited
+ * for it was held for the 5 s busy timeout and then failed, though its answer was ready. A row without a
+ * charge is therefore written at once when the lock is free and otherwise kept, in order, and written by
+ * a later try; reads of the log see it once that lock is released. A row with a charge is still written
+ * before the answer is given, waiting as any write does: the debit must not be deferred or lost.
+ */
+export class QueryLogWriter {
+  private pending: QueryLogEntry[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly retryMs: number;
+  private readonly maxPending: number;
+  private readonly log: (line: string) => void;
+  private readonly insertRow: Statement;
+
+  constructor(
+    private readonly db: Db,
+    options: QueryLogWriterOptions = {},
+  ) {
+    this.insertRow = db.prepare(
+      `INSERT INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count, latency_ms,
+        debited_lamports, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.retryMs = options.retryMs ?? DEFAULT_RETRY_MS;
+    this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  }
+
+  write(entry: QueryLogEntry): void {
+    if (entry.charge || this.pending.length >= this.maxPending) {
+      // One transaction: the debit happens exactly when the row is written, never without it or twice.
+      this.db.transaction(() => {
+        if (entry.charge) applyQueryCharge(this.db, entry.charge, entry.createdAt);
+        this.insert(entry);
+      })();
+      return;
+    }
+    if (this.pending.length === 0 && writeWithoutWaiting(this.db, () => this.insert(entry))) return;
+    this.pending.push(entry);
+    this.schedule();
+  }
+
+  /** Rows kept for a later try. */
+  get pendingCount(): number {
+    return this.pending.length;
+  }
+
+  /** Writes the kept rows, waiting for the lock as long as the connection's busy timeout allows. */
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.length === 0) return;
+    const rows = this.pending;
+    this.pending = [];
+    try {
+      this.insertAll(rows);
+    } catch (err) {
+      this.log(`${rows.length} query log rows were not written: ${(err as Error).message}`);
+    }
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush();
+    }, this.retryMs);
+    // Kept rows never keep the process alive; close() writes them.
+    this.timer.unref();
+  }
+
+  private flush(): void {
+    const rows = this.pending;
+    try {
+      if (!writeWithoutWaiting(this.db, () => this.insertAll(rows))) return this.schedule();
+    } catch (err) {
+      // Not a busy lock (a closed or broken database): trying again would fail the same way.
+      this.log(`${rows.length} query log rows were not written: ${(err as Error).message}`);
+    }
+    this.pending = [];
+  }
+
+  private insertAll(rows: QueryLogEntry[]): void {
+    this.db.transaction(() => {
+      for (const row of rows) this.insert(row);
+    })();
+  }
+
+  private insert(entry: QueryLogEntry): void {
+    this.insertRow.run(
+      entry.id,
+      entry.listingId,
+      entry.apiKeyId,
+      entry.wallet,
+      entry.query,
+      entry.topK,
+      entry.resultCount,
+      entry.latencyMs,
+      entry.charge?.lamports ?? 0,
+      entry.createdAt,
+    );
+  }
+}

@@ -1,0 +1,130 @@
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { QueryLogEntry } from '../../src/core/retrieve/searchIndex';
+import { QueryLogWriter } from '../../src/db/queryLogWriter';
+import { openServices, type StudioServices } from '../../src/db/services';
+import { tempDir } from '../helpers/studio';
+
+describe('QueryLogWriter', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let services: StudioServices;
+  let other: Database.Database;
+  let logged: string[];
+  let writer: QueryLogWriter;
+
+  beforeEach(() => {
+    dir = tempDir();
+    services = openServices(dir.path);
+    // A commit on its worker thread holds the lock like this connection (a large import: minutes).
+    other = new Database(services.db.name);
+    logged = [];
+    writer = new QueryLogWriter(services.db, { retryMs: 10, log: (line) => logged.push(line) });
+  });
+
+  afterEach(() => {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    other.close();
+    services.close();
+    dir.remove();
+  });
+
+  let n = 0;
+  const entry = (extra: Partial<QueryLogEntry> = {}): QueryLogEntry => ({
+    id: `qry_${++n}`,
+    listingId: 'lst_1',
+    apiKeyId: null,
+    wallet: null,
+    query: `query ${n}`,
+    topK: 5,
+    resultCount: 3,
+    latencyMs: 1.5,
+    createdAt: new Date(Date.UTC(2026, 10, 26, 10, 0, n)).toISOString(),
+    ...extra,
+  });
+  const ids = () => services.db.prepare(`SELECT id FROM query_log ORDER BY created_at`).pluck().all();
+
+  it('writes a row at once while the lock is free', () => {
+    writer.write(entry());
+    expect(ids()).toEqual(['qry_' + n]);
+    expect(writer.pendingCount).toBe(0);
+  });
+
+  it('keeps rows while another writer holds the lock, without waiting, and writes them in order once it is released', async () => {
+    // Were the writer to wait, it would hold this thread for a minute and the test would time out.
+    services.db.pragma('busy_timeout = 60000');
+    other.exec('BEGIN IMMEDIATE');
+    const first = entry();
+    const second = entry();
+    writer.write(first);
+    writer.write(second);
+    expect(writer.pendingCount).toBe(2);
+    expect(ids()).toEqual([]);
+    // Tries again while the lock is still held: nothing written, nothing lost.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(writer.pendingCount).toBe(2);
+    other.exec('COMMIT');
+    // A row written while some are kept goes after them, not before.
+    const third = entry();
+    writer.write(third);
+    await vi.waitFor(() => expect(writer.pendingCount).toBe(0));
+    expect(ids()).toEqual([first.id, second.id, third.id]);
+    expect(services.db.prepare(`SELECT * FROM query_log WHERE id = ?`).get(first.id)).toMatchObject({
+      listing_id: 'lst_1',
+      query: first.query,
+      top_k: 5,
+      result_count: 3,
+      latency_ms: 1.5,
+      debited_lamports: 0,
+      created_at: first.createdAt,
+    });
+    expect(logged).toEqual([]);
+  });
+
+  it('writes a charged row before returning, waiting for the lock: a debit is never deferred', () => {
+    services.db.pragma('busy_timeout = 20');
+    other.exec('BEGIN IMMEDIATE');
+    const charged = entry({
+      charge: { listingId: 'lst_1', credentialId: 'crd_none', lamports: 10, earns: true },
+    });
+    expect(() => writer.write(charged)).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }));
+    expect(writer.pendingCount).toBe(0);
+  });
+
+  it('waits for the lock once as many rows as it keeps are kept', () => {
+    const small = new QueryLogWriter(services.db, { retryMs: 10_000, maxPending: 2 });
+    services.db.pragma('busy_timeout = 20');
+    other.exec('BEGIN IMMEDIATE');
+    small.write(entry());
+    small.write(entry());
+    expect(() => small.write(entry())).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }));
+    expect(small.pendingCount).toBe(2);
+    other.exec('ROLLBACK');
+    small.close();
+    expect(ids()).toHaveLength(2);
+  });
+
+  it('writes kept rows when closed, and reports rows it could not write', () => {
+    services.db.pragma('busy_timeout = 20');
+    other.exec('BEGIN IMMEDIATE');
+    writer.write(entry());
+    other.exec('ROLLBACK');
+    writer.close();
+    expect(ids()).toHaveLength(1);
+
+    other.exec('BEGIN IMMEDIATE');
+    writer.write(entry());
+    writer.close();
+    expect(logged).toEqual([expect.stringMatching(/^1 query log rows were not written: database is locked/)]);
+    expect(writer.pendingCount).toBe(0);
+  });
+
+  it('reports rows it could not write for another reason than the lock, and does not try them again', async () => {
+    other.exec('BEGIN IMMEDIATE');
+    writer.write(entry());
+    other.exec('ROLLBACK');
+    other.exec('DROP TABLE query_log');
+    await vi.waitFor(() => expect(logged).toHaveLength(1));
+    expect(logged[0]).toMatch(/^1 query log rows were not written: no such table: query_log/);
+    expect(writer.pendingCount).toBe(0);
+  });
+});
