@@ -84,7 +84,7 @@ describe('QueryLogWriter', () => {
     services.db.pragma('busy_timeout = 20');
     other.exec('BEGIN IMMEDIATE');
     const charged = entry({
-      charge: { listingId: 'lst_1', credentialId: 'crd_none', lamports: 10, earns: true },
+      charge: { listingId: 'lst_1', credentialId: 'crd_none', holder: 'wallet', lamports: 10, earns: true },
     });
     expect(() => writer.write(charged)).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }));
     expect(writer.pendingCount).toBe(0);
