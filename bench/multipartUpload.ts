@@ -67,6 +67,25 @@ export async function getJson<T>(url: string, apiKey: string): Promise<T> {
   return body as T;
 }
 
+/** POST a JSON body on a new connection (as getJson), whatever the answer's status. */
+export async function postJson(url: string, apiKey: string, body: unknown): Promise<UploadResponse> {
+  const payload = Buffer.from(JSON.stringify(body));
+  const req = request(url, {
+    method: 'POST',
+    agent: false,
+    headers: {
+      Authorization: `Bearer ${apiKey}`,
+      'Content-Type': 'application/json',
+      'Content-Length': payload.length,
+    },
+  });
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    req.once('error', reject).once('response', resolve);
+    req.end(payload);
+  });
+  return readResponse(res);
+}
+
 async function readResponse(res: IncomingMessage): Promise<UploadResponse> {
   const parts: Buffer[] = [];
   for await (const part of res) parts.push(part as Buffer);

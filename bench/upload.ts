@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { Suite } from './suite';
 import { startServerProcess } from './serverProcess';
-import { mb, median, medianRun, perSecond, seconds } from './stats';
+import { mb, median, medianRun, perSecond, round, seconds } from './stats';
 import { ARCHIVE_MIX, writeUploadArchive } from './uploadArchive';
-import { measureUpload, type UploadMeasurement } from './uploadRun';
+import { measureUpload, type Retrieval, type UploadMeasurement } from './uploadRun';
 
 const MB = 1024 * 1024;
 const GB = 1024 * MB;
@@ -78,6 +78,7 @@ export const ingestUploadSuite: Suite = {
       peakFile: typical.peakFile ?? null,
       phases: typical.phases,
       slowestPollMs: typical.slowestPollMs,
+      retrievals: retrievalFigures(typical.retrievals),
       writtenBytes: typical.writtenBytes ?? null,
       runsMs: runs.map((r) => r.ms),
     };
@@ -116,6 +117,19 @@ export const ingestUploadSuite: Suite = {
           ],
         },
         {
+          title: 'Retrieval during the upload (POST /v1/retrieve on its listing every 2 s)',
+          columns: ['retrievals', 'answered 200', 'p50 ms', 'max ms', 'failed'],
+          rows: [
+            [
+              figures.retrievals.count,
+              figures.retrievals.ok,
+              figures.retrievals.p50Ms,
+              figures.retrievals.maxMs,
+              failedSummary(figures.retrievals.failed),
+            ],
+          ],
+        },
+        {
           title: 'Upload phases (from GET /v1/upload/:id, polled every second)',
           columns: ['phase', 's', 'max RSS MB'],
           rows: typical.phases.map((p) => [p.phase, seconds(p.ms), mb(p.maxRssBytes, 0)]),
@@ -136,6 +150,14 @@ export const ingestUploadSuite: Suite = {
             : `${typical.chunks} chunks`,
         },
         {
+          name: 'retrieval answered throughout the upload',
+          ok: figures.retrievals.ok === figures.retrievals.count,
+          detail:
+            figures.retrievals.count > 0
+              ? `${figures.retrievals.ok} of ${figures.retrievals.count} answered 200; slowest ${figures.retrievals.maxMs} ms`
+              : 'none sent: the upload was done before the first',
+        },
+        {
           name: `server peak RSS under ${mb(RSS_LIMIT_BYTES, 0)} MB`,
           ok: !measured || hwm < RSS_LIMIT_BYTES,
           detail: measured
@@ -146,3 +168,25 @@ export const ingestUploadSuite: Suite = {
     };
   },
 };
+
+/** The retrievals sent while the upload was processed: how many were answered, how fast. */
+function retrievalFigures(retrievals: Retrieval[]) {
+  const answered = retrievals.filter((r) => r.status === 200);
+  return {
+    count: retrievals.length,
+    ok: answered.length,
+    p50Ms: round(median(retrievals.map((r) => r.ms)), 1),
+    maxMs: round(Math.max(0, ...retrievals.map((r) => r.ms)), 1),
+    failed: retrievals.filter((r) => r.status !== 200).map(({ status, stage }) => ({ status, stage })),
+  };
+}
+
+/** "17 × 500 during reading": the failed retrievals counted by status and stage. */
+function failedSummary(failed: { status: number; stage: string }[]): string {
+  const counts = new Map<string, number>();
+  for (const { status, stage } of failed) {
+    const key = `${status} during ${stage}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([key, n]) => `${n} × ${key}`).join(', ') || '-';
+}

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { getJson, postUpload } from './multipartUpload';
+import { getJson, postJson, postUpload } from './multipartUpload';
 import { readWrittenBytes } from './procIo';
 import { sampleRss, type RssReport } from './rss';
 import type { ServerProcess } from './serverProcess';
@@ -7,6 +7,7 @@ import type { ServerProcess } from './serverProcess';
 /** What GET /v1/upload/:id says, as far as the benchmark reads it. */
 interface UploadState {
   uploadId: string;
+  listingId: string;
   status: 'queued' | 'processing' | 'completed' | 'failed';
   progress: { stage: string; file?: string; filesDone: number; filesTotal: number; chunks: number };
   chunkCount: number | null;
@@ -39,11 +40,20 @@ export interface UploadMeasurement {
   phases: UploadPhase[];
   /** The slowest GET /v1/upload/:id while processing (the server's event loop busy). */
   slowestPollMs: number;
+  /** POST /v1/retrieve on the upload's listing every other poll while processing. */
+  retrievals: Retrieval[];
   /**
    * Bytes the server wrote to storage from the POST to the end (the received archive, its extracted
    * entries, the kept sources, the database); undefined where /proc/<pid>/io cannot be read.
    */
   writtenBytes?: number;
+}
+
+export interface Retrieval {
+  ms: number;
+  status: number;
+  /** The stage the upload was in when the retrieval was sent. */
+  stage: string;
 }
 
 interface Mark {
@@ -52,8 +62,12 @@ interface Mark {
   file?: string;
 }
 
-/** The /v1 rate limit is 100 requests a minute per key: one poll a second stays well under it. */
+/**
+ * The /v1 rate limit is 100 requests a minute per key: one poll a second and a retrieval every other
+ * second (90 a minute) stay under it.
+ */
 const POLL_MS = 1_000;
+const RETRIEVE_EVERY = 2;
 /** A poll answered later than this means the server's event loop was busy (synchronous work). */
 const UNRESPONSIVE_MS = 2_000;
 
@@ -84,7 +98,8 @@ export async function measureUpload(server: ServerProcess, archive: string): Pro
 
   let state: UploadState;
   let slowestPollMs = 0;
-  for (;;) {
+  const retrievals: Retrieval[] = [];
+  for (let poll = 1; ; poll++) {
     await sleep(POLL_MS);
     const asked = elapsed();
     state = (await getJson<{ data: UploadState }>(`${server.url}/v1/upload/${uploadId}`, server.apiKey)).data;
@@ -96,6 +111,17 @@ export async function measureUpload(server: ServerProcess, archive: string): Pro
     if (phase !== last.phase || state.progress.file !== last.file)
       marks.push({ t: answered, phase, file: state.progress.file });
     if (state.status === 'completed' || state.status === 'failed') break;
+    if (poll % RETRIEVE_EVERY === 1) {
+      // A commit holds the database's write lock for most of the processing; the retrieval's log row must
+      // not make it wait for that lock (before: 5 s, then a 500).
+      const sent = performance.now();
+      const answer = await postJson(`${server.url}/v1/retrieve`, server.apiKey, {
+        listingId: state.listingId,
+        query: 'how are knowledge bases priced',
+        topK: 5,
+      });
+      retrievals.push({ ms: performance.now() - sent, status: answer.status, stage: phase });
+    }
   }
   const processMs = elapsed() - sendMs;
   marks.push({ t: elapsed(), phase: 'end' });
@@ -113,6 +139,7 @@ export async function measureUpload(server: ServerProcess, archive: string): Pro
     ...peakPlace(marks, rss.peakAtMs),
     phases: phasesOf(marks, rss),
     slowestPollMs,
+    retrievals,
     ...(writtenBefore !== undefined && writtenAfter !== undefined
       ? { writtenBytes: writtenAfter - writtenBefore }
       : {}),
