@@ -207,6 +207,9 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
   private readonly workers = new Set<Promise<void>>();
   /** A commit worker started when an ingestion began, ready for its commit (see commitWorker.mjs). */
   private standby: { worker: Worker; idle: NodeJS.Timeout } | undefined;
+  /** Commits under way that this thread still feeds, and its connection's busy timeout before the first. */
+  private fed = 0;
+  private busyTimeoutMs = 0;
 
   constructor(
     private readonly db: Db,
@@ -325,7 +328,7 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
       cacheSizeKib: COMMIT_CACHE_KIB,
       busyTimeoutMs: COMMIT_BUSY_TIMEOUT_MS,
     };
-    const session = new WorkerCommitSession(request);
+    const session = new WorkerCommitSession(request, (feeding) => this.feeding(feeding));
     // Commits run one at a time: this one starts once the one before has answered (or was aborted).
     this.commits = this.commits
       .then(() =>
@@ -345,6 +348,21 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
   async settled(): Promise<void> {
     await this.commits;
     while (this.workers.size > 0) await Promise.all(this.workers);
+  }
+
+  /**
+   * While a commit this thread feeds holds the write lock (pre-built lines are written into it as this
+   * thread reads them), a write on this thread's connection cannot get the lock: the commit waits for
+   * this very thread. Waiting out the busy timeout would stall the server and the commit 5 s and then fail
+   * anyway, so such writes fail at once (a busy 500 with Retry-After) until the commit is finishing.
+   */
+  private feeding(on: boolean): void {
+    if (on && this.fed++ === 0) {
+      this.busyTimeoutMs = this.db.pragma('busy_timeout', { simple: true }) as number;
+      this.db.pragma('busy_timeout = 0');
+    } else if (!on && --this.fed === 0) {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    }
   }
 
   private track(exited: Promise<void>): void {
@@ -409,7 +427,13 @@ class WorkerCommitSession implements CommitSession {
   private readonly exited: Promise<void>;
   private markExited!: () => void;
 
-  constructor(private readonly request: CommitRequest) {
+  /** Whether the worker has started while this thread still feeds it (told to `onFeeding`). */
+  private fed = false;
+
+  constructor(
+    private readonly request: CommitRequest,
+    private readonly onFeeding: (feeding: boolean) => void,
+  ) {
     this.answer = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     // Awaited by finish()'s caller; a session aborted after a failure must not leave it unhandled.
     this.answer.catch(() => undefined);
@@ -446,6 +470,10 @@ class WorkerCommitSession implements CommitSession {
     });
     worker.postMessage({ type: 'request', request: this.request });
     for (const { message, transfer } of this.outbox.splice(0)) worker.postMessage(message, transfer);
+    if (this.state === 'open' && !this.failure) {
+      this.fed = true;
+      this.onFeeding(true);
+    }
   }
 
   open(document: StagedDocument): StagedDocumentWriter {
@@ -495,6 +523,7 @@ class WorkerCommitSession implements CommitSession {
     if (this.state === 'open') {
       this.state = 'finishing';
       this.post({ type: 'commit' });
+      this.stopFeeding();
     }
     return this.answer;
   }
@@ -533,8 +562,16 @@ class WorkerCommitSession implements CommitSession {
     } else this.fail(commitError(reply.error));
   }
 
+  private stopFeeding() {
+    if (!this.fed) return;
+    this.fed = false;
+    this.onFeeding(false);
+  }
+
   /** The first error fails every batch waiting and the commit; later ones change nothing. */
   private fail(err: Error) {
+    // The worker rolls back and no longer holds the lock.
+    this.stopFeeding();
     this.failure ??= err;
     for (const { reject } of this.waiting.values()) reject(this.failure);
     this.waiting.clear();

@@ -601,6 +601,36 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     const integrity = () =>
       db().prepare(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)`).run();
 
+    it("makes this thread's writes fail at once, not wait, while it feeds the commit holding the lock", async () => {
+      const title = (t: string) => () => services.listings.update(listingId, { title: t });
+      const busyTimeout = () => db().pragma('busy_timeout', { simple: true });
+      expect(busyTimeout()).toBe(5000);
+      for (const end of ['finish', 'abort'] as const) {
+        // Before: the write waited the 5 s busy timeout (the commit meanwhile waiting for this thread's next
+        // batch), then failed. With a minute to wait, a write that still waited would time out the test.
+        db().pragma('busy_timeout = 60000');
+        const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+        try {
+          const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+          const writer = session.open(doc(`${end}.jsonl`));
+          // Taken: the worker has begun its transaction and holds the write lock.
+          await writer.add([chunk(`fed ${end} dunlin`, vector(1, 2, 3, 4, 5, 6, 7, 8))]);
+          expect(title('fed')).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }));
+          writer.finish();
+          if (end === 'finish') await session.finish();
+          else await session.abort();
+        } finally {
+          staging.dispose();
+        }
+        // The connection's own timeout again.
+        expect(busyTimeout()).toBe(60000);
+        db().pragma('busy_timeout = 5000');
+        title(`after ${end}`)();
+      }
+      expect(fullText('dunlin')).toHaveLength(1);
+      expect(services.listings.get(listingId, 'studio').title).toBe('after abort');
+    });
+
     it('writes the staged documents, then the streamed ones, exactly, and shows nothing before finish', async () => {
       await stageAndCommit([
         { doc: doc('kept.md'), chunks: [chunk('kept puffin', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
