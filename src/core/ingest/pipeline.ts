@@ -8,6 +8,7 @@ import { chunkSections, type ChunkingOptions } from './chunkers';
 import { countTokensOffThread } from './chunkers/tokenCounter';
 import { readEmbeddingsJsonl, type EmbeddingRecord } from './embeddingsJsonl';
 import { ChunkLimitExceeded, IngestionFailed, InvalidDocument, KnowledgeBaseTooLarge } from './errors';
+import { capHeapGrowth } from './leanHeap';
 import type { IngestLimits } from './limits';
 import { parseDocument } from './parse';
 import { collectSources, hashFile, type IngestInput, type SourceFile } from './sources';
@@ -154,6 +155,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     copy.catch(() => undefined);
     keeping.push(copy);
   };
+  // Lifted in the finally below.
+  const releaseHeapCap = files.some((f) => f.format === 'jsonl') ? capHeapGrowth() : undefined;
   try {
     const ahead = new Map<SourceFile, Promise<PreparedFile>>();
     let aheadBytes = 0;
@@ -272,6 +275,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       durationMs: Math.round(performance.now() - started),
     };
   } finally {
+    releaseHeapCap?.();
     request.signal?.removeEventListener('abort', cancel);
     parsing.abort();
     // Rolls back a commit that was not finished (cancel, failure, nothing kept); its worker is done with
