@@ -6,6 +6,7 @@ import { DomainError } from '../errors';
 import type { Embedder } from '../embed/embedder';
 import { chunkSections, type ChunkingOptions } from './chunkers';
 import { countTokensOffThread } from './chunkers/tokenCounter';
+import { CommitStart, WritesInFlight } from './commitOverlap';
 import { readEmbeddingsJsonl, type EmbeddingRecord } from './embeddingsJsonl';
 import { ChunkLimitExceeded, IngestionFailed, InvalidDocument, KnowledgeBaseTooLarge } from './errors';
 import { capHeapGrowth } from './leanHeap';
@@ -83,6 +84,8 @@ const PREBUILT_BATCH = 2_000;
  * 1,144-1,159 MB (each batch lives in this thread's heap, the counters' and the commit worker's).
  */
 const PREBUILT_IN_FLIGHT = 2;
+/** Chunk texts and vectors handed to a commit under way before the ingestion waits for it to take them. */
+const COMMIT_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
 /**
  * Files up to this size are read synchronously. An asynchronous read takes several event-loop turns
  * (open, stat, read, close), each waiting behind this thread's chunking and embedding of earlier files:
@@ -132,11 +135,14 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     maxKnowledgeBaseBytes: limits.maxKnowledgeBaseBytes,
   };
   /**
-   * The commit, begun at the first pre-built embeddings file to ingest: the worker writes the staged
-   * documents, then each batch of lines while this thread reads and checks the next ones (a 500,000-line
-   * import used to stage for 30 s, then commit for 54 s). Documents are streamed from then on.
+   * The commit, begun while the last documents are still to be read (commitOverlap.ts) or at the first
+   * pre-built embeddings file to ingest: the worker writes the staged documents, then each batch of
+   * chunks or lines while this thread reads the next ones (a 500,000-line import used to stage for 30 s,
+   * then commit for 54 s). Documents are streamed from then on.
    */
   let session: CommitSession | undefined;
+  const commitStart = new CommitStart(files);
+  const inFlight = new WritesInFlight(COMMIT_IN_FLIGHT_BYTES);
   const chunksStaged = () => staging.chunkCount + (session?.chunkCount ?? 0);
   // Stops the parses under way (the current file's and those ahead) on cancel, failure or return.
   const parsing = new AbortController();
@@ -220,7 +226,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
         if (limits.maxKnowledgeBaseBytes !== null && wouldKeep > limits.maxKnowledgeBaseBytes)
           throw new KnowledgeBaseTooLarge(wouldKeep, limits.maxKnowledgeBaseBytes);
         try {
-          if (file.format === 'jsonl') session ??= deps.store.beginCommit(listing.id, staging, commitOptions);
+          if (file.format === 'jsonl' || commitStart.before(index, chunksStaged()))
+            session ??= deps.store.beginCommit(listing.id, staging, commitOptions);
           const { contentHash, ...staged } = await stageFile(
             file,
             prepared,
@@ -230,6 +237,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
             session ?? staging,
             report,
             parsing.signal,
+            inFlight,
           );
           keepSource(contentHash, file);
           outcomes.push({ source: file.source, format: file.format, status: 'ingested', ...staged });
@@ -247,7 +255,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       progress.chunks = chunksStaged();
     }
 
-    // Every kept copy is in place before anything refers to it.
+    // Every batch is in the commit's transaction, and every kept copy in place, before it is committed.
+    await inFlight.drain();
     await Promise.all(keeping);
     // A cancel during the last file stops here, before anything is committed.
     request.signal?.throwIfAborted();
@@ -297,6 +306,7 @@ async function stageFile(
   staging: Staging | CommitSession,
   report: (stage: IngestStage, file?: string) => void,
   signal: AbortSignal,
+  inFlight: WritesInFlight,
 ): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'> & { contentHash: string }> {
   // A JSONL file not hashed yet (it cannot be unchanged) is hashed as its lines are read.
   const hashing = prepared.contentHash === undefined ? createHash('sha256') : undefined;
@@ -321,6 +331,7 @@ async function stageFile(
             writer,
             report,
             signal,
+            inFlight,
           );
     const extra: Record<string, unknown> = {};
     if (outcome.skippedRows) extra.skippedRows = outcome.skippedRows;
@@ -342,6 +353,7 @@ async function stageParsed(
   writer: StagedDocumentWriter,
   report: (stage: IngestStage, file?: string) => void,
   signal: AbortSignal,
+  inFlight: WritesInFlight,
 ): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
   const { source } = file;
   report('parsing', source);
@@ -361,7 +373,7 @@ async function stageParsed(
       batch.map((c) => c.text),
       'document',
     );
-    await writer.add(
+    const taken = writer.add(
       batch.map((c, j) => ({
         text: c.text,
         tokenCount: c.tokenCount,
@@ -370,6 +382,11 @@ async function stageParsed(
         vector: vectors[j]!,
       })),
     );
+    // A commit under way takes the batch on its thread: go on meanwhile, within COMMIT_IN_FLIGHT_BYTES.
+    if (taken) {
+      const bytes = batch.reduce((n, c, j) => n + 2 * c.text.length + vectors[j]!.byteLength, 0);
+      await inFlight.add(taken, bytes);
+    }
   }
   return {
     chunks: pieces.length,
