@@ -84,8 +84,13 @@ const PREBUILT_BATCH = 2_000;
  * 1,144-1,159 MB (each batch lives in this thread's heap, the counters' and the commit worker's).
  */
 const PREBUILT_IN_FLIGHT = 2;
-/** Chunk texts and vectors handed to a commit under way before the ingestion waits for it to take them. */
-const COMMIT_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
+/**
+ * Chunk texts and vectors handed to a commit under way before the ingestion waits for it to take them.
+ * The commit copies the staged chunks first; with 16 MB the last documents of the 100 MB mixed corpus
+ * waited for that copy and the overlap gained nothing (31.8 and 33.0 s against 31.5 and 34.6 s), with
+ * 64 MB 29.3 and 30.9 s (docs/performance.md, thirteenth pass).
+ */
+const COMMIT_IN_FLIGHT_BYTES = 64 * 1024 * 1024;
 /**
  * Files up to this size are read synchronously. An asynchronous read takes several event-loop turns
  * (open, stat, read, close), each waiting behind this thread's chunking and embedding of earlier files:
