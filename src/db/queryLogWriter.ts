@@ -9,7 +9,7 @@ export interface QueryLogWriterOptions {
   retryMs?: number;
   /** Rows kept at most; past this a row waits for the lock as any other write does. */
   maxPending?: number;
-  /** Where a failure to write kept rows is reported (they can no longer fail their request); stderr by default. */
+  /** Where a failure to write kept rows is reported (their requests are answered); stderr by default. */
   log?: (line: string) => void;
 }
 

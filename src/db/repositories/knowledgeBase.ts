@@ -352,9 +352,10 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
 
   /**
    * While a commit this thread feeds holds the write lock (pre-built lines, and an ingestion's last
-   * documents, are written into it as this thread reads them), a write on this thread's connection cannot get the lock: the commit waits for
-   * this very thread. Waiting out the busy timeout would stall the server and the commit 5 s and then fail
-   * anyway, so such writes fail at once (a busy 500 with Retry-After) until the commit is finishing.
+   * documents, are written into it as this thread reads them), a write on this thread's connection
+   * cannot get the lock: the commit waits for this very thread. Waiting out the busy timeout would stall
+   * the server and the commit 5 s and then fail anyway, so such writes fail at once (a busy 500 with
+   * Retry-After) until the commit is finishing.
    */
   private feeding(on: boolean): void {
     if (on && this.fed++ === 0) {
