@@ -123,8 +123,8 @@ export const ingestUploadSuite: Suite = {
             [
               figures.retrievals.count,
               figures.retrievals.ok,
-              figures.retrievals.p50Ms,
-              figures.retrievals.maxMs,
+              figures.retrievals.p50Ms ?? '-',
+              figures.retrievals.maxMs ?? '-',
               failedSummary(figures.retrievals.failed),
             ],
           ],
@@ -175,8 +175,9 @@ function retrievalFigures(retrievals: Retrieval[]) {
   return {
     count: retrievals.length,
     ok: answered.length,
-    p50Ms: round(median(retrievals.map((r) => r.ms)), 1),
-    maxMs: round(Math.max(0, ...retrievals.map((r) => r.ms)), 1),
+    // None sent (a small upload done before the first poll): no time to report, not NaN.
+    p50Ms: retrievals.length > 0 ? round(median(retrievals.map((r) => r.ms)), 1) : null,
+    maxMs: retrievals.length > 0 ? round(Math.max(...retrievals.map((r) => r.ms)), 1) : null,
     failed: retrievals.filter((r) => r.status !== 200).map(({ status, stage }) => ({ status, stage })),
   };
 }
