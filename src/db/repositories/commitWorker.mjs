@@ -18,6 +18,16 @@ const ROLE = 'kbstudio-commit';
  */
 const FTS_DEFAULTS = { automerge: 4, hashsize: 1024 * 1024 };
 
+/**
+ * Full-text rows go in a range of chunk ids at a time, once about this many characters of text wait.
+ * FTS5 writes its pending terms out as a new segment whenever another statement of the transaction
+ * opens a savepoint (its xSavepoint), which nearly every insert does: indexed a document or a batch at a
+ * time, between the chunk inserts, the 10 MB mixed corpus left one small segment per document for FTS5
+ * to merge, and the store's work for it took 693 ms; indexed a megabyte at a time, 444 ms
+ * (docs/performance.md, fourteenth pass). Larger ranges gained nothing and leave more to index at the end.
+ */
+const FTS_RANGE_CHARS = 1 << 20;
+
 /** Bytes of a sign code: whole 256-bit pairs of SIMD blocks. Same as signCodes.ts (pinned by a test). */
 const codeBytes = (dimensions) => Math.ceil(dimensions / 256) * 32;
 
@@ -125,11 +135,7 @@ class CommitTransaction {
     this.insertChunk =
       db.prepare(`INSERT INTO chunks (listing_id, document_id, chunk_index, text, token_count,
       content_hash, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)`);
-    // Full-text rows in one statement once a document's (or a streamed batch's) chunks are in
-    // (migration 7): about twice as fast as a trigger per row.
-    this.indexDocument = db.prepare(
-      `INSERT INTO chunks_fts (rowid, text) SELECT id, text FROM chunks WHERE document_id = ?`,
-    );
+    // Full-text rows in one statement per range of new chunks (migration 7; FTS_RANGE_CHARS).
     this.indexRange = db.prepare(
       `INSERT INTO chunks_fts (rowid, text) SELECT id, text FROM chunks WHERE id BETWEEN ? AND ?`,
     );
@@ -146,6 +152,8 @@ class CommitTransaction {
     this.streaming = new Map();
     this.chunks = 0;
     this.bulk = false;
+    /** New chunks not in the full-text index yet: ids first..last (consecutive), their text, documents. */
+    this.unindexed = { first: undefined, last: undefined, count: 0, chars: 0, documents: new Set() };
   }
 
   /** Replaces the old version of a source, if any (its vectors first: vec0 has no foreign key). */
@@ -155,6 +163,8 @@ class CommitTransaction {
   }
 
   drop(documentId) {
+    // Its rows' full-text entries are deleted through a trigger: they must be in the index first.
+    if (this.unindexed.documents.has(documentId)) this.indexUnindexed();
     this.dropVectors.run(documentId);
     this.dropDoc.run(documentId);
   }
@@ -181,7 +191,35 @@ class CommitTransaction {
       writeSignCode(floats, this.code);
       this.insertCode.run(listingId, model, rowid, this.code);
     }
+    const unindexed = this.unindexed;
+    unindexed.first ??= lastInsertRowid;
+    unindexed.last = lastInsertRowid;
+    unindexed.count++;
+    unindexed.chars += text.length;
+    unindexed.documents.add(doc.documentId);
     return lastInsertRowid;
+  }
+
+  /**
+   * Puts the new chunks not indexed yet into the full-text index, in one statement. Chunk ids of one
+   * transaction with no other writer are consecutive (a new row takes the largest id + 1), so the range
+   * holds exactly those chunks; the count is checked, as a wrong range would corrupt the index.
+   */
+  indexUnindexed() {
+    const unindexed = this.unindexed;
+    if (unindexed.count === 0) return;
+    const { changes } = this.indexRange.run(unindexed.first, unindexed.last);
+    if (changes !== unindexed.count) {
+      throw new Error(
+        `full-text range ${unindexed.first}..${unindexed.last} holds ${changes} chunks, not ${unindexed.count}`,
+      );
+    }
+    this.unindexed = { first: undefined, last: undefined, count: 0, chars: 0, documents: new Set() };
+  }
+
+  /** Indexes the waiting chunks once there are FTS_RANGE_CHARS of text. */
+  indexWhenFull() {
+    if (this.unindexed.chars >= FTS_RANGE_CHARS) this.indexUnindexed();
   }
 
   /** Counts chunks in; past the bulk size, full-text segments merge 16 at a time (sixth pass). */
@@ -227,9 +265,9 @@ class CommitTransaction {
       }
       doc.chunks = staged.chunk_count;
       copied.push(doc);
+      this.counted(doc.chunks);
+      this.indexWhenFull();
     });
-    this.counted(copied.reduce((n, d) => n + d.chunks, 0));
-    for (const doc of copied) this.indexDocument.run(doc.documentId);
     this.documents.push(...copied);
   }
 
@@ -259,11 +297,9 @@ class CommitTransaction {
   add({ key, texts, tokenCounts, contentHashes, metadata, reserved, vectors }) {
     const doc = this.document(key);
     const { dimensions } = this.request;
-    let first;
-    let last;
     for (let i = 0; i < texts.length; i++) {
       const floats = vectors.subarray(i * dimensions, (i + 1) * dimensions);
-      last = this.addChunk(
+      this.addChunk(
         doc,
         doc.chunks++,
         texts[i],
@@ -274,11 +310,9 @@ class CommitTransaction {
         floats,
         blobOf(floats),
       );
-      first ??= last;
     }
-    // Chunk ids of one transaction with no other writer are consecutive.
-    if (first !== undefined) this.indexRange.run(first, last);
     this.counted(texts.length);
+    this.indexWhenFull();
   }
 
   /**
@@ -311,6 +345,7 @@ class CommitTransaction {
     const { db, request } = this;
     if (this.streaming.size > 0)
       throw new Error(`${this.streaming.size} streamed documents were not finished`);
+    this.indexUnindexed();
     const { listingId } = request;
     const totals = db
       .prepare(

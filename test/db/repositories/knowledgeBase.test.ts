@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChunkLimitExceeded } from '../../../src/core/ingest/errors';
-import type { CommitOptions, StagedChunk, StagedDocument } from '../../../src/core/ingest/store';
+import type {
+  CommitOptions,
+  CommitSession,
+  StagedChunk,
+  StagedDocument,
+} from '../../../src/core/ingest/store';
 import { signCode } from '../../../src/core/retrieve/signCodes';
 import { BULK_FTS_MIN_CHUNKS } from '../../../src/db/repositories/knowledgeBase';
 import { DATABASE_FILE } from '../../../src/db/open';
@@ -760,6 +765,102 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       expect(fullText('old')).toEqual(oldA);
       expect(counts()).toMatchObject({ documents: 2, chunks: 2, embeddings: 2, codes: 2, vectors: 2 });
       expect(integrity).not.toThrow();
+    });
+
+    /** 120 staged documents of two chunks, then 120 streamed ones; `between` runs after each streamed one. */
+    async function commitSmallDocuments(between: (d: number, session: CommitSession) => Promise<void>) {
+      const small = (d: number, k: number) =>
+        chunk(`cormorant${d} common line ${k}`, vector(1, d, k, 1, 1, 1, 1, 1));
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      for (let d = 0; d < 120; d++) {
+        const writer = staging.open(doc(`staged-${d}.md`));
+        writer.add([small(d, 0), small(d, 1)]);
+        writer.finish();
+      }
+      try {
+        const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+        for (let d = 120; d < 240; d++) {
+          const writer = session.open(doc(`streamed-${d}.jsonl`));
+          await writer.add([small(d, 0), small(d, 1)]);
+          writer.finish();
+          await between(d, session);
+        }
+        return await session.finish();
+      } finally {
+        staging.dispose();
+      }
+    }
+
+    it('writes the full text of many small documents as one segment', async () => {
+      // FTS5 writes its pending terms out as a segment whenever another statement of the transaction
+      // begins: indexed a document at a time, these 240 documents left a segment each (5 after its merges).
+      await commitSmallDocuments(async () => {});
+      expect(db().prepare(`SELECT count(DISTINCT segid) FROM chunks_fts_idx`).pluck().get()).toBe(1);
+      expect(fullText('common')).toHaveLength(480);
+      expect(integrity).not.toThrow();
+    });
+
+    it('indexes a range once a megabyte of text waits, and the rest when it commits', async () => {
+      const filler = 'tern '.repeat(800); // 4,000 characters
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      try {
+        const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+        const writer = session.open(doc('long.jsonl'));
+        // 100 chunks, 400,000 characters a batch: past FTS_RANGE_CHARS after the third, indexed then; the
+        // fourth is indexed when the commit ends.
+        for (let batch = 0; batch < 4; batch++) {
+          await writer.add(
+            Array.from({ length: 100 }, (_, k) =>
+              chunk(`albatross${batch * 100 + k} ${filler}`, vector(1, batch, k, 1, 1, 1, 1, 1)),
+            ),
+          );
+        }
+        writer.finish();
+        await session.finish();
+      } finally {
+        staging.dispose();
+      }
+      expect(integrity).not.toThrow();
+      expect(fullText('tern')).toHaveLength(400);
+      for (const i of [0, 99, 100, 299, 300, 399]) expect(fullText(`albatross${i}`)).toHaveLength(1);
+    });
+
+    it('indexes exactly the chunks kept when documents are discarded or replaced while their text waits', async () => {
+      await stageAndCommit([
+        { doc: doc('replaced.md'), chunks: [chunk('replaced shag', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+      ]);
+      const result = await commitSmallDocuments(async (d, session) => {
+        if (d === 150) {
+          // Discarded after its chunks were written, before they were indexed.
+          const gone = session.open(doc('discarded.jsonl'));
+          await gone.add([chunk('discarded petrel', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+          gone.discard();
+        }
+        if (d === 200) {
+          // A document of this commit replaced in it: its rows are deleted before they were indexed.
+          const twice = session.open(doc('streamed-130.jsonl'));
+          await twice.add([chunk('second shearwater', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+          twice.finish();
+        }
+        if (d === 239) {
+          const again = session.open(doc('replaced.md'));
+          await again.add([chunk('replacing shag', vector(1, 1, 1, 1, 1, 1, 1, 1))]);
+          again.finish();
+        }
+      });
+      expect(result).toMatchObject({ documentCount: 241, chunkCount: 480 });
+      expect(integrity).not.toThrow();
+      for (const d of [0, 119, 120, 151, 239]) expect(fullText(`cormorant${d}`)).toHaveLength(2);
+      expect(fullText('cormorant130')).toEqual([]);
+      expect(fullText('shearwater')).toHaveLength(1);
+      expect(fullText('common')).toHaveLength(478);
+      expect(fullText('petrel')).toEqual([]);
+      expect(fullText('shag')).toHaveLength(1);
+      expect(
+        chunkRows()
+          .filter((r) => r.text.includes('shag'))
+          .map((r) => r.text),
+      ).toEqual(['replacing shag']);
     });
 
     it('rolls back on abort, even with documents finished; the next commit runs', async () => {
