@@ -1,4 +1,5 @@
 import { ingestFormatsSuite, ingestMixedSuite } from './ingest';
+import { ingestFloorSuite } from './ingestFloor';
 import { ingestLargeFilesSuite } from './largeFiles';
 import type { Suite } from './suite';
 import { retrieveLatencySuite, retrieveQualitySuite } from './retrieve';
@@ -9,6 +10,7 @@ import { ingestUploadSuite } from './upload';
 export const SUITES: Suite[] = [
   ingestFormatsSuite,
   ingestMixedSuite,
+  ingestFloorSuite,
   ingestLargeFilesSuite,
   ingestUploadSuite,
   retrieveQualitySuite,
