@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { StagedChunk } from '../src/core/ingest/store';
 import type { DocumentFormat } from '../src/core/ingest/types';
-import { buildCorpus, type Corpus, type CorpusPlan } from './corpus';
-import { MIXED_SHARES, warmUp } from './ingest';
+import type { Corpus } from './corpus';
+import { buildMixedCorpus, warmUp } from './ingest';
 import { measureIngestion, ScratchStudio } from './ingestRun';
 import { mb, median, round } from './stats';
 import type { Check, Suite, Table } from './suite';
@@ -162,12 +162,7 @@ export const ingestFloorSuite: Suite = {
         ? Math.round(context.options.mixedMb * MB)
         : Math.round(DEFAULT_FLOOR_BYTES * context.options.scale);
     await warmUp(context);
-    const plan: CorpusPlan = Object.fromEntries(
-      Object.entries(MIXED_SHARES).map(([format, share]) => [format, Math.round(bytes * share)]),
-    );
-    const dir = context.tempDir('kbs-bench-floor-');
-    context.log(`ingest.floor: building a ${mb(bytes)} MB mixed corpus`);
-    const corpus = await buildCorpus(dir, plan, context.rng('mixed'), await context.textPool());
+    const corpus = await buildMixedCorpus(context, 'ingest.floor', bytes);
     const rounds = Math.max(3, context.options.repeat);
 
     context.log('  floor: the pipeline once, for the rows its commit writes');
