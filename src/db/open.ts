@@ -22,6 +22,9 @@ export const DATABASE_FILE = 'kbstudio.db';
 /** Scratch space of ingestions (received uploads, extracted archives, staging databases). */
 export const SCRATCH_DIR = 'tmp';
 
+/** Query log rows that could not be written when the services closed, written at the next start. */
+export const QUERY_LOG_SPILL_FILE = 'query-log-kept.jsonl';
+
 /**
  * Opens (creating if needed) the data directory's database, loads sqlite-vec and migrates it, then
  * clears the scratch files a killed process left behind. A directory that cannot be written, or a full

@@ -1,5 +1,7 @@
-import type { QueryLogEntry } from '../core/retrieve/searchIndex';
+import { appendFileSync, readFileSync, unlinkSync } from 'node:fs';
 import type { Statement } from 'better-sqlite3';
+import { z } from 'zod';
+import type { QueryLogEntry } from '../core/retrieve/searchIndex';
 import type { Db } from './open';
 import { applyQueryCharge } from './repositories/credentials';
 import { writeWithoutWaiting } from './withoutWaiting';
@@ -11,7 +13,26 @@ export interface QueryLogWriterOptions {
   maxPending?: number;
   /** Where a failure to write kept rows is reported (their requests are answered); stderr by default. */
   log?: (line: string) => void;
+  /**
+   * Where rows kept when the writer is closed and still not writable go (the process stopping while a
+   * commit holds the lock), one JSON object a line; they are written when the next writer on this file
+   * starts. Without it such rows are reported and lost.
+   */
+  spillFile?: string;
 }
+
+/** A kept row as spilled: every field of a row without a charge (charged rows are never kept). */
+const SpilledRow = z.object({
+  id: z.string(),
+  listingId: z.string(),
+  apiKeyId: z.string().nullable(),
+  wallet: z.string().nullable(),
+  query: z.string(),
+  topK: z.number().int(),
+  resultCount: z.number().int(),
+  latencyMs: z.number(),
+  createdAt: z.string(),
+});
 
 const DEFAULT_RETRY_MS = 200;
 const DEFAULT_MAX_PENDING = 10_000;
@@ -30,6 +51,7 @@ export class QueryLogWriter {
   private readonly retryMs: number;
   private readonly maxPending: number;
   private readonly log: (line: string) => void;
+  private readonly spillFile: string | undefined;
   private readonly insertRow: Statement;
 
   constructor(
@@ -44,6 +66,8 @@ export class QueryLogWriter {
     this.retryMs = options.retryMs ?? DEFAULT_RETRY_MS;
     this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.spillFile = options.spillFile;
+    if (this.spillFile) this.writeSpilled(this.spillFile);
   }
 
   write(entry: QueryLogEntry): void {
@@ -75,7 +99,87 @@ export class QueryLogWriter {
     try {
       this.insertAll(rows);
     } catch (err) {
-      this.log(`${rows.length} query log rows were not written: ${(err as Error).message}`);
+      const kept = this.spill(rows);
+      this.log(
+        `${rows.length} query log rows were not written: ${(err as Error).message}` +
+          (kept ? `; kept in ${this.spillFile}, to be written at the next start` : ''),
+      );
+    }
+  }
+
+  /** Appends rows to the spill file; false when there is none or it cannot be written. */
+  private spill(rows: QueryLogEntry[]): boolean {
+    if (!this.spillFile) return false;
+    try {
+      const lines = rows.map((row) => `${JSON.stringify(SpilledRow.parse(row))}\n`).join('');
+      appendFileSync(this.spillFile, lines, { mode: 0o600 });
+      return true;
+    } catch (err) {
+      this.log(`${this.spillFile}: ${(err as Error).message}`);
+      return false;
+    }
+  }
+
+  /**
+   * Writes the rows a writer closed earlier spilled, then removes the file. A row already in the log (the
+   * process stopped between writing and removing) is skipped. When the lock stays held past the busy
+   * timeout the file is left for the next start; lines that cannot be read are kept aside in
+   * `<file>.unreadable` and reported, never retried or dropped silently.
+   */
+  private writeSpilled(file: string): void {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log(`${file}: ${(err as Error).message}`);
+      return;
+    }
+    const rows: z.infer<typeof SpilledRow>[] = [];
+    const unreadable: string[] = [];
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        rows.push(SpilledRow.parse(JSON.parse(line)));
+      } catch {
+        unreadable.push(line);
+      }
+    }
+    const insertOnce = this.db.prepare(
+      `INSERT OR IGNORE INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count,
+        latency_ms, debited_lamports, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+    );
+    try {
+      this.db.transaction(() => {
+        for (const r of rows) {
+          insertOnce.run(
+            r.id,
+            r.listingId,
+            r.apiKeyId,
+            r.wallet,
+            r.query,
+            r.topK,
+            r.resultCount,
+            r.latencyMs,
+            r.createdAt,
+          );
+        }
+      })();
+    } catch (err) {
+      this.log(
+        `${rows.length} query log rows kept in ${file} were not written yet: ${(err as Error).message}`,
+      );
+      return;
+    }
+    try {
+      if (unreadable.length > 0) {
+        appendFileSync(`${file}.unreadable`, `${unreadable.join('\n')}\n`, { mode: 0o600 });
+        this.log(`${unreadable.length} lines of ${file} are not query log rows; kept in ${file}.unreadable`);
+      }
+      unlinkSync(file);
+    } catch (err) {
+      // Written (once): the next start writes nothing twice.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log(`${file}: ${(err as Error).message}`);
     }
   }
 

@@ -24,7 +24,7 @@ import { SolanaProgramClient } from '../core/marketplace/solana/client';
 import { credentialPda, listingPda, resolveProgramId } from '../core/marketplace/solana/pda';
 import { UploadService } from '../core/uploads/uploads';
 import { plainSecretBox, WalletService, type SecretBox } from '../core/wallets/wallets';
-import { openDataDir, type Db, type OpenOptions } from './open';
+import { openDataDir, QUERY_LOG_SPILL_FILE, type Db, type OpenOptions } from './open';
 import { SqliteApiKeyRepository } from './repositories/apiKeys';
 import { SqliteCredentialRepository } from './repositories/credentials';
 import { SqliteEmbeddingCache } from './repositories/embeddingCache';
@@ -128,7 +128,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     }
     return onChain.ledger;
   });
-  const search = new SqliteSearchRepository(db);
+  const search = new SqliteSearchRepository(db, {}, { spillFile: join(dataDir, QUERY_LOG_SPILL_FILE) });
   const credentials = new CredentialService(credentialRepo, listings, ledger, wallets, now);
   return {
     dataDir,

@@ -1,6 +1,9 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { QueryLogEntry } from '../../src/core/retrieve/searchIndex';
+import { QUERY_LOG_SPILL_FILE } from '../../src/db/open';
 import { QueryLogWriter } from '../../src/db/queryLogWriter';
 import { openServices, type StudioServices } from '../../src/db/services';
 import { tempDir } from '../helpers/studio';
@@ -116,6 +119,104 @@ describe('QueryLogWriter', () => {
     writer.close();
     expect(logged).toEqual([expect.stringMatching(/^1 query log rows were not written: database is locked/)]);
     expect(writer.pendingCount).toBe(0);
+  });
+
+  describe('rows still not writable when it closes (the process stopping while a commit holds the lock)', () => {
+    const spillFile = () => join(dir.path, QUERY_LOG_SPILL_FILE);
+    const spilledIds = () =>
+      readFileSync(spillFile(), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as QueryLogEntry).id);
+
+    it('keeps them in the spill file, and the next writer writes them once and removes it', () => {
+      const spilling = new QueryLogWriter(services.db, {
+        spillFile: spillFile(),
+        log: (l) => logged.push(l),
+      });
+      services.db.pragma('busy_timeout = 20');
+      other.exec('BEGIN IMMEDIATE');
+      const first = entry();
+      const second = entry();
+      spilling.write(first);
+      spilling.write(second);
+      spilling.close();
+      expect(logged).toEqual([
+        expect.stringMatching(
+          /^2 query log rows were not written: database is locked; kept in .*query-log-kept\.jsonl/,
+        ),
+      ]);
+      expect(spilledIds()).toEqual([first.id, second.id]);
+      other.exec('ROLLBACK');
+
+      new QueryLogWriter(services.db, { spillFile: spillFile() });
+      expect(ids()).toEqual([first.id, second.id]);
+      expect(services.db.prepare(`SELECT * FROM query_log WHERE id = ?`).get(second.id)).toMatchObject({
+        listing_id: 'lst_1',
+        query: second.query,
+        top_k: 5,
+        result_count: 3,
+        latency_ms: 1.5,
+        debited_lamports: 0,
+        created_at: second.createdAt,
+      });
+      expect(existsSync(spillFile())).toBe(false);
+      // A spill file whose rows were written before it could be removed: nothing twice.
+      writeFileSync(spillFile(), `${JSON.stringify(first)}\n`);
+      new QueryLogWriter(services.db, { spillFile: spillFile() });
+      expect(ids()).toEqual([first.id, second.id]);
+      expect(existsSync(spillFile())).toBe(false);
+    });
+
+    it('leaves the file while the lock is still held at start, and sets lines it cannot read aside', () => {
+      const kept = entry();
+      writeFileSync(spillFile(), `${JSON.stringify(kept)}\nnot a row\n{"id":1}\n`);
+      services.db.pragma('busy_timeout = 20');
+      other.exec('BEGIN IMMEDIATE');
+      new QueryLogWriter(services.db, { spillFile: spillFile(), log: (l) => logged.push(l) });
+      expect(logged).toEqual([
+        expect.stringMatching(/^1 query log rows kept in .* were not written yet: database is locked/),
+      ]);
+      expect(existsSync(spillFile())).toBe(true);
+      other.exec('ROLLBACK');
+
+      new QueryLogWriter(services.db, { spillFile: spillFile(), log: (l) => logged.push(l) });
+      expect(ids()).toEqual([kept.id]);
+      expect(existsSync(spillFile())).toBe(false);
+      expect(readFileSync(`${spillFile()}.unreadable`, 'utf8')).toBe('not a row\n{"id":1}\n');
+      expect(logged[1]).toMatch(/^2 lines of .* are not query log rows; kept in .*\.unreadable$/);
+    });
+
+    it("are kept by the services' close and written when the data directory is opened again", async () => {
+      const reopenedIds = () => {
+        const again = openServices(dir.path);
+        try {
+          return again.db.prepare(`SELECT id FROM query_log`).pluck().all();
+        } finally {
+          again.close();
+        }
+      };
+      const wallet = services.wallets.defaultWallet().address;
+      const listingId = services.listings.create(
+        { title: 'KB', accessModel: 'one_time', price: 0 },
+        wallet,
+      ).id;
+      services.db.pragma('busy_timeout = 20');
+      other.exec('BEGIN IMMEDIATE');
+      // A retrieval while a commit holds the lock: answered, its log row kept.
+      const { queryId } = await services.retrieval.retrieve({ listingId, query: 'puffin' }, 'studio');
+      const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+      try {
+        services.close();
+      } finally {
+        stderr.mockRestore();
+      }
+      expect(existsSync(spillFile())).toBe(true);
+      other.exec('ROLLBACK');
+      expect(reopenedIds()).toEqual([queryId]);
+      expect(existsSync(spillFile())).toBe(false);
+      services = openServices(dir.path); // for afterEach
+    });
   });
 
   it('reports rows it could not write for another reason than the lock, and does not try them again', async () => {

@@ -14,7 +14,7 @@ import type {
 } from '../../core/retrieve/searchIndex';
 import { codeBytes } from '../../core/retrieve/signCodes';
 import type { Db } from '../open';
-import { QueryLogWriter } from '../queryLogWriter';
+import { QueryLogWriter, type QueryLogWriterOptions } from '../queryLogWriter';
 import { StatementCache } from '../statementCache';
 import { VectorCodeCache, type CodeSet } from '../vectorCodeCache';
 
@@ -69,6 +69,7 @@ export class SqliteSearchRepository implements SearchIndex {
   constructor(
     private readonly db: Db,
     tuning: Partial<DenseTuning> = {},
+    queryLog: QueryLogWriterOptions = {},
   ) {
     db.function('kbs_filter_number', { deterministic: true }, (type: unknown, value: unknown) =>
       filterNumber(String(type), value),
@@ -76,7 +77,7 @@ export class SqliteSearchRepository implements SearchIndex {
     this.tuning = { ...DEFAULT_DENSE_TUNING, ...tuning };
     this.statements = new StatementCache(db);
     this.codes = new VectorCodeCache(db, { maxBytes: this.tuning.maxCacheBytes });
-    this.queryLog = new QueryLogWriter(db);
+    this.queryLog = new QueryLogWriter(db, queryLog);
   }
 
   /**
