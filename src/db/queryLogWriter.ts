@@ -52,6 +52,8 @@ export class QueryLogWriter {
   private readonly maxPending: number;
   private readonly log: (line: string) => void;
   private readonly spillFile: string | undefined;
+  /** The next try of a spill file found at start while another writer held the lock. */
+  private spillTimer: NodeJS.Timeout | undefined;
   private readonly insertRow: Statement;
 
   constructor(
@@ -93,6 +95,8 @@ export class QueryLogWriter {
   close(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    clearTimeout(this.spillTimer);
+    this.spillTimer = undefined;
     if (this.pending.length === 0) return;
     const rows = this.pending;
     this.pending = [];
@@ -122,11 +126,13 @@ export class QueryLogWriter {
 
   /**
    * Writes the rows a writer closed earlier spilled, then removes the file. A row already in the log (the
-   * process stopped between writing and removing) is skipped. When the lock stays held past the busy
-   * timeout the file is left for the next start; lines that cannot be read are kept aside in
+   * process stopped between writing and removing) is skipped. It never waits for the lock (this runs as
+   * the services open): while another writer holds it, it tries again every retryMs, and a file still
+   * there when this writer closes waits for the next start. Lines that cannot be read are kept aside in
    * `<file>.unreadable` and reported, never retried or dropped silently.
    */
   private writeSpilled(file: string): void {
+    this.spillTimer = undefined;
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
@@ -144,31 +150,37 @@ export class QueryLogWriter {
         unreadable.push(line);
       }
     }
-    const insertOnce = this.db.prepare(
-      `INSERT OR IGNORE INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count,
-        latency_ms, debited_lamports, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-    );
+    let written: boolean;
     try {
-      this.db.transaction(() => {
-        for (const r of rows) {
-          insertOnce.run(
-            r.id,
-            r.listingId,
-            r.apiKeyId,
-            r.wallet,
-            r.query,
-            r.topK,
-            r.resultCount,
-            r.latencyMs,
-            r.createdAt,
-          );
-        }
-      })();
-    } catch (err) {
-      this.log(
-        `${rows.length} query log rows kept in ${file} were not written yet: ${(err as Error).message}`,
+      const insertOnce = this.db.prepare(
+        `INSERT OR IGNORE INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count,
+          latency_ms, debited_lamports, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
       );
+      written = writeWithoutWaiting(this.db, () =>
+        this.db.transaction(() => {
+          for (const r of rows) {
+            insertOnce.run(
+              r.id,
+              r.listingId,
+              r.apiKeyId,
+              r.wallet,
+              r.query,
+              r.topK,
+              r.resultCount,
+              r.latencyMs,
+              r.createdAt,
+            );
+          }
+        })(),
+      );
+    } catch (err) {
+      this.log(`${rows.length} query log rows kept in ${file} were not written: ${(err as Error).message}`);
+      return;
+    }
+    if (!written) {
+      this.spillTimer = setTimeout(() => this.writeSpilled(file), this.retryMs);
+      this.spillTimer.unref();
       return;
     }
     try {
