@@ -4,11 +4,7 @@
 // slower polyfills): loaded on the benchmark's thread, it made the next suite's JavaScript several
 // times slower. Plain JavaScript, as the parser workers are.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-
-const require = createRequire(import.meta.url);
 
 /** Each format's library, called as the pipeline calls it, with nothing around it. */
 async function parserFor(format) {
@@ -31,28 +27,15 @@ async function parserFor(format) {
       return (data) => parse(data.toString('utf8'));
     }
     case 'docx': {
-      // The DOCX worker's module puts its XML reader into mammoth, as the pipeline runs it.
-      await import('../src/core/ingest/parsers/docxWorker.mjs');
-      const { default: mammoth } = await import('mammoth');
-      return (data) => mammoth.convertToHtml({ buffer: data });
+      // The DOCX worker's own call: its options (images skipped unread) and its XML reader in mammoth.
+      const { convertDocx } = await import('../src/core/ingest/parsers/docxWorker.mjs');
+      return (data) => convertDocx(data);
     }
     case 'pdf': {
-      const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
-      const root = path.dirname(require.resolve('pdfjs-dist/package.json'));
-      const asset = (folder) => path.join(root, folder) + '/';
-      for (const method of ['log', 'info', 'warn', 'error', 'debug']) console[method] = () => undefined;
+      // The PDF worker's own options; the worker module also silences pdfjs's console output.
+      const { openPdf } = await import('../src/core/ingest/parsers/pdfWorker.mjs');
       return async (data) => {
-        const doc = await getDocument({
-          data: new Uint8Array(data),
-          cMapUrl: asset('cmaps'),
-          cMapPacked: true,
-          standardFontDataUrl: asset('standard_fonts'),
-          wasmUrl: asset('wasm'),
-          isEvalSupported: false,
-          useSystemFonts: false,
-          disableFontFace: true,
-          verbosity: 0,
-        }).promise;
+        const doc = await openPdf(new Uint8Array(data));
         try {
           for (let page = 1; page <= doc.numPages; page++) await (await doc.getPage(page)).getTextContent();
         } finally {

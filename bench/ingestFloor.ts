@@ -22,8 +22,8 @@ const LIBRARIES: Record<DocumentFormat, string> = {
   json: 'JSON.parse',
   markdown: 'markdown-it (tokens)',
   html: 'parse5',
-  docx: "mammoth (with the studio's XML reader)",
-  pdf: 'pdfjs (text of every page)',
+  docx: "mammoth (the DOCX worker's call)",
+  pdf: "pdfjs (the PDF worker's options, text of every page)",
 };
 
 /** The wall times (ms) of `rounds` passes of one format's parser over its files, on a thread of its own. */
@@ -36,7 +36,7 @@ async function timeParser(format: DocumentFormat, paths: string[], rounds: numbe
     if (!answer.times) throw new Error(`ingest.floor: ${format}: ${answer.error}`);
     return answer.times;
   } finally {
-    // The DOCX worker's module keeps a message listener: the thread is ended, not left to exit.
+    // The DOCX and PDF workers' modules keep a message listener: the thread is ended, not left to exit.
     await worker.terminate();
   }
 }
@@ -262,7 +262,9 @@ async function timeParsers(corpus: Corpus, rounds: number) {
   const byFormat = new Map<DocumentFormat, Corpus['files']>();
   for (const file of corpus.files) {
     if (file.format === 'jsonl') continue;
-    byFormat.set(file.format, [...(byFormat.get(file.format) ?? []), file]);
+    const list = byFormat.get(file.format) ?? [];
+    list.push(file);
+    byFormat.set(file.format, list);
   }
   const results: { format: DocumentFormat; label: string; files: number; bytes: number; ms: number }[] = [];
   for (const [format, files] of byFormat) {

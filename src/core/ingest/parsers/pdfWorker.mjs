@@ -26,9 +26,12 @@ const pdfjsRoot = path.dirname(createRequire(import.meta.url).resolve('pdfjs-dis
 // pdfjs reads these with fs in Node: plain paths, with the trailing slash it insists on.
 const assetUrl = (folder) => path.join(pdfjsRoot, folder) + '/';
 
-/** @param {{ data: Uint8Array, lowTextChars: number }} input */
-async function extract({ data, lowTextChars }) {
-  const task = getDocument({
+/**
+ * Opens a PDF as this worker reads it (also timed alone by bench/floorParser.mjs).
+ * @param {Uint8Array} data
+ */
+export function openPdf(data) {
+  return getDocument({
     data,
     // CMaps are needed to map CJK fonts' character codes to Unicode; standard fonts give glyph widths.
     cMapUrl: assetUrl('cmaps'),
@@ -39,8 +42,12 @@ async function extract({ data, lowTextChars }) {
     useSystemFonts: false,
     disableFontFace: true,
     verbosity: 0,
-  });
-  const doc = await task.promise;
+  }).promise;
+}
+
+/** @param {{ data: Uint8Array, lowTextChars: number }} input */
+async function extract({ data, lowTextChars }) {
+  const doc = await openPdf(data);
   try {
     const { info, metadata } = await doc.getMetadata().catch(() => ({ info: {}, metadata: null }));
     const pages = [];
