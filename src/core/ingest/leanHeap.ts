@@ -21,8 +21,8 @@ let holders = 0;
 /**
  * Caps the heap growth until the returned release is called. The setting is the process's, for every
  * thread; Node warns that V8 flags changed after start may do nothing or worse, but this one is read
- * afresh whenever a heap's next limit is computed (V8's MemoryController), which is what is wanted here. The cap is lifted when the last holder
- * releases it; a release called twice counts once.
+ * afresh whenever a heap's next limit is computed (V8's MemoryController), which is what is wanted
+ * here. The cap is lifted when the last holder releases it; a release called twice counts once.
  */
 export function capHeapGrowth(): () => void {
   if (holders++ === 0) setFlagsFromString(`--heap-growing-percent=${IMPORT_HEAP_GROWING_PERCENT}`);
