@@ -78,11 +78,14 @@ describe('SIGKILL during ingestion', () => {
     expect(before.kb.documents.length).toBe(6);
 
     const id = await upload(server, corpus.zip);
-    // Killed once chunks are being staged: the files are received, parsed and partly embedded.
+    // Killed once chunks are being staged: the files are received, parsed and partly embedded. Not once
+    // the last progress says 'done': the commit is in then, and only the final status is still to come.
     await waitFor(
       async () => {
         const u = storedUpload(dataDir, id);
-        return u.status === 'processing' && u.progress.chunks > 0 ? u : undefined;
+        return u.status === 'processing' && u.progress.chunks > 0 && u.progress.stage !== 'done'
+          ? u
+          : undefined;
       },
       120_000,
       'the upload to stage chunks',

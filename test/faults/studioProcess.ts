@@ -174,7 +174,10 @@ export function snapshot(dataDir: string, listingId: string): KbSnapshot {
  * An upload's status and progress read from the database: polling GET /v1/upload/{id} would spend the
  * key's 100 requests a minute.
  */
-export function storedUpload(dataDir: string, id: string): { status: string; progress: { chunks: number } } {
+export function storedUpload(
+  dataDir: string,
+  id: string,
+): { status: string; progress: { chunks: number; stage?: string } } {
   const db = openReadOnly(dataDir);
   try {
     const row = db.prepare(`SELECT status, progress FROM uploads WHERE id = ?`).get(id) as

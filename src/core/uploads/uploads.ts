@@ -69,12 +69,16 @@ export class UploadService {
   recoverInterrupted(): number {
     const stale = this.repo.unfinished();
     for (const u of stale) {
+      // The ingestion reports 'done' only once its commit is in: then only the final status was lost
+      // (the process stopped while the received files were removed or the status was being written).
+      const stored = u.progress.stage === 'done';
       this.repo.update(u.uploadId, {
         status: 'failed',
         error: {
           code: 'internal_error',
-          message:
-            'The upload was interrupted by a restart of the studio; nothing was stored. Upload it again.',
+          message: stored
+            ? 'The upload was interrupted by a restart of the studio after its documents were stored; only its file report was lost. Check the listing: sending it again stores the same documents again.'
+            : 'The upload was interrupted by a restart of the studio; nothing was stored. Upload it again.',
         },
         updatedAt: this.now().toISOString(),
       });

@@ -89,4 +89,21 @@ describe('SqliteUploadRepository.tryUpdate', () => {
     ).toBe(true);
     expect(repo.findById(record.uploadId)!.progress).toEqual(progress('done', 9));
   });
+
+  it('marks an upload a restart interrupted as failed, saying whether its documents were stored', () => {
+    const stages = { upl_progress: 'embedding', upl_stored: 'done', upl_storing: 'storing' } as const;
+    repo.insert({ ...record, uploadId: 'upl_stored', progress: progress('done', 8) });
+    repo.insert({ ...record, uploadId: 'upl_storing', progress: progress('storing', 8) });
+    repo.update('upl_progress', { progress: progress(stages.upl_progress, 3) });
+    services.close();
+    // Opening the data directory again recovers what no live process is working on.
+    services = openServices(dir.path);
+    repo = new SqliteUploadRepository(services.db);
+    const message = (id: string) => repo.findById(id)?.error?.message;
+    for (const id of Object.keys(stages)) expect(repo.findById(id)?.status).toBe('failed');
+    expect(message('upl_progress')).toMatch(/interrupted by a restart.*nothing was stored/);
+    // Committing, not committed: the transaction rolled back with the process.
+    expect(message('upl_storing')).toMatch(/interrupted by a restart.*nothing was stored/);
+    expect(message('upl_stored')).toMatch(/interrupted by a restart.*after its documents were stored/);
+  });
 });
