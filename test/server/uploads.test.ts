@@ -126,6 +126,8 @@ describe('POST /v1/upload', () => {
     const repo = (uploads as unknown as { repo: UploadRepository }).repo;
     const accept = uploads.accept.bind(uploads);
     const update = repo.update.bind(repo);
+    const kb = studio.services.knowledgeBase;
+    const beginCommit = kb.beginCommit.bind(kb);
     const dirs = new Map<string, string>();
     const seen: [string, boolean][] = [];
     const spies = [
@@ -140,6 +142,16 @@ describe('POST /v1/upload', () => {
           seen.push([patch.status, existsSync(dirs.get(id)!)]);
         return update(id, patch);
       }),
+      // An upload with documents to commit is completed by its commit, in the same transaction.
+      vi.spyOn(kb, 'beginCommit').mockImplementation((...args) => {
+        const session = beginCommit(...args);
+        const finish = session.finish.bind(session);
+        session.finish = (completes) => {
+          if (completes) seen.push(['completed', existsSync(dirs.get(completes.uploadId)!)]);
+          return finish(completes);
+        };
+        return session;
+      }),
     ];
     try {
       const ok = await writeZip(join(scratch.path, 'order-ok.zip'), { 'a.md': '# A\n\ntext' });
@@ -147,38 +159,58 @@ describe('POST /v1/upload', () => {
         'a.md': '# A\n\ntext',
         'b.pdf': '%PDF-1.4\nnot a pdf at all',
       });
+      const listings: string[] = [];
       for (const [zip, name] of [
         [ok, 'order-ok.zip'],
         [bad, 'order-bad.zip'],
       ] as const) {
         const res = await upload(form([{ path: zip, name }], {}));
         expect(res.status).toBe(202);
-        await waitFor((await json(res)).data.uploadId);
+        listings.push((await waitFor((await json(res)).data.uploadId)).listingId);
       }
+      // The same file again into the same listing: unchanged, nothing to commit.
+      const again = await upload(form([{ path: ok, name: 'order-ok.zip' }], { listing_id: listings[0] }));
+      expect(again.status).toBe(202);
+      expect(await waitFor((await json(again)).data.uploadId)).toMatchObject({
+        status: 'completed',
+        files: [{ source: 'a.md', status: 'unchanged' }],
+      });
     } finally {
       for (const spy of spies) spy.mockRestore();
     }
-    // The received files were still there when the upload was accepted, and gone at the final status.
+    // The received files were still there when the upload was accepted, and gone at the final status:
+    // at the commit that completed the first, at the status written for the others.
     expect(seen).toEqual([
       ['completed', false],
       ['failed', false],
+      ['completed', false],
     ]);
   });
 
-  it("writes its final status once another connection's commit is done, without holding the server", async () => {
+  it("is completed by its own commit, or, with nothing to commit, once another connection's commit is done", async () => {
     const zip = await writeZip(join(scratch.path, 'locked.zip'), {
       'notes.md': '# Locked\n\nWritten once the other commit is done.',
     });
-    // Another connection takes the write lock (as a commit or a JSONL import on a worker does) the moment
-    // this upload's ingestion is over, and keeps it 1.5 s: the 'completed' status has to wait for it.
     const other = new Database(studio.services.db.name);
+    const row = (id: string) =>
+      other.prepare(`SELECT status, results FROM uploads WHERE id = ?`).get(id) as {
+        status: string;
+        results: string;
+      };
+    let atReturn: { status: string; results: string } | undefined;
     let released: Promise<void> | undefined;
+    let lockAfterRun = false;
     const ingestion = studio.services.ingestion;
     const run = ingestion.run.bind(ingestion);
     const spy = vi.spyOn(ingestion, 'run').mockImplementation(async (command) => {
       const result = await run(command);
-      other.exec('BEGIN IMMEDIATE');
-      released = new Promise((r) => setTimeout(r, 1_500)).then(() => void other.exec('ROLLBACK'));
+      atReturn = row(command.upload!.id);
+      if (lockAfterRun) {
+        // Another connection takes the write lock (as a commit or a JSONL import on a worker does) the
+        // moment this upload's ingestion is over, and keeps it 1.5 s: the status has to wait for it.
+        other.exec('BEGIN IMMEDIATE');
+        released = new Promise((r) => setTimeout(r, 1_500)).then(() => void other.exec('ROLLBACK'));
+      }
       return result;
     });
     let turns = 0;
@@ -191,13 +223,29 @@ describe('POST /v1/upload', () => {
       turns++;
     }, 20);
     try {
-      const res = await upload(form([{ path: zip, name: 'locked.zip' }]));
-      expect(res.status).toBe(202);
-      const { uploadId } = (await json(res)).data;
-      const done = await waitFor(uploadId);
+      const first = await upload(form([{ path: zip, name: 'locked.zip' }]));
+      expect(first.status).toBe(202);
+      const firstDone = await waitFor((await json(first)).data.uploadId);
+      expect(firstDone).toMatchObject({ status: 'completed', documentCount: 1 });
+      // Already completed, with its report, when the ingestion returned: the commit wrote it.
+      expect(atReturn?.status).toBe('completed');
+      expect(JSON.parse(atReturn!.results)).toMatchObject({
+        files: [{ source: 'notes.md', status: 'ingested' }],
+        documentCount: 1,
+        chunkCount: 1,
+      });
+
+      // The same file again: unchanged, nothing to commit, so the status is written after the ingestion.
+      lockAfterRun = true;
+      const again = await upload(
+        form([{ path: zip, name: 'locked.zip' }], { listing_id: firstDone.listingId }),
+      );
+      expect(again.status).toBe(202);
+      const done = await waitFor((await json(again)).data.uploadId);
+      expect(atReturn?.status).toBe('processing');
       expect(released).toBeDefined();
       await released;
-      expect(done).toMatchObject({ status: 'completed', documentCount: 1 });
+      expect(done).toMatchObject({ status: 'completed', documentCount: 1, files: [{ status: 'unchanged' }] });
     } finally {
       clearInterval(ticker);
       spy.mockRestore();

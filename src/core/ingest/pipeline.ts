@@ -39,6 +39,18 @@ export interface IngestRequest {
   workDir: string;
   signal?: AbortSignal;
   onProgress?: (progress: IngestProgress) => void;
+  /** The bulk upload this ingestion is for (see IngestUpload). */
+  upload?: IngestUpload;
+}
+
+/**
+ * A bulk upload being ingested: the commit marks it completed in its own transaction (CompletedUpload),
+ * and `inputsRead` (which gives the received files back) is awaited just before, once nothing reads them.
+ */
+export interface IngestUpload {
+  id: string;
+  now: () => Date;
+  inputsRead: () => Promise<void>;
 }
 
 export interface IngestResult {
@@ -267,6 +279,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     request.signal?.throwIfAborted();
     const firstRejected = outcomes.find((o) => o.status === 'rejected');
     if (request.atomic && firstRejected) throw new IngestionFailed(sortOutcomes(outcomes), firstRejected);
+    // Whoever sees the upload completed finds its received files gone (and a full disk its room back).
+    await request.upload?.inputsRead();
 
     let documentCount = existing.size;
     let chunkCount = existingChunks;
@@ -274,7 +288,15 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     if (committed) {
       report('storing');
       session ??= deps.store.beginCommit(listing.id, staging, commitOptions);
-      const result = await session.finish();
+      const { upload } = request;
+      const result = await session.finish(
+        upload && {
+          uploadId: upload.id,
+          files: sortOutcomes(outcomes),
+          progress: { ...progress, stage: 'done' },
+          updatedAt: upload.now().toISOString(),
+        },
+      );
       documentCount = result.documentCount;
       chunkCount = result.chunkCount;
     }

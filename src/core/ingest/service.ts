@@ -6,7 +6,7 @@ import { newId } from '../ids';
 import type { ListingService, Viewer } from '../marketplace/listings';
 import type { ChunkingOptions } from './chunkers';
 import type { IngestLimits } from './limits';
-import type { IngestProgress, IngestResult } from './pipeline';
+import type { IngestProgress, IngestResult, IngestUpload } from './pipeline';
 import type { IngestInput } from './sources';
 import type { SourceStore } from './sourceStore';
 import type { KnowledgeBaseStore } from './store';
@@ -22,6 +22,8 @@ export interface IngestCommand {
   viewer?: Viewer;
   signal?: AbortSignal;
   onProgress?: (progress: IngestProgress) => void;
+  /** The bulk upload this is for: its commit marks it completed (see IngestUpload). */
+  upload?: IngestUpload;
 }
 
 /** Runs ingestions for listings, each in its own scratch folder under the data directory. */
@@ -56,6 +58,7 @@ export class IngestionService {
           workDir,
           signal: command.signal,
           onProgress: command.onProgress,
+          upload: command.upload,
         },
         { store: this.store, embedderFor: this.embedderFor, sources: this.sources },
       );

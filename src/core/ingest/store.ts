@@ -1,3 +1,4 @@
+import type { FileOutcome, IngestProgress } from '../../shared/uploads';
 import type { SourceFormat } from './sources';
 
 export interface StagedChunk {
@@ -67,6 +68,20 @@ export interface CommitResult {
 }
 
 /**
+ * A bulk upload that a commit completes in its own transaction: the upload's status becomes `completed`,
+ * with this report and the knowledge base's totals after the commit, in the same commit as its documents.
+ * A stop at any moment leaves both or neither (an upload left `processing` with its documents stored
+ * could only be reported as failed, its file report lost).
+ */
+export interface CompletedUpload {
+  uploadId: string;
+  files: FileOutcome[];
+  /** The last progress; its chunk count becomes the knowledge base's. */
+  progress: IngestProgress;
+  updatedAt: string;
+}
+
+/**
  * A commit under way: its transaction holds the staged documents, and documents opened here go straight
  * into it, so a large import is written while its next lines are read (the knowledge base's write lock is
  * held meanwhile). Nothing is visible before `finish()`.
@@ -76,8 +91,11 @@ export interface CommitSession {
   /** Documents and chunks opened here and finished (the staged ones are not counted). */
   readonly documentCount: number;
   readonly chunkCount: number;
-  /** Commits; rejects (leaving the knowledge base untouched) when a limit would be crossed. */
-  finish(): Promise<CommitResult>;
+  /**
+   * Commits, and marks `upload` completed in the same transaction; rejects (leaving the knowledge base and
+   * the upload untouched) when a limit would be crossed or the upload is not in progress.
+   */
+  finish(upload?: CompletedUpload): Promise<CommitResult>;
   /** Rolls everything back; resolves once the commit's connection is closed. Safe after finish, and twice. */
   abort(): Promise<void>;
 }

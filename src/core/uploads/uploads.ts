@@ -69,15 +69,16 @@ export class UploadService {
   recoverInterrupted(): number {
     const stale = this.repo.unfinished();
     for (const u of stale) {
-      // The ingestion reports 'done' only once its commit is in: then only the final status was lost
-      // (the process stopped while the received files were removed or the status was being written).
+      // A commit marks its upload completed in its own transaction, so an upload still processing has
+      // stored nothing new; 'done' means it had nothing to commit (every file unchanged, so the knowledge
+      // base holds them) and only the final status was lost.
       const stored = u.progress.stage === 'done';
       this.repo.update(u.uploadId, {
         status: 'failed',
         error: {
           code: 'internal_error',
           message: stored
-            ? 'The upload was interrupted by a restart of the studio after its documents were stored; only its file report was lost. Check the listing: sending it again stores the same documents again.'
+            ? 'The upload was interrupted by a restart of the studio after its documents were stored; only its file report was lost. Check the listing before sending it again.'
             : 'The upload was interrupted by a restart of the studio; nothing was stored. Upload it again.',
         },
         updatedAt: this.now().toISOString(),
@@ -183,6 +184,9 @@ export class UploadService {
         // Not recorded; the next update is tried PROGRESS_EVERY_MS later.
       }
     };
+    // The received files go before the final status is written: whoever sees 'completed' or 'failed'
+    // finds the scratch space already given back (a full disk has its room again).
+    const giveBack = () => rm(request.dir, { recursive: true, force: true }).catch(() => undefined);
     let finish: () => Promise<void>;
     try {
       await this.updateWhenFree(id, { status: 'processing', updatedAt: this.now().toISOString() });
@@ -200,21 +204,24 @@ export class UploadService {
         limits: this.limits,
         viewer: { wallet: record.wallet },
         onProgress,
+        // A commit marks the upload completed in its own transaction, the received files given back first.
+        upload: { id, now: this.now, inputsRead: giveBack },
       });
+      // Nothing to commit (every file unchanged): the status is written here.
       finish = () =>
-        this.updateWhenFree(id, {
-          status: 'completed',
-          files: result.documents,
-          documentCount: result.documentCount,
-          chunkCount: result.chunkCount,
-          updatedAt: this.now().toISOString(),
-        });
+        result.committed
+          ? Promise.resolve()
+          : this.updateWhenFree(id, {
+              status: 'completed',
+              files: result.documents,
+              documentCount: result.documentCount,
+              chunkCount: result.chunkCount,
+              updatedAt: this.now().toISOString(),
+            });
     } catch (err) {
       finish = () => this.recordFailure(id, err, request.dir);
     }
-    // The received files go before the final status is written: whoever sees 'completed' or 'failed'
-    // finds the scratch space already given back (a full disk has its room again).
-    await rm(request.dir, { recursive: true, force: true }).catch(() => undefined);
+    await giveBack();
     try {
       await finish();
     } catch (err) {

@@ -341,7 +341,8 @@ class CommitTransaction {
     return doc;
   }
 
-  commit() {
+  /** `upload`: a CompletedUploadRow (uploads.ts) to mark completed in this transaction, or undefined. */
+  commit(upload) {
     const { db, request } = this;
     if (this.streaming.size > 0)
       throw new Error(`${this.streaming.size} streamed documents were not finished`);
@@ -363,6 +364,7 @@ class CommitTransaction {
       request.now,
       listingId,
     );
+    if (upload) completeUpload(db, upload, totals);
     if (this.bulk) setFtsSettings(db, FTS_DEFAULTS);
     db.exec('COMMIT');
     const documents = this.documents.map((d) => ({
@@ -431,8 +433,32 @@ function describe(err) {
 }
 
 /**
+ * Marks the upload this commit completes, with the knowledge base's totals; an upload that is not in
+ * progress fails the commit rather than being left as it is beside the documents it reports.
+ */
+function completeUpload(db, upload, totals) {
+  const { changes } = db
+    .prepare(
+      `UPDATE uploads SET status = 'completed', error = NULL, progress = json_set(?, '$.chunks', ?),
+        results = json_set(?, '$.documentCount', ?, '$.chunkCount', ?), updated_at = ?
+      WHERE id = ? AND status = 'processing'`,
+    )
+    .run(
+      upload.progress,
+      totals.chunks,
+      upload.results,
+      totals.docs,
+      totals.chunks,
+      upload.updatedAt,
+      upload.id,
+    );
+  if (changes !== 1) throw new Error(`upload '${upload.id}' is not in progress; nothing was committed`);
+}
+
+/**
  * The worker's side of the conversation: `open`, `add` (answered with `{ taken: seq }` once its rows are
- * in), `finish`, `discard`, then `commit` (answered with `{ result }`) or `abort`. The first error is
+ * in), `finish`, `discard`, then `commit` (with the `upload` it completes, if any; answered with `{ result }`)
+ * or `abort`. The first error is
  * answered with `{ error }` and rolls everything back; later messages are ignored.
  */
 function serve(request) {
@@ -470,7 +496,7 @@ function serve(request) {
           transaction.rollback();
           return end();
         case 'commit': {
-          const result = transaction.commit();
+          const result = transaction.commit(message.upload);
           parentPort.postMessage({ result });
           // The answer is out; now the WAL's pages go to the database file (up to gigabytes after a bulk
           // import: 10 s of a 500,000-line import's commit), here, where nobody waits for it. PASSIVE:

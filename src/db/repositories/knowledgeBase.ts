@@ -7,6 +7,7 @@ import { ChunkLimitExceeded, KnowledgeBaseTooLarge } from '../../core/ingest/err
 import type {
   CommitOptions,
   CommitResult,
+  CompletedUpload,
   CommitSession,
   ExistingDocument,
   KnowledgeBaseStore,
@@ -16,6 +17,7 @@ import type {
   Staging,
 } from '../../core/ingest/store';
 import { vecExtensionPath, type Db } from '../open';
+import { completedUploadRow } from './uploads';
 
 const vectorBlob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 
@@ -519,11 +521,11 @@ class WorkerCommitSession implements CommitSession {
     };
   }
 
-  finish(): Promise<CommitResult> {
+  finish(upload?: CompletedUpload): Promise<CommitResult> {
     if (this.state === 'aborted') return Promise.reject(new Error('the commit was aborted'));
     if (this.state === 'open') {
       this.state = 'finishing';
-      this.post({ type: 'commit' });
+      this.post({ type: 'commit', upload: upload && completedUploadRow(upload) });
       this.stopFeeding();
     }
     return this.answer;

@@ -1,3 +1,4 @@
+import type { CompletedUpload } from '../../core/ingest/store';
 import type { UploadRecord, UploadRepository } from '../../core/uploads/uploads';
 import type { Db } from '../open';
 import { writeWithoutWaiting } from '../withoutWaiting';
@@ -40,21 +41,27 @@ export class SqliteUploadRepository implements UploadRepository {
   }
 
   update(id: string, patch: Partial<Omit<UploadRecord, 'uploadId'>>): void {
-    const current = this.findById(id);
-    if (!current) return;
-    const next = { ...current, ...patch };
+    // Read and written under the write lock: a commit on another connection may complete the upload
+    // (commitWorker.mjs) between the two, and a progress patch must not write back what it read before.
     this.db
-      .prepare(
-        `UPDATE uploads SET status = ?, progress = ?, results = ?, error = ?, updated_at = ? WHERE id = ?`,
-      )
-      .run(
-        next.status,
-        JSON.stringify(next.progress),
-        results(next),
-        next.error ? JSON.stringify(next.error) : null,
-        next.updatedAt,
-        id,
-      );
+      .transaction(() => {
+        const current = this.findById(id);
+        if (!current) return;
+        const next = { ...current, ...patch };
+        this.db
+          .prepare(
+            `UPDATE uploads SET status = ?, progress = ?, results = ?, error = ?, updated_at = ? WHERE id = ?`,
+          )
+          .run(
+            next.status,
+            JSON.stringify(next.progress),
+            results(next),
+            next.error ? JSON.stringify(next.error) : null,
+            next.updatedAt,
+            id,
+          );
+      })
+      .immediate();
   }
 
   tryUpdate(id: string, patch: Partial<Omit<UploadRecord, 'uploadId'>>): boolean {
@@ -73,8 +80,26 @@ export class SqliteUploadRepository implements UploadRepository {
   }
 }
 
-const results = (r: UploadRecord) =>
+const results = (r: Pick<UploadRecord, 'files' | 'documentCount' | 'chunkCount'>) =>
   JSON.stringify({ files: r.files, documentCount: r.documentCount, chunkCount: r.chunkCount });
+
+/** What a commit writes to complete an upload in its transaction (commitWorker.mjs). */
+export interface CompletedUploadRow {
+  id: string;
+  /** These two columns as update() writes them; the commit sets the knowledge base's counts in them. */
+  progress: string;
+  results: string;
+  updatedAt: string;
+}
+
+export function completedUploadRow(upload: CompletedUpload): CompletedUploadRow {
+  return {
+    id: upload.uploadId,
+    progress: JSON.stringify(upload.progress),
+    results: results({ files: upload.files, documentCount: null, chunkCount: null }),
+    updatedAt: upload.updatedAt,
+  };
+}
 
 function fromRow(row: UploadRow): UploadRecord {
   const res = JSON.parse(row.results) as Pick<UploadRecord, 'files' | 'documentCount' | 'chunkCount'>;

@@ -10,7 +10,9 @@ import type {
   StagedDocument,
 } from '../../../src/core/ingest/store';
 import { signCode } from '../../../src/core/retrieve/signCodes';
+import type { UploadRecord } from '../../../src/core/uploads/uploads';
 import { BULK_FTS_MIN_CHUNKS } from '../../../src/db/repositories/knowledgeBase';
+import { SqliteUploadRepository } from '../../../src/db/repositories/uploads';
 import { DATABASE_FILE } from '../../../src/db/open';
 import { openServices, type StudioServices } from '../../../src/db/services';
 import { tempDir } from '../../helpers/studio';
@@ -928,6 +930,73 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         staging.dispose();
       }
       expect(counts()).toMatchObject({ documents: 0, chunks: 0, vectors: 0 });
+    });
+
+    it('marks the upload it completes in its own transaction, and commits nothing for one not in progress', async () => {
+      const uploads = new SqliteUploadRepository(db());
+      const wallet = services.wallets.defaultWallet().address;
+      const at = '2026-11-26T00:00:00.000Z';
+      const base: UploadRecord = {
+        uploadId: '',
+        listingId,
+        wallet,
+        status: 'processing',
+        config: {},
+        progress: { stage: 'storing', filesDone: 1, filesTotal: 1, bytesDone: 9, bytesTotal: 9, chunks: 0 },
+        files: [],
+        documentCount: null,
+        chunkCount: null,
+        error: null,
+        createdAt: at,
+        updatedAt: at,
+      };
+      const files = [{ source: 'up.jsonl', format: 'jsonl', status: 'ingested' as const, chunks: 2 }];
+      const commitWith = async (uploadId: string, word: string) => {
+        const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+        try {
+          const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+          const writer = session.open(doc(`${word}.jsonl`));
+          await writer.add([1, 2].map((n) => chunk(`${word} ${n}`, vector(n, 1, 1, 1, 1, 1, 1, 1))));
+          writer.finish();
+          // Seen from this connection while the commit is open: not completed yet.
+          expect(uploads.findById(uploadId)?.status).not.toBe('completed');
+          return await session.finish({
+            uploadId,
+            files,
+            progress: { ...base.progress, stage: 'done' },
+            updatedAt: '2026-11-26T00:00:05.000Z',
+          });
+        } finally {
+          staging.dispose();
+        }
+      };
+      await stageAndCommit([
+        { doc: doc('before.md'), chunks: [chunk('before', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
+      ]);
+
+      uploads.insert({ ...base, uploadId: 'upl_done' });
+      await expect(commitWith('upl_done', 'shearwater')).resolves.toMatchObject({
+        documentCount: 2,
+        chunkCount: 3,
+      });
+      expect(uploads.findById('upl_done')).toMatchObject({
+        status: 'completed',
+        files,
+        // The knowledge base's totals after the commit, as the commit counted them.
+        documentCount: 2,
+        chunkCount: 3,
+        progress: { stage: 'done', chunks: 3, filesDone: 1 },
+        error: null,
+        updatedAt: '2026-11-26T00:00:05.000Z',
+      });
+
+      // An upload already ended (a second process recovered it as failed): the documents are not committed.
+      uploads.insert({ ...base, uploadId: 'upl_failed', status: 'failed' });
+      await expect(commitWith('upl_failed', 'petrel')).rejects.toThrow(/upl_failed' is not in progress/);
+      await expect(commitWith('upl_missing', 'petrel')).rejects.toThrow(/upl_missing' is not in progress/);
+      expect(fullText('petrel')).toEqual([]);
+      expect(counts()).toMatchObject({ documents: 2, chunks: 3 });
+      expect(uploads.findById('upl_failed')?.status).toBe('failed');
     });
 
     it('waits for the commit before it to answer, then starts', async () => {

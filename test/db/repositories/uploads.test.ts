@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { IngestProgress } from '../../../src/core/ingest/pipeline';
 import type { UploadRecord } from '../../../src/core/uploads/uploads';
 import { SqliteUploadRepository } from '../../../src/db/repositories/uploads';
@@ -88,6 +88,38 @@ describe('SqliteUploadRepository.tryUpdate', () => {
       }),
     ).toBe(true);
     expect(repo.findById(record.uploadId)!.progress).toEqual(progress('done', 9));
+  });
+
+  it("never writes back what it read over a completion another connection's commit made meanwhile", () => {
+    // The commit worker completes an upload on its own connection (commitWorker.mjs); here it tries to
+    // do so between this update's read of the row and its write.
+    const other = new Database(services.db.name);
+    other.pragma('busy_timeout = 0');
+    const findById = repo.findById.bind(repo);
+    let attempt: unknown = 'not tried';
+    const spy = vi.spyOn(repo, 'findById').mockImplementation((id) => {
+      const read = findById(id);
+      try {
+        other.prepare(`UPDATE uploads SET status = 'completed' WHERE id = ?`).run(id);
+        attempt = 'written';
+      } catch (err) {
+        attempt = (err as { code?: string }).code;
+      }
+      return read;
+    });
+    try {
+      expect(repo.tryUpdate(record.uploadId, { progress: progress('done', 4) })).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
+    // The row was held from the read to the write: the completion had to wait for it.
+    expect(attempt).toBe('SQLITE_BUSY');
+    other.prepare(`UPDATE uploads SET status = 'completed' WHERE id = ?`).run(record.uploadId);
+    other.close();
+    expect(repo.findById(record.uploadId)).toMatchObject({
+      status: 'completed',
+      progress: progress('done', 4),
+    });
   });
 
   it('marks an upload a restart interrupted as failed, saying whether its documents were stored', () => {
