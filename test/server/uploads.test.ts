@@ -120,7 +120,7 @@ describe('POST /v1/upload', () => {
     ).toEqual(before);
   });
 
-  it('gives the received files back before it says an upload completed or failed', async () => {
+  it('gives its scratch space back before it says an upload completed or failed', async () => {
     // A client (or the full-disk test) that sees the final status must find the scratch space freed.
     const uploads = studio.services.uploads;
     const repo = (uploads as unknown as { repo: UploadRepository }).repo;
@@ -130,6 +130,7 @@ describe('POST /v1/upload', () => {
     const beginCommit = kb.beginCommit.bind(kb);
     const dirs = new Map<string, string>();
     const seen: [string, boolean][] = [];
+    const shownAfterCommit: string[] = [];
     const spies = [
       vi.spyOn(uploads, 'accept').mockImplementation(async (request) => {
         const accepted = await accept(request);
@@ -146,9 +147,15 @@ describe('POST /v1/upload', () => {
       vi.spyOn(kb, 'beginCommit').mockImplementation((...args) => {
         const session = beginCommit(...args);
         const finish = session.finish.bind(session);
-        session.finish = (completes) => {
+        session.finish = async (completes) => {
           if (completes) seen.push(['completed', existsSync(dirs.get(completes.uploadId)!)]);
-          return finish(completes);
+          const result = await finish(completes);
+          // Committed, the job's staging database not yet removed: still processing, as clients see it.
+          if (completes) {
+            const res = await studio.api(`/v1/upload/${completes.uploadId}`, { key });
+            shownAfterCommit.push((await json(res)).data.status);
+          }
+          return result;
         };
         return session;
       }),
@@ -185,6 +192,7 @@ describe('POST /v1/upload', () => {
       ['failed', false],
       ['completed', false],
     ]);
+    expect(shownAfterCommit).toEqual(['processing']);
   });
 
   it("is completed by its own commit, or, with nothing to commit, once another connection's commit is done", async () => {

@@ -157,8 +157,20 @@ export class UploadService {
     const record = this.repo.findById(id);
     if (!record || record.wallet !== wallet)
       throw new DomainError('not_found', `Upload '${id}' was not found.`);
-    const live = record.status === 'processing' ? this.live.get(id) : undefined;
-    return strip(live ? { ...record, ...live } : record);
+    const live = this.live.get(id);
+    if (!live) return strip(record);
+    // Processing until this process is done with it: its commit marks it completed, and its scratch
+    // space (the job's staging database) is given back just after; whoever is told it ended finds
+    // the space free.
+    return strip({
+      ...record,
+      status: 'processing',
+      files: [],
+      documentCount: null,
+      chunkCount: null,
+      error: null,
+      ...live,
+    });
   }
 
   /** Resolves when every accepted upload so far has finished (tests, shutdown). */
