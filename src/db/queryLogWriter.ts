@@ -1,7 +1,9 @@
-import { appendFileSync, readFileSync, unlinkSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { z } from 'zod';
 import type { QueryLogEntry } from '../core/retrieve/searchIndex';
+import { isAlive } from '../core/uploads/scratch';
 import type { Db } from './open';
 import { applyQueryCharge } from './repositories/credentials';
 import { writeWithoutWaiting } from './withoutWaiting';
@@ -37,6 +39,47 @@ const SpilledRow = z.object({
 const DEFAULT_RETRY_MS = 200;
 const DEFAULT_MAX_PENDING = 10_000;
 
+/** Spill files a writer of this process has taken and not finished: no other writer here takes them. */
+const replaying = new Set<string>();
+let claims = 0;
+
+/**
+ * Takes the spill file for this writer by renaming it (`<file>.<pid>-<n>.replaying`), with those that
+ * writers of processes now gone took and did not finish. Rows another process spills meanwhile go to a
+ * new file, written at the next start: none can be appended between this writer's read and its removal
+ * of the file, and no two writers replay one file.
+ */
+function claimSpilled(file: string, log: (line: string) => void): string[] {
+  const dir = dirname(file);
+  const base = basename(file);
+  const taken = new RegExp(`^${base.replace(/\W/g, '\\$&')}\\.(\\d+)-\\d+\\.replaying$`);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const claimed: string[] = [];
+  for (const name of names) {
+    const owner = Number(taken.exec(name)?.[1] ?? NaN);
+    const unfinished =
+      owner === process.pid ? !replaying.has(join(dir, name)) : Number.isInteger(owner) && !isAlive(owner);
+    if (name !== base && !unfinished) continue;
+    const to = join(dir, `${base}.${process.pid}-${++claims}.replaying`);
+    try {
+      renameSync(join(dir, name), to);
+    } catch (err) {
+      // Taken by another writer first.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        log(`${join(dir, name)}: ${(err as Error).message}`);
+      continue;
+    }
+    replaying.add(to);
+    claimed.push(to);
+  }
+  return claimed;
+}
+
 /**
  * Writes the query log. A commit into a knowledge base holds the database's write lock for seconds (a
  * pre-built embeddings import: for as long as its lines are read), and a retrieval whose log row waited
@@ -52,7 +95,9 @@ export class QueryLogWriter {
   private readonly maxPending: number;
   private readonly log: (line: string) => void;
   private readonly spillFile: string | undefined;
-  /** The next try of a spill file found at start while another writer held the lock. */
+  /** Spill files taken at start and not written yet (claimSpilled). */
+  private claimed: string[] = [];
+  /** The next try of those while another writer holds the lock. */
   private spillTimer: NodeJS.Timeout | undefined;
   private readonly insertRow: Statement;
 
@@ -69,7 +114,10 @@ export class QueryLogWriter {
     this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.spillFile = options.spillFile;
-    if (this.spillFile) this.writeSpilled(this.spillFile);
+    if (this.spillFile) {
+      this.claimed = claimSpilled(this.spillFile, this.log);
+      this.writeSpilled();
+    }
   }
 
   write(entry: QueryLogEntry): void {
@@ -97,6 +145,8 @@ export class QueryLogWriter {
     this.timer = undefined;
     clearTimeout(this.spillTimer);
     this.spillTimer = undefined;
+    // Left for the next start, or the next writer of this process.
+    for (const file of this.claimed.splice(0)) replaying.delete(file);
     if (this.pending.length === 0) return;
     const rows = this.pending;
     this.pending = [];
@@ -125,20 +175,36 @@ export class QueryLogWriter {
   }
 
   /**
-   * Writes the rows a writer closed earlier spilled, then removes the file. A row already in the log (the
-   * process stopped between writing and removing) is skipped. It never waits for the lock (this runs as
-   * the services open): while another writer holds it, it tries again every retryMs, and a file still
-   * there when this writer closes waits for the next start. Lines that cannot be read are kept aside in
-   * `<file>.unreadable` and reported, never retried or dropped silently.
+   * Writes the rows writers closed earlier spilled (the files claimSpilled took), removing each file once
+   * written. A row already in the log (a process stopped between writing and removing) is skipped. It
+   * never waits for the lock (this runs as the services open): while another writer holds it, it tries
+   * again every retryMs, and files still here when this writer closes wait for the next start. Lines that
+   * cannot be read are kept aside in `<spill file>.unreadable` and reported, never retried or dropped
+   * silently.
    */
-  private writeSpilled(file: string): void {
+  private writeSpilled(): void {
     this.spillTimer = undefined;
+    while (this.claimed.length > 0) {
+      const file = this.claimed[0]!;
+      const outcome = this.replay(file);
+      if (outcome === 'busy') {
+        this.spillTimer = setTimeout(() => this.writeSpilled(), this.retryMs);
+        this.spillTimer.unref();
+        return;
+      }
+      this.claimed.shift();
+      // A file that failed stays as it is, for a later start.
+      replaying.delete(file);
+    }
+  }
+
+  private replay(file: string): 'written' | 'busy' | 'failed' {
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log(`${file}: ${(err as Error).message}`);
-      return;
+      this.log(`${file}: ${(err as Error).message}`);
+      return 'failed';
     }
     const rows: z.infer<typeof SpilledRow>[] = [];
     const unreadable: string[] = [];
@@ -150,14 +216,13 @@ export class QueryLogWriter {
         unreadable.push(line);
       }
     }
-    let written: boolean;
     try {
       const insertOnce = this.db.prepare(
         `INSERT OR IGNORE INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count,
           latency_ms, debited_lamports, created_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
       );
-      written = writeWithoutWaiting(this.db, () =>
+      const written = writeWithoutWaiting(this.db, () =>
         this.db.transaction(() => {
           for (const r of rows) {
             insertOnce.run(
@@ -174,25 +239,23 @@ export class QueryLogWriter {
           }
         })(),
       );
+      if (!written) return 'busy';
     } catch (err) {
       this.log(`${rows.length} query log rows kept in ${file} were not written: ${(err as Error).message}`);
-      return;
-    }
-    if (!written) {
-      this.spillTimer = setTimeout(() => this.writeSpilled(file), this.retryMs);
-      this.spillTimer.unref();
-      return;
+      return 'failed';
     }
     try {
       if (unreadable.length > 0) {
-        appendFileSync(`${file}.unreadable`, `${unreadable.join('\n')}\n`, { mode: 0o600 });
-        this.log(`${unreadable.length} lines of ${file} are not query log rows; kept in ${file}.unreadable`);
+        const aside = `${this.spillFile}.unreadable`;
+        appendFileSync(aside, `${unreadable.join('\n')}\n`, { mode: 0o600 });
+        this.log(`${unreadable.length} lines of ${file} are not query log rows; kept in ${aside}`);
       }
       unlinkSync(file);
     } catch (err) {
-      // Written (once): the next start writes nothing twice.
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log(`${file}: ${(err as Error).message}`);
+      // Written (once): a later start writes nothing twice.
+      this.log(`${file}: ${(err as Error).message}`);
     }
+    return 'written';
   }
 
   private schedule(): void {

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -128,6 +129,11 @@ describe('QueryLogWriter', () => {
         .trim()
         .split('\n')
         .map((line) => (JSON.parse(line) as QueryLogEntry).id);
+    /** Spill files here, the file itself and those writers took (`.replaying`); lines set aside are not. */
+    const spillFiles = () =>
+      readdirSync(dir.path)
+        .filter((name) => name.startsWith(QUERY_LOG_SPILL_FILE) && !name.endsWith('.unreadable'))
+        .sort();
 
     it('keeps them in the spill file, and the next writer writes them once and removes it', () => {
       const spilling = new QueryLogWriter(services.db, {
@@ -181,10 +187,13 @@ describe('QueryLogWriter', () => {
       });
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(ids()).toEqual([]);
-      expect(existsSync(spillFile())).toBe(true);
+      // Taken by this writer: renamed, so that rows spilled from now on go to a new file.
+      expect(spillFiles()).toEqual([
+        expect.stringMatching(new RegExp(`\\.${process.pid}-\\d+\\.replaying$`)),
+      ]);
       other.exec('ROLLBACK');
 
-      await vi.waitFor(() => expect(existsSync(spillFile())).toBe(false));
+      await vi.waitFor(() => expect(spillFiles()).toEqual([]));
       expect(ids()).toEqual([kept.id]);
       expect(readFileSync(`${spillFile()}.unreadable`, 'utf8')).toBe('not a row\n{"id":1}\n');
       expect(logged).toEqual([
@@ -199,9 +208,51 @@ describe('QueryLogWriter', () => {
       other.exec('BEGIN IMMEDIATE');
       new QueryLogWriter(services.db, { spillFile: spillFile(), retryMs: 10 }).close();
       other.exec('ROLLBACK');
-      expect(existsSync(spillFile())).toBe(true);
+      expect(spillFiles()).toEqual([expect.stringMatching(/\.replaying$/)]);
+      // The next writer, here of the same process, takes the file the closed one had taken.
       new QueryLogWriter(services.db, { spillFile: spillFile() });
       expect(ids()).toEqual([kept.id]);
+      expect(spillFiles()).toEqual([]);
+    });
+
+    it('loses no row another process spills while it writes the file it took', () => {
+      const kept = entry();
+      const late = entry();
+      writeFileSync(spillFile(), `${JSON.stringify(kept)}\n`);
+      // Another process closing during this writer's replay appends to the spill file: here, as the kept
+      // row is inserted, between this writer's read of its file and the removal of that file.
+      services.db.function('spill_late', () => {
+        writeFileSync(spillFile(), `${JSON.stringify(late)}\n`, { flag: 'a' });
+        return null;
+      });
+      services.db.exec(
+        `CREATE TEMP TRIGGER spill_late AFTER INSERT ON query_log BEGIN SELECT spill_late(); END`,
+      );
+      try {
+        new QueryLogWriter(services.db, { spillFile: spillFile() });
+      } finally {
+        services.db.exec('DROP TRIGGER spill_late');
+      }
+      expect(ids()).toEqual([kept.id]);
+      // The late row is in a file of its own, for the next start.
+      expect(spillFiles()).toEqual([QUERY_LOG_SPILL_FILE]);
+      expect(spilledIds()).toEqual([late.id]);
+      new QueryLogWriter(services.db, { spillFile: spillFile() });
+      expect(ids()).toEqual([kept.id, late.id]);
+      expect(spillFiles()).toEqual([]);
+    });
+
+    it('writes the files that processes now gone had taken, and leaves those of live ones', () => {
+      const gone = spawnSync(process.execPath, ['-e', '0']).pid;
+      const live = process.ppid;
+      const fromGone = entry();
+      const fromLive = entry();
+      const taken = (pid: number) => `${QUERY_LOG_SPILL_FILE}.${pid}-1.replaying`;
+      writeFileSync(join(dir.path, taken(gone)), `${JSON.stringify(fromGone)}\n`);
+      writeFileSync(join(dir.path, taken(live)), `${JSON.stringify(fromLive)}\n`);
+      new QueryLogWriter(services.db, { spillFile: spillFile() });
+      expect(ids()).toEqual([fromGone.id]);
+      expect(spillFiles()).toEqual([taken(live)]);
     });
 
     it("are kept by the services' close and written when the data directory is opened again", async () => {

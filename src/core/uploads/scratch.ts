@@ -42,7 +42,7 @@ export function claimScratch(scratchDir: string): number {
 }
 
 /** Signal 0 checks that a process exists; EPERM means it exists under another user. */
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
