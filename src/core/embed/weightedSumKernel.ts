@@ -1,3 +1,5 @@
+import { leb128, MODULE_HEADER, name, op, PAGE, section, SIMD, sleb128, wasm } from '../wasm/moduleBytes';
+
 /**
  * The offline model's weighted sum of word vectors (offlineGlove.ts) in WebAssembly SIMD: two dimensions
  * at a time in float64 lanes, four rows per pass as the JavaScript sum does. It adds each dimension's
@@ -31,29 +33,6 @@
  *     end)
  */
 
-const SIMD = 0xfd;
-const op = {
-  block: 0x02,
-  loop: 0x03,
-  end: 0x0b,
-  brIf: 0x0d,
-  localGet: 0x20,
-  localSet: 0x21,
-  localTee: 0x22,
-  i32Load: 0x28,
-  f32Load: 0x2a,
-  i32Const: 0x41,
-  i32Eqz: 0x45,
-  i32LtU: 0x49,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  i32Mul: 0x6c,
-  i32Shl: 0x74,
-  f64PromoteF32: 0xbb,
-  void: 0x40,
-  i32: 0x7f,
-  v128: 0x7b,
-} as const;
 const simd = {
   load: [SIMD, 0x00, 0x04, 0x00], // v128.load align=16 offset=0
   store: [SIMD, 0x0b, 0x04, 0x00], // v128.store align=16 offset=0
@@ -176,52 +155,18 @@ function body(rowsPerPass: number): number[] {
   ];
 }
 
-function leb128(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (n !== 0);
-  return out;
-}
-
-function sleb128(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const byte = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) {
-      out.push(byte);
-      return out;
-    }
-    out.push(byte | 0x80);
-  }
-}
-
-const section = (id: number, content: number[]) => [id, ...leb128(content.length), ...content];
-const name = (text: string) => [text.length, ...Array.from(text, (c) => c.charCodeAt(0))];
-
 /** The kernel module's bytes: functions `sum4` and `sum1`, memory imported as env.memory. */
 export function weightedSumKernelBytes(): Uint8Array {
   const four = body(4);
   const one = body(1);
   return new Uint8Array([
-    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...MODULE_HEADER,
     ...section(1, [0x01, 0x60, 0x06, ...new Array<number>(6).fill(op.i32), 0x00]),
     ...section(2, [0x01, ...name('env'), ...name('memory'), 0x02, 0x00, 0x01]),
     ...section(3, [0x02, 0x00, 0x00]),
     ...section(7, [0x02, ...name('sum4'), 0x00, 0x00, ...name('sum1'), 0x00, 0x01]),
     ...section(10, [0x02, ...leb128(four.length), ...four, ...leb128(one.length), ...one]),
   ]);
-}
-
-/** The part of the WebAssembly API used here (the Node typings of this project do not declare it). */
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number; maximum: number }) => { buffer: ArrayBuffer };
 }
 
 type SumFunction = (
@@ -233,7 +178,6 @@ type SumFunction = (
   out: number,
 ) => void;
 
-const PAGE = 65_536;
 /** Rows handed to the kernel at once (a multiple of 4, so passes of four rows stay where they were). */
 const ROWS_AT_ONCE = 16_384;
 const align16 = (n: number) => Math.ceil(n / 16) * 16;
@@ -278,7 +222,6 @@ export class WeightedRowSums {
     layout.rows = align16(layout.out + dimensions * 8);
     const pages = Math.ceil((layout.rows + ROWS_AT_ONCE * 4) / PAGE);
     if (pages > 65_536) return undefined;
-    const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
     try {
       // A fixed size: the memory never grows, so views of it stay valid.
       const memory = new wasm.Memory({ initial: pages, maximum: pages });

@@ -1,3 +1,4 @@
+import { leb128, MODULE_HEADER, name, op, PAGE, section, SIMD, wasm } from '../wasm/moduleBytes';
 import { scanHelper, type ScanHelper } from './scanHelper';
 
 /**
@@ -33,24 +34,6 @@ import { scanHelper, type ScanHelper } from './scanHelper';
  * lane gains at most 32 per pair, so codes of up to 2,048 pairs (524,288 bits) never overflow.
  */
 
-const SIMD = 0xfd;
-const op = {
-  block: 0x02,
-  loop: 0x03,
-  end: 0x0b,
-  brIf: 0x0d,
-  localGet: 0x20,
-  localSet: 0x21,
-  localTee: 0x22,
-  i32Store16: 0x3b,
-  i32Const: 0x41,
-  i32Eqz: 0x45,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  void: 0x40,
-  i32: 0x7f,
-  v128: 0x7b,
-} as const;
 const simd = {
   load: [SIMD, 0x00, 0x00, 0x00], // v128.load align=1 offset=0
   loadNext: [SIMD, 0x00, 0x00, 0x10], // v128.load align=1 offset=16
@@ -165,25 +148,11 @@ function body(): number[] {
   ];
 }
 
-function leb128(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (n !== 0);
-  return out;
-}
-
-const section = (id: number, content: number[]) => [id, ...leb128(content.length), ...content];
-const name = (text: string) => [text.length, ...Array.from(text, (c) => c.charCodeAt(0))];
-
 /** The kernel module's bytes: one function `scan`, memory imported as env.memory. */
 export function hammingKernelBytes(): Uint8Array {
   const code = body();
   return new Uint8Array([
-    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...MODULE_HEADER,
     ...section(1, [0x01, 0x60, 0x05, op.i32, op.i32, op.i32, op.i32, op.i32, 0x00]),
     // A shared memory (limits flag 3: shared, with a maximum of 65,536 pages), so the scan helper's
     // thread can scan the same codes.
@@ -194,20 +163,9 @@ export function hammingKernelBytes(): Uint8Array {
   ]);
 }
 
-/** The part of the WebAssembly API used here (the Node typings of this project do not declare it). */
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number; maximum: number; shared: true }) => {
-    buffer: SharedArrayBuffer;
-  };
-}
-const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
-
 let compiled: object | undefined;
 const kernelModule = () => (compiled ??= new wasm.Module(hammingKernelBytes()));
 
-const PAGE = 65_536;
 const align16 = (n: number) => Math.ceil(n / 16) * 16;
 /** Below this many bytes of codes one thread scans alone: waking the helper would cost more than it saves. */
 export const PARALLEL_MIN_BYTES = 4 * 1024 * 1024;
