@@ -253,14 +253,21 @@ export async function uploadStatus(s: ServeChild, id: string): Promise<any> {
   return ((await (await s.v1(`/v1/upload/${id}`)).json()) as { data: unknown }).data;
 }
 
-/** Waits (reading the database) until the upload has ended, then returns it as the API reports it. */
+/** Waits until the upload has ended, in the database and then as the API reports it, and returns the latter. */
 export async function uploadSettled(s: ServeChild, dataDir: string, id: string): Promise<any> {
+  // The database first (polling the API this often would meet its rate limit)...
   await waitFor(
     async () => (['completed', 'failed'].includes(storedUpload(dataDir, id).status) ? true : undefined),
     180_000,
     `upload ${id} to finish`,
   );
-  return uploadStatus(s, id);
+  // ...then the API, which answers 'processing' until the server has also given back the upload's
+  // scratch space, a moment after its commit marked it completed.
+  for (let polls = 0; ; polls++) {
+    const upload = await uploadStatus(s, id);
+    if (upload.status !== 'processing' || polls === 50) return upload;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /** Every upload a data directory received, oldest first, as stored. */
