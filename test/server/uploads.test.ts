@@ -265,6 +265,27 @@ describe('POST /v1/upload', () => {
     expect(longest).toBeLessThan(1_000);
   });
 
+  it('stays completed when something fails after its commit', async () => {
+    const zip = await writeZip(join(scratch.path, 'after.zip'), {
+      'a.md': '# After\n\nStored, then a failure.',
+    });
+    const ingestion = studio.services.ingestion;
+    const run = ingestion.run.bind(ingestion);
+    const spy = vi.spyOn(ingestion, 'run').mockImplementation(async (command) => {
+      await run(command);
+      throw new Error('EBUSY: the scratch folder could not be removed');
+    });
+    try {
+      const res = await upload(form([{ path: zip, name: 'after.zip' }]));
+      expect(res.status).toBe(202);
+      const done = await waitFor((await json(res)).data.uploadId);
+      expect(done).toMatchObject({ status: 'completed', documentCount: 1, error: null });
+      expect(done.files).toMatchObject([{ source: 'a.md', status: 'ingested' }]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('reports progress the database could not take while another connection held its write lock', async () => {
     const zip = await writeZip(join(scratch.path, 'progress.zip'), {
       'a.md': '# Alpha\n\nThe first note.',

@@ -257,6 +257,9 @@ export class UploadService {
   }
 
   private async recordFailure(id: string, err: unknown, dir: string): Promise<void> {
+    // Its commit completed it: what failed after (removing the job's scratch folder, say) stored nothing
+    // and lost nothing, and must not report the stored documents as failed.
+    if (this.repo.findById(id)?.status === 'completed') return;
     const known = err instanceof DomainError ? err : storageFailure(err, dataDirOf(dir));
     const error = known
       ? { code: known.code, message: known.message }
