@@ -14,6 +14,7 @@ import { SqliteSearchRepository } from '../src/db/repositories/search';
 import { openServices, type StudioServices } from '../src/db/services';
 import type { RetrievalMode } from '../src/shared/retrieval';
 import type { Rng } from './prng';
+import { checkpointed } from './checkpoint';
 import { startServerProcess, type ServerProcess } from './serverProcess';
 import { median, round } from './stats';
 import type { BenchContext, Check, Suite, Table } from './suite';
@@ -199,7 +200,7 @@ export const retrieveLatencySuite: Suite = {
         buildMs = await size.build(kb);
         const wallet = kb.services.wallets.defaultWallet().address;
         keys = Array.from({ length: API_KEYS }, () => kb.services.apiKeys.create(wallet, 'bench').key);
-        index = indexSize(kb);
+        index = await indexSize(kb);
       } finally {
         kb.services.close();
       }
@@ -335,9 +336,9 @@ interface IndexSize {
 }
 
 /** The database file after a checkpoint, and how its pages divide between tables (dbstat). */
-function indexSize(kb: KnowledgeBase): IndexSize {
+async function indexSize(kb: KnowledgeBase): Promise<IndexSize> {
   const db = kb.services.db;
-  db.pragma('wal_checkpoint(TRUNCATE)');
+  await checkpointed(kb.services);
   const chunks = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
   const parts = { chunks: 0, fts: 0, vectors: 0, embeddingCache: 0, other: 0 };
   const rows = db.prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name').all() as {

@@ -14,6 +14,7 @@ import {
   type DenseTuning,
 } from '../src/db/repositories/search';
 import { openServices, type StudioServices } from '../src/db/services';
+import { checkpointed } from './checkpoint';
 import { BUCKETS, buildDenseKnowledgeBase, ClusteredVectors, MODEL_OF_DIMENSIONS } from './denseData';
 import { startFakeEmbedServer } from './embedServer';
 import { readMemoryStatus } from './rss';
@@ -326,7 +327,7 @@ async function runConfig(context: BenchContext, chunks: number, dimensions: numb
       ).id;
       context.log(`retrieve.dense: building ${label}`);
       const build = await buildDenseKnowledgeBase(services, listingId, dataDir, vectors, chunks);
-      services.db.pragma('wal_checkpoint(TRUNCATE)');
+      await checkpointed(services);
       const fileMb = round(statSync(join(dataDir, DATABASE_FILE)).size / 2 ** 20, 1);
       context.log(`retrieve.dense: searching ${label} in process`);
       result = {
