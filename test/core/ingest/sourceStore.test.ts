@@ -67,6 +67,19 @@ describe('SourceStore', () => {
     expect(readdirSync(join(dir.path, 'sources', 'ab'))).toEqual([]);
   });
 
+  it('keeps bytes of its own: the original edited in place or removed afterwards leaves the copy as it was', async () => {
+    // A copy, or a copy-on-write clone where the file system makes one (APFS, btrfs, XFS): never a link
+    // to the creator's file, whose later edits would change what the stored hash names.
+    const { store, a, ha } = storeWithFile();
+    await store.put(ha, a);
+    const kept = store.pathOf(ha);
+    expect(statSync(kept).ino).not.toBe(statSync(a).ino);
+    writeFileSync(a, '# A, edited in place');
+    expect(readFileSync(kept, 'utf8')).toBe('# A\n\nalpha');
+    rmSync(a);
+    expect(sha256(readFileSync(kept))).toBe(ha);
+  });
+
   it('moves a file it is allowed to: the same file, no second copy; a file already kept stays put', async () => {
     const { store, a, ha } = storeWithFile();
     const inode = statSync(a).ino;
