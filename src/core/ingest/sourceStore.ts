@@ -51,13 +51,14 @@ export class SourceStore {
     if (options.move && (await this.moveInto(file, target, shard))) return;
     // Copy then rename: a crash mid-copy never leaves a truncated file under the hash's name.
     const partial = `${target}.${randomBytes(4).toString('hex')}.part`;
+    const copy = () => copyFile(file, partial, COPY_MODE);
     try {
-      await copyFile(file, partial, COPY_MODE).catch(async (error: NodeJS.ErrnoException) => {
+      await copy().catch(async (error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') throw error;
         // The shard folder was removed since it was made (by hand): make it again and copy once more
         // (a source file that is gone fails again).
         await mkdir(shard, { recursive: true });
-        await copyFile(file, partial, COPY_MODE);
+        await copy();
       });
       await rename(partial, target);
     } catch (error) {
