@@ -6,6 +6,14 @@ import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
+// pdfjs inflates Flate and Brotli streams with the web DecompressionStream where there is one, and with its
+// own JavaScript decoders where there is not (it runs in browsers without it). Node backs DecompressionStream
+// with zlib handles, and terminating this thread (a file past its time limit, a cancelled ingestion) while
+// one is being set up aborts the whole process (node_zlib.cc: "close before init"; seen once in CI, in
+// pdf.test.ts). Without it, no zlib handle is ever made here, and the fixtures' pages are read about
+// 30% faster (medians of 7 in a worker: 242-272 ms against 361-383 ms; small streams cost a turn each).
+delete globalThis.DecompressionStream;
+
 // pdfjs reports damaged objects on the console; the outcome is reported through the result instead. (Piping
 // the worker's stdout instead would keep the process alive while the worker idles.)
 for (const method of ['log', 'info', 'warn', 'error', 'debug']) console[method] = () => undefined;

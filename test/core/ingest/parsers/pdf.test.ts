@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { EncryptedDocument, InvalidDocument, NoTextLayer } from '../../../../src/core/ingest/errors';
 import { createPdfParser, parsePdf } from '../../../../src/core/ingest/parsers/pdf';
@@ -281,6 +283,26 @@ describe('parsePdf on damaged input', () => {
     const second = await parsePdf({ bytes, source: 'memo.pdf' });
     expect(bytes.byteLength).toBeGreaterThan(0);
     expect(second).toEqual(first);
+  });
+});
+
+describe('the PDF worker thread', () => {
+  it('gives pdfjs no DecompressionStream, so terminating it never meets a zlib handle half set up', async () => {
+    // Node aborts the process when a worker is terminated while a zlib handle is being set up; pdfjs
+    // then inflates with its own decoders (the fixtures above read the same either way).
+    const worker = new Worker(
+      `import ${JSON.stringify(new URL('src/core/ingest/parsers/pdfWorker.mjs', repoRoot).href)};` +
+        `import { parentPort } from 'node:worker_threads';` +
+        `parentPort.postMessage(typeof globalThis.DecompressionStream);`,
+      { eval: true },
+    );
+    try {
+      const [seen] = (await once(worker, 'message')) as [string];
+      expect(typeof DecompressionStream).toBe('function');
+      expect(seen).toBe('undefined');
+    } finally {
+      await worker.terminate();
+    }
   });
 });
 
