@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT, tempDir } from '../helpers/studio';
+
+const WATCHDOG = join(REPO_ROOT, 'scripts/ci-watchdog.mjs');
+const VITEST = join(REPO_ROOT, 'node_modules/vitest/vitest.mjs');
+
+interface Run {
+  code: number | null;
+  output: string;
+  seconds: number;
+}
+
+const dirs: { remove(): void }[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
+
+function watchdog(args: string[]): Promise<Run> {
+  // The outer vitest's variables would make the inner one think it runs inside a test process.
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(VITEST|NODE_OPTIONS|KBS_CI_)/.test(k)),
+  );
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WATCHDOG, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...env, NO_COLOR: '1' },
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output, seconds: (performance.now() - started) / 1000 }));
+  });
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('scripts/ci-watchdog.mjs', () => {
+  it('stops test processes that hang where vitest cannot time them out, names them, and lets the run go on', async () => {
+    const dir = tempDir('kbs-watchdog-');
+    dirs.push(dir);
+    const progress = join(dir.path, 'progress.log');
+    const reports = join(dir.path, 'reports');
+    const run = await watchdog([
+      ...['--progress', progress, '--stall', '3', '--limit', '120', '--reports', reports, '--'],
+      ...[process.execPath, VITEST, 'run', '--config', 'test/scripts/fixtures/hang/vitest.config.ts'],
+      ...['--reporter=default', '--reporter=./scripts/ci-progress-reporter.mjs'],
+    ]);
+
+    expect(run.code).toBe(1);
+    // The files around the hung ones ran and passed.
+    expect(run.output).toMatch(/✓ test\/scripts\/fixtures\/hang\/passes\.hang\.ts/);
+    expect(run.output).toMatch(/✓ test\/scripts\/fixtures\/hang\/alsoPasses\.hang\.ts/);
+    expect(run.output).toContain('2 passed');
+    // Each hung process is stopped once and named by the last event before it stopped moving.
+    const stopped = run.output.split('\n').filter((l) => l.includes('stopped a hung test process'));
+    expect(stopped).toHaveLength(2);
+    expect(stopped.some((l) => /spins\.hang\.ts/.test(l))).toBe(true);
+    expect(stopped.some((l) => /queued test\/scripts\/fixtures\/hang\/pending\.hang\.ts/.test(l))).toBe(true);
+    expect(run.seconds).toBeLessThan(90);
+
+    // What was learnt about each: the spinning one runs on its main thread; the waiting one idles in
+    // its event loop, and its diagnostic report lists the interval that keeps it alive.
+    const hangs = readdirSync(reports).filter((f) => f.startsWith('hang-'));
+    expect(hangs).toHaveLength(2);
+    const texts = hangs.map((f) => readFileSync(join(reports, f), 'utf8'));
+    const spinning = texts.find((t) => /^ {2}thread \d+ \S+: state R/m.test(t.split('\n')[1] ?? ''));
+    const waiting = texts.find((t) => t !== spinning);
+    expect(spinning).toContain('vitest/dist/workers/forks');
+    expect(spinning).toContain('no diagnostic report within 3 s (its event loop is blocked)');
+    expect(waiting).toMatch(/^ {2}thread \d+ \S+: state S, wchan do_epoll_wait/m);
+    expect(waiting).toMatch(/open handles: \{[^}]*"timer":1/);
+
+    expect(readFileSync(progress, 'utf8')).toMatch(
+      /test-end test\/scripts\/fixtures\/hang\/passes\.hang\.ts > passes \(passed\)/,
+    );
+  }, 120_000);
+
+  it('stops the whole command at --limit with exit code 124, leaving no process behind', async () => {
+    const dir = tempDir('kbs-watchdog-');
+    dirs.push(dir);
+    const pidFile = join(dir.path, 'pid');
+    // A grandchild in the same process group, as a test's server or browser would be.
+    const script = `const c = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(c.pid)); setInterval(() => {}, 1000);`;
+    const run = await watchdog([
+      '--limit',
+      '2',
+      '--reports',
+      join(dir.path, 'r'),
+      '--',
+      process.execPath,
+      '-e',
+      script,
+    ]);
+    expect(run.code).toBe(124);
+    expect(run.output).toContain('watchdog: the command ran for 2 s; stopping it');
+    expect(run.seconds).toBeLessThan(30);
+    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    await expect.poll(() => alive(grandchild), { timeout: 5000 }).toBe(false);
+  }, 60_000);
+
+  it("passes the command's output and exit code through", async () => {
+    const dir = tempDir('kbs-watchdog-');
+    dirs.push(dir);
+    const run = await watchdog([
+      ...['--reports', join(dir.path, 'r'), '--'],
+      ...[process.execPath, '-e', 'console.log("hello from the command"); process.exit(3)'],
+    ]);
+    expect(run.code).toBe(3);
+    expect(run.output).toBe('hello from the command\n');
+    expect(existsSync(join(dir.path, 'r'))).toBe(true);
+  });
+
+  it('refuses a missing command or a bad number with its usage', async () => {
+    const run = await watchdog(['--stall', 'soon', '--', 'true']);
+    expect(run.code).toBe(2);
+    expect(run.output).toContain('--stall must be a number of seconds above 0');
+    expect(run.output).toContain('usage: ci-watchdog.mjs');
+  });
+});
