@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { InvalidInput } from '../core/errors';
 import { describeIssues } from '../core/validation';
 import { ErrorBodySchema } from '../shared/errors';
+import { clientGone, type WriteGate } from './writeGate';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -33,6 +34,11 @@ export interface RouteDefinition<
   formBody?: z.ZodObject;
   /** Public endpoints skip the security requirement in the OpenAPI document. */
   public?: boolean;
+  /**
+   * false for a POST that writes nothing a request waits for (retrieval: its query log is written
+   * later), so it is answered at once while an ingestion's commit holds the write lock.
+   */
+  writes?: boolean;
   response: { status: number; description: string; schema?: z.ZodType; contentType?: string };
   /** Error statuses this endpoint can answer with, besides 401/429/500. */
   errors?: number[];
@@ -60,7 +66,12 @@ const definedRouters = new WeakMap<object, RouterRecord>();
  * Registers a route on the Express router and in the OpenAPI registry from one definition, so the
  * schemas that validate a request are the ones the document shows, and no route goes undocumented.
  */
-export function defineRoutes(router: Router, registry: OpenAPIRegistry | undefined, prefix: string) {
+export function defineRoutes(
+  router: Router,
+  registry: OpenAPIRegistry | undefined,
+  prefix: string,
+  options: { writeGate?: WriteGate } = {},
+) {
   const record = definedRouters.get(router) ?? { prefix, routes: [] };
   definedRouters.set(router, record);
   return function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
@@ -77,6 +88,12 @@ export function defineRoutes(router: Router, registry: OpenAPIRegistry | undefin
           throw new InvalidInput('body: send a JSON body with "Content-Type: application/json".');
         }
         const body = def.body ? parseInput(def.body, camelKeys(req.body), 'body') : undefined;
+        // A write waits (validated first) while a commit this thread feeds holds the lock, rather than
+        // failing busy. Multipart routes receive their files first and wait in their handlers.
+        if (options.writeGate && def.method !== 'get' && def.writes !== false && !def.formBody) {
+          await options.writeGate();
+          if (clientGone(res)) return;
+        }
         const result = await def.handler({ req, res, params, query, body } as RouteInput<
           z.output<P>,
           z.output<Q>,

@@ -212,6 +212,8 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
   /** Commits under way that this thread still feeds, and its connection's busy timeout before the first. */
   private fed = 0;
   private busyTimeoutMs = 0;
+  /** Writes waiting for the commits this thread feeds to stop holding the lock (see writable). */
+  private readonly writeWaiters = new Set<() => void>();
 
   constructor(
     private readonly db: Db,
@@ -353,11 +355,32 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
   }
 
   /**
+   * Resolves true at once when no commit this thread feeds holds the write lock, else when the last such
+   * commit has its last document (or failed), or false after `maxMs`. A request that is about to write
+   * waits here instead of failing at once (see feeding); after that, its write waits for the lock as usual
+   * (the connection's busy timeout), as behind any other writer.
+   */
+  writable(maxMs: number): Promise<boolean> {
+    if (this.fed === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.writeWaiters.delete(wake);
+        resolve(ok);
+      };
+      const wake = () => done(true);
+      const timer = setTimeout(() => done(false), maxMs);
+      this.writeWaiters.add(wake);
+    });
+  }
+
+  /**
    * While a commit this thread feeds holds the write lock (pre-built lines, and an ingestion's last
    * documents, are written into it as this thread reads them), a write on this thread's connection
    * cannot get the lock: the commit waits for this very thread. Waiting out the busy timeout would stall
    * the server and the commit 5 s and then fail anyway, so such writes fail at once (a busy 500 with
-   * Retry-After) until the commit is finishing.
+   * Retry-After) until the commit is finishing. The server's write routes wait in writable() first, so
+   * only a write that waited its limit, or one made outside a route, meets this.
    */
   private feeding(on: boolean): void {
     if (on && this.fed++ === 0) {
@@ -365,6 +388,7 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
       this.db.pragma('busy_timeout = 0');
     } else if (!on && --this.fed === 0) {
       this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+      for (const wake of [...this.writeWaiters]) wake();
     }
   }
 

@@ -638,6 +638,31 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       expect(services.listings.get(listingId, 'studio').title).toBe('after abort');
     });
 
+    it('tells a write when it can wait for the lock as usual: at once, when the feeding ends, or false after its limit', async () => {
+      expect(await services.knowledgeBase.writable(10)).toBe(true);
+      for (const end of ['finish', 'abort'] as const) {
+        const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+        try {
+          const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+          const writer = session.open(doc(`${end}.jsonl`));
+          await writer.add([chunk(`gate ${end} shag`, vector(1, 2, 3, 4, 5, 6, 7, 8))]);
+          expect(await services.knowledgeBase.writable(50)).toBe(false);
+          let answered: boolean | undefined;
+          const waiting = services.knowledgeBase.writable(60_000).then((ok) => (answered = ok));
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          expect(answered).toBeUndefined();
+          writer.finish();
+          const over = end === 'finish' ? session.finish() : session.abort();
+          expect(await waiting).toBe(true);
+          await over;
+        } finally {
+          staging.dispose();
+        }
+        expect(await services.knowledgeBase.writable(10)).toBe(true);
+      }
+      expect(fullText('shag')).toHaveLength(1);
+    });
+
     it('writes the staged documents, then the streamed ones, exactly, and shows nothing before finish', async () => {
       await stageAndCommit([
         { doc: doc('kept.md'), chunks: [chunk('kept puffin', vector(1, 1, 1, 1, 1, 1, 1, 1))] },

@@ -7,6 +7,7 @@ import type { ServerDeps } from '../../deps';
 import { notFoundRoute } from '../../middleware/errors';
 import { studioGuard } from '../../middleware/studioGuard';
 import { defineRoutes } from '../../route';
+import { writeGate } from '../../writeGate';
 import { documentRoutes } from './documents';
 import { ingestRoutes } from './ingest';
 import { marketplaceRoutes } from './marketplace';
@@ -30,7 +31,7 @@ export function studioRouter(deps: ServerDeps): Router {
   router.use(routes);
   router.use(notFoundRoute);
   const { listings, apiKeys, wallets } = deps.services;
-  const route = defineRoutes(routes, undefined, '/studio');
+  const route = defineRoutes(routes, undefined, '/studio', { writeGate: writeGate(deps.services) });
   const studio = 'studio' as const;
   const ok = { status: 200, description: 'OK' };
 

@@ -8,6 +8,7 @@ import { DEFAULT_RATE_LIMITS, keyRateLimit } from '../../middleware/rateLimit';
 import { retrievalRateLimit } from '../../middleware/retrievalRateLimit';
 import { openApiDocument } from '../../openapi';
 import { defineRoutes } from '../../route';
+import { writeGate } from '../../writeGate';
 import { credentialRoutes } from './credentials';
 import { listingRoutes } from './listings';
 import { retrieveRoutes } from './retrieve';
@@ -49,7 +50,7 @@ export function v1Router(deps: ServerDeps): Router {
     handler: () => (document ??= openApiDocument(registry, deps.version)),
   });
 
-  const route = defineRoutes(authedRoutes, registry, '/v1');
+  const route = defineRoutes(authedRoutes, registry, '/v1', { writeGate: writeGate(deps.services) });
   listingRoutes(route, deps);
   uploadRoutes(route, deps);
   credentialRoutes(route, deps);

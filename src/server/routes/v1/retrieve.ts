@@ -39,6 +39,7 @@ export function retrieveRoutes(
   route({
     method: 'post',
     path: '/retrieve',
+    writes: false,
     summary: 'Retrieve context chunks from a knowledge base',
     description: `The best \`topK\` chunks of the listing for \`query\`, at the top level (no \`data\` envelope). ${REQUEST_NOTES}`,
     tags: ['Retrieval'],
@@ -56,6 +57,7 @@ export function retrieveRoutes(
   route({
     method: 'post',
     path: '/retrieve/stream',
+    writes: false,
     summary: 'Stream retrieval results over SSE',
     description: `Same parameters, validation and access rules as POST /v1/retrieve. ${SSE_DESCRIPTION} ${REQUEST_NOTES}`,
     tags: ['Retrieval'],

@@ -9,11 +9,13 @@ import { UploadConfigSchema, UploadSchema } from '../../../shared/uploads';
 import type { ServerDeps } from '../../deps';
 import { receiveMultipart } from '../../multipart';
 import { camelToSnakeKeys, type defineRoutes } from '../../route';
+import { clientGone, writeGate } from '../../writeGate';
 
 const UploadEnvelope = z.object({ data: UploadSchema }).meta({ id: 'UploadEnvelope' });
 const GB = 1024 ** 3;
 
 export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
+  const waitToWrite = writeGate(services);
   route({
     method: 'post',
     path: '/upload',
@@ -32,7 +34,7 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
     }),
     response: { status: 202, description: 'Accepted; processing in the background.', schema: UploadEnvelope },
     errors: [403, 404, 413, 415],
-    handler: async ({ req }) => {
+    handler: async ({ req, res }) => {
       const dir = join(services.dataDir, 'tmp', newId('upl', 12));
       const form = await receiveMultipart(
         req,
@@ -56,6 +58,12 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
           }
         }
         const config = parseOrThrow(UploadConfigSchema, camelToSnakeKeys(rawConfig), 'config', 'config.');
+        await waitToWrite();
+        if (clientGone(res)) {
+          // Hung up while it waited: nothing is accepted, and its received files go.
+          await rm(dir, { recursive: true, force: true });
+          return undefined;
+        }
         const upload = await services.uploads.accept({
           wallet: req.principal!.wallet,
           config,

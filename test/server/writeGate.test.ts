@@ -1,0 +1,126 @@
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CommitSession, StagedDocumentWriter } from '../../src/core/ingest/store';
+import { json, startStudio, type TestStudio } from '../helpers/studio';
+
+const DIMS = 8;
+const OPTIONS = { model: 'test-model-8', dimensions: DIMS, maxChunks: 1_000, maxKnowledgeBaseBytes: null };
+
+let studio: TestStudio | undefined;
+afterEach(async () => {
+  await studio?.close();
+  studio = undefined;
+});
+
+/**
+ * A commit that this thread feeds, as the last documents of an ingestion or an import's lines are: once
+ * its first batch is taken, its worker holds the write lock until `end()`.
+ */
+async function fedCommit(s: TestStudio, listingId: string) {
+  const staging = s.services.knowledgeBase.createStaging(join(s.services.dataDir, 'tmp'));
+  const session: CommitSession = s.services.knowledgeBase.beginCommit(listingId, staging, OPTIONS);
+  const writer: StagedDocumentWriter = session.open({
+    source: 'fed.jsonl',
+    format: 'jsonl',
+    contentHash: 'hash of fed.jsonl',
+    bytes: 10,
+    metadata: {},
+  });
+  const vector = Float32Array.from({ length: DIMS }, (_, i) => i + 1);
+  await writer.add([{ text: 'fed kittiwake', tokenCount: 2, contentHash: 'h1', metadata: {}, vector }]);
+  return {
+    async end() {
+      writer.finish();
+      await session.finish();
+      staging.dispose();
+    },
+  };
+}
+
+const studioWrite = (s: TestStudio, path: string, method: string, body: unknown) =>
+  s.api(path, {
+    method,
+    headers: { 'Content-Type': 'application/json', 'X-Studio-Token': s.studioToken },
+    body: JSON.stringify(body),
+  });
+
+/** Settles to 'pending' when the promise has not settled within `ms`. */
+const within = <T>(promise: Promise<T>, ms: number) =>
+  Promise.race([promise, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
+
+describe('writes while a commit this thread feeds holds the write lock', () => {
+  it('wait for it and then succeed, instead of failing busy; reads and bad input are answered at once', async () => {
+    studio = await startStudio();
+    const s = studio;
+    const wallet = s.services.wallets.defaultWallet().address;
+    const listingId = s.services.listings.create(
+      { title: 'KB', accessModel: 'one_time', price: 0 },
+      wallet,
+    ).id;
+    const other = s.services.listings.create(
+      { title: 'Other', accessModel: 'one_time', price: 0 },
+      wallet,
+    ).id;
+    const commit = await fedCommit(s, listingId);
+
+    const rename = studioWrite(s, `/studio/listings/${other}`, 'PATCH', { title: 'Renamed during a commit' });
+    const newKey = studioWrite(s, '/studio/keys', 'POST', {});
+    expect(await within(rename, 300)).toBe('pending');
+    // Meanwhile the server answers reads, and refuses bad input without waiting.
+    const read = await s.api(`/studio/listings/${other}`, { headers: { 'X-Studio-Token': s.studioToken } });
+    expect(read.status).toBe(200);
+    expect((await json(read)).data.title).toBe('Other');
+    const bad = await studioWrite(s, `/studio/listings/${other}`, 'PATCH', { title: 42 });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error.message).toMatch(/title/);
+
+    await commit.end();
+    const renamed = await rename;
+    expect(renamed.status).toBe(200);
+    expect((await json(renamed)).data.title).toBe('Renamed during a commit');
+    expect((await newKey).status).toBe(201);
+    expect(s.services.listings.get(other, 'studio').title).toBe('Renamed during a commit');
+    // The commit itself went in whole.
+    const chunks = s.services.db
+      .prepare(
+        `SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.listing_id = ?`,
+      )
+      .pluck()
+      .get(listingId);
+    expect(chunks).toBe(1);
+  });
+
+  it('writes nothing for a client that hung up while it waited', async () => {
+    studio = await startStudio();
+    const s = studio;
+    const wallet = s.services.wallets.defaultWallet().address;
+    const listingId = s.services.listings.create(
+      { title: 'KB', accessModel: 'one_time', price: 0 },
+      wallet,
+    ).id;
+    const commit = await fedCommit(s, listingId);
+    const body = JSON.stringify({ title: 'Never saved', accessModel: 'one_time', price: 1 });
+    const { port } = new URL(s.url);
+    const sent = httpRequest({
+      host: '127.0.0.1',
+      port,
+      path: '/studio/listings',
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Studio-Token': s.studioToken },
+    });
+    sent.on('error', () => undefined);
+    sent.end(body);
+    // Received and waiting, then the client goes.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    sent.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await commit.end();
+    // A request made afterwards is served in order behind anything the first could still have done.
+    expect((await studioWrite(s, `/studio/listings/${listingId}`, 'PATCH', { title: 'After' })).status).toBe(
+      200,
+    );
+    const titles = s.services.db.prepare(`SELECT title FROM listings ORDER BY title`).pluck().all();
+    expect(titles).toEqual(['After']);
+  });
+});
