@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CommitSession, StagedDocumentWriter } from '../../src/core/ingest/store';
-import { json, startStudio, type TestStudio } from '../helpers/studio';
+import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
+import { writeZip } from '../helpers/zip';
 
 const DIMS = 8;
 const OPTIONS = { model: 'test-model-8', dimensions: DIMS, maxChunks: 1_000, maxKnowledgeBaseBytes: null };
@@ -122,5 +124,36 @@ describe('writes while a commit this thread feeds holds the write lock', () => {
     );
     const titles = s.services.db.prepare(`SELECT title FROM listings ORDER BY title`).pluck().all();
     expect(titles).toEqual(['After']);
+  });
+
+  it('accept an upload once its files are received and the commit has been fed', async () => {
+    studio = await startStudio();
+    const s = studio;
+    const wallet = s.services.wallets.defaultWallet().address;
+    const key = s.services.apiKeys.create(wallet).key;
+    const listingId = s.services.listings.create(
+      { title: 'KB', accessModel: 'one_time', price: 0 },
+      wallet,
+    ).id;
+    const scratch = tempDir('kbs-write-gate-');
+    try {
+      const zip = await writeZip(join(scratch.path, 'kb.zip'), {
+        'a.md': { path: join(FIXTURES, 'codeblock.md') },
+      });
+      const commit = await fedCommit(s, listingId);
+      const body = new FormData();
+      body.append('files', new Blob([readFileSync(zip)]), 'kb.zip');
+      const sent = s.api('/v1/upload', { key, method: 'POST', body });
+      expect(await within(sent, 300)).toBe('pending');
+      await commit.end();
+      const res = await sent;
+      expect(res.status).toBe(202);
+      const { uploadId } = (await json(res)).data;
+      await s.services.uploads.idle();
+      const done = await json(await s.api(`/v1/upload/${uploadId}`, { key }));
+      expect(done.data.status).toBe('completed');
+    } finally {
+      scratch.remove();
+    }
   });
 });
