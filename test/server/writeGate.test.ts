@@ -15,6 +15,16 @@ afterEach(async () => {
   studio = undefined;
 });
 
+/** A studio with a draft listing 'KB' of the default wallet. */
+async function studioWithListing() {
+  studio = await startStudio();
+  const s = studio;
+  const wallet = s.services.wallets.defaultWallet().address;
+  const newListing = (title: string) =>
+    s.services.listings.create({ title, accessModel: 'one_time', price: 0 }, wallet).id;
+  return { s, wallet, newListing, listingId: newListing('KB') };
+}
+
 /**
  * A commit that this thread feeds, as the last documents of an ingestion or an import's lines are: once
  * its first batch is taken, its worker holds the write lock until `end()`.
@@ -53,17 +63,8 @@ const within = <T>(promise: Promise<T>, ms: number) =>
 
 describe('writes while a commit this thread feeds holds the write lock', () => {
   it('wait for it and then succeed, instead of failing busy; reads and bad input are answered at once', async () => {
-    studio = await startStudio();
-    const s = studio;
-    const wallet = s.services.wallets.defaultWallet().address;
-    const listingId = s.services.listings.create(
-      { title: 'KB', accessModel: 'one_time', price: 0 },
-      wallet,
-    ).id;
-    const other = s.services.listings.create(
-      { title: 'Other', accessModel: 'one_time', price: 0 },
-      wallet,
-    ).id;
+    const { s, listingId, newListing } = await studioWithListing();
+    const other = newListing('Other');
     const commit = await fedCommit(s, listingId);
 
     const rename = studioWrite(s, `/studio/listings/${other}`, 'PATCH', { title: 'Renamed during a commit' });
@@ -94,13 +95,7 @@ describe('writes while a commit this thread feeds holds the write lock', () => {
   });
 
   it('writes nothing for a client that hung up while it waited', async () => {
-    studio = await startStudio();
-    const s = studio;
-    const wallet = s.services.wallets.defaultWallet().address;
-    const listingId = s.services.listings.create(
-      { title: 'KB', accessModel: 'one_time', price: 0 },
-      wallet,
-    ).id;
+    const { s, listingId } = await studioWithListing();
     const commit = await fedCommit(s, listingId);
     const body = JSON.stringify({ title: 'Never saved', accessModel: 'one_time', price: 1 });
     const { port } = new URL(s.url);
@@ -127,14 +122,8 @@ describe('writes while a commit this thread feeds holds the write lock', () => {
   });
 
   it('accept an upload once its files are received and the commit has been fed', async () => {
-    studio = await startStudio();
-    const s = studio;
-    const wallet = s.services.wallets.defaultWallet().address;
+    const { s, wallet, listingId } = await studioWithListing();
     const key = s.services.apiKeys.create(wallet).key;
-    const listingId = s.services.listings.create(
-      { title: 'KB', accessModel: 'one_time', price: 0 },
-      wallet,
-    ).id;
     const scratch = tempDir('kbs-write-gate-');
     try {
       const zip = await writeZip(join(scratch.path, 'kb.zip'), {
