@@ -92,7 +92,7 @@ export function defineRoutes(
         // failing busy. Multipart routes receive their files first and wait in their handlers.
         if (options.writeGate && def.method !== 'get' && def.writes !== false && !def.formBody) {
           await options.writeGate();
-          if (clientGone(res)) return;
+          if (clientGone(req)) return;
         }
         const result = await def.handler({ req, res, params, query, body } as RouteInput<
           z.output<P>,

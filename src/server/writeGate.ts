@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { Request } from 'express';
 import type { StudioServices } from '../db/services';
 
 /**
@@ -15,7 +15,10 @@ export function writeGate(services: StudioServices): WriteGate {
   return () => services.knowledgeBase.writable(WRITE_WAIT_MS);
 }
 
-/** Whether the client hung up while its request waited: then nothing is written for it. */
-export function clientGone(res: Response): boolean {
-  return !res.socket || res.socket.destroyed;
+/**
+ * Whether the client hung up while its request waited: then nothing is written for it. (The request's
+ * socket, not the response's: a pipelined request's response gets its socket only when it is its turn.)
+ */
+export function clientGone(req: Request): boolean {
+  return req.socket.destroyed;
 }

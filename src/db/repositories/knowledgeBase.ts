@@ -369,7 +369,8 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
         resolve(ok);
       };
       const wake = () => done(true);
-      const timer = setTimeout(() => done(false), maxMs);
+      // A waiting request does not keep a stopping process alive.
+      const timer = setTimeout(() => done(false), maxMs).unref();
       this.writeWaiters.add(wake);
     });
   }

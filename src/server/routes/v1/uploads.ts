@@ -34,7 +34,7 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
     }),
     response: { status: 202, description: 'Accepted; processing in the background.', schema: UploadEnvelope },
     errors: [403, 404, 413, 415],
-    handler: async ({ req, res }) => {
+    handler: async ({ req }) => {
       const dir = join(services.dataDir, 'tmp', newId('upl', 12));
       const form = await receiveMultipart(
         req,
@@ -59,7 +59,7 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
         }
         const config = parseOrThrow(UploadConfigSchema, camelToSnakeKeys(rawConfig), 'config', 'config.');
         await waitToWrite();
-        if (clientGone(res)) {
+        if (clientGone(req)) {
           // Hung up while it waited: nothing is accepted, and its received files go.
           await rm(dir, { recursive: true, force: true });
           return undefined;
