@@ -28,7 +28,7 @@ import { openDataDir, QUERY_LOG_SPILL_FILE, type Db, type OpenOptions } from './
 import { SqliteApiKeyRepository } from './repositories/apiKeys';
 import { SqliteCredentialRepository } from './repositories/credentials';
 import { SqliteEmbeddingCache } from './repositories/embeddingCache';
-import { SqliteKnowledgeBaseStore } from './repositories/knowledgeBase';
+import { SqliteKnowledgeBaseStore, WRITE_WAIT_MS } from './repositories/knowledgeBase';
 import { SqliteLedgerRepository } from './repositories/ledger';
 import { SqliteListingRepository } from './repositories/listings';
 import { SqliteSearchRepository } from './repositories/search';
@@ -151,6 +151,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
       now,
       authorize: (listing, viewer) =>
         authorizeRetrieval(listing, viewer, (l, wallet) => credentials.heldAccess(l, wallet)),
+      beforeCharge: () => knowledgeBase.writable(WRITE_WAIT_MS),
     }),
     ledger,
     credentials,

@@ -36,7 +36,8 @@ export interface RouteDefinition<
   public?: boolean;
   /**
    * false for a POST that writes nothing a request waits for (retrieval: its query log is written
-   * later), so it is answered at once while an ingestion's commit holds the write lock.
+   * later; a charged query waits in the retrieval service itself), so it is answered at once while an
+   * ingestion's commit holds the write lock.
    */
   writes?: boolean;
   response: { status: number; description: string; schema?: z.ZodType; contentType?: string };

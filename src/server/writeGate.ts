@@ -1,12 +1,6 @@
 import type { Request } from 'express';
+import { WRITE_WAIT_MS } from '../db/repositories/knowledgeBase';
 import type { StudioServices } from '../db/services';
-
-/**
- * How long a request about to write waits for the commit this thread feeds (the last documents of an
- * ingestion, the lines of an import) to stop holding the write lock. Past it, the write fails at once
- * with the busy 500 and Retry-After, as it did before requests waited.
- */
-export const WRITE_WAIT_MS = 60_000;
 
 /** Waits until a write on the server's connection can get the lock as usual (see writable()). */
 export type WriteGate = () => Promise<unknown>;

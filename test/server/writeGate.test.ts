@@ -3,6 +3,8 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CommitSession, StagedDocumentWriter } from '../../src/core/ingest/store';
+import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
+import { generateKeypair } from '../../src/core/wallets/keypair';
 import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 import { writeZip } from '../helpers/zip';
 
@@ -144,5 +146,48 @@ describe('writes while a commit this thread feeds holds the write lock', () => {
     } finally {
       scratch.remove();
     }
+  });
+
+  it('answer a free retrieval at once, and a charged one after the commit, debited once', async () => {
+    const { s, wallet, listingId } = await studioWithListing();
+    const draft = s.services.listings.create(
+      { title: 'Metered', accessModel: 'per_query', price: 0.002 },
+      wallet,
+    );
+    await s.services.ingestion.run({
+      listingId: draft.id,
+      inputs: [{ path: join(FIXTURES, 'stanley-cups.csv') }],
+      atomic: true,
+      limits: STUDIO_LIMITS,
+    });
+    const metered = await s.services.publishing.publish(draft.id);
+    const buyer = generateKeypair().address;
+    const buyerKey = s.services.apiKeys.create(buyer).key;
+    const creatorKey = s.services.apiKeys.create(wallet).key;
+    await s.services.credentials.grant(metered.id, buyer, { balance: 0.005 });
+    const retrieve = (key: string) =>
+      s.api('/v1/retrieve', {
+        key,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ listingId: metered.id, query: 'Maple Leafs Stanley Cups', topK: 2 }),
+      });
+    const balance = () =>
+      s.services.db
+        .prepare(`SELECT balance_lamports FROM credentials WHERE listing_id = ? AND holder_wallet = ?`)
+        .pluck()
+        .get(metered.id, buyer);
+    expect(balance()).toBe(5_000_000);
+
+    const commit = await fedCommit(s, listingId);
+    expect((await retrieve(creatorKey)).status).toBe(200);
+    const charged = retrieve(buyerKey);
+    expect(await within(charged, 300)).toBe('pending');
+    expect(balance()).toBe(5_000_000);
+    await commit.end();
+    const res = await charged;
+    expect(res.status).toBe(200);
+    expect((await json(res)).chunks).toHaveLength(2);
+    expect(balance()).toBe(3_000_000);
   });
 });

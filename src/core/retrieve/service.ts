@@ -25,6 +25,11 @@ export interface RetrievalServiceOptions {
   now?: () => Date;
   /** Who may query a listing, and its per-query charge; the creator-only check of access.ts by default. */
   authorize?: (listing: Listing, viewer: RetrievalViewer) => QueryCharge | undefined;
+  /**
+   * Waits until a charged query's log row and debit, written before the answer, can wait for the write
+   * lock as usual (the store's writable(): not while a commit this thread feeds holds it).
+   */
+  beforeCharge?: () => Promise<unknown>;
 }
 
 /** Where a retrieval's time went, ms (the route reports it in a `Server-Timing` header). */
@@ -62,6 +67,7 @@ const round1 = (ms: number) => Math.round(ms * 10) / 10;
 export class RetrievalService {
   private readonly now: () => Date;
   private readonly authorize: (listing: Listing, viewer: RetrievalViewer) => QueryCharge | undefined;
+  private readonly beforeCharge: (() => Promise<unknown>) | undefined;
 
   constructor(
     private readonly listings: ListingService,
@@ -71,6 +77,7 @@ export class RetrievalService {
   ) {
     this.now = options.now ?? (() => new Date());
     this.authorize = options.authorize ?? ((listing, viewer) => authorizeRetrieval(listing, viewer));
+    this.beforeCharge = options.beforeCharge;
   }
 
   async retrieve(
@@ -104,6 +111,10 @@ export class RetrievalService {
         if (ran) throw new Error('A prepared retrieval runs once.');
         ran = true;
         const chunks = await this.search(listing, valid, signal, timings);
+        if (charge && this.beforeCharge) {
+          await this.beforeCharge();
+          signal?.throwIfAborted();
+        }
         const latencyMs = round1(performance.now() - started);
         signal?.throwIfAborted();
         this.index.logQuery({

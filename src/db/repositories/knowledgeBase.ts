@@ -202,6 +202,13 @@ class SqliteStaging implements Staging {
   }
 }
 
+/**
+ * How long a write waits in writable() for the commit this thread feeds (the last documents of an
+ * ingestion, the lines of an import) to stop holding the write lock. Past it, the write fails at once
+ * with the busy 500 and Retry-After, as it did before writes waited.
+ */
+export const WRITE_WAIT_MS = 60_000;
+
 export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
   /** Commits run one at a time: each waits for the one before it (failed or not). */
   private commits: Promise<unknown> = Promise.resolve();
