@@ -362,8 +362,8 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
   }
 
   /**
-   * Resolves true at once when no commit this thread feeds holds the write lock, else when the last such
-   * commit has its last document (or failed), or false after `maxMs`. A request that is about to write
+   * Resolves true at once when no commit this thread feeds holds the write lock, else once the last such
+   * commit has its last document and has ended (or failed), or false after `maxMs`. A request that is about to write
    * waits here instead of failing at once (see feeding); after that, its write waits for the lock as usual
    * (the connection's busy timeout), as behind any other writer.
    */
@@ -396,7 +396,12 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
       this.db.pragma('busy_timeout = 0');
     } else if (!on && --this.fed === 0) {
       this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
-      for (const wake of [...this.writeWaiters]) wake();
+      // The commit still holds the lock while it ends (its last rows, full-text merges, COMMIT): waiting
+      // writes go once it has answered, so none of them blocks this thread in SQLite's busy wait.
+      const wakeIfIdle = () => {
+        if (this.fed === 0) for (const wake of [...this.writeWaiters]) wake();
+      };
+      void this.commits.then(wakeIfIdle, wakeIfIdle);
     }
   }
 

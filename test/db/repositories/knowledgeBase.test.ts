@@ -638,7 +638,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       expect(services.listings.get(listingId, 'studio').title).toBe('after abort');
     });
 
-    it('tells a write when it can wait for the lock as usual: at once, when the feeding ends, or false after its limit', async () => {
+    it('tells a write when it can wait for the lock as usual: at once, once the fed commit has ended, or false after its limit', async () => {
       expect(await services.knowledgeBase.writable(10)).toBe(true);
       for (const end of ['finish', 'abort'] as const) {
         const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
@@ -648,12 +648,18 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
           await writer.add([chunk(`gate ${end} shag`, vector(1, 2, 3, 4, 5, 6, 7, 8))]);
           expect(await services.knowledgeBase.writable(50)).toBe(false);
           let answered: boolean | undefined;
-          const waiting = services.knowledgeBase.writable(60_000).then((ok) => (answered = ok));
+          // What a write let through would see: the commit has ended, not only been fed its last rows.
+          let committed = -1;
+          const waiting = services.knowledgeBase.writable(60_000).then((ok) => {
+            committed = fullText('shag').length;
+            return (answered = ok);
+          });
           await new Promise((resolve) => setTimeout(resolve, 100));
           expect(answered).toBeUndefined();
           writer.finish();
           const over = end === 'finish' ? session.finish() : session.abort();
           expect(await waiting).toBe(true);
+          expect(committed).toBe(1);
           await over;
         } finally {
           staging.dispose();
