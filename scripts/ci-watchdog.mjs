@@ -73,6 +73,7 @@ const child = spawn(command, args, {
 const group = child.pid;
 
 const stopped = [];
+let stoppedAtLimit = false;
 let lastMove = started;
 let examinedStall = false;
 
@@ -87,13 +88,16 @@ child.on('exit', (code, signal) => {
     say(`stopped a hung test process after ${values.stall} s without progress; last event: ${s.last}`);
     say(`  its threads, stacks and handles: ${s.details}`);
   }
-  if (Date.now() - started >= limitMs) process.exit(124);
+  if (stoppedAtLimit) process.exit(124);
   process.exit(signal ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1));
 });
 
 function watch() {
   const now = Date.now();
   if (now - started >= limitMs) {
+    // Once: what follows only waits for the command to exit.
+    clearInterval(timer);
+    stoppedAtLimit = true;
     say(`the command ran for ${values.limit} s; stopping it`);
     for (const p of groupProcesses().filter((p) => p.node)) examine(p);
     killGroup('SIGTERM');
