@@ -112,14 +112,15 @@ function watch() {
   }
   if (now - lastMove < stallMs) return;
   const last = lastEvent();
-  const workers = groupProcesses().filter((p) => p.vitestWorker);
+  const processes = groupProcesses();
+  const workers = processes.filter((p) => p.vitestWorker);
   if (workers.length === 0) {
     // Nothing to stop (typecheck, lint and build run before any test process): say it once per stall.
     if (!examinedStall) {
       say(
         `no test progress for ${Math.round((now - lastMove) / 1000)} s and no test process; last event: ${last}`,
       );
-      for (const p of groupProcesses().filter((p) => p.node)) examine(p);
+      for (const p of processes.filter((p) => p.node)) examine(p);
     }
     examinedStall = true;
     return;
@@ -142,8 +143,7 @@ function groupProcesses() {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // The fields after the command name, which may itself contain spaces and parentheses.
-      const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const [state, ppid, pgrp] = statFields(stat);
       if (Number(pgrp) !== group) continue;
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ').trim();
       const exe = cmdline.split(' ')[0] ?? '';
@@ -160,6 +160,11 @@ function groupProcesses() {
     }
   }
   return found;
+}
+
+/** The fields of a /proc stat line after the command name, which may itself hold spaces and parentheses. */
+function statFields(stat) {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /** Writes what can be learnt about a stuck process to a file, prints the gist and returns the file. */
@@ -195,7 +200,7 @@ function threadStates(pid) {
         }
       };
       const stat = read('stat');
-      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+      const [state] = statFields(stat);
       const syscall = read('syscall').split(' ')[0];
       lines.push(
         `  thread ${tid} ${read('comm')}: state ${state}, wchan ${read('wchan') || '-'}, syscall ${syscall}`,
