@@ -1,6 +1,7 @@
-import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { killChildren } from './cliProcess';
 import { createContext } from './context';
+import { describeFileSystem, fileSystemLabel } from './fileSystem';
 import { parseOptions, USAGE, type CliOptions } from './options';
 import type { SuiteResult } from './suite';
 import { selectSuites, SUITES } from './suites';
@@ -83,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
     );
   } else {
     process.stdout.write(
-      `\n${machine.cpuModel} ×${machine.cpus}, ${(machine.memoryBytes / 2 ** 30).toFixed(1)} GB RAM, Node ${machine.node}; load average at start ${machine.loadAverage.join(' ')}; total ${(durationMs / 1000).toFixed(0)} s\n`,
+      `\n${machine.cpuModel} ×${machine.cpus}, ${(machine.memoryBytes / 2 ** 30).toFixed(1)} GB RAM, Node ${machine.node}; temporary files on ${fileSystemLabel(machine.tempDir)}; load average at start ${machine.loadAverage.join(' ')}; total ${(durationMs / 1000).toFixed(0)} s\n`,
     );
   }
   return failed ? 1 : 0;
@@ -99,6 +100,8 @@ function describeMachine() {
     freeMemoryBytes: freemem(),
     node: process.versions.node,
     loadAverage: loadavg().map((l) => Number(l.toFixed(2))),
+    // Where every corpus and data directory is written: its file system changes the ingestion figures.
+    tempDir: describeFileSystem(tmpdir()),
   };
 }
 
