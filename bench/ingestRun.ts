@@ -6,6 +6,7 @@ import { STUDIO_LIMITS, type IngestLimits } from '../src/core/ingest/limits';
 import type { IngestProgress, IngestResult } from '../src/core/ingest/pipeline';
 import type { IngestInput } from '../src/core/ingest/sources';
 import { openServices, type StudioServices } from '../src/db/services';
+import { mainThreadCpuMs, processCpuMs } from './threadCpu';
 
 export interface IngestMeasurement {
   ms: number;
@@ -18,6 +19,12 @@ export interface IngestMeasurement {
   settledMs: number;
   /** The longest the event loop of the ingesting thread was held at once (ms): how long a server would not answer. */
   longestStallMs: number;
+  /**
+   * CPU time until the ingestion returned (ms): of every thread of the process (parsers, the commit,
+   * V8's and libuv's threads), and of the ingesting thread alone (null off Linux).
+   */
+  cpuMs: number;
+  mainCpuMs: number | null;
 }
 
 /** A fresh data directory with one draft listing on the offline model. */
@@ -52,6 +59,8 @@ export async function measureIngestion(
   const listingId = studio.newListing();
   const stages: Record<string, number> = {};
   const started = performance.now();
+  const cpuBefore = processCpuMs();
+  const mainBefore = mainThreadCpuMs();
   let stage = 'collecting';
   let since = started;
   const onProgress = (p: IngestProgress) => {
@@ -75,6 +84,8 @@ export async function measureIngestion(
     stalls.disable();
   }
   const ms = performance.now() - started;
+  const cpuMs = processCpuMs() - cpuBefore;
+  const mainAfter = mainThreadCpuMs();
   await studio.services.knowledgeBase.settled();
   const settledMs = performance.now() - started;
   const ingested = result.documents.filter((d) => d.status === 'ingested');
@@ -89,5 +100,7 @@ export async function measureIngestion(
     settledMs,
     // The histogram is in nanoseconds.
     longestStallMs: Math.round(stalls.max / 1e6),
+    cpuMs: Math.round(cpuMs),
+    mainCpuMs: mainBefore === null || mainAfter === null ? null : mainAfter - mainBefore,
   };
 }
