@@ -54,7 +54,14 @@ interface MammothResult {
 }
 
 async function convertInWorker(bytes: Uint8Array, source: string, timeoutMs: number): Promise<MammothResult> {
-  pool ??= new ParserWorkerPool(new URL('./docxWorker.mjs', import.meta.url), { maxMemoryMb: MAX_MEMORY_MB });
+  pool ??= new ParserWorkerPool(new URL('./docxWorker.mjs', import.meta.url), {
+    maxMemoryMb: MAX_MEMORY_MB,
+    // mammoth keeps nothing between files and the worker's cache of styles and numbering parts is bounded
+    // (docxWorker.mjs), while a fresh worker loads mammoth again, starts with an empty cache and reads
+    // slowly until its JIT warms up: 208 DOCX files took about a fifth more CPU with a new worker every
+    // 100 files (docs/performance.md, seventeenth pass). Idle workers still stop after 30 s.
+    maxFilesPerWorker: 100_000,
+  });
   let reply: ParserWorkerReply<MammothResult>;
   try {
     // A copy for the worker (transferred), so the caller's bytes stay usable.
