@@ -13,7 +13,8 @@ export interface CliOptions extends BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/index.ts [options])
 
-  --json            print one JSON document with every figure (progress still goes to stderr)
+  --json            print one JSON document with every figure (progress still goes to stderr;
+                    through npm, run it as npm run --silent bench -- --json, or npm adds its banner)
   --only NAMES      comma-separated suite names or prefixes (e.g. ingest, ingest.upload)
   --list            list the suites and exit
   --scale N         multiply every default size by N (default 1: 5 MB per format, 100 MB mixed,
