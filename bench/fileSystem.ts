@@ -11,11 +11,11 @@ export interface FileSystemInfo {
 }
 
 /**
- * The file system a folder is on, read from /proc/self/mountinfo (Linux). The figures of every suite that
- * writes files depend on it: on ext4 without a journal, the kernel looks past the inodes freed in the
- * last few seconds before it gives a new file one (`find_inode_bit` → `recently_deleted`), so a run that
+ * The file system a folder is on, read from /proc/self/mountinfo (Linux). The figures of the suites that
+ * write files can depend on it: on ext4 without a journal, the kernel passes over the inodes freed in the
+ * last minute or so before it gives a new file one (`find_inode_bit` → `recently_deleted`), so a run that
  * creates thousands of files right after the last one removed thousands spends seconds of CPU in the
- * kernel (docs/performance.md, seventeenth pass).
+ * kernel (docs/performance.md, twelfth and seventeenth passes).
  */
 export function describeFileSystem(path: string): FileSystemInfo {
   let real = path;
