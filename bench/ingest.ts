@@ -283,6 +283,11 @@ async function measureImport(context: BenchContext): Promise<ImportFigures> {
   };
 }
 
+/** The ingesting thread's CPU seconds, or 'n/a' where they cannot be read. */
+function mainSeconds(row: IngestFigures): number | string {
+  return row.mainCpuMs === null ? 'n/a' : seconds(row.mainCpuMs);
+}
+
 function importTable(row: ImportFigures): Table {
   return {
     title: 'Pre-built embeddings import',
@@ -296,6 +301,8 @@ function importTable(row: ImportFigures): Table {
       'commit end s',
       'checkpointed s',
       'longest stall ms',
+      'CPU s',
+      'main s',
     ],
     rows: [
       [
@@ -308,6 +315,8 @@ function importTable(row: ImportFigures): Table {
         seconds(row.commitMs),
         seconds(row.settledMs),
         row.longestStallMs,
+        seconds(row.cpuMs),
+        mainSeconds(row),
       ],
     ],
   };
@@ -373,7 +382,7 @@ function figuresTable(title: string, rows: IngestFigures[]): Table {
       r.chunksPerSecond,
       r.filesPerSecond,
       seconds(r.cpuMs),
-      r.mainCpuMs === null ? 'n/a' : seconds(r.mainCpuMs),
+      mainSeconds(r),
       stageShares(r.stages),
     ]),
   };
