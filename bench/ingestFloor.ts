@@ -178,6 +178,11 @@ export const ingestFloorSuite: Suite = {
       await ingested.close();
     }
 
+    // On this thread, before anything writes large files (the commits, the store's SQL).
+    context.log('  floor: token counts and offline embeddings of every chunk once');
+    const texts = chunkTexts(committed);
+    const tokens = timeTokenCounts(texts, rounds);
+    const embeddings = await timeOfflineEmbeddings(texts, rounds);
     context.log(`  floor: each parser on its files, ${rounds} rounds`);
     const parsing = await timeParsers(corpus, rounds);
     context.log(`  floor: the commit of ${pipeline.chunks} chunks, ${rounds} rounds`);
@@ -194,10 +199,6 @@ export const ingestFloorSuite: Suite = {
       storeSql.design.push(await timeStoreSql(committed, 'design'));
       storeSql.studio.push(await timeStoreSql(committed, 'studio'));
     }
-    context.log('  floor: token counts and offline embeddings of every chunk once');
-    const texts = chunkTexts(committed);
-    const tokens = timeTokenCounts(texts, rounds);
-    const embeddings = await timeOfflineEmbeddings(texts, rounds);
 
     const parseMs = parsing.reduce((sum, p) => sum + p.ms, 0);
     const storeMs = median(commits.map((c) => c.ms));
