@@ -2,6 +2,7 @@ import { lineCuts, sentenceEndCuts, wordCuts } from './cuts';
 import { packPieces } from './packPieces';
 import { splitRecursively } from './recursive';
 import { measurePiece, type ChunkSpan, type Piece, type SizeOptions } from './spans';
+import { TokenRanges } from './tokenizer';
 
 export type BlockKind = 'heading' | 'fence' | 'text';
 
@@ -21,12 +22,14 @@ const ATX_HEADING = /^ {0,3}#{1,6}(?:[ \t]|$)/;
  * to chunkSize with overlap. A block over chunkSize is split by lines, then sentences and words (code by
  * lines and words), and its pieces are packed only among themselves.
  */
-export function markdownChunker(text: string, options: SizeOptions): ChunkSpan[] {
+export function markdownChunker(text: string, sizes: SizeOptions): ChunkSpan[] {
   const chunks: ChunkSpan[] = [];
+  // Its blocks, then its chunks, are counted from one pass over its text.
+  const options = { ...sizes, ranges: TokenRanges.of(text) ?? undefined };
   for (const region of headingRegions(markdownBlocks(text))) {
     let fitting: Piece[] = [];
     for (const block of region) {
-      const piece = measurePiece(text, block.start, block.end, options.chunkSize);
+      const piece = measurePiece(text, block.start, block.end, options.chunkSize, options.ranges);
       if (piece.tokens <= options.chunkSize) {
         fitting.push(piece);
         continue;

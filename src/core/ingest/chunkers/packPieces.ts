@@ -9,7 +9,7 @@ import { splitByTokens } from './tokenWindows';
 export function packPieces(
   text: string,
   pieces: Piece[],
-  { chunkSize, chunkOverlap }: SizeOptions,
+  { chunkSize, chunkOverlap, ranges }: SizeOptions,
 ): ChunkSpan[] {
   const chunks: ChunkSpan[] = [];
   let from = 0;
@@ -20,13 +20,13 @@ export function packPieces(
       total += pieces[to]!.tokens;
       to++;
     }
-    let chunk = finishChunk(text, pieces[from]!.start, pieces[to - 1]!.end);
+    let chunk = finishChunk(text, pieces[from]!.start, pieces[to - 1]!.end, ranges);
     while (chunk !== undefined && chunk.tokens > chunkSize && to - from > 1) {
       to--;
-      chunk = finishChunk(text, pieces[from]!.start, pieces[to - 1]!.end);
+      chunk = finishChunk(text, pieces[from]!.start, pieces[to - 1]!.end, ranges);
     }
     if (chunk !== undefined && chunk.tokens > chunkSize) {
-      chunks.push(...splitByTokens(text, chunk.start, chunk.end, chunkSize, chunkOverlap));
+      chunks.push(...splitByTokens(text, chunk.start, chunk.end, chunkSize, chunkOverlap, ranges));
     } else if (chunk !== undefined) {
       chunks.push(chunk);
     }

@@ -1,6 +1,7 @@
 import { lineCuts, paragraphCuts, sentenceEndCuts, wordCuts, type CutFinder } from './cuts';
 import { packPieces } from './packPieces';
 import { measurePiece, wholeText, type ChunkSpan, type Piece, type SizeOptions } from './spans';
+import { TokenRanges } from './tokenizer';
 import { splitByTokens } from './tokenWindows';
 
 const LEVELS: CutFinder[] = [paragraphCuts, lineCuts, sentenceEndCuts, wordCuts];
@@ -15,7 +16,9 @@ export function recursiveChunker(text: string, options: SizeOptions): ChunkSpan[
   if (whole === undefined) return [];
   if ('fits' in whole) return [whole.fits];
   const chunks: ChunkSpan[] = [];
-  splitRecursively(text, whole.tooLarge[0], whole.tooLarge[1], LEVELS, options, chunks);
+  // Its pieces, then its chunks, are counted from one pass over its text.
+  const measured = { ...options, ranges: TokenRanges.of(text) ?? undefined };
+  splitRecursively(text, whole.tooLarge[0], whole.tooLarge[1], LEVELS, measured, chunks);
   return chunks;
 }
 
@@ -34,7 +37,7 @@ export function splitRecursively(
     const bounds = [start, ...cuts, end];
     let fitting: Piece[] = [];
     for (let i = 0; i + 1 < bounds.length; i++) {
-      const piece = measurePiece(text, bounds[i]!, bounds[i + 1]!, options.chunkSize);
+      const piece = measurePiece(text, bounds[i]!, bounds[i + 1]!, options.chunkSize, options.ranges);
       if (piece.tokens <= options.chunkSize) {
         fitting.push(piece);
         continue;
@@ -46,5 +49,5 @@ export function splitRecursively(
     if (fitting.length > 0) out.push(...packPieces(text, fitting, options));
     return;
   }
-  out.push(...splitByTokens(text, start, end, options.chunkSize, options.chunkOverlap));
+  out.push(...splitByTokens(text, start, end, options.chunkSize, options.chunkOverlap, options.ranges));
 }

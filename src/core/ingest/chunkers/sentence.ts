@@ -1,6 +1,6 @@
 import { packPieces } from './packPieces';
 import { measurePiece, wholeText, type ChunkSpan, type Piece, type SizeOptions } from './spans';
-import { isLowSurrogate } from './tokenizer';
+import { isLowSurrogate, TokenRanges } from './tokenizer';
 import { splitByTokens } from './tokenWindows';
 
 /** A fixed locale keeps chunk boundaries the same on every machine. */
@@ -17,16 +17,18 @@ const WINDOW = 10_000;
  * Whole sentences (Intl.Segmenter) packed up to chunkSize tokens, overlapping by whole sentences; a
  * sentence longer than chunkSize is cut into token windows.
  */
-export function sentenceChunker(text: string, options: SizeOptions): ChunkSpan[] {
-  const whole = wholeText(text, options.chunkSize);
+export function sentenceChunker(text: string, sizes: SizeOptions): ChunkSpan[] {
+  const whole = wholeText(text, sizes.chunkSize);
   if (whole === undefined) return [];
   if ('fits' in whole) return [whole.fits];
+  // Its sentences, then its chunks, are counted from one pass over its text.
+  const options = { ...sizes, ranges: TokenRanges.of(text) ?? undefined };
   const pieces: Piece[] = [];
   const bounds = [0, ...sentenceStarts(text), text.length];
   for (let i = 0; i + 1 < bounds.length; i++) {
-    const piece = measurePiece(text, bounds[i]!, bounds[i + 1]!, options.chunkSize);
+    const piece = measurePiece(text, bounds[i]!, bounds[i + 1]!, options.chunkSize, options.ranges);
     if (piece.tokens <= options.chunkSize) pieces.push(piece);
-    else pieces.push(...splitByTokens(text, piece.start, piece.end, options.chunkSize, 0));
+    else pieces.push(...splitByTokens(text, piece.start, piece.end, options.chunkSize, 0, options.ranges));
   }
   return packPieces(text, pieces, options);
 }

@@ -1,4 +1,4 @@
-import { countTokens, countTokensUpTo } from './tokenizer';
+import { countTokens, countTokensUpTo, type TokenRanges } from './tokenizer';
 
 /** A chunk as a range of its section's text, already trimmed, with its token count. */
 export interface ChunkSpan {
@@ -13,6 +13,8 @@ export type Piece = ChunkSpan;
 export interface SizeOptions {
   chunkSize: number;
   chunkOverlap: number;
+  /** The counts of the section text's ranges, when a chunker made them (they equal countTokens of each slice). */
+  ranges?: TokenRanges;
 }
 
 /** Every strategy: section text in, trimmed chunk ranges out (each at most chunkSize tokens). */
@@ -28,9 +30,17 @@ export function trimRange(text: string, start: number, end: number): [number, nu
 }
 
 /** The range without surrounding whitespace, measured; undefined when nothing but whitespace is left. */
-export function finishChunk(text: string, start: number, end: number): ChunkSpan | undefined {
+export function finishChunk(
+  text: string,
+  start: number,
+  end: number,
+  ranges?: TokenRanges,
+): ChunkSpan | undefined {
   const range = trimRange(text, start, end);
-  return range && { start: range[0], end: range[1], tokens: countTokens(text.slice(range[0], range[1])) };
+  if (range === undefined) return undefined;
+  const tokens =
+    ranges?.text === text ? ranges.count(range[0], range[1]) : countTokens(text.slice(range[0], range[1]));
+  return { start: range[0], end: range[1], tokens };
 }
 
 /**
@@ -53,10 +63,19 @@ export function wholeText(
  * Summing these estimates fills chunks closer to chunkSize than counting each piece with its spaces.
  * A piece over chunkSize is not counted further (Infinity): it is split, never packed.
  */
-export function measurePiece(text: string, start: number, end: number, chunkSize: number): Piece {
+export function measurePiece(
+  text: string,
+  start: number,
+  end: number,
+  chunkSize: number,
+  ranges?: TokenRanges,
+): Piece {
   let contentEnd = end;
   while (contentEnd > start && WHITESPACE.test(text[contentEnd - 1]!)) contentEnd--;
   const lineBreak = contentEnd < end && text.slice(contentEnd, end).includes('\n') ? 1 : 0;
-  const tokens = countTokensUpTo(text.slice(start, contentEnd), chunkSize);
+  const tokens =
+    ranges?.text === text
+      ? ranges.countUpTo(start, contentEnd, chunkSize)
+      : countTokensUpTo(text.slice(start, contentEnd), chunkSize);
   return { start, end, tokens: tokens === false ? Number.POSITIVE_INFINITY : tokens + lineBreak };
 }

@@ -11,3 +11,14 @@ export declare class AsciiPieceCounts {
   /** Tokens of the ASCII piece s[i, end). */
   count(s: string, i: number, end: number): number;
 }
+/** Counts ranges of one text from one pass of cl100k's pieces (counts equal countTokens of the slice). */
+export declare class TokenRanges {
+  /** The index of `text`, or null when its ranges must be counted as they are. */
+  static of(text: string): TokenRanges | null;
+  private constructor(text: string);
+  readonly text: string;
+  /** Tokens of text.slice(start, end). */
+  count(start: number, end: number): number;
+  /** The count when it is at most `limit`, else false. */
+  countUpTo(start: number, end: number, limit: number): number | false;
+}

@@ -1,5 +1,5 @@
 import { finishChunk, type ChunkSpan } from './spans';
-import { tokenBoundaries } from './tokenizer';
+import { tokenBoundaries, type TokenRanges } from './tokenizer';
 
 /**
  * Cuts text[start, end) into windows of at most `size` tokens, each starting `overlap` tokens before
@@ -13,6 +13,7 @@ export function splitByTokens(
   end: number,
   size: number,
   overlap: number,
+  ranges?: TokenRanges,
 ): ChunkSpan[] {
   const { tokens, chars } = tokenBoundaries(text.slice(start, end));
   const last = tokens.length - 1;
@@ -20,10 +21,10 @@ export function splitByTokens(
   let from = 0;
   while (from < last) {
     let to = Math.max(from + 1, lastAtOrBelow(tokens, tokens[from]! + size));
-    let span = finishChunk(text, start + chars[from]!, start + chars[to]!);
+    let span = finishChunk(text, start + chars[from]!, start + chars[to]!, ranges);
     while (span !== undefined && span.tokens > size && to > from + 1) {
       to = Math.max(from + 1, Math.min(to - 1, lastAtOrBelow(tokens, tokens[to]! - (span.tokens - size))));
-      span = finishChunk(text, start + chars[from]!, start + chars[to]!);
+      span = finishChunk(text, start + chars[from]!, start + chars[to]!, ranges);
     }
     if (span !== undefined) spans.push(span);
     if (to >= last) break;

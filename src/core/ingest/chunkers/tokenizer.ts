@@ -1,7 +1,7 @@
 import { decodeGenerator, encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { PLAIN_TEXT, tokenizerSegments } from './tokenCount.mjs';
 
-export { countTokens, countTokensUpTo, isLowSurrogate } from './tokenCount.mjs';
+export { countTokens, countTokensUpTo, isLowSurrogate, TokenRanges } from './tokenCount.mjs';
 
 /**
  * Positions where the text can be cut between tokens without splitting a character: `tokens[i]`
