@@ -1,7 +1,6 @@
 import { lineCuts, paragraphCuts, sentenceEndCuts, wordCuts, type CutFinder } from './cuts';
 import { packPieces } from './packPieces';
 import { measurePiece, wholeText, type ChunkSpan, type Piece, type SizeOptions } from './spans';
-import { TokenRanges } from './tokenizer';
 import { splitByTokens } from './tokenWindows';
 
 const LEVELS: CutFinder[] = [paragraphCuts, lineCuts, sentenceEndCuts, wordCuts];
@@ -17,7 +16,7 @@ export function recursiveChunker(text: string, options: SizeOptions): ChunkSpan[
   if ('fits' in whole) return [whole.fits];
   const chunks: ChunkSpan[] = [];
   // Its pieces, then its chunks, are counted from one pass over its text.
-  const measured = { ...options, ranges: TokenRanges.of(text) ?? undefined };
+  const measured = { ...options, ranges: whole.ranges };
   splitRecursively(text, whole.tooLarge[0], whole.tooLarge[1], LEVELS, measured, chunks);
   return chunks;
 }

@@ -1,6 +1,6 @@
 import { packPieces } from './packPieces';
 import { measurePiece, wholeText, type ChunkSpan, type Piece, type SizeOptions } from './spans';
-import { isLowSurrogate, TokenRanges } from './tokenizer';
+import { isLowSurrogate } from './tokenizer';
 import { splitByTokens } from './tokenWindows';
 
 /** A fixed locale keeps chunk boundaries the same on every machine. */
@@ -22,7 +22,7 @@ export function sentenceChunker(text: string, sizes: SizeOptions): ChunkSpan[] {
   if (whole === undefined) return [];
   if ('fits' in whole) return [whole.fits];
   // Its sentences, then its chunks, are counted from one pass over its text.
-  const options = { ...sizes, ranges: TokenRanges.of(text) ?? undefined };
+  const options = { ...sizes, ranges: whole.ranges };
   const pieces: Piece[] = [];
   const bounds = [0, ...sentenceStarts(text), text.length];
   for (let i = 0; i + 1 < bounds.length; i++) {

@@ -1,4 +1,4 @@
-import { countTokens, countTokensUpTo, type TokenRanges } from './tokenizer';
+import { countTokens, countTokensUpTo, TokenRanges } from './tokenizer';
 
 /** A chunk as a range of its section's text, already trimmed, with its token count. */
 export interface ChunkSpan {
@@ -43,18 +43,30 @@ export function finishChunk(
   return { start: range[0], end: range[1], tokens };
 }
 
+/** A text of this many characters per token of chunkSize or more is indexed before it is counted. */
+const LIKELY_TOO_LARGE_CHARS_PER_TOKEN = 4;
+
 /**
- * The whole text as one chunk if it fits in chunkSize; `tooLarge` with its trimmed range if not
- * (counting stops at chunkSize, so a long section is not tokenized in full just to learn that).
+ * The whole text as one chunk if it fits in chunkSize; `tooLarge` with its trimmed range if not, and the
+ * counts of its ranges (TokenRanges) for splitting it, unless it cannot be indexed. A short text is
+ * counted up to chunkSize and no further; one long enough that it very likely does not fit (about four
+ * characters make a token of English) is indexed first, and its count taken from the index, so its
+ * first chunkSize tokens are not counted twice.
  */
 export function wholeText(
   text: string,
   chunkSize: number,
-): { fits: ChunkSpan } | { tooLarge: [number, number] } | undefined {
+): { fits: ChunkSpan } | { tooLarge: [number, number]; ranges?: TokenRanges } | undefined {
   const range = trimRange(text, 0, text.length);
   if (range === undefined) return undefined;
-  const tokens = countTokensUpTo(text.slice(range[0], range[1]), chunkSize);
-  return tokens === false ? { tooLarge: range } : { fits: { start: range[0], end: range[1], tokens } };
+  // Indexed once at most: a text with runs countTokens cuts gives null each time.
+  const indexFirst = text.length >= chunkSize * LIKELY_TOO_LARGE_CHARS_PER_TOKEN;
+  const indexed = indexFirst ? TokenRanges.of(text) : null;
+  const tokens = indexed
+    ? indexed.countUpTo(range[0], range[1], chunkSize)
+    : countTokensUpTo(text.slice(range[0], range[1]), chunkSize);
+  if (tokens !== false) return { fits: { start: range[0], end: range[1], tokens } };
+  return { tooLarge: range, ranges: (indexFirst ? indexed : TokenRanges.of(text)) ?? undefined };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { wholeText } from '../../../../src/core/ingest/chunkers/spans';
 import { countTokens, TokenRanges } from '../../../../src/core/ingest/chunkers/tokenizer';
 import { seededRandom } from '../../../helpers/seeded';
 import { fixtureTexts, randomText } from './chunkProperties';
@@ -113,5 +114,29 @@ describe('TokenRanges', () => {
     expect(TokenRanges.of(`word ${' '.repeat(400)} word`)).toBeNull();
     expect(TokenRanges.of('word '.repeat(1_000_000))).toBeNull();
     expect(TokenRanges.of('word '.repeat(1_000))).not.toBeNull();
+  });
+});
+
+describe('wholeText', () => {
+  it('counts a long text that still fits from its index, exactly', () => {
+    // 2,100 characters (past the index-first length for 512 tokens) of one-token words: it fits.
+    const text = ` ${' international'.repeat(150)} `;
+    expect(text.length).toBeGreaterThanOrEqual(512 * 4);
+    const whole = wholeText(text, 512);
+    const start = text.length - text.trimStart().length;
+    const end = text.trimEnd().length;
+    expect(whole).toEqual({ fits: { start, end, tokens: countTokens(text.trim()) } });
+  });
+
+  it('hands a text too large for one chunk over with its index, short or long', () => {
+    const short = 'a b c d '.repeat(100);
+    const long = 'word '.repeat(2_000);
+    for (const text of [short, long]) {
+      const whole = wholeText(text, 100);
+      expect(whole && 'tooLarge' in whole && whole.ranges?.text).toBe(text);
+    }
+    const unindexable = 'x'.repeat(5_000);
+    const whole = wholeText(unindexable, 100);
+    expect(whole && 'tooLarge' in whole && whole.ranges).toBeUndefined();
   });
 });
