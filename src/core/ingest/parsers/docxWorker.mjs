@@ -52,11 +52,20 @@ export function readXmlString(xmlString, namespaceMap = {}) {
   } catch {
     return xmldomReadString(xmlString, namespaceMap);
   }
-  if (shareable) {
-    if (sharedParts.size >= SHARED_PARTS) sharedParts.delete(sharedParts.keys().next().value);
-    sharedParts.set(xmlString, { namespaceMap, tree });
-  }
+  if (shareable) keepSharedPart(xmlString, { namespaceMap, tree });
   return Promise.resolve(tree);
+}
+
+/** Keeps a part's tree as the most recently used; the least recently used go past either bound. */
+function keepSharedPart(xmlString, entry) {
+  if (sharedParts.delete(xmlString)) sharedChars -= xmlString.length;
+  sharedParts.set(xmlString, entry);
+  sharedChars += xmlString.length;
+  while (sharedParts.size > SHARED_PARTS || sharedChars > SHARED_CHARS) {
+    const oldest = sharedParts.keys().next().value;
+    sharedParts.delete(oldest);
+    sharedChars -= oldest.length;
+  }
 }
 
 /*
@@ -64,13 +73,20 @@ export function readXmlString(xmlString, namespaceMap = {}) {
  * of a DOCX's XML: a fixture holds 349 KB of styles beside 5 KB of text. Their trees are kept, by their
  * XML, for the next document that has the same part (a string key: V8 hashes it once, far faster than
  * parsing it). mammoth only reads these trees; the one change it makes, collapsing mc:AlternateContent,
- * gives the same tree when made again. Four parts at most, none over 1 MB of XML (tens of MB of trees).
+ * gives the same tree when made again. A tree takes about 14 bytes per character of its XML (the four
+ * fixtures' parts: 10.7 MB for 0.78 M characters), so the parts kept are bounded by their XML: 4 M
+ * characters in all (about 56 MB of trees), none over 1 M, and 16 parts at most. Four parts at most
+ * (the bound until the eighteenth pass) held the styles and numbering of two templates: documents from
+ * three or four templates in turn missed every time.
  */
 const SHARED_ROOT = /^\s*(?:<\?xml[^>]*\?>\s*)?<w:(?:styles|numbering)[\s>]/;
-const SHARED_PARTS = 4;
+const SHARED_PARTS = 16;
+const SHARED_CHARS = 4 * 1024 * 1024;
 const SHARED_PART_MAX_CHARS = 1024 * 1024;
 /** @type {Map<string, { namespaceMap: object, tree: unknown }>} */
 const sharedParts = new Map();
+/** The characters of XML of the parts in sharedParts. */
+let sharedChars = 0;
 
 function saxesTree(xmlString, namespaceMap) {
   const nameOf = (uri, local) => {

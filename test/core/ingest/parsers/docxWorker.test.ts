@@ -161,6 +161,35 @@ describe('readXmlString (mammoth without xmldom)', () => {
     expect(await readXmlString(numbering, NAMESPACES)).toBe(await readXmlString(numbering, NAMESPACES));
   });
 
+  it('keeps the parts of documents from several templates in turn: 16 parts, 4 M characters of XML', async () => {
+    const styles = (template: number, chars: number) =>
+      `<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:style w:styleId="t${template}"/>${'<w:x/>'.repeat(Math.floor(chars / 6))}</w:styles>`;
+    const numbering = (template: number) =>
+      `<w:numbering xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:num w:numId="${template}"/></w:numbering>`;
+    const read = (xml: string) => readXmlString(xml, NAMESPACES);
+
+    // Eight templates' styles and numbering, read in turn: all 16 parts stay kept.
+    const parts = Array.from({ length: 8 }, (_, t) => [styles(t, 20_000), numbering(t)]).flat();
+    const trees = [];
+    for (const xml of parts) trees.push(await read(xml));
+    for (let round = 0; round < 2; round++) {
+      for (const [i, xml] of parts.entries()) expect(await read(xml), `part ${i}`).toBe(trees[i]);
+    }
+    // A 17th part: the least recently used goes.
+    await read(numbering(99));
+    expect(await read(parts[0]!)).not.toBe(trees[0]);
+    expect(await read(parts[15]!)).toBe(trees[15]);
+
+    // Four parts of 900,000 characters fit in 4 M; a fifth pushes out the oldest, though only 5 are kept.
+    const large = Array.from({ length: 5 }, (_, t) => styles(100 + t, 900_000));
+    const largeTrees = [];
+    for (const xml of large.slice(0, 4)) largeTrees.push(await read(xml));
+    for (const [i, xml] of large.slice(0, 4).entries()) expect(await read(xml)).toBe(largeTrees[i]);
+    await read(large[4]!);
+    expect(await read(large[1]!)).toBe(largeTrees[1]);
+    expect(await read(large[0]!)).not.toBe(largeTrees[0]);
+  });
+
   it('is the reader mammoth uses once the worker is loaded, and mammoth converts every fixture as with xmldom', async () => {
     expect(mammothXml.readString).toBe(readXmlString);
     for (const { name, bytes } of docxFixtures()) {
