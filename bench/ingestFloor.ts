@@ -156,7 +156,7 @@ async function timeCommit(committed: Committed, workDir: string): Promise<{ ms: 
 export const ingestFloorSuite: Suite = {
   name: 'ingest.floor',
   description:
-    "the least the mixed corpus's ingestion costs: its third-party parsers and the commit's SQLite work alone",
+    "the least the mixed corpus's ingestion costs: its parsers, the store's SQL, a token count and an embedding per chunk, each alone",
   async run(context) {
     const bytes =
       context.options.mixedMb !== undefined
@@ -178,7 +178,7 @@ export const ingestFloorSuite: Suite = {
       await ingested.close();
     }
 
-    // On this thread, before anything writes large files (the commits, the store's SQL).
+    // On this thread, while nothing else runs.
     context.log('  floor: token counts and offline embeddings of every chunk once');
     const texts = chunkTexts(committed);
     const tokens = timeTokenCounts(texts, rounds);
