@@ -69,12 +69,21 @@ describe('scripts/ci-watchdog.mjs', () => {
     expect(run.seconds).toBeLessThan(90);
 
     // What was learnt about each: the spinning one runs on its main thread; the waiting one idles in
-    // its event loop, and its diagnostic report lists the interval that keeps it alive.
+    // its event loop, and its diagnostic report lists the interval that keeps it alive. Each report is
+    // found by the test its process was last seen on (the waiting one's main thread can be caught
+    // running too, in a timer tick, so its thread states cannot tell them apart).
     const hangs = readdirSync(reports).filter((f) => f.startsWith('hang-'));
     expect(hangs).toHaveLength(2);
-    const texts = hangs.map((f) => readFileSync(join(reports, f), 'utf8'));
-    const spinning = texts.find((t) => /^ {2}thread \d+ \S+: state R/m.test(t.split('\n')[1] ?? ''));
-    const waiting = texts.find((t) => t !== spinning);
+    const lines = run.output.split('\n');
+    const reportOf = (lastEvent: RegExp) => {
+      const at = lines.findIndex((l) => l.includes('stopped a hung test process') && lastEvent.test(l));
+      const file = /its threads, stacks and handles: (\S+)/.exec(lines[at + 1] ?? '')?.[1];
+      expect(file, `the report of the process last seen on ${lastEvent.source}`).toBeDefined();
+      return readFileSync(file!, 'utf8');
+    };
+    const spinning = reportOf(/spins\.hang\.ts/);
+    const waiting = reportOf(/pending\.hang\.ts/);
+    expect(spinning.split('\n')[1]).toMatch(/^ {2}thread \d+ \S+: state R/);
     expect(spinning).toContain('vitest/dist/workers/forks');
     expect(spinning).toContain('no diagnostic report within 3 s (its event loop is blocked)');
     expect(waiting).toMatch(/^ {2}thread \d+ \S+: state S, wchan do_epoll_wait/m);
