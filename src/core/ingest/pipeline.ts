@@ -1,8 +1,9 @@
-import { createHash, hash as hashOnce, type Hash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { DomainError } from '../errors';
+import { sha256Hex } from '../embed/cachedEmbedder';
 import type { Embedder } from '../embed/embedder';
 import { chunkSections, type ChunkingOptions } from './chunkers';
 import { countTokensOffThread } from './chunkers/tokenCounter';
@@ -71,7 +72,7 @@ export interface IngestDeps {
   sources?: SourceStore;
 }
 
-const EMBED_BATCH = 256;
+export const EMBED_BATCH = 256;
 /**
  * Files parsed on worker threads are read and started ahead of their turn, so the workers parse while
  * this thread chunks, embeds and stages earlier files: up to this many bytes of source...
@@ -404,7 +405,7 @@ async function stageParsed(
       batch.map((c, j) => ({
         text: c.text,
         tokenCount: c.tokenCount,
-        contentHash: sha256(c.text),
+        contentHash: sha256Hex(c.text),
         metadata: { ...parsed.metadata, ...c.metadata },
         vector: vectors[j]!,
       })),
@@ -450,7 +451,7 @@ async function stagePrebuilt(
         records.map((r, i) => ({
           text: r.text,
           tokenCount: tokenCounts[i]!,
-          contentHash: sha256(r.text),
+          contentHash: sha256Hex(r.text),
           metadata: { ...r.metadata, line: r.line },
           vector: r.embedding,
         })),
@@ -573,5 +574,3 @@ function rejectedOutcome(source: string, format: string, err: DomainError): File
 }
 
 const sortOutcomes = (o: FileOutcome[]) => [...o].sort((a, b) => a.source.localeCompare(b.source));
-// One call, no Hash object: half the time of createHash for a chunk's text (141,786 chunks: 125 ms, not 245).
-const sha256 = (text: string) => hashOnce('sha256', text, 'hex');

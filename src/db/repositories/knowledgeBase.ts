@@ -24,7 +24,7 @@ const vectorBlob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.by
 /** Page cache of a staging database (negative: KiB), 16 MB: the pages being filled stay in memory. */
 const STAGING_CACHE_KIB = -16_384;
 /** Page cache of the knowledge base's connection during a commit (negative: KiB), 64 MB. */
-const COMMIT_CACHE_KIB = -65_536;
+export const COMMIT_CACHE_KIB = -65_536;
 
 /**
  * Commits of at least this many chunks let FTS5 merge full-text segments 16 at a time instead of 4 (its
@@ -37,7 +37,7 @@ export const BULK_FTS_MIN_CHUNKS = 10_000;
  * ...and writes a full-text segment per 8 MB of pending terms instead of 1 MB: 300,000 rows of 2 KB
  * texts indexed in 42 µs a row instead of 51 (docs/performance.md, "eighth pass").
  */
-const FTS_BULK = { automerge: 16, hashsize: 8 * 1024 * 1024 };
+export const FTS_BULK = { automerge: 16, hashsize: 8 * 1024 * 1024 };
 /**
  * How long a commit waits for other writers' transactions (another process's commit included). It waits
  * on the commit's own thread, so nothing else is held up meanwhile.
