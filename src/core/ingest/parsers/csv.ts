@@ -4,7 +4,12 @@ import type { Metadata, ParsedDocument, ParseInput, Section, SkippedRow } from '
 import { buildColumns, detectTitleRow, requiredColumns, type CsvColumn } from './csvColumns';
 import { detectDelimiter } from './csvDelimiter';
 import { parseTimer, type ParseTimer } from './parseBudget';
-import { ParserWorkerPool, textParseFailure, type ParserWorkerReply } from './parserWorkerPool';
+import {
+  PARSE_AHEAD_DEPTH,
+  ParserWorkerPool,
+  type ParserWorkerReply,
+  textParseFailure,
+} from './parserWorkerPool';
 
 export interface CsvOptions {
   /** Columns (header names) a row must fill to be kept; default: every column with a header name. */
@@ -74,6 +79,7 @@ async function readRecords(text: string, source: string, signal?: AbortSignal): 
     maxMemoryMb: MAX_MEMORY_MB,
     // csv-parse keeps nothing between files, and a fresh worker reads slowly until its JIT warms up.
     maxFilesPerWorker: 100_000,
+    depth: PARSE_AHEAD_DEPTH,
   });
   const delimiter = detectDelimiter(text) ?? absentCharacter(text);
   // The time limit only stops a worker that no longer answers: csv-parse reads in linear time.

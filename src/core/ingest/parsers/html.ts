@@ -7,10 +7,11 @@ import { sniffHtmlCharset } from './htmlCharset';
 import { guardNesting, htmlToSections, inlineText, nestedTooDeeply } from './htmlSections';
 import { parseTimer, type ParseBudget, type ParseTimer } from './parseBudget';
 import {
-  textParseFailure,
-  ParserWorkerPool,
   type CancellableParser,
+  PARSE_AHEAD_DEPTH,
+  ParserWorkerPool,
   type ParserWorkerReply,
+  textParseFailure,
 } from './parserWorkerPool';
 
 /** Heap limit of a worker; V8 sizes its heap by it, so a lower one slows parsing (see markdown.ts). */
@@ -67,6 +68,7 @@ async function parseInWorker(
     maxMemoryMb: MAX_MEMORY_MB,
     // rehype keeps nothing between parses, and a fresh worker parses slowly until its JIT warms up.
     maxFilesPerWorker: 100_000,
+    depth: PARSE_AHEAD_DEPTH,
   });
   let reply: ParserWorkerReply<{ tree: Root }>;
   try {

@@ -7,10 +7,11 @@ import { markdownPieces } from './markdownPieces';
 import { MarkdownSectionBuilder } from './markdownSections';
 import { parseTimer, type ParseBudget, type ParseTimer } from './parseBudget';
 import {
-  textParseFailure,
-  ParserWorkerPool,
   type CancellableParser,
+  PARSE_AHEAD_DEPTH,
+  ParserWorkerPool,
   type ParserWorkerReply,
+  textParseFailure,
 } from './parserWorkerPool';
 
 /**
@@ -106,6 +107,7 @@ function markdownPool(): ParserWorkerPool {
     maxMemoryMb: MAX_MEMORY_MB,
     // micromark keeps nothing between parses, and a fresh worker parses slowly until its JIT warms up.
     maxFilesPerWorker: 100_000,
+    depth: PARSE_AHEAD_DEPTH,
   }));
 }
 

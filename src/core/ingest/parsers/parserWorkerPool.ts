@@ -43,6 +43,19 @@ export function textParseFailure(
   return new InvalidDocument(source, `the ${kind} could not be read: ${error.message}`);
 }
 
+/**
+ * The depth of the pools of text formats (CSV, HTML, Markdown), whose files are small and many: a worker's
+ * next files wait in its inbox while the ingesting thread chunks and embeds (docs/performance.md,
+ * nineteenth pass).
+ */
+export const PARSE_AHEAD_DEPTH = 8;
+
+/**
+ * Only files up to this size are sent behind another: those are copied (see dispatch), and a larger one
+ * takes long enough to parse that waiting for an idle worker costs it little.
+ */
+const BEHIND_MAX_BYTES = 1024 * 1024;
+
 export interface ParserWorkerPoolOptions {
   /** Heap limit of each worker, MB. */
   maxMemoryMb: number;
@@ -58,12 +71,23 @@ export interface ParserWorkerPoolOptions {
   retireAfterBytes?: number;
   /** An idle worker is stopped after this long, giving its memory back. */
   idleMs?: number;
+  /**
+   * Files sent to a worker before it has answered the first of them (default 1). With more, a worker's
+   * next file is already in its inbox when it finishes one, instead of waiting until the thread that
+   * sends files has handled the answer, which it does only between its own chunking and embedding. Only
+   * for scripts that read one message at a time (a synchronous handler). A job behind another cannot
+   * be passed by a job of lower rank asked for later.
+   */
+  depth?: number;
 }
 
 interface Slot {
   worker: Worker;
   files: number;
-  job?: Job;
+  /** The files sent to the worker and not answered yet, in the order sent: the first is being read. */
+  jobs: Job[];
+  /** Takes no more files; stopped once it has answered those it has. */
+  retiring?: boolean;
   idleTimer?: NodeJS.Timeout;
 }
 
@@ -82,6 +106,8 @@ interface Job {
   resolve(reply: unknown): void;
   reject(error: unknown): void;
   timer?: NodeJS.Timeout;
+  /** Aborted after it was sent to a worker behind another file: its answer is dropped. */
+  cancelled?: boolean;
 }
 
 export interface ParserWorkerReadOptions {
@@ -110,6 +136,7 @@ export class ParserWorkerPool {
   private readonly maxFiles: number;
   private readonly retireAfterBytes: number;
   private readonly idleMs: number;
+  private readonly depth: number;
 
   constructor(
     private readonly script: URL,
@@ -119,12 +146,13 @@ export class ParserWorkerPool {
     this.maxFiles = options.maxFilesPerWorker ?? 100;
     this.retireAfterBytes = options.retireAfterBytes ?? 20 * 1024 * 1024;
     this.idleMs = options.idleMs ?? 30_000;
+    this.depth = Math.max(1, options.depth ?? 1);
   }
 
   /**
-   * Reads one file; `data` is transferred to the worker (the caller keeps its own copy). The time limit
-   * counts from when a worker takes the file, not while it waits in the queue; as a function, it is
-   * asked then.
+   * Reads one file; `data` is transferred to the worker (copied when sent behind another file; the
+   * caller keeps its own copy). The time limit counts from when a worker takes the file (startClock), not
+   * while it waits; as a function, it is asked then.
    */
   read<T>(
     data: Uint8Array<ArrayBuffer>,
@@ -164,11 +192,27 @@ export class ParserWorkerPool {
 
   private pump(): void {
     while (this.queue.length > 0) {
-      let slot = this.slots.find((s) => s.job === undefined);
-      if (!slot && this.slots.length < this.size) slot = this.spawn();
+      const slot = this.slotForNext(this.queue[0]!);
       if (!slot) return;
       this.dispatch(slot, this.queue.shift()!);
     }
+  }
+
+  /**
+   * An idle worker, else a new one, else the least busy one with room in its inbox. A worker is sent no
+   * more files than it may read before it is replaced.
+   */
+  private slotForNext(job: Job): Slot | undefined {
+    const open = this.slots.filter((s) => !s.retiring && s.files + s.jobs.length < this.maxFiles);
+    const idle = open.find((s) => s.jobs.length === 0);
+    if (idle) return idle;
+    if (this.slots.length < this.size) return this.spawn();
+    if (job.bytes > BEHIND_MAX_BYTES) return undefined;
+    let best: Slot | undefined;
+    for (const slot of open) {
+      if (slot.jobs.length < this.depth && (!best || slot.jobs.length < best.jobs.length)) best = slot;
+    }
+    return best;
   }
 
   private abort(job: Job): void {
@@ -178,11 +222,19 @@ export class ParserWorkerPool {
       job.reject(job.signal!.reason);
       return;
     }
-    const slot = this.slots.find((s) => s.job === job);
+    const slot = this.slots.find((s) => s.jobs.includes(job));
     if (!slot) return;
+    if (slot.jobs[0] !== job) {
+      // Not begun: the worker still reads it when it gets there (it cannot be taken back from the
+      // worker's inbox), and its answer is dropped.
+      job.cancelled = true;
+      this.settle(job);
+      job.reject(job.signal!.reason);
+      return;
+    }
     // The worker cannot be interrupted: it is replaced, and the next file starts on a fresh one.
     this.remove(slot);
-    slot.job = undefined;
+    this.requeue(slot.jobs.splice(0).slice(1));
     this.settle(job);
     void this.retire(slot);
     job.reject(job.signal!.reason);
@@ -195,19 +247,34 @@ export class ParserWorkerPool {
     if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort);
   }
 
+  /** Files sent to a worker that stopped before it began them go back to the queue, in rank order. */
+  private requeue(jobs: Job[]): void {
+    for (const job of jobs) {
+      if (job.cancelled) continue;
+      const at = this.queue.findIndex((queued) => queued.rank > job.rank);
+      this.queue.splice(at === -1 ? this.queue.length : at, 0, job);
+    }
+  }
+
   private spawn(): Slot {
     const worker = new Worker(this.script, {
       resourceLimits: { maxOldGenerationSizeMb: this.options.maxMemoryMb },
       // Plain JavaScript: no need for the parent's loaders (tsx would transform pdfjs again, 2x slower).
       execArgv: [],
     });
-    const slot: Slot = { worker, files: 0 };
+    const slot: Slot = { worker, files: 0, jobs: [] };
     this.slots.push(slot);
     worker.on('message', (reply: { id: number }) => {
-      const job = slot.job;
-      if (!job || reply.id !== job.id) return;
-      this.finish(slot, job);
-      job.resolve(reply);
+      const at = slot.jobs.findIndex((job) => job.id === reply.id);
+      if (at === -1) return;
+      // A worker reads its files in order: one that answers a later file has dropped those before it.
+      for (let k = 0; k <= at; k++) {
+        const job = slot.jobs[0]!;
+        this.finish(slot, job);
+        if (job.cancelled) continue;
+        if (k === at) job.resolve(reply);
+        else job.reject(new ParserWorkerFailure('error', 'the reader gave no answer.'));
+      }
     });
     // A reply that cannot be deserialised here (a tree nested too deeply) would otherwise wait for the timeout.
     worker.on('messageerror', (error: Error) =>
@@ -231,21 +298,39 @@ export class ParserWorkerPool {
 
   private dispatch(slot: Slot, job: Job): void {
     clearTimeout(slot.idleTimer);
-    slot.job = job;
+    slot.jobs.push(job);
     slot.worker.ref();
+    const message = { ...job.extra, id: job.id, data: job.data };
+    if (slot.jobs.length === 1) {
+      this.startClock(slot, job);
+      slot.worker.postMessage(message, [job.data.buffer]);
+    } else {
+      // Copied, not moved: should the worker stop before it begins this file, the file is sent again.
+      slot.worker.postMessage(message);
+    }
+  }
+
+  /**
+   * The file's time limit starts when the worker takes it: when it is sent to an idle worker, or when the
+   * worker's answer to the file before is handled here.
+   */
+  private startClock(slot: Slot, job: Job): void {
     job.timer = setTimeout(
       () => this.fail(slot, new ParserWorkerFailure('timeout', 'out of time')),
       typeof job.timeoutMs === 'function' ? job.timeoutMs() : job.timeoutMs,
     );
-    slot.worker.postMessage({ ...job.extra, id: job.id, data: job.data }, [job.data.buffer]);
   }
 
-  /** The slot's file is answered: keep the worker for the next one, or retire it. */
+  /** The slot's first file is answered: go on with its next, keep the worker for later, or retire it. */
   private finish(slot: Slot, job: Job): void {
     this.settle(job);
-    slot.job = undefined;
+    slot.jobs.shift();
     slot.files++;
-    if (slot.files >= this.maxFiles || job.bytes >= this.retireAfterBytes) {
+    if (slot.files >= this.maxFiles || job.bytes >= this.retireAfterBytes) slot.retiring = true;
+    const next = slot.jobs[0];
+    if (next) {
+      this.startClock(slot, next);
+    } else if (slot.retiring) {
       this.remove(slot);
       void this.retire(slot);
     } else {
@@ -259,16 +344,16 @@ export class ParserWorkerPool {
     this.pump();
   }
 
-  /** The worker failed or ran out of time: its file is refused and the worker replaced. */
+  /** The worker failed or ran out of time: its current file is refused, the worker replaced, its next files sent again. */
   private fail(slot: Slot, failure: ParserWorkerFailure): void {
     if (!this.slots.includes(slot)) return;
     this.remove(slot);
-    const job = slot.job;
-    slot.job = undefined;
+    const [job, ...behind] = slot.jobs.splice(0);
+    this.requeue(behind);
     void this.retire(slot);
     if (job) {
       this.settle(job);
-      job.reject(failure);
+      if (!job.cancelled) job.reject(failure);
     }
     this.pump();
   }
@@ -287,10 +372,9 @@ export class ParserWorkerPool {
     // An 'error' after this point must not crash the process.
     slot.worker.removeAllListeners('error');
     slot.worker.on('error', () => undefined);
-    if (slot.job) {
-      this.settle(slot.job);
-      slot.job.reject(new ParserWorkerFailure('exit', 'the reader was stopped.'));
-      slot.job = undefined;
+    for (const job of slot.jobs.splice(0)) {
+      this.settle(job);
+      if (!job.cancelled) job.reject(new ParserWorkerFailure('exit', 'the reader was stopped.'));
     }
     await slot.worker.terminate();
   }
