@@ -61,7 +61,7 @@ export interface IngestFigures {
 }
 
 /** What the CPU columns of the ingestion tables say. */
-const CPU_NOTE = `"CPU s": CPU time of every thread of the process during the ingestion (the ingesting thread, the parser workers, the commit's worker, V8's compiler and garbage collector, libuv's file work); with ${availableParallelism()} cores, no schedule of the same work takes less than CPU s / ${availableParallelism()}. "main s": the ingesting thread's own (reading and hashing, chunking, token counts, embedding, staging); while that work stays on one thread, no number of cores makes the ingestion shorter than main s.`;
+const CPU_NOTE = `"CPU s": CPU time of every thread of the process during the ingestion (the ingesting thread, the parser workers, the commit's worker, V8's compiler and garbage collector, libuv's file work); with ${availableParallelism()} cores, no schedule of the same work takes less than CPU s / ${availableParallelism()}. "main s": the ingesting thread's own (reading and hashing, chunking, token counts, embedding, staging); while that work stays on one thread, no number of cores makes the ingestion shorter than main s. "stall ms": the longest the ingesting thread's event loop was held at once (a server would answer nothing meanwhile).`;
 
 export const ingestFormatsSuite: Suite = {
   name: 'ingest.formats',
@@ -370,6 +370,7 @@ function figuresTable(title: string, rows: IngestFigures[]): Table {
       'files/s',
       'CPU s',
       'main s',
+      'stall ms',
       'time by stage',
     ],
     rows: rows.map((r) => [
@@ -383,6 +384,7 @@ function figuresTable(title: string, rows: IngestFigures[]): Table {
       r.filesPerSecond,
       seconds(r.cpuMs),
       mainSeconds(r),
+      r.longestStallMs,
       stageShares(r.stages),
     ]),
   };

@@ -8,6 +8,7 @@ import type { Embedder } from '../embed/embedder';
 import { chunkSections, type ChunkingOptions } from './chunkers';
 import { countTokensOffThread } from './chunkers/tokenCounter';
 import { CommitStart, WritesInFlight } from './commitOverlap';
+import { EventLoopTurns } from './eventLoopTurns';
 import { readEmbeddingsJsonl, type EmbeddingRecord } from './embeddingsJsonl';
 import { ChunkLimitExceeded, IngestionFailed, InvalidDocument, KnowledgeBaseTooLarge } from './errors';
 import { capHeapGrowth } from './leanHeap';
@@ -111,6 +112,12 @@ const COMMIT_IN_FLIGHT_BYTES = 64 * 1024 * 1024;
  * once. A read of 1 MB from the page cache holds the thread well under a millisecond.
  */
 const SYNC_READ_MAX_BYTES = 1024 * 1024;
+/**
+ * The longest this thread works between two turns of the event loop, checked after each file and each
+ * batch of chunks embedded. At 20 ms the 100 MB mixed corpus takes as long as without the turns (four
+ * runs each); at 5 ms, 0.5 s longer.
+ */
+const TURN_EVERY_MS = 20;
 
 /**
  * parse → chunk → embed → stage, file by file, then one commit. Nothing reaches the knowledge base
@@ -161,6 +168,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
   let session: CommitSession | undefined;
   const commitStart = new CommitStart(files);
   const inFlight = new WritesInFlight(COMMIT_IN_FLIGHT_BYTES);
+  const turns = new EventLoopTurns(TURN_EVERY_MS);
   const chunksStaged = () => staging.chunkCount + (session?.chunkCount ?? 0);
   // Stops the parses under way (the current file's and those ahead) on cancel, failure or return.
   const parsing = new AbortController();
@@ -256,6 +264,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
             report,
             parsing.signal,
             inFlight,
+            turns,
           );
           keepSource(contentHash, file);
           outcomes.push({ source: file.source, format: file.format, status: 'ingested', ...staged });
@@ -271,6 +280,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       progress.filesDone++;
       progress.bytesDone += file.bytes;
       progress.chunks = chunksStaged();
+      await turns.take();
     }
 
     // Every batch is in the commit's transaction, and every kept copy in place, before it is committed.
@@ -335,6 +345,7 @@ async function stageFile(
   report: (stage: IngestStage, file?: string) => void,
   signal: AbortSignal,
   inFlight: WritesInFlight,
+  turns: EventLoopTurns,
 ): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'> & { contentHash: string }> {
   // A JSONL file not hashed yet (it cannot be unchanged) is hashed as its lines are read.
   const hashing = prepared.contentHash === undefined ? createHash('sha256') : undefined;
@@ -360,6 +371,7 @@ async function stageFile(
             report,
             signal,
             inFlight,
+            turns,
           );
     const extra: Record<string, unknown> = {};
     if (outcome.skippedRows) extra.skippedRows = outcome.skippedRows;
@@ -382,6 +394,7 @@ async function stageParsed(
   report: (stage: IngestStage, file?: string) => void,
   signal: AbortSignal,
   inFlight: WritesInFlight,
+  turns: EventLoopTurns,
 ): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
   const { source } = file;
   report('parsing', source);
@@ -415,6 +428,7 @@ async function stageParsed(
       const bytes = batch.reduce((n, c, j) => n + 2 * c.text.length + vectors[j]!.byteLength, 0);
       await inFlight.add(taken, bytes);
     }
+    await turns.take();
   }
   return {
     chunks: pieces.length,

@@ -486,6 +486,33 @@ describe('ingestion pipeline', () => {
     });
   });
 
+  it('gives the event loop turns while it works through files parsed on this thread', async () => {
+    // JSON is parsed on this thread and small files are read at once: without the turns, nothing else
+    // (a request to the server, a parser worker's answer) ran until the last of these files was staged.
+    // Fewer chunks than begin a commit under way, whose takes would give turns of their own.
+    const folder = join(dir.path, 'records');
+    mkdirSync(folder);
+    const record = (i: number) => ({ id: i, text: `Record ${i} of the harbour log: `.repeat(40) });
+    for (let f = 0; f < 60; f++) {
+      const records = Array.from({ length: 30 }, (_, i) => record(f * 30 + i));
+      writeFileSync(join(folder, `${String(f).padStart(2, '0')}.json`), JSON.stringify(records));
+    }
+    let filesDoneAtTimer: number | undefined;
+    let filesDone = 0;
+    const result = await run([folder], {
+      onProgress: (p) => {
+        filesDone = p.filesDone;
+        // From the tenth file on: the first ones wait for the offline model to load.
+        if (p.stage === 'reading' && p.file === 'records/10.json') {
+          setTimeout(() => (filesDoneAtTimer = filesDone), 0);
+        }
+      },
+    });
+    expect(result.documents.filter((d) => d.status === 'ingested')).toHaveLength(60);
+    expect(filesDoneAtTimer).toBeDefined();
+    expect(filesDoneAtTimer!).toBeLessThan(59);
+  });
+
   describe('files parsed ahead on the worker threads', () => {
     // Many small Markdown and HTML files (all parsed ahead of their turn) around a JSON file parsed on
     // this thread, and an MDX file that fails to parse.

@@ -1,0 +1,21 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/**
+ * Gives the event loop a turn once this thread has held it for a while. The ingestion runs on the
+ * server's thread, and its awaits of work already done (a parse finished ahead, an embedding) never
+ * leave the microtask queue: a folder of files parsed here (JSON) or parsed ahead held the thread for
+ * 2.2–2.5 s at a time, with no request answered, no worker's answer handled and no file sent to a parser
+ * worker meanwhile (docs/performance.md, nineteenth pass).
+ */
+export class EventLoopTurns {
+  private last = performance.now();
+
+  constructor(private readonly everyMs: number) {}
+
+  /** Resolves at once, or after a turn of the event loop when the thread has been held `everyMs`. */
+  async take(): Promise<void> {
+    if (performance.now() - this.last < this.everyMs) return;
+    await nextTurn();
+    this.last = performance.now();
+  }
+}
