@@ -34,8 +34,11 @@ import {
  */
 // Enough that each ingestion lasts well past the 250 ms between recorded upload progress updates, so
 // the kill lands mid-way however fast the pipeline gets (60 files take a few hundred ms now).
+// Large enough that each ingestion below lasts well past the upload's progress writes (one per 250 ms):
+// with 12 paragraphs a file, 200 files were ingested in about 0.4 s, and the upload was at times seen
+// with no chunk staged, then done.
 const FILES = 200;
-const PARAGRAPHS = 12;
+const PARAGRAPHS = 36;
 
 const dir = tempDir('kbs-faults-');
 const dataDir = join(dir.path, 'data');
@@ -83,6 +86,9 @@ describe('SIGKILL during ingestion', () => {
     await waitFor(
       async () => {
         const u = storedUpload(dataDir, id);
+        if (u.status === 'completed' || u.status === 'failed') {
+          throw new Error(`The upload ended (${u.status}) before it was seen staging chunks.`);
+        }
         return u.status === 'processing' && u.progress.chunks > 0 && u.progress.stage !== 'done'
           ? u
           : undefined;
