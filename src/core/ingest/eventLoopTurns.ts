@@ -1,4 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { yieldToEventLoop } from '../embed/batching';
 
 /**
  * Gives the event loop a turn once this thread has held it for a while. The ingestion runs on the
@@ -15,7 +15,7 @@ export class EventLoopTurns {
   /** Resolves at once, or after a turn of the event loop when the thread has been held `everyMs`. */
   async take(): Promise<void> {
     if (performance.now() - this.last < this.everyMs) return;
-    await nextTurn();
+    await yieldToEventLoop();
     this.last = performance.now();
   }
 }

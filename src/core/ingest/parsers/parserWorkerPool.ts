@@ -179,8 +179,7 @@ export class ParserWorkerPool {
         job.onAbort = () => this.abort(job);
         signal.addEventListener('abort', job.onAbort, { once: true });
       }
-      const at = this.queue.findIndex((queued) => queued.rank > job.rank);
-      this.queue.splice(at === -1 ? this.queue.length : at, 0, job);
+      this.enqueue(job);
       this.pump();
     });
   }
@@ -249,11 +248,13 @@ export class ParserWorkerPool {
 
   /** Files sent to a worker that stopped before it began them go back to the queue, in rank order. */
   private requeue(jobs: Job[]): void {
-    for (const job of jobs) {
-      if (job.cancelled) continue;
-      const at = this.queue.findIndex((queued) => queued.rank > job.rank);
-      this.queue.splice(at === -1 ? this.queue.length : at, 0, job);
-    }
+    for (const job of jobs) if (!job.cancelled) this.enqueue(job);
+  }
+
+  /** Into the queue in rank order, after the jobs of the same rank. */
+  private enqueue(job: Job): void {
+    const at = this.queue.findIndex((queued) => queued.rank > job.rank);
+    this.queue.splice(at === -1 ? this.queue.length : at, 0, job);
   }
 
   private spawn(): Slot {
