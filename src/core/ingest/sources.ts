@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, extname, join, relative, sep } from 'node:path';
 import { DomainError } from '../errors';
@@ -7,6 +7,7 @@ import { InvalidDocument, PayloadTooLarge, UnsupportedFileType, type Unsupported
 import type { IngestLimits } from './limits';
 import type { DocumentFormat } from './types';
 import { extractZip } from './zip';
+import { EventLoopTurns } from './eventLoopTurns';
 import { classifyArchiveFile, isOsLitter, printableName } from './zipEntryNames';
 import { formatBytes } from './zipLimits';
 
@@ -133,12 +134,24 @@ export async function collectSources(
   return { files, rejected };
 }
 
-async function walk(dir: string): Promise<{ path: string; bytes: number }[]> {
-  const out: { path: string; bytes: number }[] = [];
+/**
+ * Every file under `dir`, with its size. Files are sized with a synchronous stat of the entry just
+ * listed: awaiting one asynchronous stat after another took 7,300 files of the 100 MB mixed corpus
+ * 0.5 s, during which nothing else had started (docs/performance.md, twentieth pass). The event loop
+ * still gets a turn every 20 ms of it, for folders of very many files.
+ */
+async function walk(
+  dir: string,
+  out: { path: string; bytes: number }[] = [],
+  turns = new EventLoopTurns(20),
+): Promise<{ path: string; bytes: number }[]> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await walk(path)));
-    else if (entry.isFile()) out.push({ path, bytes: (await stat(path)).size });
+    if (entry.isDirectory()) await walk(path, out, turns);
+    else if (entry.isFile()) {
+      out.push({ path, bytes: statSync(path).size });
+      await turns.take();
+    }
     // Symbolic links and special files are skipped: a folder must not reach outside itself.
   }
   return out;

@@ -30,7 +30,7 @@ export interface PushDeps {
   dataDir: string;
   listings: { get(id: string, viewer: 'studio'): Listing };
   knowledgeBase: { documents(listingId: string): ExistingDocument[] };
-  sources: { pathOf(hash: string): string; has(hash: string): Promise<boolean> };
+  sources: { pathOf(hash: string): string; has(hash: string): boolean };
 }
 
 /** Where a push remembers the remote listing of each local listing, per service. */
@@ -87,7 +87,7 @@ export async function pushListing(
     throw new InvalidInput(`Listing '${listing.id}' has no documents to push: ingest some first.`);
   }
   const kept = new Set<string>();
-  for (const doc of documents) if (await deps.sources.has(doc.contentHash)) kept.add(doc.contentHash);
+  for (const doc of documents) if (deps.sources.has(doc.contentHash)) kept.add(doc.contentHash);
   const plan = planParts(
     documents,
     (doc) => (kept.has(doc.contentHash) ? deps.sources.pathOf(doc.contentHash) : undefined),

@@ -47,11 +47,11 @@ describe('SourceStore', () => {
     await store.put(ha, a);
     await store.put(hb, b);
     expect(readFileSync(store.pathOf(ha), 'utf8')).toBe('# A\n\nalpha');
-    expect(await store.has(hb)).toBe(true);
+    expect(store.has(hb)).toBe(true);
 
     expect(await store.prune(new Set([ha]))).toBe(1);
-    expect(await store.has(ha)).toBe(true);
-    expect(await store.has(hb)).toBe(false);
+    expect(store.has(ha)).toBe(true);
+    expect(store.has(hb)).toBe(false);
   });
 
   it('keeps a copy after its shard folder was removed by hand, and names a source that is gone', async () => {

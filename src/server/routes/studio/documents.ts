@@ -17,7 +17,7 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
   const ok = { status: 200, description: 'OK' };
   /** `sourceKept`: whether the original file is in the source store, so the document can be re-ingested. */
   const withKeptSource = (docs: DocumentSummary[]) =>
-    Promise.all(docs.map(async (d) => ({ ...d, sourceKept: await services.sources.has(d.contentHash) })));
+    docs.map((d) => ({ ...d, sourceKept: services.sources.has(d.contentHash) }));
 
   route({
     method: 'get',
@@ -27,9 +27,9 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
     params: IdParams,
     response: ok,
     errors: [404],
-    handler: async ({ params }) => {
+    handler: ({ params }) => {
       services.listings.get(params.id, 'studio');
-      return { data: await withKeptSource(documents.list(params.id)) };
+      return { data: withKeptSource(documents.list(params.id)) };
     },
   });
 
@@ -51,7 +51,7 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
     params: IdParams,
     response: ok,
     errors: [404],
-    handler: async ({ params }) => ({ data: (await withKeptSource([documents.get(params.id)]))[0] }),
+    handler: ({ params }) => ({ data: withKeptSource([documents.get(params.id)])[0] }),
   });
 
   route({

@@ -140,7 +140,7 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
     errors: [400, 404, 409],
     handler: async ({ res, params, body }) => {
       const document = documents.get(params.id);
-      if (!(await services.sources.has(document.contentHash))) {
+      if (!services.sources.has(document.contentHash)) {
         throw new Conflict(
           `The original file of '${document.source}' was not kept (it was ingested before the studio kept source files): drop the file again on Ingest to re-ingest it.`,
         );
