@@ -26,54 +26,87 @@ export function detectDelimiter(text: string): CsvDelimiter | undefined {
   return best?.delimiter;
 }
 
-type Counts = Record<CsvDelimiter, number>;
+export type Counts = Record<CsvDelimiter, number>;
+
+// What each ASCII code unit is to the count: a candidate's index + 1, or one of these.
+const OTHER = 0;
+const NEWLINE = 5;
+const QUOTE = 6;
+const SPACE = 7;
+const ASCII_KIND = new Uint8Array(128);
+CANDIDATES.forEach((d, i) => (ASCII_KIND[d.charCodeAt(0)] = i + 1));
+ASCII_KIND[0x0a] = NEWLINE;
+ASCII_KIND[0x22] = QUOTE;
+for (const code of [0x0b, 0x0c, 0x0d, 0x20]) ASCII_KIND[code] = SPACE;
 
 /**
  * Delimiter counts per non-blank record of the sample. A quote opens a quoted field only at the start of
  * a field (after a line start, a candidate or spaces), so an inch mark in `5" screen` does not hide the
- * rest of the line; `""` inside quotes is an escaped quote.
+ * rest of the line; `""` inside quotes is an escaped quote. Exported for tests.
+ *
+ * It reads character codes through a table, not one-character strings: every CSV file of an ingestion
+ * is sampled here on the ingesting thread, and the string version took 180 ms of it per 25 MB of small
+ * CSV files (docs/performance.md, twentieth pass).
  */
-function countOutsideQuotes(text: string): Counts[] {
+export function countOutsideQuotes(text: string): Counts[] {
   const records: Counts[] = [];
-  const sample = text.slice(0, SAMPLE_CHARS);
-  let counts = emptyCounts();
+  const end = Math.min(text.length, SAMPLE_CHARS);
+  const counts = new Int32Array(CANDIDATES.length);
   let blank = true;
   let inQuotes = false;
   let atFieldStart = true;
-  for (let i = 0; i < sample.length && records.length < SAMPLE_RECORDS; i++) {
-    const char = sample[i] as string;
+  for (let i = 0; i < end && records.length < SAMPLE_RECORDS; i++) {
+    const code = text.charCodeAt(i);
     if (inQuotes) {
-      if (char === '"' && sample[i + 1] === '"') i++;
-      else if (char === '"') inQuotes = false;
+      if (code === 0x22) {
+        if (text.charCodeAt(i + 1) === 0x22) i++;
+        else inQuotes = false;
+      }
       continue;
     }
-    if (char === '\n') {
-      if (!blank) records.push(counts);
-      counts = emptyCounts();
+    const kind = code < 128 ? ASCII_KIND[code]! : isTrimmed(code) ? SPACE : OTHER;
+    if (kind === NEWLINE) {
+      if (!blank) records.push(countsOf(counts));
+      counts.fill(0);
       blank = true;
       atFieldStart = true;
-    } else if (isCandidate(char)) {
-      counts[char]++;
+    } else if (kind !== OTHER && kind < NEWLINE) {
+      counts[kind - 1]!++;
       blank = false;
       atFieldStart = true;
-    } else if (char === '"' && atFieldStart) {
+    } else if (kind === QUOTE && atFieldStart) {
       inQuotes = true;
       blank = false;
-    } else if (char.trim() !== '') {
+    } else if (kind !== SPACE) {
       blank = false;
       atFieldStart = false;
     }
   }
-  if (!blank && records.length < SAMPLE_RECORDS) records.push(counts);
+  if (!blank && records.length < SAMPLE_RECORDS) records.push(countsOf(counts));
   return records;
 }
 
-function isCandidate(char: string): char is CsvDelimiter {
-  return (CANDIDATES as readonly string[]).includes(char);
+function countsOf(counts: Int32Array): Counts {
+  return { ',': counts[0]!, ';': counts[1]!, '\t': counts[2]!, '|': counts[3]! };
 }
 
-function emptyCounts(): Counts {
-  return { ',': 0, ';': 0, '\t': 0, '|': 0 };
+/**
+ * Whether String.prototype.trim removes a code unit outside ASCII: ECMAScript's WhiteSpace (no-break
+ * space, U+FEFF and the Space_Separator characters) and LineTerminator (line and paragraph separators).
+ * In ASCII, tab, line feed, vertical tab, form feed, carriage return and space (ASCII_KIND).
+ */
+function isTrimmed(code: number): boolean {
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 /** The most frequent value (the larger one on a tie) and how often it occurs. */
