@@ -113,7 +113,7 @@ export class SourceStore {
 /**
  * A synchronous stat, which does not make an error for a missing file. The asynchronous one cost the
  * server's thread 37-47 µs per missing file (the error object and its stack), and every new document's
- * copy starts with one: 0.3 s of that thread per 100 MB of small files, against 1-3 µs here
+ * copy starts with one: 0.3 s of that thread per 100 MB of small files, against a few µs here
  * (docs/performance.md, twentieth pass). It holds the thread for one metadata lookup, as the reads of
  * small files in the pipeline do.
  */

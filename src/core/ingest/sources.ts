@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { createReadStream, statSync, type Stats } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { basename, extname, join, relative, sep } from 'node:path';
 import { DomainError } from '../errors';
 import { InvalidDocument, PayloadTooLarge, UnsupportedFileType, type UnsupportedEntry } from './errors';
@@ -103,12 +103,16 @@ export async function collectSources(
   };
 
   let archives = 0;
+  // Inputs are looked at with synchronous stats, as a folder's files are (walk): a drop of 7,083 files
+  // awaited one asynchronous stat after another for 0.4 s.
+  const turns = new EventLoopTurns(20);
   for (const input of inputs) {
     const name = input.name ?? basename(input.path);
-    const info = await stat(input.path).catch(() => undefined);
+    const info = statOrUndefined(input.path);
     if (!info) throw new InvalidDocument(name, 'no such file or folder.');
+    await turns.take();
     if (info.isDirectory()) {
-      for (const file of await walk(input.path)) {
+      for (const file of await walk(input.path, [], turns)) {
         const rel = relative(input.path, file.path).split(sep).join('/');
         if (isOsLitter(rel)) continue;
         addFile(file.path, `${name}/${rel}`, file.bytes, input.disposable === true);
@@ -132,6 +136,14 @@ export async function collectSources(
   if (unsupported.length) throw new UnsupportedFileType(unsupported);
   files.sort((a, b) => a.source.localeCompare(b.source));
   return { files, rejected };
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined; // Not reachable (EACCES, a file where a folder should be): no such file.
+  }
 }
 
 /**
