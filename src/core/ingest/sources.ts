@@ -149,7 +149,7 @@ function statOrUndefined(path: string): Stats | undefined {
 /**
  * Every file under `dir`, with its size. Files are sized with a synchronous stat of the entry just
  * listed: awaiting one asynchronous stat after another took 7,300 files of the 100 MB mixed corpus
- * 0.5 s, during which nothing else had started (docs/performance.md, twentieth pass). The event loop
+ * 0.3-0.4 s, during which nothing else had started (docs/performance.md, twentieth pass). The event loop
  * still gets a turn every 20 ms of it, for folders of very many files.
  */
 async function walk(
