@@ -61,28 +61,34 @@ function freePort(): Promise<number> {
 }
 
 /**
- * Worker scripts are referenced as `new URL('./pdfWorker.mjs', import.meta.url)` (plain JS that runs
- * as it is under Node, tsx and vitest). Vite leaves such URLs alone in a Node build, so the file must
- * be copied beside the bundle that now holds the reference: out/main/.
+ * Worker scripts are referenced as `new URL('./pdfWorker.mjs', import.meta.url)`. Vite leaves such URLs
+ * alone in a Node build, so the file must end up beside the bundle that now holds the reference: out/main/.
+ * A plain JavaScript worker (.mjs, .js: runs as it is under Node, tsx and vitest) is copied there. One
+ * written in TypeScript (.ts, started through tsx from the sources: src/core/workers/workerScript.ts) is
+ * bundled there as an entry of its own, `<name>.mjs`, and the reference rewritten to it.
  */
 export function copyWorkerFiles(): Plugin {
-  const reference = /new URL\(\s*['"](\.\/[\w.-]+\.m?js)['"]\s*,\s*import\.meta\.url\s*\)/g;
+  const reference = /new URL\(\s*['"](\.\/[\w.-]+\.m?[jt]s)['"]\s*,\s*import\.meta\.url\s*\)/g;
   const emitted = new Map<string, string>();
   return {
     name: 'kbstudio-copy-worker-files',
     apply: 'build',
     transform(code, id) {
-      for (const [, relative] of code.matchAll(reference)) {
+      let rewritten = code;
+      for (const [whole, relative] of code.matchAll(reference)) {
         const file = resolve(dirname(id), relative!);
-        const name = basename(file);
+        const typeScript = /\.m?ts$/.test(file);
+        const name = typeScript ? basename(file).replace(/\.m?ts$/, '.mjs') : basename(file);
+        if (typeScript) rewritten = rewritten.replace(whole, `new URL('./${name}', import.meta.url)`);
         const earlier = emitted.get(name);
         if (earlier === file) continue;
         if (earlier)
           this.error(`Two worker files would both become out/main/${name}: ${earlier} and ${file}.`);
         emitted.set(name, file);
-        this.emitFile({ type: 'asset', fileName: name, source: readFileSync(file) });
+        if (typeScript) this.emitFile({ type: 'chunk', id: file, fileName: name });
+        else this.emitFile({ type: 'asset', fileName: name, source: readFileSync(file) });
       }
-      return null;
+      return rewritten === code ? null : { code: rewritten, map: null };
     },
   };
 }

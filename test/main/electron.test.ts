@@ -6,12 +6,14 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { _electron as electron, type ElectronApplication } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +24,20 @@ const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const execFileAsync = promisify(execFile);
 const electronVite = join(repoRoot, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js');
 const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
+
+/** Starts a built worker script under plain Node (no tsx), sends it one message and returns its answer. */
+async function askWorker(script: string, message: unknown): Promise<unknown> {
+  const worker = new Worker(script, { execArgv: [] });
+  try {
+    return await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.postMessage(message);
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
 
 /**
  * The Electron binary is downloaded by electron's postinstall, which cannot reach its server on
@@ -123,6 +139,27 @@ describe('electron-vite build (needs no Electron binary)', () => {
     }
   });
 
+  it('bundles the workers written in TypeScript into .mjs files that run under plain Node', async () => {
+    const page = '<html lang="de"><head><title>T</title></head><body><h1>A</h1><p>hello</p></body></html>';
+    // The packages the bundle leaves external, found as the app finds them beside its out/ folder.
+    if (!existsSync(join(outDir, 'node_modules')))
+      symlinkSync(join(repoRoot, 'node_modules'), join(outDir, 'node_modules'), 'dir');
+    const reply = await askWorker(join(outDir, 'main', 'htmlWorker.mjs'), {
+      id: 7,
+      data: new TextEncoder().encode(page),
+    });
+    expect(reply).toEqual({
+      id: 7,
+      ok: true,
+      sections: [{ text: 'A\n\nhello', metadata: { headings: ['A'] } }],
+      metadata: { title: 'T', lang: 'de' },
+    });
+    const html = readdirSync(join(outDir, 'main')).find((f) => /^html-.*\.js$/.test(f))!;
+    expect(readFileSync(join(outDir, 'main', html), 'utf8')).toContain(
+      'new URL("./htmlWorker.mjs", import.meta.url)',
+    );
+  });
+
   it('bundles the sandboxed preload into one CommonJS file that only requires electron', () => {
     const preload = readFileSync(join(outDir, 'preload', 'index.cjs'), 'utf8');
     expect([...preload.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1])).toEqual(['electron']);
@@ -172,6 +209,46 @@ describe('copyWorkerFiles (main build)', () => {
       const bundle = readFileSync(join(dir, 'out', 'main', 'index.js'), 'utf8');
       expect(bundle).toContain('new URL("./pdfWorker.mjs", import.meta.url)');
       expect(readFileSync(join(dir, 'out', 'main', 'pdfWorker.mjs'), 'utf8')).toContain('parentPort');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('bundles a worker written in TypeScript, with its imports, into a .mjs file beside the bundle', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kbstudio-worker-build-'));
+    try {
+      mkdirSync(join(dir, 'src', 'parsers'), { recursive: true });
+      writeFileSync(
+        join(dir, 'src', 'parsers', 'shout.ts'),
+        'export const shout = (text: string): string => `${text.toUpperCase()}!`;\n',
+      );
+      writeFileSync(
+        join(dir, 'src', 'parsers', 'shoutWorker.ts'),
+        "import { parentPort } from 'node:worker_threads';\nimport { shout } from './shout';\n" +
+          "parentPort!.on('message', (text: string) => parentPort!.postMessage(shout(text)));\n",
+      );
+      writeFileSync(
+        join(dir, 'src', 'parsers', 'loud.ts'),
+        "import { Worker } from 'node:worker_threads';\nexport const start = () => new Worker(new URL('./shoutWorker.ts', import.meta.url));\n",
+      );
+      writeFileSync(join(dir, 'src', 'index.ts'), "export { start } from './parsers/loud';\n");
+      await build({
+        configFile: false,
+        logLevel: 'silent',
+        root: dir,
+        plugins: [copyWorkerFiles()],
+        build: {
+          ssr: join(dir, 'src', 'index.ts'),
+          outDir: join(dir, 'out', 'main'),
+          minify: false,
+          ssrEmitAssets: true,
+          rolldownOptions: { output: { format: 'es', entryFileNames: 'index.js' } },
+        },
+      });
+      const bundle = readFileSync(join(dir, 'out', 'main', 'index.js'), 'utf8');
+      expect(bundle).toContain('new URL("./shoutWorker.mjs", import.meta.url)');
+      expect(bundle).not.toContain('shoutWorker.ts');
+      expect(await askWorker(join(dir, 'out', 'main', 'shoutWorker.mjs'), 'hello')).toBe('HELLO!');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,10 +1,8 @@
-import type { Root } from 'hast';
-import { select } from 'hast-util-select';
 import { decodeText } from '../decode';
 import { InvalidDocument } from '../errors';
-import type { Metadata } from '../types';
 import { sniffHtmlCharset } from './htmlCharset';
-import { guardNesting, htmlToSections, inlineText, nestedTooDeeply } from './htmlSections';
+import { nestedTooDeeply } from './htmlSections';
+import type { HtmlPage } from './htmlWorker';
 import { parseTimer, type ParseBudget, type ParseTimer } from './parseBudget';
 import {
   type CancellableParser,
@@ -29,8 +27,7 @@ export interface HtmlParserOptions {
  * controls and hidden elements; one section per heading block ({ headings }); document metadata
  * { title, lang } from <title> and <html lang>. The character set comes from the BOM, then the page's
  * own declaration, then detection (decodeText). A page that takes far longer than its size warrants is
- * refused (parseTimer): the parse runs in a worker thread (htmlWorker.mjs), terminated at the deadline;
- * the steps after it, on this thread, are checked when they end.
+ * refused (parseTimer): the page is read in a worker thread (htmlWorker.ts), terminated at the deadline.
  */
 export function createHtmlParser(options: HtmlParserOptions = {}): CancellableParser {
   return async ({ bytes, source }, { signal } = {}) => {
@@ -38,41 +35,29 @@ export function createHtmlParser(options: HtmlParserOptions = {}): CancellablePa
     // The page's time starts when a worker takes it, not while it waits behind others.
     let started: ParseTimer | undefined;
     const clock = () => (started ??= parseTimer(source, 'HTML', html.length, options.budget));
-    const tree = await parseInWorker(html, source, clock, signal);
-    const timer = clock();
-    timer.check();
-    return guardNesting(source, () => {
-      const metadata: Metadata = {};
-      const titleElement = select('head > title', tree);
-      const title = titleElement ? inlineText(titleElement) : '';
-      if (title) metadata.title = title;
-      const lang = select('html', tree)?.properties.lang;
-      if (typeof lang === 'string' && lang.trim()) metadata.lang = lang.trim();
-      const sections = htmlToSections(tree);
-      timer.check();
-      const warnings = sections.length === 0 ? [`${source}: the page has no visible text.`] : undefined;
-      return { format: 'html', sections, metadata, ...(warnings ? { warnings } : {}) };
-    });
+    const { sections, metadata } = await readInWorker(html, source, clock, signal);
+    const warnings = sections.length === 0 ? [`${source}: the page has no visible text.`] : undefined;
+    return { format: 'html', sections, metadata, ...(warnings ? { warnings } : {}) };
   };
 }
 
 export const parseHtml = createHtmlParser();
 
-async function parseInWorker(
+async function readInWorker(
   html: string,
   source: string,
   clock: () => ParseTimer,
   signal: AbortSignal | undefined,
-): Promise<Root> {
-  pool ??= new ParserWorkerPool(new URL('./htmlWorker.mjs', import.meta.url), {
+): Promise<HtmlPage> {
+  pool ??= new ParserWorkerPool(new URL('./htmlWorker.ts', import.meta.url), {
     maxMemoryMb: MAX_MEMORY_MB,
     // rehype keeps nothing between parses, and a fresh worker parses slowly until its JIT warms up.
     maxFilesPerWorker: 100_000,
     depth: PARSE_AHEAD_DEPTH,
   });
-  let reply: ParserWorkerReply<{ tree: Root }>;
+  let reply: ParserWorkerReply<HtmlPage>;
   try {
-    reply = await pool.read<{ tree: Root }>(new TextEncoder().encode(html), {}, () => clock().remainingMs(), {
+    reply = await pool.read<HtmlPage>(new TextEncoder().encode(html), {}, () => clock().remainingMs(), {
       signal,
     });
   } catch (error) {
@@ -81,7 +66,7 @@ async function parseInWorker(
       tooDeep: () => nestedTooDeeply(source),
     });
   }
-  if (reply.ok) return reply.tree;
+  if (reply.ok) return { sections: reply.sections, metadata: reply.metadata };
   if (reply.name === 'RangeError') throw nestedTooDeeply(source);
   throw new InvalidDocument(source, `the HTML could not be read: ${reply.message}`);
 }

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { workerStart } from '../../workers/workerScript';
 import { InvalidDocument } from '../errors';
 import type { ParsedDocument, ParseInput } from '../types';
 
@@ -258,10 +259,13 @@ export class ParserWorkerPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.script, {
+    const start = workerStart(this.script);
+    const worker = new Worker(start.file, {
       resourceLimits: { maxOldGenerationSizeMb: this.options.maxMemoryMb },
-      // Plain JavaScript: no need for the parent's loaders (tsx would transform pdfjs again, 2x slower).
+      // Not the parent's loaders (tsx would transform pdfjs again, 2x slower): a script in TypeScript
+      // gets tsx for its own modules only (workerStart).
       execArgv: [],
+      workerData: start.workerData,
     });
     const slot: Slot = { worker, files: 0, jobs: [] };
     this.slots.push(slot);

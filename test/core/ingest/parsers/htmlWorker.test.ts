@@ -3,7 +3,7 @@ import type { Nodes, Root } from 'hast';
 import rehypeParse from 'rehype-parse';
 import { unified } from 'unified';
 import { describe, expect, it } from 'vitest';
-import { parseHtmlTree } from '../../../../src/core/ingest/parsers/htmlWorker.mjs';
+import { parseHtmlTree } from '../../../../src/core/ingest/parsers/htmlWorker';
 import { seededRandom } from '../../../helpers/seeded';
 
 const FIXTURES = new URL('../../../../../shared/fixtures/docs/', import.meta.url);
