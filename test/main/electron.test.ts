@@ -180,19 +180,17 @@ describe('electron-vite build (needs no Electron binary)', () => {
 });
 
 describe('copyWorkerFiles (main build)', () => {
-  it('puts worker scripts referenced by new URL(..., import.meta.url) beside the bundle', async () => {
+  /**
+   * Builds src/index.ts of a scratch project (its files: path under src/ → text) as electron-vite builds
+   * main, with the plugin, and hands `check` the out/main folder.
+   */
+  async function buildMain(files: Record<string, string>, check: (outMain: string) => Promise<void>) {
     const dir = mkdtempSync(join(tmpdir(), 'kbstudio-worker-build-'));
     try {
-      mkdirSync(join(dir, 'src', 'parsers'), { recursive: true });
-      writeFileSync(
-        join(dir, 'src', 'parsers', 'pdfWorker.mjs'),
-        "import { parentPort } from 'node:worker_threads';\n",
-      );
-      writeFileSync(
-        join(dir, 'src', 'parsers', 'pdf.ts'),
-        "import { Worker } from 'node:worker_threads';\nexport const start = () => new Worker(new URL('./pdfWorker.mjs', import.meta.url));\n",
-      );
-      writeFileSync(join(dir, 'src', 'index.ts'), "export { start } from './parsers/pdf';\n");
+      for (const [path, text] of Object.entries(files)) {
+        mkdirSync(join(dir, 'src', path, '..'), { recursive: true });
+        writeFileSync(join(dir, 'src', path), text);
+      }
       await build({
         configFile: false,
         logLevel: 'silent',
@@ -206,52 +204,46 @@ describe('copyWorkerFiles (main build)', () => {
           rolldownOptions: { output: { format: 'es', entryFileNames: 'index.js' } },
         },
       });
-      const bundle = readFileSync(join(dir, 'out', 'main', 'index.js'), 'utf8');
-      expect(bundle).toContain('new URL("./pdfWorker.mjs", import.meta.url)');
-      expect(readFileSync(join(dir, 'out', 'main', 'pdfWorker.mjs'), 'utf8')).toContain('parentPort');
+      await check(join(dir, 'out', 'main'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  it('puts worker scripts referenced by new URL(..., import.meta.url) beside the bundle', async () => {
+    await buildMain(
+      {
+        'parsers/pdfWorker.mjs': "import { parentPort } from 'node:worker_threads';\n",
+        'parsers/pdf.ts':
+          "import { Worker } from 'node:worker_threads';\nexport const start = () => new Worker(new URL('./pdfWorker.mjs', import.meta.url));\n",
+        'index.ts': "export { start } from './parsers/pdf';\n",
+      },
+      async (outMain) => {
+        const bundle = readFileSync(join(outMain, 'index.js'), 'utf8');
+        expect(bundle).toContain('new URL("./pdfWorker.mjs", import.meta.url)');
+        expect(readFileSync(join(outMain, 'pdfWorker.mjs'), 'utf8')).toContain('parentPort');
+      },
+    );
   });
 
   it('bundles a worker written in TypeScript, with its imports, into a .mjs file beside the bundle', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kbstudio-worker-build-'));
-    try {
-      mkdirSync(join(dir, 'src', 'parsers'), { recursive: true });
-      writeFileSync(
-        join(dir, 'src', 'parsers', 'shout.ts'),
-        'export const shout = (text: string): string => `${text.toUpperCase()}!`;\n',
-      );
-      writeFileSync(
-        join(dir, 'src', 'parsers', 'shoutWorker.ts'),
-        "import { parentPort } from 'node:worker_threads';\nimport { shout } from './shout';\n" +
+    await buildMain(
+      {
+        'parsers/shout.ts': 'export const shout = (text: string): string => `${text.toUpperCase()}!`;\n',
+        'parsers/shoutWorker.ts':
+          "import { parentPort } from 'node:worker_threads';\nimport { shout } from './shout';\n" +
           "parentPort!.on('message', (text: string) => parentPort!.postMessage(shout(text)));\n",
-      );
-      writeFileSync(
-        join(dir, 'src', 'parsers', 'loud.ts'),
-        "import { Worker } from 'node:worker_threads';\nexport const start = () => new Worker(new URL('./shoutWorker.ts', import.meta.url));\n",
-      );
-      writeFileSync(join(dir, 'src', 'index.ts'), "export { start } from './parsers/loud';\n");
-      await build({
-        configFile: false,
-        logLevel: 'silent',
-        root: dir,
-        plugins: [copyWorkerFiles()],
-        build: {
-          ssr: join(dir, 'src', 'index.ts'),
-          outDir: join(dir, 'out', 'main'),
-          minify: false,
-          ssrEmitAssets: true,
-          rolldownOptions: { output: { format: 'es', entryFileNames: 'index.js' } },
-        },
-      });
-      const bundle = readFileSync(join(dir, 'out', 'main', 'index.js'), 'utf8');
-      expect(bundle).toContain('new URL("./shoutWorker.mjs", import.meta.url)');
-      expect(bundle).not.toContain('shoutWorker.ts');
-      expect(await askWorker(join(dir, 'out', 'main', 'shoutWorker.mjs'), 'hello')).toBe('HELLO!');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+        'parsers/loud.ts':
+          "import { Worker } from 'node:worker_threads';\nexport const start = () => new Worker(new URL('./shoutWorker.ts', import.meta.url));\n",
+        'index.ts': "export { start } from './parsers/loud';\n",
+      },
+      async (outMain) => {
+        const bundle = readFileSync(join(outMain, 'index.js'), 'utf8');
+        expect(bundle).toContain('new URL("./shoutWorker.mjs", import.meta.url)');
+        expect(bundle).not.toContain('shoutWorker.ts');
+        expect(await askWorker(join(outMain, 'shoutWorker.mjs'), 'hello')).toBe('HELLO!');
+      },
+    );
   });
 });
 

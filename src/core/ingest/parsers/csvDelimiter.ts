@@ -28,7 +28,8 @@ export function detectDelimiter(text: string): CsvDelimiter | undefined {
 
 export type Counts = Record<CsvDelimiter, number>;
 
-// What each ASCII code unit is to the count: a candidate's index + 1, or one of these.
+// What each ASCII code unit is to the count: a candidate's index + 1, or one of these (SPACE: what
+// String.prototype.trim removes, tab aside, which is a candidate).
 const OTHER = 0;
 const NEWLINE = 5;
 const QUOTE = 6;
@@ -38,6 +39,8 @@ CANDIDATES.forEach((d, i) => (ASCII_KIND[d.charCodeAt(0)] = i + 1));
 ASCII_KIND[0x0a] = NEWLINE;
 ASCII_KIND[0x22] = QUOTE;
 for (const code of [0x0b, 0x0c, 0x0d, 0x20]) ASCII_KIND[code] = SPACE;
+/** What String.prototype.trim removes outside ASCII: `\s` (ECMAScript's WhiteSpace and LineTerminator). */
+const SPACE_OUTSIDE_ASCII = /^\s$/;
 
 /**
  * Delimiter counts per non-blank record of the sample. A quote opens a quoted field only at the start of
@@ -64,7 +67,8 @@ export function countOutsideQuotes(text: string): Counts[] {
       }
       continue;
     }
-    const kind = code < 128 ? ASCII_KIND[code]! : isTrimmed(code) ? SPACE : OTHER;
+    const kind =
+      code < 128 ? ASCII_KIND[code]! : SPACE_OUTSIDE_ASCII.test(String.fromCharCode(code)) ? SPACE : OTHER;
     if (kind === NEWLINE) {
       if (!blank) records.push(countsOf(counts));
       counts.fill(0);
@@ -88,25 +92,6 @@ export function countOutsideQuotes(text: string): Counts[] {
 
 function countsOf(counts: Int32Array): Counts {
   return { ',': counts[0]!, ';': counts[1]!, '\t': counts[2]!, '|': counts[3]! };
-}
-
-/**
- * Whether String.prototype.trim removes a code unit outside ASCII: ECMAScript's WhiteSpace (no-break
- * space, U+FEFF and the Space_Separator characters) and LineTerminator (line and paragraph separators).
- * In ASCII, tab, line feed, vertical tab, form feed, carriage return and space (ASCII_KIND).
- */
-function isTrimmed(code: number): boolean {
-  return (
-    code === 0xa0 ||
-    code === 0x1680 ||
-    (code >= 0x2000 && code <= 0x200a) ||
-    code === 0x2028 ||
-    code === 0x2029 ||
-    code === 0x202f ||
-    code === 0x205f ||
-    code === 0x3000 ||
-    code === 0xfeff
-  );
 }
 
 /** The most frequent value (the larger one on a tie) and how often it occurs. */
