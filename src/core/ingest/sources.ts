@@ -3,11 +3,11 @@ import { createReadStream, statSync, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join, relative, sep } from 'node:path';
 import { DomainError } from '../errors';
+import { EventLoopTurns } from './eventLoopTurns';
 import { InvalidDocument, PayloadTooLarge, UnsupportedFileType, type UnsupportedEntry } from './errors';
 import type { IngestLimits } from './limits';
 import type { DocumentFormat } from './types';
 import { extractZip } from './zip';
-import { EventLoopTurns } from './eventLoopTurns';
 import { classifyArchiveFile, isOsLitter, printableName } from './zipEntryNames';
 import { formatBytes } from './zipLimits';
 
@@ -148,9 +148,9 @@ function statOrUndefined(path: string): Stats | undefined {
 
 /**
  * Every file under `dir`, with its size. Files are sized with a synchronous stat of the entry just
- * listed: awaiting one asynchronous stat after another took 7,300 files of the 100 MB mixed corpus
- * 0.3-0.4 s, during which nothing else had started (docs/performance.md, twentieth pass). The event loop
- * still gets a turn every 20 ms of it, for folders of very many files.
+ * listed: awaiting one asynchronous stat after another took the 7,083 files of the 100 MB mixed
+ * corpus 0.3-0.4 s, during which nothing else had started (docs/performance.md, twentieth pass). The
+ * event loop still gets a turn every 20 ms of it, for folders of very many files.
  */
 async function walk(
   dir: string,
