@@ -105,7 +105,7 @@ export async function collectSources(
   let archives = 0;
   // Inputs are looked at with synchronous stats, as a folder's files are (walk): a drop of 7,083 files
   // awaited one asynchronous stat after another for 0.4 s.
-  const turns = new EventLoopTurns(20);
+  const turns = new EventLoopTurns();
   for (const input of inputs) {
     const name = input.name ?? basename(input.path);
     const info = statOrUndefined(input.path);
@@ -150,12 +150,12 @@ function statOrUndefined(path: string): Stats | undefined {
  * Every file under `dir`, with its size. Files are sized with a synchronous stat of the entry just
  * listed: awaiting one asynchronous stat after another took the 7,083 files of the 100 MB mixed
  * corpus 0.3-0.4 s, during which nothing else had started (docs/performance.md, twentieth pass). The
- * event loop still gets a turn every 20 ms of it, for folders of very many files.
+ * event loop still gets a turn every TURN_EVERY_MS of it, for folders of very many files.
  */
 async function walk(
   dir: string,
-  out: { path: string; bytes: number }[] = [],
-  turns = new EventLoopTurns(20),
+  out: { path: string; bytes: number }[],
+  turns: EventLoopTurns,
 ): Promise<{ path: string; bytes: number }[]> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
