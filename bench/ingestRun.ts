@@ -34,7 +34,10 @@ export class ScratchStudio {
 
   constructor() {
     this.dir = mkdtempSync(join(tmpdir(), 'kbs-bench-data-'));
-    this.services = openServices(this.dir);
+    // KBSTUDIO_EMBED_THREAD=1 or 0 chooses the embedding thread, as for `kbstudio serve`.
+    this.services = openServices(this.dir, {
+      environment: { KBSTUDIO_EMBED_THREAD: process.env.KBSTUDIO_EMBED_THREAD },
+    });
   }
 
   newListing(title = 'Benchmark'): string {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { batchedEmbedder, cachedEmbedder } from '../core/embed/cachedEmbedder';
 import type { Embedder } from '../core/embed/embedder';
@@ -78,6 +79,11 @@ export interface ServicesOptions extends OpenOptions {
   now?: () => Date;
   /** Replaces the embedder registry (tests use small deterministic models). */
   embedderFor?: (model: string) => Embedder;
+  /**
+   * Whether the offline model embeds documents on a thread of its own (embeddingThread.ts). By default
+   * KBSTUDIO_EMBED_THREAD (1 or 0) in `environment` decides, else whether the machine has 2 cores or more.
+   */
+  embeddingThread?: boolean;
 }
 
 export function openServices(dataDir: string, options: ServicesOptions = {}): StudioServices {
@@ -88,7 +94,12 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
   const settings = new SqliteSettingsRepository(db);
   const environment = options.environment ?? {};
   const embedderFor =
-    options.embedderFor ?? embedderRegistry(db, () => effectiveSettings(settings.all(), environment));
+    options.embedderFor ??
+    embedderRegistry(
+      db,
+      () => effectiveSettings(settings.all(), environment),
+      options.embeddingThread ?? embeddingThreadWanted(environment),
+    );
   const sources = new SourceStore(join(dataDir, 'sources'));
   const ingestion = new IngestionService(listings, knowledgeBase, embedderFor, join(dataDir, 'tmp'), sources);
   const uploads = new UploadService(new SqliteUploadRepository(db), listings, ingestion, undefined, now);
@@ -172,9 +183,9 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
  * model's are computed again (faster than reading them back). Hosted providers read their keys when
  * used, so a key set in Settings takes effect without a restart.
  */
-function embedderRegistry(db: Db, settings: () => Settings): (model: string) => Embedder {
+function embedderRegistry(db: Db, settings: () => Settings, thread: boolean): (model: string) => Embedder {
   const cache = new SqliteEmbeddingCache(db);
-  const offline = batchedEmbedder(offlineGloveEmbedder(), { batchSize: 512 });
+  const offline = batchedEmbedder(offlineGloveEmbedder({ thread }), { batchSize: 512 });
   return (model) => {
     if (model === OFFLINE_MODEL.id) return offline;
     if (!isHostedModel(model)) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));
@@ -188,6 +199,17 @@ function embedderRegistry(db: Db, settings: () => Settings): (model: string) => 
     // OpenAI requests are bounded by a token budget; Cohere takes 96 texts per request.
     return cachedEmbedder(inner, cache, { batchSize: HOSTED_MODELS[model] === 'openai' ? 2048 : 96 });
   };
+}
+
+/**
+ * Whether the offline model's documents are embedded on a thread of their own: where there is a second
+ * core. On this project's 2-core benchmark machine it took 2.5-3 s per 100 MB off the ingesting thread
+ * (the server's), and the ingestion was no slower for it (docs/performance.md, twenty-first pass).
+ */
+function embeddingThreadWanted(environment: Record<string, string | undefined>): boolean {
+  const chosen = environment.KBSTUDIO_EMBED_THREAD;
+  if (chosen === '1' || chosen === '0') return chosen === '1';
+  return availableParallelism() >= 2;
 }
 
 /** PDAs under the configured program ID, read when used so a changed setting applies at once. */

@@ -18,6 +18,9 @@ import { _electron as electron, type ElectronApplication } from 'playwright-core
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyWorkerFiles } from '../../electron.vite.config';
+import { GloveSentenceModel } from '../../src/core/embed/offlineGlove';
+import { commonComponent } from '../../src/core/embed/sif';
+import { SYNTHETIC_WORDS, syntheticVectors } from '../core/embed/syntheticGlove';
 import { electronNativeBindingPath } from '../../src/main/nativeBinding';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -157,6 +160,41 @@ describe('electron-vite build (needs no Electron binary)', () => {
     const html = readdirSync(join(outDir, 'main')).find((f) => /^html-.*\.js$/.test(f))!;
     expect(readFileSync(join(outDir, 'main', html), 'utf8')).toContain(
       'new URL("./htmlWorker.mjs", import.meta.url)',
+    );
+  });
+
+  it('bundles the embedding worker, which embeds over the shared table of the thread that started it', async () => {
+    if (!existsSync(join(outDir, 'node_modules')))
+      symlinkSync(join(repoRoot, 'node_modules'), join(outDir, 'node_modules'), 'dir');
+    const table = {
+      dimensions: 100,
+      words: SYNTHETIC_WORDS,
+      vectors: Float32Array.from(syntheticVectors().flat()),
+    };
+    const model = GloveSentenceModel.of({ table, commonComponent: commonComponent(table) });
+    const texts = ['The cat sat on the mat.', 'A well-known stock market crash'];
+    const worker = new Worker(join(outDir, 'main', 'embeddingWorker.mjs'), { execArgv: [] });
+    try {
+      const replies: unknown[] = [];
+      const reply = () =>
+        new Promise((resolve, reject) => {
+          worker.once('message', (m) => resolve(replies.push(m)));
+          worker.once('error', reject);
+        });
+      worker.postMessage({ model: model.share(), area: 1 });
+      await reply();
+      worker.postMessage({ id: 3, text: texts.join(''), lengths: Int32Array.from(texts, (t) => t.length) });
+      await reply();
+      expect(replies[0]).toEqual({ ready: true });
+      const { id, vectors } = replies[1] as { id: number; vectors: Float32Array };
+      expect(id).toBe(3);
+      expect(Array.from(vectors)).toEqual(texts.flatMap((t) => Array.from(model.embed(t))));
+    } finally {
+      await worker.terminate();
+    }
+    const glove = readdirSync(join(outDir, 'main')).find((f) => /^offlineGlove-.*\.js$/.test(f))!;
+    expect(readFileSync(join(outDir, 'main', glove), 'utf8')).toContain(
+      'new URL("./embeddingWorker.mjs", import.meta.url)',
     );
   });
 

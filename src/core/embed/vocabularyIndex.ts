@@ -80,7 +80,7 @@ export class VocabularyIndex {
   /** Whether some word is all digits; the package has none, so numbers in a text are not looked up. */
   private readonly numbers: boolean;
   /** Which code units occur in some word: a word with any other is not looked up (e.g. in other scripts). */
-  private readonly used = new Uint8Array(0x10000);
+  private readonly used: Uint8Array;
   /** The row of a word exactly as spelled, or undefined (a bound function: the exact path's lookup). */
   readonly rowOf: RowOf = (word) => {
     let hash = HASH_SEED;
@@ -93,46 +93,24 @@ export class VocabularyIndex {
     return row < 0 ? undefined : row;
   };
 
-  constructor(words: readonly string[]) {
-    let total = 0;
-    for (const word of words) total += word.length;
-    this.units = new Uint16Array(total);
-    this.starts = new Int32Array(words.length + 1);
-    // About two thirds full: most lookups end in the small table.
-    const bits = Math.max(4, Math.ceil(Math.log2(words.length * 1.5)));
-    this.all = new Int32Array(2 << bits);
-    this.allShift = 32 - bits;
-    const hashes = new Int32Array(words.length);
-    let longest = 0;
-    let numbers = false;
-    let offset = 0;
-    for (let row = 0; row < words.length; row++) {
-      const word = words[row]!;
-      let hash = HASH_SEED;
-      let digits = word.length > 0;
-      for (let k = 0; k < word.length; k++) {
-        const c = word.charCodeAt(k);
-        this.units[offset++] = c;
-        this.used[c] = 1;
-        hash = Math.imul(hash ^ c, HASH_PRIME);
-        if (c < 48 || c > 57) digits = false;
-      }
-      this.starts[row + 1] = offset;
-      hashes[row] = hash;
-      longest = Math.max(longest, word.length);
-      numbers ||= digits;
-      this.insert(row, hash);
-    }
-    this.longest = longest;
-    this.numbers = numbers;
-    // A word listed twice keeps its later row, so its small-table entry is taken from the large table.
-    const hotBits = Math.max(4, Math.ceil(Math.log2(Math.min(words.length, HOT_WORDS) * 2)));
-    this.hot = new Int32Array(2 << hotBits);
-    this.hotShift = 32 - hotBits;
-    for (let at = 0; at < this.all.length; at += 2) {
-      const row = this.all[at]! - 1;
-      if (row >= 0 && row < HOT_WORDS) place(this.hot, this.hotShift, row, hashes[row]!);
-    }
+  /** From the words, in row order; or from another index's `tables()` (another thread's, as they are). */
+  constructor(source: readonly string[] | VocabularyTables) {
+    const tables = isTables(source) ? source : buildTables(source);
+    this.units = tables.units;
+    this.starts = tables.starts;
+    this.all = tables.all;
+    this.allShift = tables.allShift;
+    this.hot = tables.hot;
+    this.hotShift = tables.hotShift;
+    this.longest = tables.longest;
+    this.numbers = tables.numbers;
+    this.used = tables.used;
+  }
+
+  /** The index's tables (12 MB for the offline model's 341,479 words): an embedding worker's copy. */
+  tables(): VocabularyTables {
+    const { units, starts, all, allShift, hot, hotShift, longest, numbers, used } = this;
+    return { units, starts, all, allShift, hot, hotShift, longest, numbers, used };
   }
 
   /** The vocabulary rows of a text's words, in order: the same as `vocabularyRows` gives. */
@@ -265,25 +243,89 @@ export class VocabularyIndex {
       if (k === length) return row;
     }
   }
+}
 
-  /** Puts a word in the large table; a repeated word takes the later row, as a Map built from the list would. */
-  private insert(row: number, hash: number): void {
-    const { units, starts, all } = this;
-    const start = starts[row]!;
-    const length = starts[row + 1]! - start;
-    const mask = (all.length >> 1) - 1;
-    for (let slot = slotOf(hash, this.allShift); ; slot = (slot + 1) & mask) {
-      const other = all[2 * slot]! - 1;
-      if (other < 0) return place(all, this.allShift, row, hash);
-      if (all[2 * slot + 1] !== hash) continue;
-      const otherStart = starts[other]!;
-      if (starts[other + 1]! - otherStart !== length) continue;
-      let k = 0;
-      while (k < length && units[start + k] === units[otherStart + k]) k++;
-      if (k === length) {
-        all[2 * slot] = row + 1;
-        return;
-      }
+/** An index's tables (see VocabularyIndex's fields). */
+export interface VocabularyTables {
+  units: Uint16Array;
+  starts: Int32Array;
+  all: Int32Array;
+  allShift: number;
+  hot: Int32Array;
+  hotShift: number;
+  longest: number;
+  numbers: boolean;
+  used: Uint8Array;
+}
+
+const isTables = (source: readonly string[] | VocabularyTables): source is VocabularyTables =>
+  !Array.isArray(source);
+
+function buildTables(words: readonly string[]): VocabularyTables {
+  let total = 0;
+  for (const word of words) total += word.length;
+  const units = new Uint16Array(total);
+  const starts = new Int32Array(words.length + 1);
+  const used = new Uint8Array(0x10000);
+  // About two thirds full: most lookups end in the small table.
+  const bits = Math.max(4, Math.ceil(Math.log2(words.length * 1.5)));
+  const all = new Int32Array(2 << bits);
+  const allShift = 32 - bits;
+  const hashes = new Int32Array(words.length);
+  let longest = 0;
+  let numbers = false;
+  let offset = 0;
+  for (let row = 0; row < words.length; row++) {
+    const word = words[row]!;
+    let hash = HASH_SEED;
+    let digits = word.length > 0;
+    for (let k = 0; k < word.length; k++) {
+      const c = word.charCodeAt(k);
+      units[offset++] = c;
+      used[c] = 1;
+      hash = Math.imul(hash ^ c, HASH_PRIME);
+      if (c < 48 || c > 57) digits = false;
+    }
+    starts[row + 1] = offset;
+    hashes[row] = hash;
+    longest = Math.max(longest, word.length);
+    numbers ||= digits;
+    insert(units, starts, all, allShift, row, hash);
+  }
+  // A word listed twice keeps its later row, so its small-table entry is taken from the large table.
+  const hotBits = Math.max(4, Math.ceil(Math.log2(Math.min(words.length, HOT_WORDS) * 2)));
+  const hot = new Int32Array(2 << hotBits);
+  const hotShift = 32 - hotBits;
+  for (let at = 0; at < all.length; at += 2) {
+    const row = all[at]! - 1;
+    if (row >= 0 && row < HOT_WORDS) place(hot, hotShift, row, hashes[row]!);
+  }
+  return { units, starts, all, allShift, hot, hotShift, longest, numbers, used };
+}
+
+/** Puts a word in the large table; a repeated word takes the later row, as a Map built from the list would. */
+function insert(
+  units: Uint16Array,
+  starts: Int32Array,
+  all: Int32Array,
+  allShift: number,
+  row: number,
+  hash: number,
+): void {
+  const start = starts[row]!;
+  const length = starts[row + 1]! - start;
+  const mask = (all.length >> 1) - 1;
+  for (let slot = slotOf(hash, allShift); ; slot = (slot + 1) & mask) {
+    const other = all[2 * slot]! - 1;
+    if (other < 0) return place(all, allShift, row, hash);
+    if (all[2 * slot + 1] !== hash) continue;
+    const otherStart = starts[other]!;
+    if (starts[other + 1]! - otherStart !== length) continue;
+    let k = 0;
+    while (k < length && units[start + k] === units[otherStart + k]) k++;
+    if (k === length) {
+      all[2 * slot] = row + 1;
+      return;
     }
   }
 }

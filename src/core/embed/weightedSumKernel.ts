@@ -155,14 +155,17 @@ function body(rowsPerPass: number): number[] {
   ];
 }
 
-/** The kernel module's bytes: functions `sum4` and `sum1`, memory imported as env.memory. */
+/**
+ * The kernel module's bytes: functions `sum4` and `sum1`, memory imported as env.memory, shared (so that
+ * an embedding worker can sum over the same table, offThreadEmbedder.ts).
+ */
 export function weightedSumKernelBytes(): Uint8Array {
   const four = body(4);
   const one = body(1);
   return new Uint8Array([
     ...MODULE_HEADER,
     ...section(1, [0x01, 0x60, 0x06, ...new Array<number>(6).fill(op.i32), 0x00]),
-    ...section(2, [0x01, ...name('env'), ...name('memory'), 0x02, 0x00, 0x01]),
+    ...section(2, [0x01, ...name('env'), ...name('memory'), 0x02, 0x03, 0x01, ...leb128(65_536)]),
     ...section(3, [0x02, 0x00, 0x00]),
     ...section(7, [0x02, ...name('sum4'), 0x00, 0x00, ...name('sum1'), 0x00, 0x01]),
     ...section(10, [0x02, ...leb128(four.length), ...four, ...leb128(one.length), ...one]),
@@ -180,12 +183,39 @@ type SumFunction = (
 
 /** Rows handed to the kernel at once (a multiple of 4, so passes of four rows stay where they were). */
 const ROWS_AT_ONCE = 16_384;
+/**
+ * Threads that can sum over one table at once, each with its scratch area (its rows and its sum): the
+ * thread that made it (area 0) and the embedding worker (area 1).
+ */
+export const SCRATCH_AREAS = 2;
 const align16 = (n: number) => Math.ceil(n / 16) * 16;
+
+/** Where the table's parts are in the memory (byte offsets). */
+interface Layout {
+  vectors: number;
+  weights: number;
+  /** The first scratch area; area k is at scratch + k * scratchBytes. */
+  scratch: number;
+  scratchBytes: number;
+}
+
+/**
+ * What another thread needs to sum over the same table: the compiled module and the shared memory (both
+ * can be posted to a worker; the memory's 140 MB are not copied), and where the table is.
+ */
+export interface SharedRowSums {
+  module: object;
+  memory: { buffer: SharedArrayBuffer };
+  count: number;
+  dimensions: number;
+  layout: Layout;
+}
 
 /**
  * A table of row vectors and their weights in WebAssembly memory, and sums of weighted rows over it. The
  * caller fills `vectors` and `weights` (the offline model reads its cache file straight into `vectors`,
- * so the 140 MB table is never held twice).
+ * so the 140 MB table is never held twice). The memory is shared: `share()` hands the table to another
+ * thread, which sums over it with a scratch area of its own (`attach`).
  */
 export class WeightedRowSums {
   /** Row r's vector at r * dimensions; filled by the caller. */
@@ -194,49 +224,64 @@ export class WeightedRowSums {
   readonly weights: Float32Array;
   private readonly out: Float64Array;
   private readonly rowsIn: Int32Array;
+  private readonly at: { out: number; rows: number };
+  private readonly sum4: SumFunction;
+  private readonly sum1: SumFunction;
 
   private constructor(
-    count: number,
-    private readonly dimensions: number,
-    private readonly sum4: SumFunction,
-    private readonly sum1: SumFunction,
-    buffer: ArrayBuffer,
-    private readonly at: { vectors: number; weights: number; out: number; rows: number },
+    private readonly shared: SharedRowSums,
+    area: number,
   ) {
-    this.vectors = new Float32Array(buffer, at.vectors, count * dimensions);
-    this.weights = new Float32Array(buffer, at.weights, count);
-    this.out = new Float64Array(buffer, at.out, dimensions);
-    this.rowsIn = new Int32Array(buffer, at.rows, ROWS_AT_ONCE);
+    const { memory, count, dimensions, layout } = shared;
+    const { exports } = new wasm.Instance(shared.module, { env: { memory } });
+    this.sum4 = exports.sum4 as SumFunction;
+    this.sum1 = exports.sum1 as SumFunction;
+    const { buffer } = memory;
+    const scratch = layout.scratch + area * layout.scratchBytes;
+    this.at = { out: scratch, rows: scratch + align16(dimensions * 8) };
+    this.vectors = new Float32Array(buffer, layout.vectors, count * dimensions);
+    this.weights = new Float32Array(buffer, layout.weights, count);
+    this.out = new Float64Array(buffer, this.at.out, dimensions);
+    this.rowsIn = new Int32Array(buffer, this.at.rows, ROWS_AT_ONCE);
   }
 
   /**
    * The kernel for a table of `count` rows (all zero until filled), or undefined where it cannot run: an
    * odd number of dimensions (it takes two at a time), a table too large for 32-bit memory, no
-   * WebAssembly SIMD.
+   * WebAssembly SIMD or shared memory.
    */
   static create(count: number, dimensions: number): WeightedRowSums | undefined {
     if (!Number.isInteger(count) || count < 0) return undefined;
     if (!Number.isInteger(dimensions) || dimensions <= 0 || dimensions % 2 !== 0) return undefined;
-    const layout = { vectors: 0, weights: align16(count * dimensions * 4), out: 0, rows: 0 };
-    layout.out = align16(layout.weights + count * 4);
-    layout.rows = align16(layout.out + dimensions * 8);
-    const pages = Math.ceil((layout.rows + ROWS_AT_ONCE * 4) / PAGE);
+    const weights = align16(count * dimensions * 4);
+    const scratch = align16(weights + count * 4);
+    const scratchBytes = align16(dimensions * 8) + ROWS_AT_ONCE * 4;
+    const layout: Layout = { vectors: 0, weights, scratch, scratchBytes };
+    const pages = Math.ceil((scratch + SCRATCH_AREAS * scratchBytes) / PAGE);
     if (pages > 65_536) return undefined;
     try {
       // A fixed size: the memory never grows, so views of it stay valid.
-      const memory = new wasm.Memory({ initial: pages, maximum: pages });
-      const { exports } = new wasm.Instance(new wasm.Module(weightedSumKernelBytes()), { env: { memory } });
-      return new WeightedRowSums(
-        count,
-        dimensions,
-        exports.sum4 as SumFunction,
-        exports.sum1 as SumFunction,
-        memory.buffer,
-        layout,
-      );
+      const memory = new wasm.Memory({ initial: pages, maximum: pages, shared: true });
+      const module = new wasm.Module(weightedSumKernelBytes());
+      return new WeightedRowSums({ module, memory, count, dimensions, layout }, 0);
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * The same table, summed with scratch area `area` (1 up to SCRATCH_AREAS - 1; area 0 is the creating
+   * thread's). Each thread sums with its own area only; the table must not change meanwhile.
+   */
+  static attach(shared: SharedRowSums, area: number): WeightedRowSums {
+    if (!Number.isInteger(area) || area < 1 || area >= SCRATCH_AREAS)
+      throw new RangeError(`Scratch area must be 1 to ${SCRATCH_AREAS - 1}, not ${area}.`);
+    return new WeightedRowSums(shared, area);
+  }
+
+  /** What `attach` needs on another thread. */
+  share(): SharedRowSums {
+    return this.shared;
   }
 
   /**
@@ -245,13 +290,14 @@ export class WeightedRowSums {
    */
   sum(rows: readonly number[]): Float64Array {
     const { out, rowsIn, at } = this;
-    const rowBytes = this.dimensions * 4;
+    const { vectors, weights } = this.shared.layout;
+    const rowBytes = this.shared.dimensions * 4;
     out.fill(0);
     let from = 0;
     for (; rows.length - from >= 4; from += ROWS_AT_ONCE) {
       const take = Math.min(ROWS_AT_ONCE, (rows.length - from) & ~3);
       for (let k = 0; k < take; k++) rowsIn[k] = rows[from + k]!;
-      this.sum4(at.rows, take >> 2, at.vectors, at.weights, rowBytes, at.out);
+      this.sum4(at.rows, take >> 2, vectors, weights, rowBytes, at.out);
       if (take < ROWS_AT_ONCE) {
         from += take;
         break;
@@ -259,7 +305,7 @@ export class WeightedRowSums {
     }
     const tail = rows.length - from;
     for (let k = 0; k < tail; k++) rowsIn[k] = rows[from + k]!;
-    this.sum1(at.rows, tail, at.vectors, at.weights, rowBytes, at.out);
+    this.sum1(at.rows, tail, vectors, weights, rowBytes, at.out);
     return out.slice();
   }
 }

@@ -71,7 +71,7 @@ function referenceModel(data: GloveData): (text: string) => Float32Array {
 
 /** The texts whose vectors are not bit for bit the reference's. */
 function differences(data: GloveData, texts: readonly string[]) {
-  const model = new GloveSentenceModel(data);
+  const model = GloveSentenceModel.of(data);
   const reference = referenceModel(data);
   const bits = (v: Float32Array) => Array.from(new Uint32Array(v.buffer, v.byteOffset, v.length)).join();
   return texts.filter((text) => bits(model.embed(text)) !== bits(reference(text)));
@@ -192,10 +192,10 @@ describe('the embedding arithmetic', () => {
 
   it('takes a repeated word at its later row', () => {
     const data = syntheticData(100);
-    const model = new GloveSentenceModel(data);
+    const model = GloveSentenceModel.of(data);
     const only = (row: number) => {
       const words = data.table.words.map((w, i) => (i === row ? w : `not ${w}`));
-      return new GloveSentenceModel({ ...data, table: { ...data.table, words } });
+      return GloveSentenceModel.of({ ...data, table: { ...data.table, words } });
     };
     expect(Array.from(model.embed('cat'))).toEqual(
       Array.from(only(data.table.words.length - 2).embed('cat')),

@@ -89,7 +89,7 @@ describe('WeightedRowSums (WebAssembly SIMD)', () => {
       const words = ['cat', 'dog', 'the'];
       const { vectors } = wildTable(words.length, dimensions, dimensions);
       const table = { dimensions, words, vectors };
-      return new GloveSentenceModel({ table, commonComponent: commonComponent(table) });
+      return GloveSentenceModel.of({ table, commonComponent: commonComponent(table) });
     };
     model(100).embed('the cat');
     expect(sum).toHaveBeenCalledTimes(1);

@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { EmbeddingThread } from '../../../src/core/embed/embeddingThread';
+import {
+  embeddingThreadOf,
+  GloveSentenceModel,
+  loadGloveSentenceModel,
+  offlineGloveEmbedder,
+} from '../../../src/core/embed/offlineGlove';
+import { commonComponent } from '../../../src/core/embed/sif';
+import { SYNTHETIC_WORDS, syntheticJson, syntheticVectors, writeSyntheticPackage } from './syntheticGlove';
+
+function syntheticModel(): GloveSentenceModel {
+  const table = {
+    dimensions: 100,
+    words: SYNTHETIC_WORDS,
+    vectors: Float32Array.from(syntheticVectors().flat()),
+  };
+  return GloveSentenceModel.of({ table, commonComponent: commonComponent(table) });
+}
+
+const TEXTS = [
+  'The cat sat on the mat.',
+  'A well-known stock market crash',
+  '',
+  'Nothing here is in the vocabulary',
+  'Zurich café, do not say "hi"',
+  'kitten rug '.repeat(5_000),
+];
+
+const bits = (v: Float32Array) => Array.from(new Uint32Array(v.buffer, v.byteOffset, v.length)).join();
+
+const threads: EmbeddingThread[] = [];
+function startThread(model: GloveSentenceModel): EmbeddingThread {
+  const thread = new EmbeddingThread(model.share()!, model.dimensions);
+  threads.push(thread);
+  return thread;
+}
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(threads.map((t) => t.close()));
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('EmbeddingThread', () => {
+  it('embeds on another thread over the shared table: the same vectors, bit for bit, in order', async () => {
+    const model = syntheticModel();
+    const thread = startThread(model);
+    // Starting loads the worker (through tsx from the sources): nothing is taken meanwhile.
+    expect(thread.usable).toBe(false);
+    expect(thread.embed(['the cat'])).toBeUndefined();
+    await vi.waitFor(() => expect(thread.usable).toBe(true), { timeout: 20_000 });
+
+    const vectors = await thread.embed(TEXTS)!;
+    expect(vectors.map(bits)).toEqual(TEXTS.map((t) => bits(model.embed(t))));
+    // Each its own array, not a view into the batch's buffer (which a copy would carry whole).
+    for (const v of vectors) expect(v.buffer.byteLength).toBe(400);
+    // Batches in flight at once are answered each with its own vectors.
+    const batches = await Promise.all([thread.embed(['the cat']), thread.embed(['stock market'])]);
+    expect(batches.map((b) => bits(b![0]!))).toEqual([
+      bits(model.embed('the cat')),
+      bits(model.embed('stock market')),
+    ]);
+  });
+
+  it('rejects what it was given when it stops, and takes nothing more', async () => {
+    const model = syntheticModel();
+    const thread = startThread(model);
+    await vi.waitFor(() => expect(thread.usable).toBe(true), { timeout: 20_000 });
+    const pending = thread.embed(['kitten '.repeat(200_000)])!;
+    await thread.close();
+    await expect(pending).rejects.toThrow(/embedding thread stopped/);
+    expect(thread.usable).toBe(false);
+    expect(thread.embed(['the cat'])).toBeUndefined();
+  });
+});
+
+describe('the offline embedder with its embedding thread', () => {
+  it('embeds documents on the thread once it has started, with the vectors queries get here', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kbs-embedding-thread-'));
+    dirs.push(root);
+    const options = {
+      package: writeSyntheticPackage(root, syntheticJson()),
+      cacheFile: join(root, 'cache.f32'),
+      log: () => undefined,
+    };
+    const embedder = offlineGloveEmbedder(options);
+    const here = vi.spyOn(GloveSentenceModel.prototype, 'embed');
+    try {
+      // The first documents start the thread and are embedded here meanwhile.
+      const first = await embedder.embed(TEXTS, 'document');
+      expect(here).toHaveBeenCalledTimes(TEXTS.length);
+      const thread = embeddingThreadOf(await loadGloveSentenceModel(options))!;
+      threads.push(thread);
+      await vi.waitFor(() => expect(thread.usable).toBe(true), { timeout: 20_000 });
+
+      here.mockClear();
+      const documents = await embedder.embed(TEXTS, 'document');
+      expect(here).not.toHaveBeenCalled();
+      const queries = await embedder.embed(TEXTS, 'query');
+      expect(here).toHaveBeenCalledTimes(TEXTS.length);
+      expect(documents.map(bits)).toEqual(queries.map(bits));
+      expect(first.map(bits)).toEqual(queries.map(bits));
+
+      // A thread that stops mid-way: its texts are embedded here instead, and the next ones too.
+      const stopping = embedder.embed(['kitten '.repeat(200_000), ...TEXTS], 'document');
+      await thread.close();
+      const after = await stopping;
+      expect(after.slice(1).map(bits)).toEqual(queries.map(bits));
+      here.mockClear();
+      await embedder.embed(TEXTS, 'document');
+      expect(here).toHaveBeenCalledTimes(TEXTS.length);
+    } finally {
+      here.mockRestore();
+    }
+  });
+
+  it('keeps documents on the calling thread when told to', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kbs-embedding-thread-'));
+    dirs.push(root);
+    const options = {
+      package: writeSyntheticPackage(root, syntheticJson()),
+      cacheFile: join(root, 'cache.f32'),
+      log: () => undefined,
+      thread: false,
+    };
+    const embedder = offlineGloveEmbedder(options);
+    await embedder.embed(TEXTS, 'document');
+    // Longer than a thread takes to start here (0.3-0.5 s).
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const here = vi.spyOn(GloveSentenceModel.prototype, 'embed');
+    try {
+      await embedder.embed(TEXTS, 'document');
+      expect(here).toHaveBeenCalledTimes(TEXTS.length);
+    } finally {
+      here.mockRestore();
+    }
+  });
+});
