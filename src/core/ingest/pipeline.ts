@@ -5,9 +5,10 @@ import { readFile } from 'node:fs/promises';
 import { DomainError } from '../errors';
 import { sha256Hex } from '../embed/cachedEmbedder';
 import type { Embedder } from '../embed/embedder';
-import { chunkSections, type ChunkingOptions } from './chunkers';
+import { chunkSections, type ChunkingOptions, type TextChunk } from './chunkers';
 import { countTokensOffThread } from './chunkers/tokenCounter';
 import { CommitStart, WritesInFlight } from './commitOverlap';
+import { EmbeddingBudget, EmbeddingsAhead } from './embeddingsAhead';
 import { EventLoopTurns } from './eventLoopTurns';
 import { readEmbeddingsJsonl, type EmbeddingRecord } from './embeddingsJsonl';
 import { ChunkLimitExceeded, IngestionFailed, InvalidDocument, KnowledgeBaseTooLarge } from './errors';
@@ -74,6 +75,14 @@ export interface IngestDeps {
 }
 
 export const EMBED_BATCH = 256;
+/**
+ * Batches of chunks handed to the embedder before the ingesting thread takes them (EmbeddingsAhead):
+ * they are embedded (on the offline model's embedding thread, or by a hosted model's API) while it stages
+ * the files before. At most this many files, and bytes of them, are chunked ahead of their turn.
+ */
+const EMBED_AHEAD = 8;
+const FINISH_AHEAD_FILES = 8;
+const FINISH_AHEAD_BYTES = 8 * 1024 * 1024;
 /**
  * Files parsed on worker threads are read and started ahead of their turn, so the workers parse while
  * this thread chunks, embeds and stages earlier files: up to this many bytes of source...
@@ -175,6 +184,12 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
   // awaited one by one, left this thread idle about a millisecond each). A disposable file (a received
   // upload, an extracted entry) has been read whole by then and is moved instead.
   const keeping: Promise<void>[] = [];
+  // The last file's staging and bookkeeping (finishFile below): each file's begins once the one before
+  // has ended. The files chunked and waiting for theirs, with their sizes, are `finishing`.
+  let last: Promise<void> = Promise.resolve();
+  const finishing: { done: Promise<void>; bytes: number }[] = [];
+  let finishingBytes = 0;
+  const budget = new EmbeddingBudget(EMBED_AHEAD);
   const keepSource = (hash: string, file: SourceFile) => {
     const copy = deps.sources?.put(hash, file.path, { move: file.disposable });
     if (!copy) return;
@@ -214,21 +229,18 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
         if (unstoppable) aheadUnstoppableBytes += next.bytes;
       }
     };
-    for (const [index, file] of files.entries()) {
-      request.signal?.throwIfAborted();
-      report('reading', file.source);
-      const early = ahead.get(file);
-      if (early) {
-        ahead.delete(file);
-        aheadBytes -= file.bytes;
-        if (UNSTOPPABLE_FORMATS.has(file.format)) aheadUnstoppableBytes -= file.bytes;
-      }
-      scanned = Math.max(scanned, index + 1);
-      // The current file first: its read and worker parse are queued before those of the files started
-      // ahead (a format parsed on this thread is parsed when staged, so its time counts as parsing).
-      const current = early ?? prepareFile(file, WORKER_FORMATS.has(file.format));
-      startAhead();
-      const prepared = await current;
+    /**
+     * A file's staging and what follows it (its outcome, the limits, progress), in file order: each file's
+     * begins once the one before has ended. Parsed formats are chunked, and their embeddings started
+     * (EmbeddingsAhead), before the file before is staged: the offline model's embedding thread embeds
+     * them meanwhile.
+     */
+    const finishFile = async (
+      file: SourceFile,
+      index: number,
+      prepared: PreparedFile,
+      chunked: ChunkedFile | DomainError | undefined,
+    ) => {
       const previous = existing.get(file.source);
       const fileChunking = file.format === 'jsonl' ? {} : chunking;
       if (prepared.unchanged && previous) {
@@ -247,17 +259,17 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
         if (limits.maxKnowledgeBaseBytes !== null && wouldKeep > limits.maxKnowledgeBaseBytes)
           throw new KnowledgeBaseTooLarge(wouldKeep, limits.maxKnowledgeBaseBytes);
         try {
+          if (chunked instanceof DomainError) throw chunked;
           if (file.format === 'jsonl' || commitStart.before(index, chunksStaged()))
             session ??= deps.store.beginCommit(listing.id, staging, commitOptions);
           const { contentHash, ...staged } = await stageFile(
             file,
             prepared,
+            chunked,
             fileChunking,
             request,
-            deps,
             session ?? staging,
             report,
-            parsing.signal,
             inFlight,
             turns,
           );
@@ -275,8 +287,58 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       progress.filesDone++;
       progress.bytesDone += file.bytes;
       progress.chunks = chunksStaged();
+    };
+    for (const [index, file] of files.entries()) {
+      request.signal?.throwIfAborted();
+      report('reading', file.source);
+      const early = ahead.get(file);
+      if (early) {
+        ahead.delete(file);
+        aheadBytes -= file.bytes;
+        if (UNSTOPPABLE_FORMATS.has(file.format)) aheadUnstoppableBytes -= file.bytes;
+      }
+      scanned = Math.max(scanned, index + 1);
+      // The current file first: its read and worker parse are queued before those of the files started
+      // ahead (a format parsed on this thread is parsed when staged, so its time counts as parsing).
+      const current = early ?? prepareFile(file, WORKER_FORMATS.has(file.format));
+      startAhead();
+      const prepared = await current;
+      // Room for this file's turn: the files chunked ahead of theirs are bounded.
+      while (
+        finishing.length >= FINISH_AHEAD_FILES ||
+        (finishing.length > 0 && finishingBytes + file.bytes > FINISH_AHEAD_BYTES)
+      ) {
+        const oldest = finishing.shift()!;
+        finishingBytes -= oldest.bytes;
+        await oldest.done;
+      }
+      let chunked: ChunkedFile | DomainError | undefined;
+      if (file.format !== 'jsonl' && !(prepared.unchanged && existing.has(file.source))) {
+        chunked = await chunkFile(
+          { ...file, format: file.format },
+          prepared,
+          request,
+          deps,
+          report,
+          parsing.signal,
+          budget,
+        ).catch((err: unknown) => {
+          // Reported in the file's turn (finishFile); anything else stops the ingestion.
+          if (err instanceof DomainError) return err;
+          throw err;
+        });
+      }
+      // This file's turn comes once the file before has finished (a failure of one fails those after it).
+      last = last.then(() => finishFile(file, index, prepared, chunked));
+      // Awaited in turn above, or below; a failure meanwhile must not count as unhandled.
+      last.catch(() => undefined);
+      finishing.push({ done: last, bytes: file.bytes });
+      finishingBytes += file.bytes;
+      // Pre-built embeddings are streamed into the commit: nothing to do ahead of them.
+      if (file.format === 'jsonl') await last;
       await turns.take();
     }
+    await last;
 
     // Every batch is in the commit's transaction, and every kept copy in place, before it is committed.
     await inFlight.drain();
@@ -320,6 +382,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     releaseHeapCap?.();
     request.signal?.removeEventListener('abort', cancel);
     parsing.abort();
+    // Nothing may reach the staging or the commit once they are disposed of.
+    await last.catch(() => undefined);
     // Rolls back a commit that was not finished (cancel, failure, nothing kept); its worker is done with
     // the staging file once this resolves.
     await session?.abort();
@@ -333,12 +397,11 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
 async function stageFile(
   file: SourceFile,
   prepared: PreparedFile,
+  chunked: ChunkedFile | undefined,
   chunking: Record<string, unknown>,
   request: IngestRequest,
-  deps: IngestDeps,
   staging: Staging | CommitSession,
   report: (stage: IngestStage, file?: string) => void,
-  signal: AbortSignal,
   inFlight: WritesInFlight,
   turns: EventLoopTurns,
 ): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'> & { contentHash: string }> {
@@ -354,20 +417,10 @@ async function stageFile(
   };
   const writer = staging.open(document);
   try {
-    const outcome =
-      file.format === 'jsonl'
-        ? await stagePrebuilt(file, request.listing.embeddingModel, writer, request.signal, hashing)
-        : await stageParsed(
-            { ...file, format: file.format },
-            prepared,
-            request,
-            deps,
-            writer,
-            report,
-            signal,
-            inFlight,
-            turns,
-          );
+    // A document comes chunked (chunkFile); pre-built embeddings are read here.
+    const outcome = chunked
+      ? await stageChunks(file.source, chunked, request, writer, report, inFlight, turns)
+      : await stagePrebuilt(file, request.listing.embeddingModel, writer, request.signal, hashing);
     const extra: Record<string, unknown> = {};
     if (outcome.skippedRows) extra.skippedRows = outcome.skippedRows;
     if (outcome.warnings) extra.warnings = outcome.warnings;
@@ -380,17 +433,26 @@ async function stageFile(
   }
 }
 
-async function stageParsed(
+/** A document parsed and chunked, its first embeddings under way. */
+interface ChunkedFile {
+  parsed: ParsedDocument;
+  pieces: TextChunk[];
+  embeddings: EmbeddingsAhead;
+}
+
+/**
+ * Awaits a document's parse, chunks it and starts its embeddings: what can be done before the files
+ * before it are staged.
+ */
+async function chunkFile(
   file: SourceFile & { format: DocumentFormat },
   prepared: PreparedFile,
   request: IngestRequest,
   deps: IngestDeps,
-  writer: StagedDocumentWriter,
   report: (stage: IngestStage, file?: string) => void,
   signal: AbortSignal,
-  inFlight: WritesInFlight,
-  turns: EventLoopTurns,
-): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
+  budget: EmbeddingBudget,
+): Promise<ChunkedFile> {
   const { source } = file;
   report('parsing', source);
   const parsed = await (prepared.parsed ?? parse(file, prepared.bytes!, request, signal));
@@ -399,31 +461,45 @@ async function stageParsed(
   if (pieces.length === 0) {
     throw new InvalidDocument(source, 'no text was found in the document, so there is nothing to retrieve.');
   }
-
-  report('embedding', source);
   const embedder = deps.embedderFor(request.listing.embeddingModel);
-  for (let i = 0; i < pieces.length; i += EMBED_BATCH) {
-    request.signal?.throwIfAborted();
-    const batch = pieces.slice(i, i + EMBED_BATCH);
-    const vectors = await embedder.embed(
-      batch.map((c) => c.text),
-      'document',
-    );
-    const taken = writer.add(
-      batch.map((c, j) => ({
-        text: c.text,
-        tokenCount: c.tokenCount,
-        contentHash: sha256Hex(c.text),
-        metadata: { ...parsed.metadata, ...c.metadata },
-        vector: vectors[j]!,
-      })),
-    );
-    // A commit under way takes the batch on its thread: go on meanwhile, within COMMIT_IN_FLIGHT_BYTES.
-    if (taken) {
-      const bytes = batch.reduce((n, c, j) => n + 2 * c.text.length + vectors[j]!.byteLength, 0);
-      await inFlight.add(taken, bytes);
+  const texts = pieces.map((c) => c.text);
+  return { parsed, pieces, embeddings: new EmbeddingsAhead(embedder, texts, EMBED_BATCH, budget) };
+}
+
+/** Writes a chunked document's chunks with their vectors, a batch at a time as they are embedded. */
+async function stageChunks(
+  source: string,
+  { parsed, pieces, embeddings }: ChunkedFile,
+  request: IngestRequest,
+  writer: StagedDocumentWriter,
+  report: (stage: IngestStage, file?: string) => void,
+  inFlight: WritesInFlight,
+  turns: EventLoopTurns,
+): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
+  report('embedding', source);
+  try {
+    for (let b = 0; b < embeddings.batchCount; b++) {
+      request.signal?.throwIfAborted();
+      const batch = pieces.slice(b * EMBED_BATCH, (b + 1) * EMBED_BATCH);
+      const vectors = await embeddings.next();
+      const taken = writer.add(
+        batch.map((c, j) => ({
+          text: c.text,
+          tokenCount: c.tokenCount,
+          contentHash: sha256Hex(c.text),
+          metadata: { ...parsed.metadata, ...c.metadata },
+          vector: vectors[j]!,
+        })),
+      );
+      // A commit under way takes the batch on its thread: go on meanwhile, within COMMIT_IN_FLIGHT_BYTES.
+      if (taken) {
+        const bytes = batch.reduce((n, c, j) => n + 2 * c.text.length + vectors[j]!.byteLength, 0);
+        await inFlight.add(taken, bytes);
+      }
+      await turns.take();
     }
-    await turns.take();
+  } finally {
+    embeddings.close();
   }
   return {
     chunks: pieces.length,

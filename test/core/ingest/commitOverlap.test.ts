@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CommitStart, WritesInFlight } from '../../../src/core/ingest/commitOverlap';
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
-import type { IngestProgress } from '../../../src/core/ingest/pipeline';
 import { openServices, type StudioServices } from '../../../src/db/services';
 import { tempDir } from '../../helpers/studio';
 
@@ -90,11 +89,11 @@ describe('an ingestion whose commit begins before its last files are read', () =
     write('b-notes.md', '# Shearwaters\n\nShearwaters glide low over the waves for hours.\n');
     write('c-more.csv', rows('fulmar', 40));
 
-    let progress: IngestProgress | undefined;
     const begun: number[] = [];
     const beginCommit = services.knowledgeBase.beginCommit.bind(services.knowledgeBase);
     vi.spyOn(services.knowledgeBase, 'beginCommit').mockImplementation((...args) => {
-      begun.push(progress!.filesDone);
+      // The documents staged by then.
+      begun.push(args[1].documentCount);
       return beginCommit(...args);
     });
     const result = await services.ingestion.run({
@@ -102,7 +101,6 @@ describe('an ingestion whose commit begins before its last files are read', () =
       inputs: [{ path: join(dir.path, 'kb') }],
       atomic: true,
       limits: STUDIO_LIMITS,
-      onProgress: (p) => (progress = p),
     });
     // Begun once, after the first file, with two still to read.
     expect(begun).toEqual([1]);

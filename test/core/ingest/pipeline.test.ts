@@ -562,17 +562,17 @@ describe('ingestion pipeline', () => {
       const folder = writeFolder();
       const controller = new AbortController();
       const reason = new Error('cancelled by the user');
-      const seen: string[] = [];
+      const staged: string[] = [];
       const cancelled = run([folder], {
         signal: controller.signal,
         onProgress: (p) => {
-          if (p.file) seen.push(p.file);
-          // The second file is embedding: the files after it are being parsed ahead.
+          if (p.stage === 'embedding' && p.file) staged.push(p.file);
+          // The second file is being staged: the files after it are parsed and chunked ahead.
           if (p.stage === 'embedding' && p.file === 'many/01-page.html') controller.abort(reason);
         },
       });
       await expect(cancelled).rejects.toBe(reason);
-      expect(seen).not.toContain('many/02-note.md');
+      expect(staged).toEqual(['many/00-note.md', 'many/01-page.html']);
       expect(chunks()).toEqual([]);
       expect(services.listings.get(listingId, 'studio')).toMatchObject({ documentCount: 0, chunkCount: 0 });
 
