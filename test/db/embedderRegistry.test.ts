@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GloveSentenceModel, OFFLINE_MODEL } from '../../src/core/embed/offlineGlove';
@@ -50,6 +50,45 @@ describe('the embedder registry', () => {
       expect(sent[0]!.headers.authorization).toBe(`Bearer ${OPENAI_TEST_KEY}`);
     } finally {
       services.close();
+    }
+  });
+
+  it('ingests a folder too large to stage at once with a hosted model: every chunk embedded and cached', async () => {
+    // Each answer takes a round trip's time, as the API's do: the files' requests overlap.
+    const slow = await startFakeOpenAi({ delayMs: 40 });
+    const services = studioWith({ OPENAI_API_KEY: OPENAI_TEST_KEY, OPENAI_BASE_URL: `${slow.url}/v1` });
+    try {
+      const folder = join(dir.path, 'hosted-folder');
+      mkdirSync(folder);
+      // 2,500 CSV rows (a chunk each), then notes: with the offline model the commit would begin before
+      // the notes are read, and hold the write lock the cache's writes need (they used to fail the
+      // ingestion with SQLITE_BUSY).
+      const rows = Array.from({ length: 2_500 }, (_, i) => `petrel ${i},the petrel note ${i}`);
+      writeFileSync(join(folder, 'a-rows.csv'), ['name,note', ...rows].join('\n'));
+      for (let i = 0; i < 30; i++)
+        writeFileSync(join(folder, `b-note-${i}.md`), `# Note ${i}\n\nShearwater ${i} glides low.\n`);
+      const listing = services.listings.create(
+        { title: 'Hosted', accessModel: 'one_time', price: 1, embeddingModel: 'text-embedding-3-small' },
+        services.wallets.defaultWallet().address,
+      );
+      const result = await services.ingestion.run({
+        listingId: listing.id,
+        inputs: [{ path: folder }],
+        atomic: true,
+        limits: STUDIO_LIMITS,
+      });
+      expect(result).toMatchObject({ committed: true, documentCount: 31, chunkCount: 2_530 });
+      const cached = services.db
+        .prepare(`SELECT COUNT(*) FROM embedding_cache WHERE model = 'text-embedding-3-small'`)
+        .pluck()
+        .get();
+      expect(cached).toBe(2_530);
+      // The notes' requests were sent before the files before them were staged, within the budget.
+      expect(slow.mostAtOnce).toBeGreaterThan(1);
+      expect(slow.mostAtOnce).toBeLessThanOrEqual(8);
+    } finally {
+      services.close();
+      await slow.close();
     }
   });
 

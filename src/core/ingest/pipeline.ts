@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { DomainError } from '../errors';
 import { sha256Hex } from '../embed/cachedEmbedder';
 import type { Embedder } from '../embed/embedder';
+import { OFFLINE_MODEL } from '../embed/offlineGlove';
 import { chunkSections, type ChunkingOptions, type TextChunk } from './chunkers';
 import { countTokensOffThread } from './chunkers/tokenCounter';
 import { CommitStart, WritesInFlight } from './commitOverlap';
@@ -169,7 +170,9 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
    * then commit for 54 s). Documents are streamed from then on.
    */
   let session: CommitSession | undefined;
-  const commitStart = new CommitStart(files);
+  // Only for the offline model, whose pace CommitStart assumes: a hosted model's documents take the
+  // network's time, and the commit would hold the write lock meanwhile (the server's writes wait for it).
+  const commitStart = listing.embeddingModel === OFFLINE_MODEL.id ? new CommitStart(files) : undefined;
   const inFlight = new WritesInFlight(COMMIT_IN_FLIGHT_BYTES);
   // Checked after each file and each batch of chunks embedded.
   const turns = new EventLoopTurns();
@@ -260,7 +263,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
           throw new KnowledgeBaseTooLarge(wouldKeep, limits.maxKnowledgeBaseBytes);
         try {
           if (chunked instanceof DomainError) throw chunked;
-          if (file.format === 'jsonl' || commitStart.before(index, chunksStaged()))
+          if (file.format === 'jsonl' || commitStart?.before(index, chunksStaged()))
             session ??= deps.store.beginCommit(listing.id, staging, commitOptions);
           const { contentHash, ...staged } = await stageFile(
             file,

@@ -1,16 +1,22 @@
 import type { EmbeddingCache } from '../../core/embed/embedder';
 import type { Db } from '../open';
+import { writeWithoutWaiting } from '../withoutWaiting';
 
 /** Vectors as float32 blobs in the platform's (little-endian) byte order, the layout sqlite-vec reads. */
 const toBlob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 // Copying through a fresh Uint8Array gives the Float32Array the 4-byte alignment a pooled Buffer may lack.
 const fromBlob = (b: Buffer) => new Float32Array(new Uint8Array(b).buffer);
 
+/**
+ * The cache only saves calls to the model, so a write that cannot get the lock at once is skipped rather
+ * than failing the embedding or holding the thread (writeWithoutWaiting): a commit into a knowledge base
+ * can hold the lock for minutes. Those texts are embedded again if they are ingested again.
+ */
 export class SqliteEmbeddingCache implements EmbeddingCache {
   private readonly stmts;
   private readonly insertMany;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.stmts = {
       get: db.prepare(`SELECT vector FROM embedding_cache WHERE content_hash = ? AND model = ?`),
       set: db.prepare(`INSERT INTO embedding_cache (content_hash, model, vector) VALUES (?, ?, ?)
@@ -27,10 +33,10 @@ export class SqliteEmbeddingCache implements EmbeddingCache {
   }
 
   set(hash: string, model: string, vector: Float32Array): void {
-    this.stmts.set.run(hash, model, toBlob(vector));
+    writeWithoutWaiting(this.db, () => this.stmts.set.run(hash, model, toBlob(vector)));
   }
 
   setMany(model: string, entries: Iterable<readonly [hash: string, vector: Float32Array]>): void {
-    this.insertMany(model, entries);
+    writeWithoutWaiting(this.db, () => this.insertMany(model, entries));
   }
 }

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cachedEmbedder, sha256Hex } from '../../../src/core/embed/cachedEmbedder';
 import type { Embedder } from '../../../src/core/embed/embedder';
@@ -14,6 +15,32 @@ const fresh = () => {
 afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
 
 describe('SqliteEmbeddingCache', () => {
+  it('skips a write that cannot get the lock at once, and writes the next one once it can', () => {
+    const db = openDataDir(fresh());
+    const cache = new SqliteEmbeddingCache(db);
+    // Another connection holds the write lock, as a commit into a knowledge base does for minutes.
+    const other = new Database(db.name);
+    other.exec('BEGIN IMMEDIATE');
+    const started = performance.now();
+    try {
+      cache.setMany('m', [['h1', Float32Array.of(1)]]);
+      cache.set('h2', 'm', Float32Array.of(2));
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    // Not the connection's 5 s busy wait (twice).
+    expect(performance.now() - started).toBeLessThan(4_000);
+    expect(cache.get('h1', 'm')).toBeUndefined();
+    expect(cache.get('h2', 'm')).toBeUndefined();
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5_000);
+    cache.setMany('m', [['h1', Float32Array.of(1)]]);
+    expect(Array.from(cache.get('h1', 'm')!)).toEqual([1]);
+    // Other failures are still thrown.
+    db.close();
+    expect(() => cache.set('h3', 'm', Float32Array.of(3))).toThrow(/not open/);
+  });
+
   it('stores float32 vectors per content hash and model, and replaces them', () => {
     const db = openDataDir(fresh());
     const cache = new SqliteEmbeddingCache(db);

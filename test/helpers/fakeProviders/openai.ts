@@ -4,6 +4,8 @@ export const OPENAI_TEST_KEY = 'sk-test-0123456789';
 
 export interface FakeOpenAiOptions {
   apiKey?: string;
+  /** Answers this long after each request. */
+  delayMs?: number;
   /** Models it serves and their native sizes. */
   models?: Record<string, number>;
   /** Vectors are sent in reverse order (OpenAI promises `index`, not order). Default true. */
@@ -99,5 +101,5 @@ export function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<FakeSe
         usage: { prompt_tokens: tokens, total_tokens: tokens },
       },
     };
-  });
+  }, options);
 }

@@ -26,13 +26,24 @@ export interface FakeServer {
   requests: RecordedRequest[];
   /** Answers the next requests with these, in order, before falling back to the normal behaviour. */
   script(...replies: Scripted[]): void;
+  /** The most requests it has held at once (received, not answered yet). */
+  readonly mostAtOnce: number;
   close(): Promise<void>;
 }
 
 /** A local HTTP server on 127.0.0.1 (port 0) that records every request and answers with `answer`. */
-export async function startFakeServer(answer: (req: RecordedRequest) => Reply): Promise<FakeServer> {
+export async function startFakeServer(
+  answer: (req: RecordedRequest) => Reply,
+  {
+    delayMs = 0,
+  }: {
+    /** Answers this long after each request, as a remote API's round trip takes. */ delayMs?: number;
+  } = {},
+): Promise<FakeServer> {
   const requests: RecordedRequest[] = [];
   const queue: Scripted[] = [];
+  let atOnce = 0;
+  let mostAtOnce = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -48,9 +59,13 @@ export async function startFakeServer(answer: (req: RecordedRequest) => Reply): 
       requests.push(recorded);
       const reply = queue.shift() ?? answer(recorded);
       if (reply === 'hang') return;
+      mostAtOnce = Math.max(mostAtOnce, ++atOnce);
       const payload = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
-      res.writeHead(reply.status, { 'Content-Type': 'application/json', ...reply.headers });
-      res.end(payload);
+      setTimeout(() => {
+        atOnce--;
+        res.writeHead(reply.status, { 'Content-Type': 'application/json', ...reply.headers });
+        res.end(payload);
+      }, delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -59,6 +74,9 @@ export async function startFakeServer(answer: (req: RecordedRequest) => Reply): 
     url: `http://127.0.0.1:${port}`,
     requests,
     script: (...replies) => void queue.push(...replies),
+    get mostAtOnce() {
+      return mostAtOnce;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
