@@ -190,6 +190,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
   // The last file's staging and bookkeeping (finishFile below): each file's begins once the one before
   // has ended. The files chunked and waiting for theirs, with their sizes, are `finishing`.
   let last: Promise<void> = Promise.resolve();
+  let stopping = false;
   const finishing: { done: Promise<void>; bytes: number }[] = [];
   let finishingBytes = 0;
   const budget = new EmbeddingBudget(EMBED_AHEAD);
@@ -244,6 +245,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       prepared: PreparedFile,
       chunked: ChunkedFile | DomainError | undefined,
     ) => {
+      // The ingestion failed while this file waited its turn: nothing of it will be kept.
+      if (stopping) return;
       const previous = existing.get(file.source);
       const fileChunking = file.format === 'jsonl' ? {} : chunking;
       if (prepared.unchanged && previous) {
@@ -385,7 +388,9 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     releaseHeapCap?.();
     request.signal?.removeEventListener('abort', cancel);
     parsing.abort();
-    // Nothing may reach the staging or the commit once they are disposed of.
+    // Nothing may reach the staging or the commit once they are disposed of; the files still waiting
+    // for their turn are not staged.
+    stopping = true;
     await last.catch(() => undefined);
     // Rolls back a commit that was not finished (cancel, failure, nothing kept); its worker is done with
     // the staging file once this resolves.

@@ -77,15 +77,20 @@ describe('EmbeddingThread', () => {
   });
 });
 
+/** Options of an offline embedder over a synthetic package of its own (a model of its own). */
+function syntheticPackage() {
+  const root = mkdtempSync(join(tmpdir(), 'kbs-embedding-thread-'));
+  dirs.push(root);
+  return {
+    package: writeSyntheticPackage(root, syntheticJson()),
+    cacheFile: join(root, 'cache.f32'),
+    log: () => undefined,
+  };
+}
+
 describe('the offline embedder with its embedding thread', () => {
   it('embeds documents on the thread once it has started, with the vectors queries get here', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'kbs-embedding-thread-'));
-    dirs.push(root);
-    const options = {
-      package: writeSyntheticPackage(root, syntheticJson()),
-      cacheFile: join(root, 'cache.f32'),
-      log: () => undefined,
-    };
+    const options = syntheticPackage();
     const embedder = offlineGloveEmbedder(options);
     const here = vi.spyOn(GloveSentenceModel.prototype, 'embed');
     try {
@@ -118,14 +123,7 @@ describe('the offline embedder with its embedding thread', () => {
   });
 
   it('keeps documents on the calling thread when told to', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'kbs-embedding-thread-'));
-    dirs.push(root);
-    const options = {
-      package: writeSyntheticPackage(root, syntheticJson()),
-      cacheFile: join(root, 'cache.f32'),
-      log: () => undefined,
-      thread: false,
-    };
+    const options = { ...syntheticPackage(), thread: false };
     const embedder = offlineGloveEmbedder(options);
     await embedder.embed(TEXTS, 'document');
     // Longer than a thread takes to start here (0.3-0.5 s).

@@ -6,6 +6,7 @@ import { DomainError } from '../../../src/core/errors';
 import { countTokens } from '../../../src/core/ingest/chunkers';
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
 import { IngestionFailed } from '../../../src/core/ingest/errors';
+import { OFFLINE_MODEL } from '../../../src/core/embed/offlineGlove';
 import { openServices, type StudioServices } from '../../../src/db/services';
 import { FIXTURES, tempDir } from '../../helpers/studio';
 import { writeZip } from '../../helpers/zip';
@@ -556,6 +557,53 @@ describe('ingestion pipeline', () => {
       expect(stagedOrder).toEqual(
         result.documents.filter((d) => d.status === 'ingested').map((d) => d.source),
       );
+    });
+
+    it('a failure while files wait for their turn stages none of them and stores nothing', async () => {
+      const folder = writeFolder();
+      // Document embeddings wait until the sixth file's chunking fails with an error that stops the
+      // ingestion (not a document's own fault), so the files chunked ahead are still waiting then.
+      let files = 0;
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const offline = services.embedderFor(OFFLINE_MODEL.id);
+      const failing = openServices(join(dir.path, 'failing'), {
+        embedderFor: () => {
+          if (++files === 6) {
+            release();
+            throw new Error('the embedder is gone');
+          }
+          return {
+            ...offline,
+            embed: async (texts, kind) => {
+              await gate;
+              return offline.embed(texts, kind);
+            },
+          };
+        },
+      });
+      try {
+        const listing = failing.listings.create(
+          { title: 'Failing', accessModel: 'one_time', price: 1 },
+          failing.wallets.defaultWallet().address,
+        ).id;
+        const staged: string[] = [];
+        const failed = failing.ingestion.run({
+          listingId: listing,
+          inputs: [{ path: folder }],
+          atomic: false,
+          limits: STUDIO_LIMITS,
+          onProgress: (p) => {
+            if (p.stage === 'embedding' && p.file) staged.push(p.file);
+          },
+        });
+        await expect(failed).rejects.toThrow('the embedder is gone');
+        // The first file was being staged; the four chunked after it waited, and were not staged.
+        expect(staged).toEqual(['many/00-note.md']);
+        expect(failing.db.prepare('SELECT COUNT(*) FROM chunks').pluck().get()).toBe(0);
+      } finally {
+        failing.close();
+      }
     });
 
     it('cancelling while files are parsed ahead stops the ingestion and stores nothing', async () => {
