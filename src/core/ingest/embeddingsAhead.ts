@@ -24,11 +24,6 @@ export class EmbeddingBudget {
     this.startWithinRoom();
   }
 
-  /** A batch was started out of turn (taken before there was room for it). */
-  started(): void {
-    this.inFlight++;
-  }
-
   /** `count` batches were taken, or given up: their room goes to the files waiting. */
   release(count: number): void {
     this.inFlight -= count;
@@ -80,15 +75,14 @@ export class EmbeddingsAhead {
   /** The next batch's vectors (the texts from the batch's index × batchSize), in batch order. */
   next(): Promise<Float32Array[]> {
     if (this.taken >= this.batchCount) throw new RangeError('Every batch was taken already.');
-    if (this.started === this.taken) {
-      this.startNext();
-      this.budget.started();
-    }
+    // A batch started out of turn (no room was left for it ahead) took no room, so gives none back.
+    const outOfTurn = this.started === this.taken;
+    if (outOfTurn) this.startNext();
     const index = this.taken++;
     const batch = this.batches[index]!;
     // Let go of it: a large file's vectors are not all held until its end.
     this.batches[index] = undefined;
-    this.budget.release(1);
+    if (!outOfTurn) this.budget.release(1);
     return batch;
   }
 
