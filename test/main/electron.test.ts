@@ -18,15 +18,19 @@ import { _electron as electron, type ElectronApplication } from 'playwright-core
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyWorkerFiles } from '../../electron.vite.config';
-import { GloveSentenceModel } from '../../src/core/embed/offlineGlove';
-import { commonComponent } from '../../src/core/embed/sif';
-import { SYNTHETIC_WORDS, syntheticVectors } from '../core/embed/syntheticGlove';
+import { syntheticModel } from '../core/embed/syntheticGlove';
 import { electronNativeBindingPath } from '../../src/main/nativeBinding';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const execFileAsync = promisify(execFile);
 const electronVite = join(repoRoot, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js');
 const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
+
+/** The packages the bundle leaves external, found as the app finds them beside its out/ folder. */
+function linkNodeModules(outDir: string): void {
+  if (!existsSync(join(outDir, 'node_modules')))
+    symlinkSync(join(repoRoot, 'node_modules'), join(outDir, 'node_modules'), 'dir');
+}
 
 /** Starts a built worker script under plain Node (no tsx), sends it one message and returns its answer. */
 async function askWorker(script: string, message: unknown): Promise<unknown> {
@@ -144,9 +148,7 @@ describe('electron-vite build (needs no Electron binary)', () => {
 
   it('bundles the workers written in TypeScript into .mjs files that run under plain Node', async () => {
     const page = '<html lang="de"><head><title>T</title></head><body><h1>A</h1><p>hello</p></body></html>';
-    // The packages the bundle leaves external, found as the app finds them beside its out/ folder.
-    if (!existsSync(join(outDir, 'node_modules')))
-      symlinkSync(join(repoRoot, 'node_modules'), join(outDir, 'node_modules'), 'dir');
+    linkNodeModules(outDir);
     const reply = await askWorker(join(outDir, 'main', 'htmlWorker.mjs'), {
       id: 7,
       data: new TextEncoder().encode(page),
@@ -164,14 +166,8 @@ describe('electron-vite build (needs no Electron binary)', () => {
   });
 
   it('bundles the embedding worker, which embeds over the shared table of the thread that started it', async () => {
-    if (!existsSync(join(outDir, 'node_modules')))
-      symlinkSync(join(repoRoot, 'node_modules'), join(outDir, 'node_modules'), 'dir');
-    const table = {
-      dimensions: 100,
-      words: SYNTHETIC_WORDS,
-      vectors: Float32Array.from(syntheticVectors().flat()),
-    };
-    const model = GloveSentenceModel.of({ table, commonComponent: commonComponent(table) });
+    linkNodeModules(outDir);
+    const model = syntheticModel();
     const texts = ['The cat sat on the mat.', 'A well-known stock market crash'];
     const worker = new Worker(join(outDir, 'main', 'embeddingWorker.mjs'), { execArgv: [] });
     try {

@@ -9,17 +9,7 @@ import {
   loadGloveSentenceModel,
   offlineGloveEmbedder,
 } from '../../../src/core/embed/offlineGlove';
-import { commonComponent } from '../../../src/core/embed/sif';
-import { SYNTHETIC_WORDS, syntheticJson, syntheticVectors, writeSyntheticPackage } from './syntheticGlove';
-
-function syntheticModel(): GloveSentenceModel {
-  const table = {
-    dimensions: 100,
-    words: SYNTHETIC_WORDS,
-    vectors: Float32Array.from(syntheticVectors().flat()),
-  };
-  return GloveSentenceModel.of({ table, commonComponent: commonComponent(table) });
-}
+import { syntheticJson, syntheticModel, writeSyntheticPackage } from './syntheticGlove';
 
 const TEXTS = [
   'The cat sat on the mat.',

