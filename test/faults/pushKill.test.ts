@@ -267,11 +267,20 @@ describe('SIGKILL during a push', () => {
   it('the receiver killed while processing a part: its upload is reported interrupted, the next push completes', async () => {
     const remote = await startRemote('remote-killed');
     const push = spawnPush(remote);
+    const unfinished = () =>
+      storedUploads(remote.dataDir)
+        .slice(1)
+        .find((u) => u.status === 'processing' || u.status === 'queued');
+    // A part of seven small files is processed in a few hundred milliseconds: the receiver is frozen,
+    // then looked at again, so the part it is caught on cannot complete before the kill.
     const caught = await waitFor(
-      async () =>
-        storedUploads(remote.dataDir)
-          .slice(1)
-          .find((u) => u.status === 'processing' || u.status === 'queued'),
+      async () => {
+        if (!unfinished()) return undefined;
+        await remote.server.freeze();
+        const still = unfinished();
+        if (!still) remote.server.thaw();
+        return still;
+      },
       60_000,
       'a later part to be processed by the remote',
     );

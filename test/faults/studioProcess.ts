@@ -21,6 +21,12 @@ export interface ServeChild {
   stop(): Promise<void>;
   /** SIGKILL, as a power cut or the OOM killer would. */
   kill(): Promise<void>;
+  /**
+   * SIGSTOP, resolved once every thread has stopped: whatever the database shows then stays so until
+   * `thaw()` or `kill()`, so a test can look, then kill, with no race in between.
+   */
+  freeze(): Promise<void>;
+  thaw(): void;
 }
 
 export async function serve(dataDir: string, apiKey: string): Promise<ServeChild> {
@@ -47,7 +53,26 @@ export async function serve(dataDir: string, apiKey: string): Promise<ServeChild
       child.kill('SIGKILL');
       await exited;
     },
+    freeze: async () => {
+      child.kill('SIGSTOP');
+      await waitFor(async () => (processStopped(child.pid!) ? true : undefined), 5_000, 'the server to stop');
+    },
+    thaw: () => void child.kill('SIGCONT'),
   };
+}
+
+/** Whether every thread of the process is stopped (state T in /proc; Linux, where these tests run). */
+function processStopped(pid: number): boolean {
+  const tasks = readdirSync(`/proc/${pid}/task`);
+  return tasks.every((t) => {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+    } catch {
+      return true; // A thread that ended since the folder was read.
+    }
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
+  });
 }
 
 export interface Seeded {
