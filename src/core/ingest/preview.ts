@@ -1,5 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
-import { chunkSections, resolveChunkingOptions, type ChunkingOptions } from './chunkers';
+import { chunkSectionsPausing, resolveChunkingOptions, type ChunkingOptions } from './chunkers';
+import { EventLoopTurns } from './eventLoopTurns';
 import { InvalidDocument, PayloadTooLarge, UnsupportedFileType } from './errors';
 import type { IngestLimits } from './limits';
 import { parseDocument } from './parse';
@@ -64,7 +65,9 @@ export async function previewChunks(request: PreviewRequest): Promise<ChunkPrevi
     { bytes, source },
     { csvRequiredColumns: request.csvRequiredColumns },
   );
-  const pieces = chunkSections(parsed.sections, chunking);
+  // The preview runs on the server's thread too: a large file is chunked in turns with its requests.
+  const turns = new EventLoopTurns();
+  const pieces = await chunkSectionsPausing(parsed.sections, chunking, () => turns.take());
   if (pieces.length === 0) {
     throw new InvalidDocument(source, 'no text was found in the document, so there is nothing to retrieve.');
   }

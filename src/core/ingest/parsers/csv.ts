@@ -1,5 +1,6 @@
 import { decodeText } from '../decode';
 import { InvalidDocument } from '../errors';
+import { EventLoopTurns } from '../eventLoopTurns';
 import type { Metadata, ParsedDocument, ParseInput, Section, SkippedRow } from '../types';
 import { buildColumns, detectTitleRow, requiredColumns, type CsvColumn } from './csvColumns';
 import { detectDelimiter } from './csvDelimiter';
@@ -19,6 +20,8 @@ export interface CsvOptions {
 }
 
 const MAX_MEMORY_MB = 2048;
+/** Rows built between two looks at the clock (EventLoopTurns). */
+const ROWS_BETWEEN_TURNS = 64;
 
 let pool: ParserWorkerPool | undefined;
 
@@ -55,22 +58,39 @@ export async function parseCsv(input: ParseInput, options: CsvOptions = {}): Pro
   const required = requiredColumns(columns, options.requiredColumns, source);
   if (rows.length === 0) warnings.push('The file has a header row but no data rows.');
 
-  const sections: Section[] = [];
-  const skippedRows: SkippedRow[] = [];
-  rows.forEach((cells, index) => {
-    const row = index + 1;
-    const empty = required.filter((column) => !cells[column.index]);
-    if (empty.length > 0) {
-      skippedRows.push({ row, reason: `empty required field(s): ${empty.map((c) => c.label).join(', ')}` });
-    } else {
-      sections.push(rowSection(row, cells, columns, header.length));
-    }
-  });
+  const { sections, skippedRows } = await rowSections(rows, columns, required, header.length);
 
   const document: ParsedDocument = { format: 'csv', sections, metadata };
   if (skippedRows.length > 0) document.skippedRows = skippedRows;
   if (warnings.length > 0) document.warnings = warnings;
   return document;
+}
+
+/**
+ * Each data row's section, or why it was skipped. Built on the server's thread, so a large file's rows
+ * are built in turns with its requests (EventLoopTurns): the 20,840 rows of a 6.5 MB file took 50-70 ms
+ * in one go.
+ */
+export async function rowSections(
+  rows: string[][],
+  columns: CsvColumn[],
+  required: CsvColumn[],
+  headerWidth: number,
+): Promise<{ sections: Section[]; skippedRows: SkippedRow[] }> {
+  const sections: Section[] = [];
+  const skippedRows: SkippedRow[] = [];
+  const turns = new EventLoopTurns();
+  for (const [index, cells] of rows.entries()) {
+    const row = index + 1;
+    const empty = required.filter((column) => !cells[column.index]);
+    if (empty.length > 0) {
+      skippedRows.push({ row, reason: `empty required field(s): ${empty.map((c) => c.label).join(', ')}` });
+    } else {
+      sections.push(rowSection(row, cells, columns, headerWidth));
+    }
+    if (row % ROWS_BETWEEN_TURNS === 0) await turns.take();
+  }
+  return { sections, skippedRows };
 }
 
 /** The records of the text (csvWorker.mjs's readCsvRecords), read on a worker thread. */

@@ -1,5 +1,6 @@
 import { decodeText } from '../decode';
 import { InvalidDocument } from '../errors';
+import { EventLoopTurns } from '../eventLoopTurns';
 import type { ParsedDocument, Parser, Section } from '../types';
 import { flattenFields, isPlainObject, MAX_NESTING, nestingDepth, toMetadata } from './flatten';
 import { locateJsonSyntaxError } from './jsonSyntaxError';
@@ -7,6 +8,8 @@ import { locateJsonSyntaxError } from './jsonSyntaxError';
 /** The top-level fields tried, in order, as an item's text (DESIGN §6). */
 const TEXT_FIELDS = ['text', 'content', 'body'] as const;
 const LISTED_SKIPS = 20;
+/** Items read between two looks at the clock (EventLoopTurns). */
+const ITEMS_BETWEEN_TURNS = 64;
 
 /**
  * JSON (spec §2, DESIGN §6): an array of objects or a single object; each top-level item is one section
@@ -24,11 +27,14 @@ export const parseJson: Parser = async ({ bytes, source }) => {
 
   const sections: Section[] = [];
   const skipped: number[] = [];
-  items.forEach((item, index) => {
+  // The parse runs on the server's thread: a large file's items are read in turns with its requests.
+  const turns = new EventLoopTurns();
+  for (const [index, item] of items.entries()) {
     const section = itemSection(item, index);
     if (section) sections.push(section);
     else skipped.push(index);
-  });
+    if (index % ITEMS_BETWEEN_TURNS === ITEMS_BETWEEN_TURNS - 1) await turns.take();
+  }
 
   const warnings: string[] = [];
   if (items.length === 0) warnings.push('The JSON array is empty: no documents.');

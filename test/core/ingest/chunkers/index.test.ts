@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { chunkSections, resolveChunkingOptions } from '../../../../src/core/ingest/chunkers';
+import {
+  chunkSections,
+  chunkSectionsPausing,
+  resolveChunkingOptions,
+} from '../../../../src/core/ingest/chunkers';
 import { InvalidInput } from '../../../../src/core/errors';
 
 describe('chunkSections', () => {
@@ -70,5 +74,25 @@ describe('chunkSections', () => {
     expect(thrown).toBeInstanceOf(InvalidInput);
     expect((thrown as InvalidInput).code).toBe('invalid_request');
     expect((thrown as Error).message).toContain(message);
+  });
+});
+
+describe('chunkSectionsPausing', () => {
+  it('gives the same chunks as chunkSections, pausing between sections', async () => {
+    const sections = Array.from({ length: 200 }, (_, i) => ({
+      text: `Row ${i}: the ferry leaves pier ${i % 7} at ${i % 24}:00. `.repeat(1 + (i % 90)),
+      metadata: { row: i },
+      atomic: i % 3 === 0,
+    }));
+    const options = { strategy: 'recursive' as const, chunkSize: 64, chunkOverlap: 8 };
+    let pauses = 0;
+    const paused = await chunkSectionsPausing(sections, options, async () => {
+      pauses++;
+      await new Promise((resolve) => setImmediate(resolve));
+    });
+    expect(paused).toEqual(chunkSections(sections, options));
+    expect(paused.length).toBeGreaterThan(sections.length);
+    // Every 32 sections.
+    expect(pauses).toBe(6);
   });
 });

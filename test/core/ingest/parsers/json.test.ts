@@ -157,3 +157,24 @@ describe('parseJson refusals', () => {
     await expect(json(' \n', 'empty.json')).rejects.toThrow('empty.json: the file is empty.');
   });
 });
+
+describe('parseJson on the server thread', () => {
+  it("gives the thread's event loop turns while it reads a large file's items", async () => {
+    // 100,000 items take well over EventLoopTurns' 20 ms to read (about 250 ms here): a callback queued
+    // before must run before they are all read. Without the turns the parse never left the thread.
+    const items = Array.from({ length: 100_000 }, (_, i) => ({
+      text: `Buoy ${i} marks the channel.`,
+      id: i,
+    }));
+    const bytes = new TextEncoder().encode(JSON.stringify(items));
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const document = await parseJson({ bytes, source: 'buoys.json' });
+    expect(turned).toBe(true);
+    expect(document.sections).toHaveLength(100_000);
+    expect(document.sections[99_999]).toEqual({
+      text: 'Buoy 99999 marks the channel.',
+      metadata: { item: 99_999, id: 99_999 },
+    });
+  });
+});
