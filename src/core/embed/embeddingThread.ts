@@ -20,6 +20,8 @@ export class EmbeddingThread {
   private readonly worker: Worker;
   private ready = false;
   private failed = false;
+  private closed = false;
+  private exitCode: number | undefined;
   private nextId = 1;
   private readonly pending = new Map<
     number,
@@ -35,9 +37,10 @@ export class EmbeddingThread {
     this.post({ model, area: WORKER_AREA });
     this.worker.on('message', (reply: EmbeddingWorkerReply) => this.answer(reply));
     this.worker.on('error', (error) => this.fail(error));
-    this.worker.on('exit', (code) =>
-      this.fail(new Error(`the embedding thread stopped (exit code ${code}).`)),
-    );
+    this.worker.on('exit', (code) => {
+      this.exitCode = code;
+      this.fail(new Error(`the embedding thread stopped (exit code ${code}).`));
+    });
     // After the listeners: attaching a 'message' listener refs the worker again.
     this.worker.unref();
   }
@@ -65,8 +68,18 @@ export class EmbeddingThread {
     return answered.then((all) => texts.map((_, i) => all.slice(i * d, (i + 1) * d)));
   }
 
+  /**
+   * Why the thread stopped on its own, once it has (a crash, running out of memory); undefined while it
+   * runs and after `close()`. A new thread can then take its scratch area.
+   */
+  get stoppedOnItsOwn(): string | undefined {
+    if (this.closed || this.exitCode === undefined) return undefined;
+    return `exit code ${this.exitCode}`;
+  }
+
   /** Stops the thread (tests; a process's thread otherwise lives as long as it does). */
   async close(): Promise<void> {
+    this.closed = true;
     this.failed = true;
     await this.worker.terminate();
   }

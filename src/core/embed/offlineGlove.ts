@@ -220,18 +220,41 @@ function locatePackage(): GlovePackage {
   }
 }
 
-/** Each model's embedding thread, started with its first documents; null where none can run. */
-const threads = new WeakMap<GloveSentenceModel, EmbeddingThread | null>();
+/**
+ * Each model's embedding thread, started with its first documents (null where none can run), and how
+ * many times it was started again.
+ */
+const threads = new WeakMap<GloveSentenceModel, { thread: EmbeddingThread | null; restarts: number }>();
+/**
+ * A thread that stops on its own is started again this many times per model: a crash of one batch should
+ * not cost every later ingestion the second core, and a thread that cannot run at all (a broken install)
+ * should not be started for every batch. Past that, documents are embedded on the calling thread.
+ */
+export const EMBEDDING_THREAD_RESTARTS = 3;
 
-/** The model's embedding thread, started on the first call; null where the model has no shared table. */
-export function embeddingThreadOf(model: GloveSentenceModel): EmbeddingThread | null {
-  let thread = threads.get(model);
-  if (thread === undefined) {
+/**
+ * The model's embedding thread, started on the first call and again after it stopped on its own (up to
+ * EMBEDDING_THREAD_RESTARTS times); null where the model has no shared table.
+ */
+export function embeddingThreadOf(
+  model: GloveSentenceModel,
+  log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): EmbeddingThread | null {
+  let entry = threads.get(model);
+  if (entry === undefined) {
     const shared = model.share();
-    thread = shared ? new EmbeddingThread(shared, model.dimensions) : null;
-    threads.set(model, thread);
+    entry = { thread: shared ? new EmbeddingThread(shared, model.dimensions) : null, restarts: 0 };
+    threads.set(model, entry);
   }
-  return thread;
+  const stopped = entry.thread?.stoppedOnItsOwn;
+  if (stopped !== undefined && entry.restarts < EMBEDDING_THREAD_RESTARTS) {
+    entry.restarts++;
+    log(
+      `The offline model's embedding thread stopped (${stopped}); starting it again (${entry.restarts} of ${EMBEDDING_THREAD_RESTARTS}).`,
+    );
+    entry.thread = new EmbeddingThread(model.share()!, model.dimensions);
+  }
+  return entry.thread;
 }
 
 /**
@@ -250,7 +273,7 @@ export function offlineGloveEmbedder(options: OfflineGloveOptions & { thread?: b
       const model = (loaded ??= await loadGloveSentenceModel(options));
       const here = () => texts.map((text) => model.embed(text));
       if (kind === 'document' && options.thread !== false) {
-        const elsewhere = embeddingThreadOf(model)?.embed(texts);
+        const elsewhere = embeddingThreadOf(model, options.log)?.embed(texts);
         if (elsewhere) return elsewhere.catch(here);
       }
       return here();

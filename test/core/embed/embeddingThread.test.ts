@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { EmbeddingThread } from '../../../src/core/embed/embeddingThread';
 import {
+  EMBEDDING_THREAD_RESTARTS,
   embeddingThreadOf,
   GloveSentenceModel,
   loadGloveSentenceModel,
@@ -110,6 +112,61 @@ describe('the offline embedder with its embedding thread', () => {
     } finally {
       here.mockRestore();
     }
+  });
+
+  it('starts the thread again when it stops on its own, a few times at most', async () => {
+    const lines: string[] = [];
+    const options = { ...syntheticPackage(), log: (line: string) => lines.push(line) };
+    const embedder = offlineGloveEmbedder(options);
+    const model = await loadGloveSentenceModel(options);
+    const expected = TEXTS.map((t) => bits(model.embed(t)));
+    const here = vi.spyOn(GloveSentenceModel.prototype, 'embed');
+    try {
+      let thread = embeddingThreadOf(model)!;
+      for (let crash = 1; crash <= EMBEDDING_THREAD_RESTARTS + 1; crash++) {
+        threads.push(thread);
+        await vi.waitFor(() => expect(thread.usable).toBe(true), { timeout: 20_000 });
+        here.mockClear();
+        expect((await embedder.embed(TEXTS, 'document')).map(bits)).toEqual(expected);
+        expect(here).not.toHaveBeenCalled();
+        // A crash, as an out-of-memory worker's: the thread ends without close().
+        const { worker } = thread as unknown as { worker: Worker };
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
+        await worker.terminate();
+        await exited;
+        expect(thread.stoppedOnItsOwn).toBe('exit code 1');
+        // The batch that finds it stopped starts the next thread, and is embedded here meanwhile.
+        here.mockClear();
+        expect((await embedder.embed(TEXTS, 'document')).map(bits)).toEqual(expected);
+        expect(here).toHaveBeenCalledTimes(TEXTS.length);
+        const next = embeddingThreadOf(model)!;
+        if (crash <= EMBEDDING_THREAD_RESTARTS) {
+          expect(next).not.toBe(thread);
+          expect(lines.at(-1)).toBe(
+            `The offline model's embedding thread stopped (exit code 1); starting it again (${crash} of ${EMBEDDING_THREAD_RESTARTS}).`,
+          );
+          thread = next;
+        } else {
+          // Past the restarts, documents stay on the calling thread.
+          expect(next).toBe(thread);
+          expect(next.usable).toBe(false);
+        }
+      }
+      expect(lines.filter((l) => l.includes('embedding thread'))).toHaveLength(EMBEDDING_THREAD_RESTARTS);
+    } finally {
+      here.mockRestore();
+    }
+  });
+
+  it('does not start a thread closed on purpose again', async () => {
+    const options = syntheticPackage();
+    const model = await loadGloveSentenceModel(options);
+    const thread = embeddingThreadOf(model)!;
+    threads.push(thread);
+    await vi.waitFor(() => expect(thread.usable).toBe(true), { timeout: 20_000 });
+    await thread.close();
+    expect(thread.stoppedOnItsOwn).toBeUndefined();
+    expect(embeddingThreadOf(model)).toBe(thread);
   });
 
   it('keeps documents on the calling thread when told to', async () => {
