@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cachedEmbedder, sha256Hex } from '../../../src/core/embed/cachedEmbedder';
 import type { Embedder } from '../../../src/core/embed/embedder';
-import { openDataDir } from '../../../src/db/open';
+import { openDataDir, type Db } from '../../../src/db/open';
 import { SqliteEmbeddingCache } from '../../../src/db/repositories/embeddingCache';
 import { tempDir } from '../../helpers/studio';
 
@@ -14,8 +14,16 @@ const fresh = () => {
 };
 afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
 
+/** What the cache table holds, by hash. */
+function stored(db: Db): [string, number[]][] {
+  const rows = db
+    .prepare(`SELECT content_hash AS hash, vector FROM embedding_cache ORDER BY content_hash`)
+    .all() as { hash: string; vector: Buffer }[];
+  return rows.map((r) => [r.hash, Array.from(new Float32Array(new Uint8Array(r.vector).buffer))]);
+}
+
 describe('SqliteEmbeddingCache', () => {
-  it('skips a write that cannot get the lock at once, and writes the next one once it can', () => {
+  it('holds what it cannot write at once, answers from memory, and writes it with the next write', () => {
     const db = openDataDir(fresh());
     const cache = new SqliteEmbeddingCache(db);
     // Another connection holds the write lock, as a commit into a knowledge base does for minutes.
@@ -25,20 +33,60 @@ describe('SqliteEmbeddingCache', () => {
     try {
       cache.setMany('m', [['h1', Float32Array.of(1)]]);
       cache.set('h2', 'm', Float32Array.of(2));
+      // A newer vector for a held text replaces it.
+      cache.set('h1', 'm', Float32Array.of(11));
     } finally {
       other.exec('ROLLBACK');
       other.close();
     }
-    // Not the connection's 5 s busy wait (twice).
+    // Not the connection's 5 s busy wait (three times).
     expect(performance.now() - started).toBeLessThan(4_000);
-    expect(cache.get('h1', 'm')).toBeUndefined();
-    expect(cache.get('h2', 'm')).toBeUndefined();
+    expect(stored(db)).toEqual([]);
+    expect(cache.heldCount).toBe(2);
+    expect(Array.from(cache.get('h1', 'm')!)).toEqual([11]);
+    expect(Array.from(cache.get('h2', 'm')!)).toEqual([2]);
     expect(db.pragma('busy_timeout', { simple: true })).toBe(5_000);
-    cache.setMany('m', [['h1', Float32Array.of(1)]]);
-    expect(Array.from(cache.get('h1', 'm')!)).toEqual([1]);
+
+    cache.setMany('m', [['h3', Float32Array.of(3)]]);
+    expect(cache.heldCount).toBe(0);
+    expect(stored(db)).toEqual([
+      ['h1', [11]],
+      ['h2', [2]],
+      ['h3', [3]],
+    ]);
     // Other failures are still thrown.
     db.close();
-    expect(() => cache.set('h3', 'm', Float32Array.of(3))).toThrow(/not open/);
+    expect(() => cache.set('h4', 'm', Float32Array.of(4))).toThrow(/not open/);
+  });
+
+  it('writes held vectors by itself once the lock is free, and holds no more than its bound', async () => {
+    const db = openDataDir(fresh());
+    // Room for three vectors of 4 dimensions.
+    const cache = new SqliteEmbeddingCache(db, 48);
+    const other = new Database(db.name);
+    other.exec('BEGIN IMMEDIATE');
+    const vector = (x: number) => Float32Array.of(x, x, x, x);
+    try {
+      const batch = Float32Array.from({ length: 20 }, (_, i) => Math.floor(i / 4));
+      // Views into one batch's buffer, as the embedders give them.
+      cache.setMany(
+        'm',
+        [0, 1, 2, 3, 4].map((i) => [`h${i}`, batch.subarray(i * 4, i * 4 + 4)] as const),
+      );
+      batch.fill(-1);
+      expect(cache.heldCount).toBe(3);
+      expect(cache.get('h3', 'm')).toBeUndefined();
+      // Tried again after a second: still locked, still held.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(cache.heldCount).toBe(3);
+      expect(Array.from(cache.get('h2', 'm')!)).toEqual(Array.from(vector(2)));
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await vi.waitFor(() => expect(cache.heldCount).toBe(0), { timeout: 5_000 });
+    expect(stored(db)).toEqual([0, 1, 2].map((i) => [`h${i}`, Array.from(vector(i))]));
+    db.close();
   });
 
   it('stores float32 vectors per content hash and model, and replaces them', () => {
