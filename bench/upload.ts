@@ -118,13 +118,14 @@ export const ingestUploadSuite: Suite = {
         },
         {
           title: 'Retrieval during the upload (POST /v1/retrieve on its listing every 2 s)',
-          columns: ['retrievals', 'answered 200', 'p50 ms', 'max ms', 'failed'],
+          columns: ['retrievals', 'answered 200', 'p50 ms', 'max ms', 'slowest during', 'failed'],
           rows: [
             [
               figures.retrievals.count,
               figures.retrievals.ok,
               figures.retrievals.p50Ms ?? '-',
               figures.retrievals.maxMs ?? '-',
+              figures.retrievals.slowestStage ?? '-',
               failedSummary(figures.retrievals.failed),
             ],
           ],
@@ -178,6 +179,9 @@ function retrievalFigures(retrievals: Retrieval[]) {
     // None sent (a small upload done before the first poll): no time to report, not NaN.
     p50Ms: retrievals.length > 0 ? round(median(retrievals.map((r) => r.ms)), 1) : null,
     maxMs: retrievals.length > 0 ? round(Math.max(...retrievals.map((r) => r.ms)), 1) : null,
+    // The stage the upload was in when the slowest was sent: what held the server then.
+    slowestStage: retrievals.reduce<Retrieval | undefined>((a, r) => (a && a.ms >= r.ms ? a : r), undefined)
+      ?.stage,
     failed: retrievals.filter((r) => r.status !== 200).map(({ status, stage }) => ({ status, stage })),
   };
 }
