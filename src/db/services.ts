@@ -65,8 +65,9 @@ export interface StudioServices {
   secretBox: SecretBox;
   embedderFor(model: string): Embedder;
   /**
-   * Loads the in-memory search codes of large knowledge bases without holding the event loop, so their
-   * first queries are warm; a server calls it once it listens. Resolves with the listings warmed.
+   * Loads the in-memory search codes of large knowledge bases without holding the event loop, and the
+   * offline model where a knowledge base uses it, so their first queries are warm; a server calls it
+   * once it listens. Resolves with the listings whose codes were loaded.
    */
   warmSearch(): Promise<string[]>;
   close(): void;
@@ -157,7 +158,10 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
       return sources.prune(new Set(hashes));
     },
     uploads,
-    warmSearch: () => search.warmUp(),
+    warmSearch: async () => {
+      const [warmed] = await Promise.all([search.warmUp(), warmOfflineModel(db, embedderFor)]);
+      return warmed;
+    },
     retrieval: new RetrievalService(listings, search, embedderFor, {
       now,
       authorize: (listing, viewer) =>
@@ -176,6 +180,18 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
       db.close();
     },
   };
+}
+
+/**
+ * The offline model loads on its first use: about 0.25 s of the first query after a start (its table
+ * read, its vocabulary indexed; docs/performance.md, twenty-second pass). Where a knowledge base with
+ * chunks uses it, it is loaded now, with one query embedded. Hosted models have nothing to load.
+ */
+async function warmOfflineModel(db: Db, embedderFor: (model: string) => Embedder): Promise<void> {
+  const used = db
+    .prepare(`SELECT 1 FROM listings WHERE embedding_model = ? AND chunk_count > 0 LIMIT 1`)
+    .get(OFFLINE_MODEL.id);
+  if (used) await embedderFor(OFFLINE_MODEL.id).embed(['warm-up query'], 'query');
 }
 
 /**

@@ -125,4 +125,36 @@ describe('the embedder registry', () => {
       services.close();
     }
   });
+
+  it('warms the offline model at start where a knowledge base with chunks uses it, with one query', async () => {
+    const services = studioWith({ KBSTUDIO_EMBED_THREAD: '0' });
+    const here = vi.spyOn(GloveSentenceModel.prototype, 'embed');
+    try {
+      const wallet = services.wallets.defaultWallet().address;
+      const listing = services.listings.create(
+        { title: 'Offline', accessModel: 'one_time', price: 1 },
+        wallet,
+      );
+      expect(listing.embeddingModel).toBe(OFFLINE_MODEL.id);
+      // Empty: nothing to search yet, so nothing is loaded for it.
+      await services.warmSearch();
+      expect(here).not.toHaveBeenCalled();
+
+      const file = join(dir.path, 'offline.md');
+      writeFileSync(file, '# Tides\n\nThe tide table lists the high waters of the harbour.\n');
+      const result = await services.ingestion.run({
+        listingId: listing.id,
+        inputs: [{ path: file }],
+        atomic: false,
+        limits: STUDIO_LIMITS,
+      });
+      expect(result.documents[0]).toMatchObject({ status: 'ingested' });
+      here.mockClear();
+      await services.warmSearch();
+      expect(here.mock.calls).toEqual([['warm-up query']]);
+    } finally {
+      here.mockRestore();
+      services.close();
+    }
+  });
 });
