@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GloveSentenceModel, OFFLINE_MODEL } from '../../src/core/embed/offlineGlove';
 import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
 import { openServices, type StudioServices } from '../../src/db/services';
+import { expectDocumentsEmbeddedHere } from '../helpers/embedHere';
 import { OPENAI_TEST_KEY, startFakeOpenAi } from '../helpers/fakeProviders';
 import type { FakeServer } from '../helpers/fakeProviders/server';
 import { tempDir } from '../helpers/studio';
@@ -95,18 +96,10 @@ describe('the embedder registry', () => {
   it("embeds the offline model's documents on the calling thread with KBSTUDIO_EMBED_THREAD=0", async () => {
     const services = studioWith({ KBSTUDIO_EMBED_THREAD: '0' });
     try {
-      const embedder = services.embedderFor(OFFLINE_MODEL.id);
-      const texts = ['The cat sat on the mat.', 'A stock market crash'];
-      await embedder.embed(texts, 'document');
-      // Longer than the thread takes to start here (0.3-0.5 s), had it been started.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
-      const here = vi.spyOn(GloveSentenceModel.prototype, 'embed');
-      try {
-        await embedder.embed(texts, 'document');
-        expect(here).toHaveBeenCalledTimes(texts.length);
-      } finally {
-        here.mockRestore();
-      }
+      await expectDocumentsEmbeddedHere(services.embedderFor(OFFLINE_MODEL.id), [
+        'The cat sat on the mat.',
+        'A stock market crash',
+      ]);
     } finally {
       services.close();
     }

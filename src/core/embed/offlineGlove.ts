@@ -240,10 +240,13 @@ export function embeddingThreadOf(
   model: GloveSentenceModel,
   log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): EmbeddingThread | null {
+  const start = () => {
+    const shared = model.share();
+    return shared ? new EmbeddingThread(shared, model.dimensions) : null;
+  };
   let entry = threads.get(model);
   if (entry === undefined) {
-    const shared = model.share();
-    entry = { thread: shared ? new EmbeddingThread(shared, model.dimensions) : null, restarts: 0 };
+    entry = { thread: start(), restarts: 0 };
     threads.set(model, entry);
   }
   const stopped = entry.thread?.stoppedOnItsOwn;
@@ -252,7 +255,7 @@ export function embeddingThreadOf(
     log(
       `The offline model's embedding thread stopped (${stopped}); starting it again (${entry.restarts} of ${EMBEDDING_THREAD_RESTARTS}).`,
     );
-    entry.thread = new EmbeddingThread(model.share()!, model.dimensions);
+    entry.thread = start();
   }
   return entry.thread;
 }

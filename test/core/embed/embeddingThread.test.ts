@@ -11,6 +11,7 @@ import {
   loadGloveSentenceModel,
   offlineGloveEmbedder,
 } from '../../../src/core/embed/offlineGlove';
+import { expectDocumentsEmbeddedHere } from '../../helpers/embedHere';
 import { syntheticJson, syntheticModel, writeSyntheticPackage } from './syntheticGlove';
 
 const TEXTS = [
@@ -170,17 +171,7 @@ describe('the offline embedder with its embedding thread', () => {
   });
 
   it('keeps documents on the calling thread when told to', async () => {
-    const options = { ...syntheticPackage(), thread: false };
-    const embedder = offlineGloveEmbedder(options);
-    await embedder.embed(TEXTS, 'document');
-    // Longer than a thread takes to start here (0.3-0.5 s).
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const here = vi.spyOn(GloveSentenceModel.prototype, 'embed');
-    try {
-      await embedder.embed(TEXTS, 'document');
-      expect(here).toHaveBeenCalledTimes(TEXTS.length);
-    } finally {
-      here.mockRestore();
-    }
+    const embedder = offlineGloveEmbedder({ ...syntheticPackage(), thread: false });
+    await expectDocumentsEmbeddedHere(embedder, TEXTS);
   });
 });
