@@ -76,17 +76,21 @@ const stopped = [];
 let stoppedAtLimit = false;
 let lastMove = started;
 let examinedStall = false;
+const tickMs = Math.min(5000, stallMs / 3);
+let lastTick = started;
 
-const timer = setInterval(watch, Math.min(5000, stallMs / 3));
+const timer = setInterval(watch, tickMs);
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => killGroup(signal));
 
 child.on('exit', (code, signal) => {
   clearInterval(timer);
   // Whatever a killed test process left behind (a server, a browser) goes with the run.
   killGroup('SIGKILL');
+  // Again at the end, with the gist of what was learnt: CI systems often keep only an output's tail.
   for (const s of stopped) {
     say(`stopped a hung test process after ${values.stall} s without progress; last event: ${s.last}`);
     say(`  its threads, stacks and handles: ${s.details}`);
+    for (const line of s.gist.slice(0, 40)) say(`  ${line}`);
   }
   if (stoppedAtLimit) process.exit(124);
   process.exit(signal ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1));
@@ -105,6 +109,20 @@ function watch() {
     return;
   }
   if (!progress) return;
+  // A tick far later than its interval means this watchdog did not run either: the machine or the whole
+  // run was paused (a suspended VM or container, a stopped process group). Nothing made progress while
+  // nothing ran, so that time is not a stall: without this, the first tick after a long pause would stop
+  // a test process that was just frozen with everything else.
+  const late = now - lastTick - tickMs;
+  lastTick = now;
+  if (late > stallMs / 2) {
+    say(
+      `this watchdog ran ${Math.round(late / 1000)} s late (the machine or the run was paused); the stall clock starts again`,
+    );
+    lastMove = now;
+    examinedStall = false;
+    return;
+  }
   const moved = existsSync(progress) ? statSync(progress).mtimeMs : 0;
   if (moved > lastMove) {
     lastMove = moved;
@@ -127,9 +145,9 @@ function watch() {
   }
   say(`no test started or finished for ${Math.round((now - lastMove) / 1000)} s; last event: ${last}`);
   for (const worker of workers) {
-    const details = examine(worker);
+    const { file: details, gist } = examine(worker);
     signal(worker.pid, 'SIGKILL');
-    stopped.push({ last, details });
+    stopped.push({ last, details, gist });
     // For the CI summary: vitest counts no failed test for a file whose process was killed.
     appendFileSync(join(reports, 'stopped.log'), `${last}\n`);
   }
@@ -167,7 +185,7 @@ function statFields(stat) {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
-/** Writes what can be learnt about a stuck process to a file, prints the gist and returns the file. */
+/** Writes what can be learnt about a stuck process to a file, prints the gist and returns both. */
 function examine(p) {
   const lines = [`process ${p.pid} (parent ${p.ppid}, state ${p.state}): ${p.cmdline.slice(0, 300)}`];
   const report = diagnosticReport(p.pid);
@@ -185,7 +203,7 @@ function examine(p) {
     ...(report ?? []).filter((l) => l.startsWith('    at ')).slice(0, 12),
   ];
   for (const line of gist) say(line);
-  return file;
+  return { file, gist };
 }
 
 function threadStates(pid) {

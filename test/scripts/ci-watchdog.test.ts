@@ -16,7 +16,7 @@ interface Run {
 const dirs: { remove(): void }[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
 
-function watchdog(args: string[]): Promise<Run> {
+function watchdog(args: string[], onSpawn?: (pid: number) => void): Promise<Run> {
   // The outer vitest's variables would make the inner one think it runs inside a test process.
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !/^(VITEST|NODE_OPTIONS|KBS_CI_)/.test(k)),
@@ -27,6 +27,7 @@ function watchdog(args: string[]): Promise<Run> {
       cwd: REPO_ROOT,
       env: { ...env, NO_COLOR: '1' },
     });
+    if (child.pid) onSpawn?.(child.pid);
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -43,6 +44,22 @@ const alive = (pid: number) => {
     return false;
   }
 };
+
+/** The command the watchdog `pid` runs, which leads a process group of its own. */
+function commandOf(pid: number): number | undefined {
+  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const [, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) === pid && Number(pgrp) === Number(name)) return Number(name);
+    } catch {
+      // Gone while it was read.
+    }
+  }
+  return undefined;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('scripts/ci-watchdog.mjs', () => {
   it('stops test processes that hang where vitest cannot time them out, names them, and lets the run go on', async () => {
@@ -81,6 +98,10 @@ describe('scripts/ci-watchdog.mjs', () => {
       expect(file, `the report of the process last seen on ${lastEvent.source}`).toBeDefined();
       return readFileSync(file!, 'utf8');
     };
+    // The gist follows each at the end of the output too, where a CI log's tail keeps it.
+    const spinsAt = lines.findIndex((l) => l.includes('stopped a hung test process') && /spins/.test(l));
+    expect(lines[spinsAt + 2]).toMatch(/^watchdog: {3}process \d+ \(parent \d+, state R\)/);
+    expect(lines[spinsAt + 3]).toMatch(/^watchdog: {5}thread \d+ \S+: state R/);
     const spinning = reportOf(/spins\.hang\.ts/);
     const waiting = reportOf(/pending\.hang\.ts/);
     expect(spinning.split('\n')[1]).toMatch(/^ {2}thread \d+ \S+: state R/);
@@ -92,6 +113,52 @@ describe('scripts/ci-watchdog.mjs', () => {
     expect(readFileSync(progress, 'utf8')).toMatch(
       /test-end test\/scripts\/fixtures\/hang\/passes\.hang\.ts > passes \(passed\)/,
     );
+  }, 120_000);
+
+  it('does not count a pause of the whole run (a suspended machine) as a stall', async () => {
+    const dir = tempDir('kbs-watchdog-');
+    dirs.push(dir);
+    const progress = join(dir.path, 'progress.log');
+    let paused: Promise<void> | undefined;
+    const run = await watchdog(
+      [
+        ...['--progress', progress, '--stall', '6', '--limit', '120', '--reports', join(dir.path, 'r'), '--'],
+        ...[process.execPath, VITEST, 'run', '--config', 'test/scripts/fixtures/pause/vitest.config.ts'],
+        ...['--reporter=default', '--reporter=./scripts/ci-progress-reporter.mjs'],
+      ],
+      (pid) => {
+        // Once the slow test has started, everything stops for 8 s, the watchdog included, as in a
+        // suspended VM; the test still has about a second to go when they all resume.
+        paused = (async () => {
+          await expect
+            .poll(() => existsSync(progress) && readFileSync(progress, 'utf8').includes('test-start'), {
+              timeout: 60_000,
+              interval: 50,
+            })
+            .toBe(true);
+          const group = commandOf(pid);
+          expect(group).toBeDefined();
+          process.kill(pid, 'SIGSTOP');
+          try {
+            process.kill(-group!, 'SIGSTOP');
+            await sleep(8000);
+          } finally {
+            // Whatever happened, nothing is left stopped.
+            process.kill(-group!, 'SIGCONT');
+            process.kill(pid, 'SIGCONT');
+          }
+        })();
+        // Awaited once the run is over; until then a failure must not count as unhandled.
+        paused.catch(() => undefined);
+      },
+    );
+    await paused;
+    expect(run.output).toMatch(
+      /watchdog: this watchdog ran \d+ s late \(the machine or the run was paused\)/,
+    );
+    expect(run.output).not.toContain('stopped a hung test process');
+    expect(run.output).toContain('1 passed');
+    expect(run.code).toBe(0);
   }, 120_000);
 
   it('stops the whole command at --limit with exit code 124, leaving no process behind', async () => {
