@@ -150,4 +150,35 @@ describe('the embedder registry', () => {
       services.close();
     }
   });
+
+  it('answers a query on a listing without chunks with none, embedding nothing, and logs it', async () => {
+    // No key for the hosted model: were its query embedded, the provider would be called and fail.
+    const services = studioWith({ KBSTUDIO_EMBED_THREAD: '0' });
+    const here = vi.spyOn(GloveSentenceModel.prototype, 'embed');
+    try {
+      const wallet = services.wallets.defaultWallet().address;
+      for (const embeddingModel of [OFFLINE_MODEL.id, 'text-embedding-3-small']) {
+        const listing = services.listings.create(
+          { title: 'Empty', accessModel: 'one_time', price: 1, embeddingModel },
+          wallet,
+        );
+        for (const mode of ['hybrid', 'dense', 'lexical'] as const) {
+          const result = await services.retrieval.retrieve(
+            { listingId: listing.id, query: 'tide tables of the harbour', mode },
+            'studio',
+          );
+          expect(result.chunks).toEqual([]);
+        }
+        const logged = services.db
+          .prepare(`SELECT COUNT(*) FROM query_log WHERE listing_id = ? AND result_count = 0`)
+          .pluck()
+          .get(listing.id);
+        expect(logged).toBe(3);
+      }
+      expect(here).not.toHaveBeenCalled();
+    } finally {
+      here.mockRestore();
+      services.close();
+    }
+  });
 });

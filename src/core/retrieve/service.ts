@@ -165,6 +165,9 @@ export class RetrievalService {
     signal?: AbortSignal,
     timings?: RetrievalTimings,
   ): Promise<Chunk[]> {
+    // Nothing to search yet (a new listing, one still in its first ingestion): no chunk, and no query
+    // embedded, so the first query on it neither loads the offline model nor calls a hosted provider.
+    if (listing.chunkCount === 0) return [];
     const embedding = performance.now();
     const vector = params.mode === 'lexical' ? null : await this.embedQuery(listing, params.query);
     if (timings) timings.embedMs = performance.now() - embedding;
