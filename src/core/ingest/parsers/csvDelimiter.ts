@@ -2,7 +2,8 @@ const CANDIDATES = [',', ';', '\t', '|'] as const;
 export type CsvDelimiter = (typeof CANDIDATES)[number];
 
 const SAMPLE_RECORDS = 50;
-const SAMPLE_CHARS = 64 * 1024;
+/** How much of the text detectDelimiter reads at most: a prefix longer than this gives the same answer. */
+export const SAMPLE_CHARS = 64 * 1024;
 
 /**
  * Guesses the delimiter from the first records: for each candidate, the count per record outside quotes;

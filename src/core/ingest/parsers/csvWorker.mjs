@@ -8,6 +8,8 @@ import { CsvError, parse } from 'csv-parse/sync';
 
 // The text as csv.ts decoded it, byte for byte: a leading U+FEFF is kept, as it was before the move here.
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+// Bytes csv.ts did not decode, which are read only if they are valid UTF-8 (csv.ts has no BOM sent here).
+const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Records with trimmed cells (line breaks inside quoted cells as \n); records whose cells are all empty
@@ -25,10 +27,49 @@ export function readCsvRecords(text, delimiter) {
     .filter((record) => record.some((cell) => cell !== ''));
 }
 
+/**
+ * The records packed for the trip back: every cell in one string, with where each cell and each record
+ * ends. Sent as arrays of arrays, the records of a 6.5 MB file (20,840 rows) took the receiving thread,
+ * which is the server's, 60–80 ms to rebuild in one go; one string and two transferred buffers take a
+ * few, and csv.ts unpacks the rows in turns with its requests.
+ */
+export function packCsvRecords(records) {
+  let cells = 0;
+  for (const record of records) cells += record.length;
+  const parts = new Array(cells);
+  const cellEnds = new Uint32Array(cells);
+  const recordEnds = new Uint32Array(records.length);
+  let cell = 0;
+  let length = 0;
+  for (let i = 0; i < records.length; i++) {
+    for (const value of records[i]) {
+      parts[cell] = value;
+      length += value.length;
+      cellEnds[cell++] = length;
+    }
+    recordEnds[i] = cell;
+  }
+  return { text: parts.join(''), cellEnds, recordEnds };
+}
+
 // Imported by tests for readCsvRecords: there is no parent port then.
-parentPort?.on('message', ({ id, data, delimiter }) => {
+parentPort?.on('message', ({ id, data, delimiter, utf8Only }) => {
+  let text;
   try {
-    parentPort.postMessage({ id, ok: true, records: readCsvRecords(decoder.decode(data), delimiter) });
+    text = (utf8Only ? strictDecoder : decoder).decode(data);
+  } catch (error) {
+    parentPort.postMessage({
+      id,
+      ok: false,
+      name: 'TypeError',
+      message: String(error?.message),
+      notUtf8: true,
+    });
+    return;
+  }
+  try {
+    const packed = packCsvRecords(readCsvRecords(text, delimiter));
+    parentPort.postMessage({ id, ok: true, packed }, [packed.cellEnds.buffer, packed.recordEnds.buffer]);
   } catch (error) {
     parentPort.postMessage({
       id,

@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InvalidDocument } from '../../../../src/core/ingest/errors';
-import { parseCsv, rowSections } from '../../../../src/core/ingest/parsers/csv';
+import {
+  DELIMITER_SAMPLE_BYTES,
+  parseCsv,
+  rowSections,
+  utf8Delimiter,
+} from '../../../../src/core/ingest/parsers/csv';
 import { buildColumns } from '../../../../src/core/ingest/parsers/csvColumns';
 import type { Parser } from '../../../../src/core/ingest/types';
 
@@ -163,6 +168,56 @@ describe('parseCsv delimiters and layout', () => {
       expect(doc.sections).toEqual([
         { text: 'name: Zoë\ncity: Zürich', metadata: { row: 1, name: 'Zoë', city: 'Zürich' }, atomic: true },
       ]);
+    }
+  });
+
+  // The worker decodes UTF-8 itself; this thread decodes only the file's start, to find the delimiter.
+  const filler = (rows: number) => Array.from({ length: rows }, (_, i) => `row ${i},plain ascii`).join('\n');
+
+  it('reads a file that is UTF-8 only at its start as windows-1252, as decodeText does', async () => {
+    const head = `name,note\n${filler(20_000)}\n`;
+    expect(head.length).toBeGreaterThan(300_000);
+    // é and the euro sign in windows-1252: 0xe9 and 0x80, neither of them valid UTF-8 here.
+    const tail = [...Buffer.from('Caf'), 0xe9, ...Buffer.from(',10 '), 0x80, 0x0a];
+    const bytes = new Uint8Array([...Buffer.from(head), ...tail]);
+    // Valid UTF-8 as far as this thread looks: sent to the worker, which finds it is not.
+    expect(utf8Delimiter(bytes)).toBe(',');
+    const doc = await parseCsv({ bytes, source: 'legacy.csv' });
+    expect(doc.sections).toHaveLength(20_001);
+    expect(doc.sections.at(-1)!.metadata).toEqual({ row: 20_001, name: 'Café', note: '10 €' });
+  });
+
+  it('leaves to decodeText a file with a byte order mark, not UTF-8 at its start, or of one column', () => {
+    const utf8 = Buffer.from('name,city\nZoë,Zürich\n');
+    expect(utf8Delimiter(utf8)).toBe(',');
+    expect(utf8Delimiter(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8]))).toBeUndefined();
+    expect(utf8Delimiter(Buffer.from('\ufeffname,city\n', 'utf16le'))).toBeUndefined();
+    expect(utf8Delimiter(Buffer.from('name,city\nZoë,Zürich\n', 'latin1'))).toBeUndefined();
+    expect(utf8Delimiter(Buffer.from('notes\nfirst line\nLorem, ipsum\nlast line\n'))).toBeUndefined();
+  });
+
+  it('reads UTF-8 whatever character the part decoded here ends in', async () => {
+    // The emoji (4 bytes) and ë (2 bytes) cut after each of their bytes by the end of what this thread
+    // decodes: its decoder must not take the cut for invalid UTF-8.
+    for (const [character, cut] of [
+      ['🦊', 1],
+      ['🦊', 2],
+      ['🦊', 3],
+      ['ë', 1],
+    ] as const) {
+      const header = 'name,animal\n';
+      const rows = filler(Math.floor(DELIMITER_SAMPLE_BYTES / 24));
+      const pad = DELIMITER_SAMPLE_BYTES - cut - Buffer.byteLength(`${header}${rows}\nlast,`);
+      const text = `${header}${rows}\nlast,${'-'.repeat(pad)}${character} at the cut\n`;
+      expect(Buffer.from(text).indexOf(Buffer.from(character))).toBe(DELIMITER_SAMPLE_BYTES - cut);
+      // Found here, so the worker decodes the file.
+      expect(utf8Delimiter(Buffer.from(text))).toBe(',');
+      const doc = await csv(text, 'cut.csv');
+      expect(doc.sections.at(-1)!.metadata).toEqual({
+        row: doc.sections.length,
+        name: 'last',
+        animal: `${'-'.repeat(pad)}${character} at the cut`,
+      });
     }
   });
 });
