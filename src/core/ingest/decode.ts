@@ -1,5 +1,6 @@
 import chardet from 'chardet';
 import iconv from 'iconv-lite';
+import type { EventLoopTurns } from './eventLoopTurns';
 
 const BOMS: [number[], string][] = [
   [[0xef, 0xbb, 0xbf], 'utf-8'],
@@ -37,4 +38,30 @@ function tryUtf8(bytes: Uint8Array): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Bytes decoded between two looks at the clock (decodeTextInTurns). */
+export const DECODE_PIECE_BYTES = 1 << 20;
+
+/**
+ * decodeText's text, decoded a piece at a time in turns with the thread's other work when the file is
+ * UTF-8 (with or without its byte order mark), as most are: decoding 6.8 MB at once held the server's
+ * thread 15–40 ms. Anything else is decoded as decodeText does.
+ */
+export async function decodeTextInTurns(bytes: Uint8Array, turns: EventLoopTurns): Promise<string> {
+  const utf16 = BOMS.some(([bom, encoding]) => encoding !== 'utf-8' && bom.every((b, i) => bytes[i] === b));
+  if (utf16 || bytes.length <= DECODE_PIECE_BYTES) return decodeText(bytes);
+  // Like decodeText's: a leading UTF-8 byte order mark is dropped, and invalid UTF-8 is not guessed at.
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const parts: string[] = [];
+  try {
+    for (let at = 0; at < bytes.length; at += DECODE_PIECE_BYTES) {
+      const end = at + DECODE_PIECE_BYTES;
+      parts.push(decoder.decode(bytes.subarray(at, end), { stream: end < bytes.length }));
+      await turns.take();
+    }
+  } catch {
+    return decodeText(bytes);
+  }
+  return parts.join('');
 }

@@ -1,8 +1,9 @@
-import { decodeText } from '../decode';
+import { decodeTextInTurns } from '../decode';
 import { InvalidDocument } from '../errors';
 import { EventLoopTurns } from '../eventLoopTurns';
 import type { ParsedDocument, Parser, Section } from '../types';
 import { flattenFields, isPlainObject, MAX_NESTING, nestingDepth, toMetadata } from './flatten';
+import { arrayItemTexts } from './jsonItems';
 import { locateJsonSyntaxError } from './jsonSyntaxError';
 
 /** The top-level fields tried, in order, as an item's text (DESIGN §6). */
@@ -21,14 +22,15 @@ const ITEMS_BETWEEN_TURNS = 64;
  * silently change the data. Items without any text are skipped and listed in `warnings`.
  */
 export const parseJson: Parser = async ({ bytes, source }) => {
-  const text = decodeText(bytes);
+  // The parse runs on the server's thread: a large file is decoded, parsed and read in turns with its
+  // requests.
+  const turns = new EventLoopTurns();
+  const text = await decodeTextInTurns(bytes, turns);
   if (text.trim() === '') throw new InvalidDocument(source, 'the file is empty.');
-  const items = topLevelItems(parseStrict(text, source), source);
+  const items = topLevelItems(await parseInTurns(text, source, turns), source);
 
   const sections: Section[] = [];
   const skipped: number[] = [];
-  // The parse runs on the server's thread: a large file's items are read in turns with its requests.
-  const turns = new EventLoopTurns();
   for (const [index, item] of items.entries()) {
     const section = itemSection(item, index);
     if (section) sections.push(section);
@@ -43,6 +45,23 @@ export const parseJson: Parser = async ({ bytes, source }) => {
   if (warnings.length > 0) document.warnings = warnings;
   return document;
 };
+
+/** The value of the text: an array's items parsed one at a time (arrayItemTexts), anything else whole. */
+async function parseInTurns(text: string, source: string, turns: EventLoopTurns): Promise<unknown> {
+  const texts = await arrayItemTexts(text, turns);
+  if (!texts) return parseStrict(text, source);
+  const items: unknown[] = [];
+  for (const [index, itemText] of texts.entries()) {
+    try {
+      items.push(JSON.parse(itemText));
+    } catch {
+      // The whole text's parse says where the error is (or, were the scan wrong, gives the value).
+      return parseStrict(text, source);
+    }
+    if (index % ITEMS_BETWEEN_TURNS === ITEMS_BETWEEN_TURNS - 1) await turns.take();
+  }
+  return items;
+}
 
 function parseStrict(text: string, source: string): unknown {
   try {

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { EventLoopTurns } from '../../../../src/core/ingest/eventLoopTurns';
+import { arrayItemTexts } from '../../../../src/core/ingest/parsers/jsonItems';
+
+const split = (text: string) => arrayItemTexts(text, new EventLoopTurns());
+
+/** mulberry32: the same values on every run. */
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Strings made of what a scan can stumble on: brackets, braces, commas, quotes, backslashes, controls.
+const PIECES = [
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+  '"',
+  '\\',
+  '\\"',
+  '\n',
+  '\t',
+  'é',
+  '🦊',
+  'a b',
+  ':',
+  '\u2028',
+  '\u0000',
+];
+
+function randomValue(random: () => number, depth: number): unknown {
+  const kind = Math.floor(random() * (depth > 3 ? 4 : 6));
+  switch (kind) {
+    case 0:
+      return Array.from(
+        { length: Math.floor(random() * 5) },
+        () => PIECES[Math.floor(random() * PIECES.length)],
+      ).join('');
+    case 1:
+      return Math.round((random() - 0.5) * 1e6) / 100;
+    case 2:
+      return random() < 0.5 ? null : random() < 0.5;
+    case 3:
+      return '';
+    case 4:
+      return Array.from({ length: Math.floor(random() * 4) }, () => randomValue(random, depth + 1));
+    default:
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(random() * 4) }, (_, i) => [
+          `${PIECES[Math.floor(random() * PIECES.length)]}${i}`,
+          randomValue(random, depth + 1),
+        ]),
+      );
+  }
+}
+
+describe('arrayItemTexts', () => {
+  it('splits a top-level array into the texts of its items, whatever their strings hold', async () => {
+    const random = seeded(9);
+    for (let round = 0; round < 300; round++) {
+      const items = Array.from({ length: Math.floor(random() * 6) }, () => randomValue(random, 0));
+      const indent = [undefined, 2, '\t'][round % 3];
+      const text = ` \n${JSON.stringify(items, null, indent)}\r\n `;
+      const texts = await split(text);
+      expect(texts, text).toBeDefined();
+      expect(texts!.map((t) => JSON.parse(t) as unknown)).toEqual(items);
+    }
+  });
+
+  it('gives nothing for a text that is not one array, and an empty item where the array has one', async () => {
+    for (const text of [
+      '{"a": [1, 2]}',
+      '"[1]"',
+      '42',
+      '',
+      '  ',
+      '[1, 2] x',
+      '[1, 2] [3]',
+      '[1, [2, 3]',
+      '["]',
+    ]) {
+      expect(await split(text), text).toBeUndefined();
+    }
+    expect(await split('[]')).toEqual([]);
+    expect(await split(' [ \n ] ')).toEqual([]);
+    // Not valid JSON: each is left for the item's parse to refuse.
+    expect(await split('[1,]')).toEqual(['1', '']);
+    expect(await split('[,1]')).toEqual(['', '1']);
+    expect(await split('[{"a": 1]]')).toEqual(['{"a": 1]']);
+  });
+
+  it("gives the thread's event loop turns while it scans", async () => {
+    const text = JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ text: `Buoy ${i}` })));
+    let turned = false;
+    setImmediate(() => (turned = true));
+    // Its clock at 0 ms: every look at it is a turn, so the first one (after 64 K characters) lets the
+    // callback run. Without turns the scan never leaves the thread.
+    const texts = await arrayItemTexts(text, new EventLoopTurns(0));
+    expect(turned).toBe(true);
+    expect(texts).toHaveLength(20_000);
+  });
+});
