@@ -9,6 +9,8 @@ import { locateJsonSyntaxError } from './jsonSyntaxError';
 /** The top-level fields tried, in order, as an item's text (DESIGN §6). */
 const TEXT_FIELDS = ['text', 'content', 'body'] as const;
 const LISTED_SKIPS = 20;
+/** Texts shorter than this are parsed in one go (parseInTurns). */
+export const PARSE_WHOLE_BELOW_CHARS = 1 << 20;
 /** Items read between two looks at the clock (EventLoopTurns). */
 const ITEMS_BETWEEN_TURNS = 64;
 
@@ -46,8 +48,12 @@ export const parseJson: Parser = async ({ bytes, source }) => {
   return document;
 };
 
-/** The value of the text: an array's items parsed one at a time (arrayItemTexts), anything else whole. */
+/**
+ * The value of the text: a large array's items parsed one at a time (arrayItemTexts), anything else
+ * whole. Below a megabyte (JSON.parse takes about 10 ms) the scan would only add its own time.
+ */
 async function parseInTurns(text: string, source: string, turns: EventLoopTurns): Promise<unknown> {
+  if (text.length < PARSE_WHOLE_BELOW_CHARS) return parseStrict(text, source);
   const texts = await arrayItemTexts(text, turns);
   if (!texts) return parseStrict(text, source);
   const items: unknown[] = [];

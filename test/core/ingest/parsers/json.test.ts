@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InvalidDocument } from '../../../../src/core/ingest/errors';
-import { parseJson } from '../../../../src/core/ingest/parsers/json';
+import { PARSE_WHOLE_BELOW_CHARS, parseJson } from '../../../../src/core/ingest/parsers/json';
 
 const repoRoot = new URL('../../../../', import.meta.url);
 const fixtures = new URL('../shared/fixtures/docs/', repoRoot);
@@ -159,6 +159,31 @@ describe('parseJson refusals', () => {
 });
 
 describe('parseJson on the server thread', () => {
+  // Large enough to be parsed an item at a time: its refusals must read as a whole parse's do.
+  const lines = Array.from({ length: 40_000 }, (_, i) => `  {"text": "Buoy ${i} marks the channel."}`);
+  const large = (at: number, line: string) =>
+    `[\n${lines.map((l, i) => (i === at ? line : l)).join(',\n')}\n]\n`;
+
+  it('refuses a large array as it refuses a small one: the syntax error placed, a non-object named', async () => {
+    expect(large(0, lines[0]!).length).toBeGreaterThan(PARSE_WHOLE_BELOW_CHARS);
+    await expect(json(large(30_000, '  {"text" "no colon"}'), 'big.json')).rejects.toThrow(
+      "big.json: invalid JSON at line 30002, column 11: Expected ':' after property name.",
+    );
+    await expect(
+      json(large(30_000, '  {"text": "a ] and a , and a \\" in a string"}')),
+    ).resolves.toMatchObject({
+      sections: expect.arrayContaining([
+        expect.objectContaining({ text: 'a ] and a , and a " in a string' }),
+      ]),
+    });
+    await expect(json(large(39_999, '  42'), 'big.json')).rejects.toThrow(
+      'big.json: item 39999 (0-based) is a number; expected an array of objects or a single object.',
+    );
+    await expect(json(`${large(0, lines[0]!)}]`, 'big.json')).rejects.toThrow(
+      /^big\.json: invalid JSON at line 40003, column 1: /,
+    );
+  });
+
   it("gives the thread's event loop turns while it reads a large file's items", async () => {
     // 100,000 items take well over EventLoopTurns' 20 ms to read (about 250 ms here): a callback queued
     // before must run before they are all read. Without the turns the parse never left the thread.
