@@ -14,10 +14,8 @@ const BOMS: [number[], string][] = [
  * iconv-lite is used because Node's TextDecoder('windows-1252') is really Latin-1 (loses € and quotes).
  */
 export function decodeText(bytes: Uint8Array, declared?: string): string {
-  for (const [bom, encoding] of BOMS) {
-    if (bom.every((b, i) => bytes[i] === b))
-      return iconv.decode(Buffer.from(bytes.subarray(bom.length)), encoding);
-  }
+  const bom = byteOrderMark(bytes);
+  if (bom) return iconv.decode(Buffer.from(bytes.subarray(bom.length)), bom.encoding);
   if (declared && iconv.encodingExists(declared)) return iconv.decode(Buffer.from(bytes), asWhatwg(declared));
   const utf8 = tryUtf8(bytes);
   if (utf8 !== undefined) return utf8;
@@ -26,6 +24,12 @@ export function decodeText(bytes: Uint8Array, declared?: string): string {
     .analyse(bytes)
     .find((c) => !/^(utf-8|ascii)$/i.test(c.name) && c.confidence >= 10 && iconv.encodingExists(c.name));
   return iconv.decode(Buffer.from(bytes), guess ? asWhatwg(guess.name) : 'windows-1252');
+}
+
+/** The byte order mark the bytes start with, if any: its length and the encoding it stands for. */
+export function byteOrderMark(bytes: Uint8Array): { length: number; encoding: string } | undefined {
+  const found = BOMS.find(([bom]) => bom.every((b, i) => bytes[i] === b));
+  return found && { length: found[0].length, encoding: found[1] };
 }
 
 /** As browsers do (WHATWG Encoding): Latin-1 and ASCII labels mean windows-1252, which adds € and curly quotes. */
@@ -49,8 +53,8 @@ export const DECODE_PIECE_BYTES = 1 << 20;
  * thread 15–40 ms. Anything else is decoded as decodeText does.
  */
 export async function decodeTextInTurns(bytes: Uint8Array, turns: EventLoopTurns): Promise<string> {
-  const utf16 = BOMS.some(([bom, encoding]) => encoding !== 'utf-8' && bom.every((b, i) => bytes[i] === b));
-  if (utf16 || bytes.length <= DECODE_PIECE_BYTES) return decodeText(bytes);
+  const bom = byteOrderMark(bytes);
+  if ((bom && bom.encoding !== 'utf-8') || bytes.length <= DECODE_PIECE_BYTES) return decodeText(bytes);
   // Like decodeText's: a leading UTF-8 byte order mark is dropped, and invalid UTF-8 is not guessed at.
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const parts: string[] = [];

@@ -1,4 +1,4 @@
-import { decodeText } from '../decode';
+import { byteOrderMark, decodeText } from '../decode';
 import { InvalidDocument } from '../errors';
 import { EventLoopTurns } from '../eventLoopTurns';
 import type { Metadata, ParsedDocument, ParseInput, Section, SkippedRow } from '../types';
@@ -131,18 +131,12 @@ async function readRecords(
 /** What this thread decodes of a UTF-8 file: four bytes at most per code point, so more than detectDelimiter reads. */
 export const DELIMITER_SAMPLE_BYTES = 4 * (SAMPLE_CHARS + 2);
 
-const UTF8_BOM = [0xef, 0xbb, 0xbf];
-const UTF16_BOMS = [
-  [0xff, 0xfe],
-  [0xfe, 0xff],
-];
-
 /**
  * The delimiter, when the file starts as valid UTF-8 without a byte order mark and has one (what
  * detectDelimiter finds in the whole text, read from enough of its start); undefined otherwise.
  */
 export function utf8Delimiter(bytes: Uint8Array): string | undefined {
-  if ([UTF8_BOM, ...UTF16_BOMS].some((bom) => bom.every((b, i) => bytes[i] === b))) return undefined;
+  if (byteOrderMark(bytes)) return undefined;
   const head = bytes.subarray(0, DELIMITER_SAMPLE_BYTES);
   let text: string;
   try {
