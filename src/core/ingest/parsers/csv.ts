@@ -153,7 +153,7 @@ export function utf8Delimiter(bytes: Uint8Array): string | undefined {
  * when they are not, so the caller decodes them as another charset).
  */
 async function readInWorker(
-  data: Uint8Array,
+  data: Uint8Array<ArrayBuffer>,
   delimiter: string,
   utf8Only: boolean,
   size: number,
