@@ -1,5 +1,6 @@
 import type { Root, Yaml } from 'mdast';
-import { decodeText } from '../decode';
+import { decodeTextInTurns } from '../decode';
+import { EventLoopTurns } from '../eventLoopTurns';
 import { InvalidDocument } from '../errors';
 import type { Metadata, ParsedDocument } from '../types';
 import { normalizeFrontMatterFence, readFrontMatter } from './markdownFrontMatter';
@@ -39,7 +40,8 @@ export interface MarkdownParserOptions {
  */
 export function createMarkdownParser(options: MarkdownParserOptions = {}): CancellableParser {
   return async ({ bytes, source }, { signal } = {}) => {
-    const text = normalizeFrontMatterFence(decodeText(bytes), source);
+    // On the server's thread: a large file is decoded in turns with its requests.
+    const text = normalizeFrontMatterFence(await decodeTextInTurns(bytes, new EventLoopTurns()), source);
     const warnings: string[] = [];
     // The document's time starts when a worker takes its first piece, not while it waits behind others.
     let timer: ParseTimer | undefined;
