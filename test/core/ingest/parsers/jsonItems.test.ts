@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { EventLoopTurns } from '../../../../src/core/ingest/eventLoopTurns';
 import { arrayItemTexts } from '../../../../src/core/ingest/parsers/jsonItems';
+import type { Rng } from '../../../../bench/prng';
+import { seededRandom } from '../../../helpers/seeded';
 
 const split = (text: string) => arrayItemTexts(text, new EventLoopTurns());
-
-/** mulberry32: the same values on every run. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Strings made of what a scan can stumble on: brackets, braces, commas, quotes, backslashes, controls.
 const PIECES = [
@@ -34,27 +26,23 @@ const PIECES = [
   '\u0000',
 ];
 
-function randomValue(random: () => number, depth: number): unknown {
-  const kind = Math.floor(random() * (depth > 3 ? 4 : 6));
-  switch (kind) {
+function randomValue(rng: Rng, depth: number): unknown {
+  switch (rng.int(depth > 3 ? 4 : 6)) {
     case 0:
-      return Array.from(
-        { length: Math.floor(random() * 5) },
-        () => PIECES[Math.floor(random() * PIECES.length)],
-      ).join('');
+      return Array.from({ length: rng.int(5) }, () => rng.pick(PIECES)).join('');
     case 1:
-      return Math.round((random() - 0.5) * 1e6) / 100;
+      return Math.round((rng.next() - 0.5) * 1e6) / 100;
     case 2:
-      return random() < 0.5 ? null : random() < 0.5;
+      return rng.chance(0.5) ? null : rng.chance(0.5);
     case 3:
       return '';
     case 4:
-      return Array.from({ length: Math.floor(random() * 4) }, () => randomValue(random, depth + 1));
+      return Array.from({ length: rng.int(4) }, () => randomValue(rng, depth + 1));
     default:
       return Object.fromEntries(
-        Array.from({ length: Math.floor(random() * 4) }, (_, i) => [
-          `${PIECES[Math.floor(random() * PIECES.length)]}${i}`,
-          randomValue(random, depth + 1),
+        Array.from({ length: rng.int(4) }, (_, i) => [
+          `${rng.pick(PIECES)}${i}`,
+          randomValue(rng, depth + 1),
         ]),
       );
   }
@@ -62,9 +50,9 @@ function randomValue(random: () => number, depth: number): unknown {
 
 describe('arrayItemTexts', () => {
   it('splits a top-level array into the texts of its items, whatever their strings hold', async () => {
-    const random = seeded(9);
+    const rng = seededRandom(9);
     for (let round = 0; round < 300; round++) {
-      const items = Array.from({ length: Math.floor(random() * 6) }, () => randomValue(random, 0));
+      const items = Array.from({ length: rng.int(6) }, () => randomValue(rng, 0));
       const indent = [undefined, 2, '\t'][round % 3];
       const text = ` \n${JSON.stringify(items, null, indent)}\r\n `;
       const texts = await split(text);
