@@ -2,10 +2,12 @@
 // Prints the CI summary, ending with the one line CI reads: "N passed, N failed[, N skipped]".
 //
 //   node scripts/ci-summary.mjs --vitest FILE [--stopped FILE] [--reruns FILE] [--bench-failed 0|1] [--tests-status N]
+//   node scripts/ci-summary.mjs --hung-files FILE
 //
 // --vitest     vitest's JSON report of the whole run.
 // --stopped    scripts/ci-watchdog.mjs's list of hung test processes it stopped (one last event a line).
 // --reruns     one line per test file run again alone after it hung: "FILE JSON-REPORT WATCHDOG-DIR".
+// --hung-files prints the test files of a --stopped list, once each, for .ci/run to run them again.
 // Vitest counts no failed test for a file whose process was stopped, nor for an unhandled error; a hung
 // file counts as one failure unless its run alone passed, which is then said (with where the first
 // run's stacks are), so a rare hang stays visible without failing the whole run.
@@ -20,25 +22,32 @@ const { values } = parseArgs({
     reruns: { type: 'string' },
     'bench-failed': { type: 'string', default: '0' },
     'tests-status': { type: 'string', default: '0' },
+    'hung-files': { type: 'string' },
   },
 });
-if (!values.vitest) {
-  console.error(
-    'usage: ci-summary.mjs --vitest FILE [--stopped FILE] [--reruns FILE] [--bench-failed 0|1] [--tests-status N]',
-  );
-  process.exit(2);
-}
-
 const lines = (file) =>
   file && existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-const report = JSON.parse(readFileSync(values.vitest, 'utf8'));
-const benchFailed = values['bench-failed'] !== '0';
 
 /** The test file a watchdog event names, when the event was inside one (not between files). */
 function fileOfEvent(event) {
   const match = /^\S+ (queued|file-start|test-start|test-end) (\S+)/.exec(event);
   return match?.[2];
 }
+
+if (values['hung-files']) {
+  for (const file of new Set(lines(values['hung-files']).map(fileOfEvent).filter(Boolean))) console.log(file);
+  process.exit(0);
+}
+if (!values.vitest) {
+  console.error(
+    'usage: ci-summary.mjs --vitest FILE [--stopped FILE] [--reruns FILE] [--bench-failed 0|1] [--tests-status N]',
+  );
+  console.error('       ci-summary.mjs --hung-files FILE');
+  process.exit(2);
+}
+
+const report = JSON.parse(readFileSync(values.vitest, 'utf8'));
+const benchFailed = values['bench-failed'] !== '0';
 
 const reruns = new Map(
   lines(values.reruns).map((line) => {
@@ -47,9 +56,10 @@ const reruns = new Map(
   }),
 );
 
+const stopped = lines(values.stopped);
 let passed = report.numPassedTests;
 let failed = report.numFailedTests;
-for (const last of lines(values.stopped)) {
+for (const last of stopped) {
   console.log(`hung, stopped by the watchdog (test-results/watchdog); last event: ${last}`);
   const file = fileOfEvent(last);
   const rerun = file && reruns.get(file);
@@ -61,17 +71,17 @@ for (const last of lines(values.stopped)) {
   }
   // The file's results are those of its run alone.
   passed += again.numPassedTests - passedIn(report, file);
-  failed += again.numFailedTests + hungAgain;
   const clean = again.numFailedTests === 0 && hungAgain === 0 && again.success !== false;
+  // Not clean with nothing counted (vitest's own failure) still fails the run once.
+  if (!clean) failed += Math.max(1, again.numFailedTests + hungAgain);
   console.log(
     clean
       ? `  run again alone, it passed (${again.numPassedTests} tests): a hang that did not repeat; its stacks are kept above and in test-results/watchdog`
       : `  run again alone, it did not pass: ${again.numFailedTests} failed, ${hungAgain} hung again`,
   );
-  if (!clean && again.numFailedTests === 0 && hungAgain === 0) failed += 1;
 }
 if (benchFailed) failed += 1;
-if (values['tests-status'] !== '0' && failed === 0 && lines(values.stopped).length === 0) {
+if (values['tests-status'] !== '0' && failed === 0 && stopped.length === 0) {
   console.log('vitest exited with a failure though no test failed (see its unhandled errors above)');
   failed = 1;
 }

@@ -121,6 +121,24 @@ describe('scripts/ci-summary.mjs', () => {
     expect(betweenFiles.lines.at(-1)).toBe('2 passed, 1 failed');
   });
 
+  it('lists the files of the hung processes once each, for .ci/run to run them again', () => {
+    const dir = tempDir('kbs-ci-summary-');
+    dirs.push(dir);
+    const stopped = join(dir.path, 'stopped.log');
+    writeFileSync(
+      stopped,
+      [
+        HANG,
+        '2026-11-27T18:50:00.000Z test-end test/b.test.ts > test 2 (passed)',
+        '2026-11-27T18:51:00.000Z queued test/c.test.ts',
+        '2026-11-27T18:52:00.000Z file-end test/a.test.ts (passed)',
+      ].join('\n'),
+    );
+    const run = spawnSync(process.execPath, [SUMMARY, '--hung-files', stopped], { encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe('test/b.test.ts\ntest/c.test.ts\n');
+  });
+
   it('refuses to run without the vitest report, with its usage', () => {
     const run = spawnSync(process.execPath, [SUMMARY], { encoding: 'utf8' });
     expect(run.status).toBe(2);
