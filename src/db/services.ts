@@ -25,7 +25,7 @@ import { SolanaProgramClient } from '../core/marketplace/solana/client';
 import { credentialPda, listingPda, resolveProgramId } from '../core/marketplace/solana/pda';
 import { UploadService } from '../core/uploads/uploads';
 import { plainSecretBox, WalletService, type SecretBox } from '../core/wallets/wallets';
-import { openDataDir, QUERY_LOG_SPILL_FILE, type Db, type OpenOptions } from './open';
+import { openDataDir, QUERY_LOG_SPILL_FILE, SCRATCH_DIR, type Db, type OpenOptions } from './open';
 import { SqliteApiKeyRepository } from './repositories/apiKeys';
 import { SqliteCredentialRepository } from './repositories/credentials';
 import { SqliteEmbeddingCache } from './repositories/embeddingCache';
@@ -52,7 +52,11 @@ export interface StudioServices {
   ingestion: IngestionService;
   /** The original bytes of ingested files, by content hash (re-ingestion, push). */
   sources: SourceStore;
-  /** Drops kept source files no document refers to any more (after deletions). */
+  /**
+   * Drops kept source files no document refers to any more: after deletions, and once a server has
+   * started (the copies of an ingestion killed before its commit). Copies of ingestions still running
+   * in this process are kept; while another live process uses the data directory, nothing is dropped.
+   */
   pruneSources(): Promise<number>;
   uploads: UploadService;
   retrieval: RetrievalService;
@@ -102,11 +106,17 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
       options.embeddingThread ?? embeddingThreadWanted(environment),
     );
   const sources = new SourceStore(join(dataDir, 'sources'));
-  const ingestion = new IngestionService(listings, knowledgeBase, embedderFor, join(dataDir, 'tmp'), sources);
+  const ingestion = new IngestionService(
+    listings,
+    knowledgeBase,
+    embedderFor,
+    join(dataDir, SCRATCH_DIR),
+    sources,
+  );
   const uploads = new UploadService(new SqliteUploadRepository(db), listings, ingestion, undefined, now);
   // Another live process on this data directory (a running `kbstudio serve`) may be processing those
   // uploads right now: only a directory nobody else uses has truly interrupted ones.
-  if (!sharedWithLiveProcess(join(dataDir, 'tmp'))) uploads.recoverInterrupted();
+  if (!sharedWithLiveProcess(join(dataDir, SCRATCH_DIR))) uploads.recoverInterrupted();
   const wallets = new WalletService(new SqliteWalletRepository(db), options.secretBox ?? plainSecretBox, now);
   const credentialRepo = new SqliteCredentialRepository(db);
   const local = new LocalLedger({
@@ -153,7 +163,10 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     knowledgeBase,
     ingestion,
     sources,
-    pruneSources: () => {
+    pruneSources: async () => {
+      // Another process on this data directory (`kbstudio ingest` beside the studio) may be copying
+      // files its documents will refer to once it commits: those copies are left for a later prune.
+      if (sharedWithLiveProcess(join(dataDir, SCRATCH_DIR))) return 0;
       const hashes = db.prepare(`SELECT DISTINCT content_hash FROM documents`).pluck().all() as string[];
       return sources.prune(new Set(hashes));
     },

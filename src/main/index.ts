@@ -85,6 +85,10 @@ async function startStudio(): Promise<RunningStudio> {
     const { url } = await server.listen(dev?.port ?? 0, '127.0.0.1');
     // Large knowledge bases get their search codes loaded now, a slice at a time, not on the first query.
     services.warmSearch().catch((err: unknown) => log(`Search warm-up stopped: ${(err as Error).message}`));
+    // Copies of files whose ingestion was killed before its commit are dropped, off the request path.
+    services
+      .pruneSources()
+      .catch((err: unknown) => log(`Kept source files not tidied: ${(err as Error).message}`));
     return { services, server, pageUrl: dev?.rendererUrl ?? url };
   } catch (err) {
     services.close();

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, tempDir } from '../helpers/studio';
@@ -127,6 +127,10 @@ describe('kbstudio CLI', () => {
 
   it('serves /v1 with a key from `keys create` (the README promise)', async () => {
     const { key } = (await cli('--json', 'keys', 'create')).json;
+    // The copy an ingestion killed before its commit left, which no document refers to.
+    const orphan = join(dir.path, 'sources', 'ab', 'ab'.repeat(32));
+    mkdirSync(dirname(orphan), { recursive: true });
+    writeFileSync(orphan, '# never committed');
     const child = spawn(process.execPath, [BIN, '--data-dir', dir.path, '--json', 'serve', '--port', '0'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -150,6 +154,8 @@ describe('kbstudio CLI', () => {
       const body = await json(authed);
       expect(body.pagination).toMatchObject({ limit: 20, offset: 0 });
       expect(Array.isArray(body.data)).toBe(true);
+      // Dropped once the server listens, off the request path.
+      await expect.poll(() => existsSync(orphan), { timeout: 10_000 }).toBe(false);
     } finally {
       child.kill('SIGTERM');
     }

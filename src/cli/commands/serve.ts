@@ -51,6 +51,10 @@ export function serveCommand(program: Command): void {
       services
         .warmSearch()
         .catch((err: unknown) => out.info(`Search warm-up stopped: ${(err as Error).message}`));
+      // Copies of files whose ingestion was killed before its commit are dropped, off the request path.
+      services
+        .pruneSources()
+        .catch((err: unknown) => out.info(`Kept source files not tidied: ${(err as Error).message}`));
       if (!LOOPBACK.has(opts.host)) {
         out.info(`Warning: bound to ${opts.host}. Anyone who can reach this address can open the studio.`);
       }

@@ -194,9 +194,14 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
   const finishing: { done: Promise<void>; bytes: number }[] = [];
   let finishingBytes = 0;
   const budget = new EmbeddingBudget(EMBED_AHEAD);
+  // Each copy is held from prunes (a document deleted meanwhile) until no longer needed: below, once
+  // the ingestion has committed or failed.
+  const holds: (() => void)[] = [];
+  const { sources } = deps;
   const keepSource = (hash: string, file: SourceFile) => {
-    const copy = deps.sources?.put(hash, file.path, { move: file.disposable });
-    if (!copy) return;
+    if (!sources) return;
+    holds.push(sources.hold(hash));
+    const copy = sources.put(hash, file.path, { move: file.disposable });
     // Awaited before the commit; a failure then fails the ingestion, and is never unhandled before.
     copy.catch(() => undefined);
     keeping.push(copy);
@@ -400,6 +405,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     // On failure too, no copy is still reading the inputs once the ingestion has returned: the caller
     // removes them next.
     await Promise.allSettled(keeping);
+    // Committed copies are now referenced by their documents; those of a failure are pruned later.
+    for (const release of holds) release();
   }
 }
 

@@ -21,6 +21,17 @@ const COPY_MODE = constants.COPYFILE_FICLONE;
 export class SourceStore {
   /** Shard folders known to exist: an ingestion of thousands of files need not make each one again. */
   private readonly shards = new Set<string>();
+  /**
+   * Copies of ingestions still running in this process, by hash, with how many hold each: no document
+   * refers to them until their ingestion commits, and `prune` must not take them meanwhile.
+   */
+  private readonly held = new Map<string, number>();
+  /**
+   * Prunes under way, and the holds released meanwhile: a prune works from the documents it was given
+   * when it started, so a copy committed and released since must stay held until it ends.
+   */
+  private pruning = 0;
+  private releasedWhilePruning: string[] = [];
 
   constructor(private readonly root: string) {}
 
@@ -33,6 +44,29 @@ export class SourceStore {
   /** Whether the bytes of `hash` are kept (see isFile). */
   has(hash: string): boolean {
     return isFile(this.pathOf(hash));
+  }
+
+  /**
+   * Keeps the copy of `hash` from `prune` until the returned function is called (once the ingestion
+   * that keeps it has committed, or failed). Taken before `put`, so a prune that runs while the copy is
+   * made leaves it and its partial file alone.
+   */
+  hold(hash: string): () => void {
+    this.pathOf(hash); // Checks the hash.
+    this.held.set(hash, (this.held.get(hash) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (this.pruning > 0) this.releasedWhilePruning.push(hash);
+      else this.release(hash);
+    };
+  }
+
+  private release(hash: string): void {
+    const count = (this.held.get(hash) ?? 1) - 1;
+    if (count > 0) this.held.set(hash, count);
+    else this.held.delete(hash);
   }
 
   /**
@@ -88,8 +122,23 @@ export class SourceStore {
     return (await renameError()) === undefined;
   }
 
-  /** Removes the copies no document refers to any more (and leftovers of interrupted copies). */
+  /**
+   * Removes the copies no document refers to any more (and leftovers of interrupted copies), but for
+   * those held by an ingestion of this process (`hold`). The caller makes sure no other process is
+   * ingesting into the same store meanwhile.
+   */
   async prune(referenced: ReadonlySet<string>): Promise<number> {
+    this.pruning++;
+    try {
+      return await this.removeUnreferenced(referenced);
+    } finally {
+      if (--this.pruning === 0) {
+        for (const hash of this.releasedWhilePruning.splice(0)) this.release(hash);
+      }
+    }
+  }
+
+  private async removeUnreferenced(referenced: ReadonlySet<string>): Promise<number> {
     let removed = 0;
     let shards: string[];
     try {
@@ -102,6 +151,8 @@ export class SourceStore {
       const names = await readdir(dir).catch(() => [] as string[]);
       for (const name of names) {
         if (HASH.test(name) && referenced.has(name)) continue;
+        // A kept copy's name is its hash; a copy being made is `<hash>.<random>.part`.
+        if (this.held.has(name.slice(0, 64))) continue;
         await rm(join(dir, name), { force: true });
         removed++;
       }

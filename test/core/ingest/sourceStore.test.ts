@@ -130,6 +130,48 @@ describe('SourceStore', () => {
     }
   });
 
+  it('leaves held copies, and their copies being made, to the prune after their release', async () => {
+    const { store, a, ha } = storeWithFile();
+    const release = store.hold(ha);
+    await store.put(ha, a);
+    const partial = `${store.pathOf(ha)}.0a1b2c3d.part`;
+    writeFileSync(partial, '# A');
+    const stray = join(dir.path, 'sources', ha.slice(0, 2), `${'0'.repeat(64)}.ffffffff.part`);
+    writeFileSync(stray, 'left by a killed copy');
+
+    expect(await store.prune(new Set())).toBe(1);
+    expect(existsSync(stray)).toBe(false);
+    expect(store.has(ha)).toBe(true);
+    expect(existsSync(partial)).toBe(true);
+
+    release();
+    release(); // Once only: a second call releases nothing more.
+    expect(await store.prune(new Set())).toBe(2);
+    expect(store.has(ha)).toBe(false);
+  });
+
+  it('counts holds: a copy two ingestions keep stays until both have released it', async () => {
+    const { store, a, ha } = storeWithFile();
+    const first = store.hold(ha);
+    const second = store.hold(ha);
+    await store.put(ha, a);
+    first();
+    expect(await store.prune(new Set())).toBe(0);
+    second();
+    expect(await store.prune(new Set())).toBe(1);
+  });
+
+  it('keeps a copy released during a prune, which started before its document was committed', async () => {
+    const { store, a, ha } = storeWithFile();
+    const release = store.hold(ha);
+    await store.put(ha, a);
+    // The prune was given the documents before the commit: this copy is not among them.
+    const pruning = store.prune(new Set());
+    release();
+    expect(await pruning).toBe(0);
+    expect(store.has(ha)).toBe(true);
+  });
+
   it('refuses a name that is not a content hash (no path tricks)', () => {
     const store = new SourceStore(join(dir.path, 'sources'));
     expect(() => store.pathOf('../../etc/passwd')).toThrow(/SHA-256/);
@@ -176,6 +218,53 @@ describe('ingestion keeps sources', () => {
         readdirSync(join(dir.path, 'data', 'sources', s)),
       ),
     ).toEqual([]);
+  });
+
+  it('keeps the copies of an ingestion under way when a prune runs before its commit', async () => {
+    const wallet = services.wallets.defaultWallet().address;
+    const listingId = services.listings.create(
+      { title: 'Running', accessModel: 'one_time', price: 1 },
+      wallet,
+    ).id;
+    const other = services.listings.create(
+      { title: 'Deleted', accessModel: 'one_time', price: 1 },
+      wallet,
+    ).id;
+    let pruned: Promise<number> | undefined;
+    await services.ingestion.run({
+      listingId,
+      inputs: ['codeblock.md', 'fake-html.html', 'fake-memo.pdf'].map((name) => ({
+        path: join(FIXTURES, name),
+      })),
+      atomic: false,
+      limits: STUDIO_LIMITS,
+      // Every copy is in place, none referenced yet: the creator deletes another listing now.
+      onProgress: (progress) => {
+        if (progress.stage !== 'storing' || pruned) return;
+        services.listings.delete(other);
+        pruned = services.pruneSources();
+      },
+    });
+    expect(await pruned).toBe(0);
+    const documents = services.knowledgeBase.documents(listingId);
+    expect(documents).toHaveLength(3);
+    for (const doc of documents) expect(services.sources.has(doc.contentHash)).toBe(true);
+
+    // Once committed they are referenced; a failed ingestion's copies go with the next prune.
+    expect(await services.pruneSources()).toBe(0);
+  });
+
+  it('drops nothing while another live process uses the data directory', async () => {
+    const { a, ha } = storeWithFile();
+    await services.sources.put(ha, a);
+    // This test's parent process (the test runner) stands for a `kbstudio ingest` on the same directory.
+    const marker = join(dir.path, 'data', 'tmp', '.owners', String(process.ppid));
+    writeFileSync(marker, '');
+    expect(await services.pruneSources()).toBe(0);
+    expect(services.sources.has(ha)).toBe(true);
+    rmSync(marker);
+    expect(await services.pruneSources()).toBe(1);
+    expect(services.sources.has(ha)).toBe(false);
   });
 
   it('moves disposable inputs (received uploads) and entries extracted from a ZIP instead of copying them', async () => {
