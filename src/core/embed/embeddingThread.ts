@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { backgroundWorker } from '../workers/backgroundPriority';
 import { workerStart } from '../workers/workerScript';
 import type { EmbeddingWorkerReply, EmbeddingWorkerRequest } from './embeddingWorker';
 import type { SharedGloveModel } from './offlineGlove';
@@ -33,7 +34,9 @@ export class EmbeddingThread {
     private readonly dimensions: number,
   ) {
     const start = workerStart(new URL('./embeddingWorker.ts', import.meta.url));
-    this.worker = new Worker(start.file, { execArgv: [], workerData: start.workerData });
+    this.worker = backgroundWorker(
+      () => new Worker(start.file, { execArgv: [], workerData: start.workerData }),
+    );
     this.post({ model, area: WORKER_AREA });
     this.worker.on('message', (reply: EmbeddingWorkerReply) => this.answer(reply));
     this.worker.on('error', (error) => this.fail(error));

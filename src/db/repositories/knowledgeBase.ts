@@ -16,6 +16,7 @@ import type {
   StagedDocumentWriter,
   Staging,
 } from '../../core/ingest/store';
+import { backgroundWorker } from '../../core/workers/backgroundPriority';
 import { vecExtensionPath, type Db } from '../open';
 import { completedUploadRow } from './uploads';
 
@@ -622,11 +623,14 @@ class WorkerCommitSession implements CommitSession {
 
 /** A commit worker, waiting for its request (commitWorker.mjs). */
 function spawnCommitWorker(): Worker {
-  return new Worker(new URL('./commitWorker.mjs', import.meta.url), {
-    workerData: { role: 'kbstudio-commit' },
-    // Plain JavaScript: the parent's loaders (tsx) are not needed.
-    execArgv: [],
-  });
+  return backgroundWorker(
+    () =>
+      new Worker(new URL('./commitWorker.mjs', import.meta.url), {
+        workerData: { role: 'kbstudio-commit' },
+        // Plain JavaScript: the parent's loaders (tsx) are not needed.
+        execArgv: [],
+      }),
+  );
 }
 
 /**

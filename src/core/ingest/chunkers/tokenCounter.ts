@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { backgroundWorker } from '../../workers/backgroundPriority';
 import { countTokens } from './tokenCount.mjs';
 
 interface Pending {
@@ -62,11 +63,14 @@ function startAll(): Worker[] {
 }
 
 function start(): Worker {
-  const worker = new Worker(new URL('./tokenCount.mjs', import.meta.url), {
-    workerData: { role: 'kbstudio-token-counter' },
-    // Plain JavaScript: the parent's loaders (tsx) are not needed.
-    execArgv: [],
-  });
+  const worker = backgroundWorker(
+    () =>
+      new Worker(new URL('./tokenCount.mjs', import.meta.url), {
+        workerData: { role: 'kbstudio-token-counter' },
+        // Plain JavaScript: the parent's loaders (tsx) are not needed.
+        execArgv: [],
+      }),
+  );
   worker.on('message', ({ id, counts }: { id: number; counts: number[] }) => {
     const job = pending.get(id);
     if (!job) return;

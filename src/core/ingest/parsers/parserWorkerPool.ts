@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { backgroundWorker, workerCpuMs } from '../../workers/backgroundPriority';
 import { workerStart } from '../../workers/workerScript';
 import { InvalidDocument } from '../errors';
 import type { ParsedDocument, ParseInput } from '../types';
@@ -56,6 +57,8 @@ export const PARSE_AHEAD_DEPTH = 8;
  * takes long enough to parse that waiting for an idle worker costs it little.
  */
 const BEHIND_MAX_BYTES = 1024 * 1024;
+/** How long a worker starved of CPU time may take over a file's time limit, at most (startClock). */
+const STARVED_LIMIT_FACTOR = 4;
 
 export interface ParserWorkerPoolOptions {
   /** Heap limit of each worker, MB. */
@@ -260,13 +263,16 @@ export class ParserWorkerPool {
 
   private spawn(): Slot {
     const start = workerStart(this.script);
-    const worker = new Worker(start.file, {
-      resourceLimits: { maxOldGenerationSizeMb: this.options.maxMemoryMb },
-      // Not the parent's loaders (tsx would transform pdfjs again, 2x slower): a script in TypeScript
-      // gets tsx for its own modules only (workerStart).
-      execArgv: [],
-      workerData: start.workerData,
-    });
+    const worker = backgroundWorker(
+      () =>
+        new Worker(start.file, {
+          resourceLimits: { maxOldGenerationSizeMb: this.options.maxMemoryMb },
+          // Not the parent's loaders (tsx would transform pdfjs again, 2x slower): a script in TypeScript
+          // gets tsx for its own modules only (workerStart).
+          execArgv: [],
+          workerData: start.workerData,
+        }),
+    );
     const slot: Slot = { worker, files: 0, jobs: [] };
     this.slots.push(slot);
     worker.on('message', (reply: { id: number }) => {
@@ -317,13 +323,29 @@ export class ParserWorkerPool {
 
   /**
    * The file's time limit starts when the worker takes it: when it is sent to an idle worker, or when the
-   * worker's answer to the file before is handled here.
+   * worker's answer to the file before is handled here. A worker is stopped once the limit has passed
+   * and it has had at least half of it in CPU time, where that can be read (workerCpuMs), or else once
+   * STARVED_LIMIT_FACTOR times the limit has passed. The workers run below the server's thread
+   * (backgroundPriority.ts): while other threads or programs keep the cores busy, one may get a small
+   * share of a core, and a large file would run out of the clock's time without being any harder to read.
+   * One that waits without working is still stopped.
    */
   private startClock(slot: Slot, job: Job): void {
-    job.timer = setTimeout(
-      () => this.fail(slot, new ParserWorkerFailure('timeout', 'out of time')),
-      typeof job.timeoutMs === 'function' ? job.timeoutMs() : job.timeoutMs,
-    );
+    const limitMs = typeof job.timeoutMs === 'function' ? job.timeoutMs() : job.timeoutMs;
+    const cpuAtStart = workerCpuMs(slot.worker);
+    const startedAt = performance.now();
+    const check = () => {
+      const cpuNow = cpuAtStart === undefined ? undefined : workerCpuMs(slot.worker);
+      const used = cpuNow === undefined || cpuAtStart === undefined ? limitMs : cpuNow - cpuAtStart;
+      // At full speed it would have had half the limit by then.
+      const wait = Math.min(
+        limitMs / 2 - used,
+        STARVED_LIMIT_FACTOR * limitMs - (performance.now() - startedAt),
+      );
+      if (wait > 0) job.timer = setTimeout(check, wait);
+      else this.fail(slot, new ParserWorkerFailure('timeout', 'out of time'));
+    };
+    job.timer = setTimeout(check, limitMs);
   }
 
   /** The slot's first file is answered: go on with its next, keep the worker for later, or retire it. */

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,14 +6,16 @@ import { ParserWorkerFailure, ParserWorkerPool } from '../../../../src/core/inge
 import { tempDir } from '../../../helpers/studio';
 
 // A stand-in parser: answers with the text of the bytes, the thread that read them and when it began;
-// "hang" never answers (its thread spins), "silent" answers nothing and goes on, "crash" ends the thread,
-// "busy N" keeps the thread busy for N ms first.
+// "hang" never answers (its thread spins), "sleep" never answers (its thread waits, using no CPU time),
+// "silent" answers nothing and goes on, "crash" ends the thread, "busy N" keeps the thread busy for N ms
+// first.
 const WORKER = `
 import { parentPort, threadId } from 'node:worker_threads';
 parentPort.on('message', ({ id, data, suffix }) => {
   const startedAt = Date.now();
   const text = new TextDecoder().decode(data);
   if (text === 'hang') for (;;);
+  if (text === 'sleep') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
   if (text === 'silent') return;
   if (text === 'crash') process.exit(3);
   if (text.startsWith('busy ')) {
@@ -91,6 +93,22 @@ describe('ParserWorkerPool', () => {
     expect(after.text).toBe('b!');
     expect(after.threadId).not.toBe(before.threadId);
   });
+
+  // Where a worker's CPU time can be read (Linux), the limit counts it: a worker starved of CPU time gets
+  // up to four times the limit, and one that waits without working is stopped then.
+  it.skipIf(!existsSync('/proc/thread-self'))(
+    'gives a worker that has had little CPU time more of the clock, up to four times its limit',
+    async () => {
+      const pool = new ParserWorkerPool(script, { maxMemoryMb: 64, size: 1 });
+      await read(pool, 'warm');
+      const started = performance.now();
+      const failure = await pool.read(bytes('sleep'), {}, 200).catch((error: unknown) => error);
+      expect((failure as ParserWorkerFailure).reason).toBe('timeout');
+      // 800 ms, less the timers' rounding.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(750);
+      expect((await read(pool, 'next')).text).toBe('next!');
+    },
+  );
 
   it('refuses the file of a worker that stops, and carries on', async () => {
     const pool = new ParserWorkerPool(script, { maxMemoryMb: 64, size: 1 });
