@@ -61,9 +61,12 @@ export function workerCpuMs(worker: Worker): number | undefined {
   const id = taskIds.get(worker);
   if (id === undefined) return undefined;
   try {
-    // Fields after the command name, which is in parentheses and may hold spaces: utime is the 12th, stime the 13th.
-    const fields = readFileSync(`${TASKS}/${id}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
+    // The fields after the command name, which is in parentheses and may hold spaces and parentheses
+    // itself: utime is the 12th of them, stime the 13th.
+    const stat = readFileSync(`${TASKS}/${id}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * MS_PER_TICK : undefined;
   } catch {
     return undefined;
   }
