@@ -37,8 +37,10 @@ function queueMarker(): void {
  * 2.2–2.5 s at a time, with no request answered, no worker's answer handled and no file sent to a parser
  * worker meanwhile (docs/performance.md, nineteenth pass).
  *
- * The clock is the thread's, not the instance's: a turn taken by any clock, or one the event loop took
- * on its own (an await of I/O, a timer), restarts every clock's interval.
+ * The clock is the thread's, not the instance's: a turn taken by any clock, or any other turn of the
+ * event loop, restarts every clock's interval once the loop has reached its check phase (where
+ * setImmediate callbacks run). A turn seen only by a timer or I/O callback before that phase is not
+ * counted: the next `take` may then give a turn sooner than needed, never later.
  */
 export class EventLoopTurns {
   constructor(private readonly everyMs = TURN_EVERY_MS) {}
