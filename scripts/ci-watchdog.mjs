@@ -73,6 +73,8 @@ const child = spawn(command, args, {
 const group = child.pid;
 
 const stopped = [];
+// The test files already named as hung: a killed process's file may never get its end event.
+const named = new Set();
 let stoppedAtLimit = false;
 let lastMove = started;
 let examinedStall = false;
@@ -144,14 +146,38 @@ function watch() {
     return;
   }
   say(`no test started or finished for ${Math.round((now - lastMove) / 1000)} s; last event: ${last}`);
+  // Test files run two at a time, so the run's last event may belong to a file that finished: each
+  // hung file is named by its own last event. Which process ran which file is not known here; with one
+  // open file, as when one file runs at a time, the pairing is exact.
+  const open = openFiles().filter((event) => !named.has(fileOf(event)));
+  const hung = open.length > 0 ? open : [last];
+  for (const event of hung) named.add(fileOf(event));
   for (const worker of workers) {
     const { file: details, gist } = examine(worker);
     signal(worker.pid, 'SIGKILL');
-    stopped.push({ last, details, gist });
-    // For the CI summary: vitest counts no failed test for a file whose process was killed.
-    appendFileSync(join(reports, 'stopped.log'), `${last}\n`);
+    stopped.push({ last: hung.join(' | '), details, gist });
   }
+  // For the CI summary, one line per hung file: vitest counts no failed test for a file whose process
+  // was killed.
+  for (const event of hung) appendFileSync(join(reports, 'stopped.log'), `${event}\n`);
   lastMove = Date.now();
+}
+
+/** The last event of each test file sent to a test process and not finished, in the order they were sent. */
+function openFiles() {
+  if (!progress || !existsSync(progress)) return [];
+  const open = new Map();
+  for (const line of readFileSync(progress, 'utf8').split('\n')) {
+    const file = fileOf(line);
+    if (!file) continue;
+    if (line.split(' ')[1] === 'file-end') open.delete(file);
+    else open.set(file, line);
+  }
+  return [...open.values()];
+}
+
+function fileOf(event) {
+  return /^\S+ (?:queued|file-start|test-start|test-end|file-end) (\S+)/.exec(event)?.[1];
 }
 
 /** The processes of the command's group, from /proc. */

@@ -115,6 +115,36 @@ describe('scripts/ci-watchdog.mjs', () => {
     );
   }, 120_000);
 
+  it('names each hung file once when test files run two at a time', async () => {
+    const dir = tempDir('kbs-watchdog-');
+    dirs.push(dir);
+    const progress = join(dir.path, 'progress.log');
+    const reports = join(dir.path, 'reports');
+    const run = await watchdog([
+      ...['--progress', progress, '--stall', '5', '--limit', '120', '--reports', reports, '--'],
+      ...[
+        process.execPath,
+        VITEST,
+        'run',
+        '--config',
+        'test/scripts/fixtures/hang/vitest.parallel.config.ts',
+      ],
+      ...['--reporter=default', '--reporter=./scripts/ci-progress-reporter.mjs'],
+    ]);
+
+    expect(run.code).toBe(1);
+    expect(run.output).toContain('2 passed');
+    // The run's last event can be a file that passed while the other process hung; the list the CI
+    // summary and the re-runs read names each hung file by its own last event, and only those.
+    const hung = readFileSync(join(reports, 'stopped.log'), 'utf8').trim().split('\n');
+    const files = hung.map((l) => /^\S+ \S+ (\S+)/.exec(l)?.[1]).sort();
+    expect(files).toEqual([
+      'test/scripts/fixtures/hang/pending.hang.ts',
+      'test/scripts/fixtures/hang/spins.hang.ts',
+    ]);
+    expect(readdirSync(reports).filter((f) => f.startsWith('hang-'))).toHaveLength(2);
+  }, 120_000);
+
   it('does not count a pause of the whole run (a suspended machine) as a stall', async () => {
     const dir = tempDir('kbs-watchdog-');
     dirs.push(dir);
