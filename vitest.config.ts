@@ -1,13 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
-// Test files that must have the machine to themselves: they start browsers, servers and CLI processes,
-// kill processes, measure time or memory, or count the event loop's turns. Run beside another test
-// file on 2 cores, their timings stop meaning anything. Every other file runs two at a time, which
-// takes about a quarter off a CI run on 2 cores (docs/reliability.md, "How the tests run").
+const tests = (folders: string[]) => folders.map((folder) => `test/${folder}/**/*.test.{ts,tsx}`);
+
+// Test files that start a studio and drive it from Chromium or the CLI. They spend much of their time
+// waiting on those processes, and their limits are generous, so they run two at a time, beside each
+// other only.
+const processes = tests(['e2e', 'cli']);
+
+// Test files that must have the machine to themselves: they kill processes, fuzz, load a server, time
+// slow inputs or retries, count the event loop's turns, or time the CI watchdog's stalls. Beside
+// another test file on 2 cores, their timings stop meaning anything.
 const alone = [
-  ...['e2e', 'faults', 'cli', 'scripts', 'fuzz', 'stress', 'hardening', 'main'].map(
-    (folder) => `test/${folder}/**/*.test.{ts,tsx}`,
-  ),
+  ...tests(['faults', 'scripts', 'fuzz', 'stress', 'hardening', 'main']),
   'test/client/http/request.test.ts',
   'test/core/ingest/eventLoopTurns.test.ts',
   'test/core/ingest/parsers/parserWorkerPool.test.ts',
@@ -15,7 +19,10 @@ const alone = [
   'test/core/embed/embeddingThread.test.ts',
 ];
 
-// Each project names its own include: with `extends: true`, a project's include adds to the root's.
+// Every other file runs two at a time. Vitest's default on 2 cores is one file at a time, and CI then
+// came within a minute of its 20-minute limit on a slow machine (docs/reliability.md, "How the tests
+// run"). The groups run one after the other. Each project names its own include: with
+// `extends: true`, a project's include adds to the root's.
 export default defineConfig({
   test: {
     environment: 'node',
@@ -28,14 +35,18 @@ export default defineConfig({
         test: {
           name: 'shared',
           include: ['test/**/*.test.{ts,tsx}'],
-          exclude: alone,
+          exclude: [...processes, ...alone],
           maxWorkers: 2,
           sequence: { groupOrder: 0 },
         },
       },
       {
         extends: true,
-        test: { name: 'alone', include: alone, maxWorkers: 1, sequence: { groupOrder: 1 } },
+        test: { name: 'processes', include: processes, maxWorkers: 2, sequence: { groupOrder: 1 } },
+      },
+      {
+        extends: true,
+        test: { name: 'alone', include: alone, maxWorkers: 1, sequence: { groupOrder: 2 } },
       },
     ],
   },
