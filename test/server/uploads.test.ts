@@ -1,9 +1,10 @@
 import Database from 'better-sqlite3';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { UploadRepository } from '../../src/core/uploads/uploads';
+import { openServices } from '../../src/db/services';
 import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 import { writeZip } from '../helpers/zip';
 
@@ -283,6 +284,49 @@ describe('POST /v1/upload', () => {
       expect(done.files).toMatchObject([{ source: 'a.md', status: 'ingested' }]);
     } finally {
       spy.mockRestore();
+    }
+  });
+
+  it('settles an upload whose studio closes while it is processing; the next start marks it failed', async () => {
+    const other = await startStudio();
+    const dataDir = other.services.dataDir;
+    const wallet = other.services.wallets.defaultWallet().address;
+    const otherKey = other.services.apiKeys.create(wallet).key;
+    const ingestion = other.services.ingestion;
+    const run = ingestion.run.bind(ingestion);
+    let began!: () => void;
+    const processing = new Promise<void>((resolve) => (began = resolve));
+    let closed!: () => void;
+    const afterClose = new Promise<void>((resolve) => (closed = resolve));
+    // The ingestion goes on once the studio has closed, as one that was under way would.
+    vi.spyOn(ingestion, 'run').mockImplementation(async (command) => {
+      began();
+      await afterClose;
+      return run(command);
+    });
+    try {
+      const body = form([{ path: join(FIXTURES, 'codeblock.md'), name: 'codeblock.md' }]);
+      const res = await other.api('/v1/upload', { key: otherKey, method: 'POST', body });
+      expect(res.status).toBe(202);
+      const { uploadId } = (await json(res)).data;
+      await processing;
+      await other.server.close();
+      other.services.close();
+      closed();
+      // Before, recording the failure on the closed database rejected: an unhandled rejection.
+      await expect(other.services.uploads.idle()).resolves.toBeUndefined();
+
+      const reopened = openServices(dataDir);
+      try {
+        expect(reopened.uploads.get(uploadId, wallet)).toMatchObject({
+          status: 'failed',
+          error: { code: 'internal_error' },
+        });
+      } finally {
+        reopened.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

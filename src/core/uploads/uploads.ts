@@ -257,9 +257,17 @@ export class UploadService {
   }
 
   private async recordFailure(id: string, err: unknown, dir: string): Promise<void> {
+    let current: UploadRecord | undefined;
+    try {
+      current = this.repo.findById(id);
+    } catch {
+      // The database is closed (the studio stopped while the upload ran) or cannot be read: the upload
+      // stays 'processing' until the next start, when recoverInterrupted() marks it failed.
+      return;
+    }
     // Its commit completed it: what failed after (removing the job's scratch folder, say) stored nothing
     // and lost nothing, and must not report the stored documents as failed.
-    if (this.repo.findById(id)?.status === 'completed') return;
+    if (current?.status === 'completed') return;
     const known = err instanceof DomainError ? err : storageFailure(err, dataDirOf(dir));
     const error = known
       ? { code: known.code, message: known.message }
