@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, stat } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import type { Worker } from 'node:worker_threads';
+import { cpuMsOfStat } from './threadCpu';
 
 /**
  * How much nicer than the thread that starts them (the server's) are the threads that ingest in the
@@ -16,8 +17,6 @@ const TASKS = '/proc/self/task';
 let poolStarted = false;
 /** The task id of each worker started here, for its CPU time. */
 const taskIds = new WeakMap<Worker, number>();
-/** Linux reports a task's CPU time in clock ticks of 1/100 s (USER_HZ) on every architecture it runs on. */
-const MS_PER_TICK = 10;
 
 /**
  * Starts a worker thread (`create`) at background priority, where the system allows one thread's
@@ -61,12 +60,7 @@ export function workerCpuMs(worker: Worker): number | undefined {
   const id = taskIds.get(worker);
   if (id === undefined) return undefined;
   try {
-    // The fields after the command name, which is in parentheses and may hold spaces and parentheses
-    // itself: utime is the 12th of them, stime the 13th.
-    const stat = readFileSync(`${TASKS}/${id}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return Number.isFinite(ticks) ? ticks * MS_PER_TICK : undefined;
+    return cpuMsOfStat(readFileSync(`${TASKS}/${id}/stat`, 'utf8')) ?? undefined;
   } catch {
     return undefined;
   }
