@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import bs58 from 'bs58';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   AccessError,
   ApiError,
@@ -370,6 +370,54 @@ describe('upload bodies', () => {
     expect(second_.length).toBeGreaterThan(3);
     expect(second_.map((p) => p.loaded)).toEqual([...second_.map((p) => p.loaded)].sort((a, b) => a - b));
     expect(second_.at(-1)!.loaded).toBe(total);
+  });
+
+  it('leaves no timeout armed after a server cuts uploads mid-body', async () => {
+    // The body can still be pulled after its request failed; each piece pulled re-armed the request's
+    // cleared timeout, which then kept a CLI alive for the whole timeout after printing its result.
+    const sink = createServer((req) => {
+      let seen = 0;
+      req.on('data', (piece: Buffer) => {
+        seen += piece.length;
+        if (seen > 16 * 1024) req.socket.destroy();
+      });
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    const TIMEOUT_MS = 123_457; // tells the request's timers from any other
+    const armed = new Set<unknown>();
+    const realSet = globalThis.setTimeout;
+    const realClear = globalThis.clearTimeout;
+    const setSpy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((
+      fn: () => void,
+      ms?: number,
+      ...rest: unknown[]
+    ) => {
+      const timer = realSet(fn, ms, ...rest);
+      if (ms === TIMEOUT_MS) armed.add(timer);
+      return timer;
+    }) as typeof setTimeout);
+    const clearSpy = vi.spyOn(globalThis, 'clearTimeout').mockImplementation((timer) => {
+      armed.delete(timer);
+      realClear(timer);
+    });
+    try {
+      const client = new KnowledgeClient({
+        baseUrl: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+        apiKey: 'kbs_test',
+        timeoutMs: TIMEOUT_MS,
+        maxRetries: 0,
+      });
+      for (let i = 0; i < 10; i++) {
+        const err = await failure(client.upload(new File([new Uint8Array(4 * 1024 * 1024)], 'a.zip')));
+        expect(err).toBeInstanceOf(ConnectionError);
+        await new Promise((resolve) => realSet(resolve, 20));
+      }
+      expect(armed.size).toBe(0);
+    } finally {
+      setSpy.mockRestore();
+      clearSpy.mockRestore();
+      sink.close();
+    }
   });
 
   it('keeps memory flat while streaming a large file from disk', async () => {
