@@ -83,7 +83,8 @@ describe('Inspect and re-ingest in Chromium against kbstudio serve', () => {
     await after.waitFor();
     expect(Number(/^(\d+)/.exec(await after.innerText())![1])).toBeGreaterThan(before * 2);
     await page.locator('[aria-label="Chunks"]').getByText('Page: 1').first().waitFor();
-  });
+    // The re-ingestion alone may take up to 60 s (above) beside another suite's Chromium and servers.
+  }, 120_000);
 
   it('explains that a document whose original file was not kept must be dropped again', async () => {
     const hash = createHash('sha256')

@@ -153,6 +153,23 @@ export class E2eStudio {
     this.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }
 
+  /** SIGKILL to the server, as a crash would; `restartServer()` serves the same data directory again. */
+  async killServer(): Promise<void> {
+    const server = this.server;
+    if (!server || server.exitCode !== null || server.signalCode !== null) return;
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGKILL');
+    await exited;
+  }
+
+  /** The data directory served again, on a new port with a new studio token: pages must be opened anew. */
+  async restartServer(): Promise<void> {
+    await stopServer(this.server);
+    const started = await startServer(this.dataDir);
+    this.server = started.child;
+    this.baseUrl = started.url;
+  }
+
   async openStudio(hash = '', options: OpenOptions = {}): Promise<Page> {
     this.context = await this.browser!.newContext({
       viewport: options.viewport ?? { width: 1280, height: 800 },

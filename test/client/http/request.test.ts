@@ -392,7 +392,7 @@ describe('upload bodies', () => {
       ms?: number,
       ...rest: unknown[]
     ) => {
-      const timer = realSet(fn, ms, ...rest);
+      const timer = (realSet as (...args: unknown[]) => ReturnType<typeof setTimeout>)(fn, ms, ...rest);
       if (ms === TIMEOUT_MS) armed.add(timer);
       return timer;
     }) as typeof setTimeout);

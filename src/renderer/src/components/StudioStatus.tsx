@@ -6,7 +6,8 @@ import { useStudioApi } from '../lib/studioContext';
 /** Sidebar footer: whether the local server answers, and its version. */
 export function StudioStatus() {
   const api = useStudioApi();
-  const info = useQuery({ queryKey: queryKeys.info, queryFn: () => api.info() });
+  // Asked again now and then, so a server that stopped is shown as such (and at once when a job loses it).
+  const info = useQuery({ queryKey: queryKeys.info, queryFn: () => api.info(), refetchInterval: 15_000 });
   const [color, text] = info.isSuccess
     ? ['var(--mantine-color-teal-6)', `Local server · v${info.data.version}`]
     : info.isError

@@ -1,34 +1,72 @@
-import { useState } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { useCallback, useState } from 'react';
+import { queryKeys } from './queryClient';
+import { errorMessage, StudioApiError } from './studioApi';
 
-/** The two functions a studio job kind offers its view (ingestion, push). */
+/** The two functions a studio job kind offers its view (ingestion, push), and what to do if it is lost. */
 export interface JobKind<Job> {
   follow(id: string, onProgress: (job: Job) => void): Promise<Job>;
   cancel(id: string): Promise<unknown>;
+  /**
+   * What the creator should know and do when the job can no longer be followed (the studio server
+   * stopped or restarted while it ran): what may have been stored, and how to finish the work.
+   */
+  lostAdvice: string;
+}
+
+/**
+ * A job that can no longer be followed: the stream of its progress was cut, or the server no longer
+ * knows it (jobs live in the server's memory, so a restart forgets them).
+ */
+export class JobLostError extends StudioApiError {
+  constructor(cause: unknown, advice: string) {
+    super({ code: 'job_lost', status: 0, message: `${errorMessage(cause)} ${advice}` });
+    this.name = 'JobLostError';
+  }
 }
 
 /**
  * A studio job run from a view: start it, follow its progress until it ends, cancel it; with the
  * starting/cancelling flags and the error a view shows. `run` resolves with the final snapshot (or
- * undefined when starting or following failed: `error` says why).
+ * undefined when starting or following failed: `error` says why). A job that was started but can no
+ * longer be followed is `lost`: it is no longer shown as running (so the view can be used again), the
+ * error is a `JobLostError` with the kind's advice, and the studio's status is checked again.
  */
 export function useJobRun<Job extends { id: string; state: string }>(kind: JobKind<Job>) {
+  const queryClient = useQueryClient();
   const [job, setJob] = useState<Job>();
   const [error, setError] = useState<unknown>();
+  const [lost, setLost] = useState(false);
   const [starting, setStarting] = useState(false);
   const [cancelling, setCancelling] = useState(false);
+  const { lostAdvice } = kind;
+
+  /** For a view that follows a job it did not start (a push found running when the page opened). */
+  const loseTrack = useCallback(
+    (cause: unknown) => {
+      setJob(undefined);
+      setLost(true);
+      setError(new JobLostError(cause, lostAdvice));
+      void queryClient.invalidateQueries({ queryKey: queryKeys.info });
+    },
+    [lostAdvice, queryClient],
+  );
 
   const run = async (start: () => Promise<Job>): Promise<Job | undefined> => {
     setStarting(true);
     setError(undefined);
+    setLost(false);
+    let started: Job | undefined;
     try {
-      const started = await start();
+      started = await start();
       setJob(started);
       setStarting(false);
       const final = await kind.follow(started.id, setJob);
       setJob(final);
       return final;
     } catch (err) {
-      setError(err);
+      if (started) loseTrack(err);
+      else setError(err);
       return undefined;
     } finally {
       setStarting(false);
@@ -50,6 +88,8 @@ export function useJobRun<Job extends { id: string; state: string }>(kind: JobKi
     job,
     setJob,
     error,
+    lost,
+    loseTrack,
     starting,
     cancelling,
     running: starting || job?.state === 'running',

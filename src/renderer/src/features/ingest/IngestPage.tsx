@@ -11,14 +11,13 @@ import { ChunkingSettingsCard } from './ChunkingSettingsCard';
 import { chunkingError } from './chunkPreview';
 import { formatSize } from './formatSize';
 import { filesFromDropzone, filesFromInput, mergeQueue } from './dropFiles';
-import { cancelJob, followJob, startIngest } from './ingestApi';
+import { INGEST_JOBS, startIngest } from './ingestApi';
 import { JobPanel } from './JobPanel';
 import { ListingPicker } from './ListingPicker';
 import { PreviewPanel } from './PreviewPanel';
 import type { ChunkingSettings, IngestJob, QueuedFile } from './types';
 import { useListingChoice } from './useListingChoice';
 
-const INGEST_JOBS = { follow: followJob, cancel: cancelJob };
 const DEFAULT_SETTINGS: ChunkingSettings = { strategy: 'recursive', chunkSize: 512, chunkOverlap: 64 };
 
 export function IngestPage() {
@@ -30,6 +29,7 @@ export function IngestPage() {
   const {
     job,
     error: startError,
+    lost,
     starting,
     cancelling,
     running,
@@ -196,7 +196,10 @@ export function IngestPage() {
               </Stack>
             </Card>
             {startError !== undefined && (
-              <ErrorState title="The ingestion could not run" error={startError} />
+              <ErrorState
+                title={lost ? 'Lost track of the ingestion' : 'The ingestion could not run'}
+                error={startError}
+              />
             )}
             {job && <JobPanel job={job} onCancel={() => void cancel()} cancelling={cancelling} />}
           </Stack>

@@ -1,5 +1,6 @@
 import { followJobEvents } from '../../lib/jobEvents';
 import { studioJson } from '../../lib/studioFetch';
+import type { JobKind } from '../../lib/useJobRun';
 import type { ChunkingSettings, ChunkPreview, IngestJob, QueuedFile } from './types';
 
 export async function startIngest(
@@ -23,6 +24,21 @@ export const followJob = (jobId: string, onProgress: (job: IngestJob) => void, s
 
 export const cancelJob = (jobId: string) =>
   studioJson<IngestJob>(`/jobs/${encodeURIComponent(jobId)}/cancel`, { method: 'POST' });
+
+/** Ingestion jobs as `useJobRun` runs them. Only an ingestion's last step writes (docs/ingestion.md). */
+export const INGEST_JOBS: JobKind<IngestJob> = {
+  follow: followJob,
+  cancel: cancelJob,
+  lostAdvice:
+    'If the studio stopped before the ingestion ended, none of its files were stored: an ingestion stores them all at once at its end. Once the studio answers again, ingest them again; files already stored come back unchanged.',
+};
+
+/** A document's re-ingestion, which replaces it only at its end. */
+export const REINGEST_JOBS: JobKind<IngestJob> = {
+  ...INGEST_JOBS,
+  lostAdvice:
+    'If the studio stopped before the re-ingestion ended, the document was left as it was. Once the studio answers again, re-ingest it again.',
+};
 
 export async function previewFile(
   file: QueuedFile,

@@ -4,13 +4,11 @@ import { useState } from 'react';
 import { ErrorState } from '../../components/QueryStates';
 import { useJobRun } from '../../lib/useJobRun';
 import { ChunkingSettingsCard } from '../ingest/ChunkingSettingsCard';
-import { cancelJob, followJob } from '../ingest/ingestApi';
+import { REINGEST_JOBS } from '../ingest/ingestApi';
 import { JobPanel } from '../ingest/JobPanel';
 import type { ChunkingSettings, IngestJob } from '../ingest/types';
 import { reingestDocument, type DocumentSummary } from './documentsApi';
 import { chunkingOfDocument, reingestPlan } from './reingest';
-
-const INGEST_JOBS = { follow: followJob, cancel: cancelJob };
 
 /**
  * Confirms re-ingesting one document from its kept original file, with chunking settings that start
@@ -26,7 +24,7 @@ export function ReingestModal({
   onFinished: (job: IngestJob) => void;
 }) {
   const [settings, setSettings] = useState<ChunkingSettings | null>(() => chunkingOfDocument(document));
-  const { job, error, cancelling, running, run, cancel } = useJobRun<IngestJob>(INGEST_JOBS);
+  const { job, error, lost, cancelling, running, run, cancel } = useJobRun<IngestJob>(REINGEST_JOBS);
   const plan = reingestPlan(document, settings);
 
   const start = async () => {
@@ -70,7 +68,12 @@ export function ReingestModal({
             “unchanged”.
           </Text>
         )}
-        {error !== undefined && <ErrorState title="The document could not be re-ingested" error={error} />}
+        {error !== undefined && (
+          <ErrorState
+            title={lost ? 'Lost track of the re-ingestion' : 'The document could not be re-ingested'}
+            error={error}
+          />
+        )}
         {job && (
           <JobPanel job={job} onCancel={() => void cancel()} cancelling={cancelling} inspectLink={false} />
         )}

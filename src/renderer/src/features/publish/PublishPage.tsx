@@ -11,11 +11,9 @@ import { useStudioApi } from '../../lib/studioContext';
 import { useJobRun } from '../../lib/useJobRun';
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
-import { cancelPush, followPush, listPushJobs, startPush } from './publishApi';
+import { followPush, listPushJobs, PUSH_JOBS, startPush } from './publishApi';
 import { PushPanel } from './PushPanel';
 import { TargetCard } from './TargetCard';
-
-const PUSH_JOBS = { follow: followPush, cancel: cancelPush };
 
 export function PublishPage() {
   const api = useStudioApi();
@@ -28,6 +26,8 @@ export function PublishPage() {
     job,
     setJob,
     error: startError,
+    lost,
+    loseTrack,
     starting,
     cancelling,
     running,
@@ -49,11 +49,16 @@ export function PublishPage() {
         const latest = jobs.find((j) => j.listingId === listingId);
         if (!latest) return;
         show(latest);
-        if (latest.state === 'running') show(await followPush(latest.id, show, controller.signal));
+        if (latest.state !== 'running') return;
+        try {
+          show(await followPush(latest.id, show, controller.signal));
+        } catch (err) {
+          if (!controller.signal.aborted) loseTrack(err);
+        }
       })
       .catch(() => undefined);
     return () => controller.abort();
-  }, [listingId, setJob]);
+  }, [listingId, setJob, loseTrack]);
   const listing = useQuery({
     queryKey: [...queryKeys.listings, listingId],
     queryFn: () => api.listings.get(listingId!),
@@ -108,7 +113,9 @@ export function PublishPage() {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 7, xl: 8 }}>
           <Stack gap="md">
-            {startError !== undefined && <ErrorState title="Could not push" error={startError} />}
+            {startError !== undefined && (
+              <ErrorState title={lost ? 'Lost track of the push' : 'Could not push'} error={startError} />
+            )}
             {shown ? <PushPanel job={shown} onCancel={cancel} cancelling={cancelling} /> : <HowItWorks />}
           </Stack>
         </Grid.Col>

@@ -1,6 +1,7 @@
 import type { PushJob, PushTarget, PushTargetInput } from '../../../../shared/push';
 import { followJobEvents } from '../../lib/jobEvents';
 import { studioJson } from '../../lib/studioFetch';
+import type { JobKind } from '../../lib/useJobRun';
 
 const json = (body: unknown): RequestInit => ({
   headers: { 'Content-Type': 'application/json' },
@@ -33,3 +34,11 @@ export const cancelPush = (jobId: string) =>
 /** Follows a push job's server-sent events until `done`; resolves with the final report. */
 export const followPush = (jobId: string, onProgress: (job: PushJob) => void, signal?: AbortSignal) =>
   followJobEvents<PushJob>(`/push/jobs/${encodeURIComponent(jobId)}`, onProgress, signal);
+
+/** Push jobs as `useJobRun` runs them. A remote keeps whole parts, and pushing again resumes (docs/push.md). */
+export const PUSH_JOBS: JobKind<PushJob> = {
+  follow: followPush,
+  cancel: cancelPush,
+  lostAdvice:
+    'The parts the service had completed stay there. Once the studio answers again, push again: the push resumes, and what the service already holds comes back unchanged.',
+};

@@ -1,0 +1,129 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Listing } from '../../src/shared/listings';
+import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
+
+/**
+ * The studio server killed while a page follows one of its jobs (`kbstudio serve` in a browser tab):
+ * the page says it lost track of the job and what may have been stored, and can be used again at once
+ * instead of showing the job running forever. Each test kills the server and serves the data directory
+ * again.
+ */
+
+const studio = new E2eStudio('kbstudio-e2e-lost-', 60_000);
+const openStudio = (hash: string) => studio.openStudio(hash, { defaultTimeout: 15_000 });
+const PDF = 'layout-parser-paper-fast.pdf';
+let listing: Listing;
+
+/** Drops files (name and bytes) on the window as the OS does (see ingest.test.ts). */
+async function dropFiles(page: Page, files: { name: string; bytes: Buffer }[]): Promise<void> {
+  const payload = files.map((f) => ({ name: f.name, base64: f.bytes.toString('base64') }));
+  await page.evaluate(`(async () => {
+    const transfer = new DataTransfer();
+    for (const f of ${JSON.stringify(payload)}) {
+      const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
+      transfer.items.add(new File([bytes], f.name));
+    }
+    const fire = (target, type) =>
+      target.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    fire(document.body, 'dragenter');
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    const under = document.elementFromPoint(innerWidth / 2, innerHeight / 2);
+    for (const type of ['dragenter', 'dragover', 'drop']) fire(under, type);
+  })()`);
+}
+
+async function documentCount(): Promise<number> {
+  return (JSON.parse(await studio.runCli(['listings', 'show', listing.id])) as Listing).documentCount;
+}
+
+describe('The studio server lost while a page follows its job', () => {
+  beforeAll(async () => {
+    studio.prepare();
+    listing = JSON.parse(
+      await studio.runCli([
+        'listings',
+        'create',
+        '--title',
+        'Lost jobs',
+        '--access-model',
+        'one_time',
+        '--price',
+        '1',
+      ]),
+    ) as Listing;
+    await studio.runCli(['ingest', '--listing', listing.id, join(FIXTURES, PDF)]);
+    await studio.start();
+  }, 120_000);
+
+  afterEach(async () => {
+    await studio.closePage();
+    await studio.restartServer();
+  });
+
+  afterAll(() => studio.close());
+
+  it('Ingest: the ingestion is reported lost, nothing of it stored, and the page can ingest again', async () => {
+    const page = await openStudio('#/ingest');
+    await page.getByText('Drop files, folders or ZIP archives here').waitFor();
+    await expect.poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue()).toBe('Lost jobs');
+    // Three copies of each PDF and DOCX fixture under other names: seconds of parsing on this machine.
+    const originals = readdirSync(FIXTURES).filter((n) => /\.(pdf|docx)$/.test(n));
+    const files = [1, 2, 3].flatMap((copy) =>
+      originals.map((name) => ({ name: `${copy}-${name}`, bytes: readFileSync(join(FIXTURES, name)) })),
+    );
+    await dropFiles(page, files);
+    await page.getByRole('button', { name: `Ingest ${files.length} files` }).click();
+    // The job runs and its progress stream is open: a progress line names the files done so far.
+    await page.getByText(new RegExp(`· \\d+ of ${files.length} files ·`)).waitFor();
+    await studio.killServer();
+
+    const alert = page.getByRole('alert').filter({ hasText: 'Lost track of the ingestion' });
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain(
+      'The connection to the studio server was lost (network error). If the studio stopped before the ingestion ended, none of its files were stored',
+    );
+    expect(await page.getByText('Ingesting…').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Cancel' }).count()).toBe(0);
+    // The queue is kept and can be sent again once the studio answers.
+    expect(await page.getByRole('button', { name: `Ingest ${files.length} files` }).isEnabled()).toBe(true);
+    await page.getByRole('status').filter({ hasText: 'Server unreachable' }).waitFor();
+    await shoot(page, 'ingest-server-lost-1280x800-light');
+
+    expect(await documentCount()).toBe(1);
+  });
+
+  it('Inspect: a re-ingestion is reported lost and the dialog can be closed', async () => {
+    const page = await openStudio('#/inspect');
+    const docs = page.getByRole('navigation', { name: 'Documents' });
+    await docs.getByRole('button', { name: new RegExp(PDF.replace(/\./g, '\\.')) }).click();
+    await page.getByRole('button', { name: `Re-ingest ${PDF}` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Re-ingest document' });
+    await dialog.getByRole('textbox', { name: 'Chunk size (tokens)' }).fill('128');
+    // The job's event stream is held until the server is dead, so it is lost whatever its pace.
+    let releaseEvents = () => {};
+    const killed = new Promise<void>((resolve) => (releaseEvents = resolve));
+    let onEvents = () => {};
+    const eventsAsked = new Promise<void>((resolve) => (onEvents = resolve));
+    await page.route('**/studio/jobs/*/events', async (route) => {
+      onEvents();
+      await killed;
+      await route.continue().catch(() => undefined);
+    });
+    await dialog.getByRole('button', { name: 'Re-ingest' }).click();
+    await eventsAsked;
+    await studio.killServer();
+    releaseEvents();
+
+    const alert = dialog.getByRole('alert').filter({ hasText: 'Lost track of the re-ingestion' });
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain(
+      'If the studio stopped before the re-ingestion ended, the document was left as it was.',
+    );
+    await shoot(page, 'inspect-reingest-server-lost-1280x800-light');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+  });
+});
