@@ -4,6 +4,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Listing } from '../../src/shared/listings';
 import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
+import { remoteKey } from '../helpers/pushRemote';
+import { startStudio, type TestStudio } from '../helpers/studio';
 
 /**
  * The studio server killed while a page follows one of its jobs (`kbstudio serve` in a browser tab):
@@ -16,6 +18,7 @@ const studio = new E2eStudio('kbstudio-e2e-lost-', 60_000);
 const openStudio = (hash: string) => studio.openStudio(hash, { defaultTimeout: 15_000 });
 const PDF = 'layout-parser-paper-fast.pdf';
 let listing: Listing;
+let remote: TestStudio | undefined;
 
 /** Drops files (name and bytes) on the window as the OS does (see ingest.test.ts). */
 async function dropFiles(page: Page, files: { name: string; bytes: Buffer }[]): Promise<void> {
@@ -33,6 +36,20 @@ async function dropFiles(page: Page, files: { name: string; bytes: Buffer }[]): 
     const under = document.elementFromPoint(innerWidth / 2, innerHeight / 2);
     for (const type of ['dragenter', 'dragover', 'drop']) fire(under, type);
   })()`);
+}
+
+/** Holds the requests of a job's event stream until `release()`: the job is lost whatever its pace. */
+async function holdEvents(page: Page, pattern: string) {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let onAsked = () => {};
+  const asked = new Promise<void>((resolve) => (onAsked = resolve));
+  await page.route(pattern, async (route) => {
+    onAsked();
+    await released;
+    await route.continue().catch(() => undefined);
+  });
+  return { asked, release };
 }
 
 async function documentCount(): Promise<number> {
@@ -63,7 +80,10 @@ describe('The studio server lost while a page follows its job', () => {
     await studio.restartServer();
   });
 
-  afterAll(() => studio.close());
+  afterAll(async () => {
+    await studio.close();
+    await remote?.close();
+  });
 
   it('Ingest: the ingestion is reported lost, nothing of it stored, and the page can ingest again', async () => {
     const page = await openStudio('#/ingest');
@@ -102,20 +122,11 @@ describe('The studio server lost while a page follows its job', () => {
     await page.getByRole('button', { name: `Re-ingest ${PDF}` }).click();
     const dialog = page.getByRole('dialog', { name: 'Re-ingest document' });
     await dialog.getByRole('textbox', { name: 'Chunk size (tokens)' }).fill('128');
-    // The job's event stream is held until the server is dead, so it is lost whatever its pace.
-    let releaseEvents = () => {};
-    const killed = new Promise<void>((resolve) => (releaseEvents = resolve));
-    let onEvents = () => {};
-    const eventsAsked = new Promise<void>((resolve) => (onEvents = resolve));
-    await page.route('**/studio/jobs/*/events', async (route) => {
-      onEvents();
-      await killed;
-      await route.continue().catch(() => undefined);
-    });
+    const events = await holdEvents(page, '**/studio/jobs/*/events');
     await dialog.getByRole('button', { name: 'Re-ingest' }).click();
-    await eventsAsked;
+    await events.asked;
     await studio.killServer();
-    releaseEvents();
+    events.release();
 
     const alert = dialog.getByRole('alert').filter({ hasText: 'Lost track of the re-ingestion' });
     await alert.waitFor();
@@ -125,5 +136,32 @@ describe('The studio server lost while a page follows its job', () => {
     await shoot(page, 'inspect-reingest-server-lost-1280x800-light');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'detached' });
+  });
+
+  it('Publish: a push is reported lost, with how to resume it, and can be started again', async () => {
+    remote = await startStudio({ rateLimits: { perKey: 10_000 } });
+    const page = await openStudio('#/publish');
+    await page.getByRole('heading', { name: 'Publish' }).waitFor();
+    // With no target saved yet, the form is open.
+    await page.getByRole('textbox', { name: 'Base URL' }).waitFor();
+    await page.getByRole('textbox', { name: 'Base URL' }).fill(remote.url);
+    await page.locator('input[type="password"]').fill(remoteKey(remote));
+    await page.getByRole('button', { name: 'Save target' }).click();
+    await page.getByLabel('Saved API key (masked)').waitFor();
+
+    const events = await holdEvents(page, '**/studio/push/jobs/*/events');
+    const push = page.getByRole('button', { name: 'Push', exact: true });
+    await push.click();
+    await events.asked;
+    await studio.killServer();
+    events.release();
+
+    const alert = page.getByRole('alert').filter({ hasText: 'Lost track of the push' });
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain(
+      'The parts the service had completed stay there. Once the studio answers again, push again: the push resumes',
+    );
+    expect(await push.isEnabled()).toBe(true);
+    await shoot(page, 'publish-server-lost-1280x800-light');
   });
 });

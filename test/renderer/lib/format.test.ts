@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  counted,
   formatDateTime,
   formatListingPrice,
   formatSol,
@@ -45,5 +46,14 @@ describe('shortAddress', () => {
   it('keeps the head and tail of long addresses only', () => {
     expect(shortAddress('7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU', 6, 6)).toBe('7xKXtg…osgAsU');
     expect(shortAddress('short')).toBe('short');
+  });
+});
+
+describe('counted', () => {
+  it('puts the noun in the plural unless there is exactly one', () => {
+    expect(counted(1, 'document')).toBe('1 document');
+    expect(counted(0, 'document')).toBe('0 documents');
+    expect(counted(3, 'chunk')).toBe('3 chunks');
+    expect(counted(2, 'query', 'queries')).toBe('2 queries');
   });
 });

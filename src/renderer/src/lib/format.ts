@@ -42,6 +42,11 @@ export function formatCount(n: number, locale = 'en-US'): string {
   return new Intl.NumberFormat(locale).format(n);
 }
 
+/** "1 document", "3 documents": a count with its noun. */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** "7xKXtg2C…sgAsU": enough of a base58 address to recognise it. */
 export function shortAddress(address: string, head = 4, tail = 4): string {
   return address.length <= head + tail + 1 ? address : `${address.slice(0, head)}…${address.slice(-tail)}`;

@@ -36,6 +36,7 @@ import { METRICS, parseHandWritten, type EvalRun } from './evalTypes';
 import { RunComparison } from './RunComparison';
 import { formatChunking, formatDenseWeight, toggleCompared } from './runComparison';
 import { ScoreBinsList } from './scoreBins';
+import { counted } from '../../lib/format';
 
 // The chart library is large: loaded with the first run shown, not with the studio.
 const ScoreHistogram = lazy(() => import('./ScoreHistogram').then((m) => ({ default: m.ScoreHistogram })));
@@ -332,7 +333,8 @@ function RunsTable({
                     {run.name}
                   </Text>
                   <Text size="xs" c="dimmed">
-                    {new Date(run.createdAt).toLocaleString()} · {run.report.metrics.queries} questions
+                    {new Date(run.createdAt).toLocaleString()} ·{' '}
+                    {counted(run.report.metrics.queries, 'question')}
                   </Text>
                 </Table.Td>
                 <Table.Td maw={280}>
@@ -417,9 +419,10 @@ function RunDetail({ run }: { run: EvalRun }) {
       <Text size="xs" c="dimmed">
         {settings.dataset} · {settings.mode}
         {settings.mode === 'hybrid' ? ` (dense weight ${formatDenseWeight(settings)})` : ''} ·{' '}
-        {settings.embeddingModel} · {formatChunking(settings.chunking)} · {settings.chunkCount} chunks ·{' '}
+        {settings.embeddingModel} · {formatChunking(settings.chunking)} ·{' '}
+        {counted(settings.chunkCount, 'chunk')} ·{' '}
         {settings.topK ? `top ${settings.topK} per question · ` : ''}
-        {metrics.queries} questions
+        {counted(metrics.queries, 'question')}
         {metrics.skipped > 0 ? ` (${metrics.skipped} without judgments skipped)` : ''}
       </Text>
       <Card withBorder padding="md">

@@ -1,5 +1,6 @@
 import { Badge, Group, Paper, Spoiler, Text } from '@mantine/core';
 import { metadataItems } from './chunkPreview';
+import { counted } from '../../lib/format';
 
 /** One chunk: its position, token count, sourceMetadata and text (the overlap with the previous one dimmed). */
 export function ChunkCard({
@@ -38,7 +39,7 @@ export function ChunkCard({
           ))}
         </Group>
         <Badge size="sm" variant="outline" color="gray" tt="none" style={{ flex: 'none' }}>
-          {tokenCount} tokens
+          {counted(tokenCount, 'token')}
         </Badge>
       </Group>
       <Spoiler

@@ -4,6 +4,7 @@ import { CancelJobButton } from '../../components/CancelJobButton';
 import { sectionHref } from '../../lib/sections';
 import { filePercent, outcomeCounts, overallPercent, STAGE_LABELS } from './jobView';
 import type { FileOutcome, IngestJob } from './types';
+import { counted } from '../../lib/format';
 
 const STATUS_COLOR: Record<FileOutcome['status'], string> = {
   ingested: 'teal',
@@ -47,7 +48,7 @@ export function JobPanel({
             <Progress value={percent} animated aria-label="Overall progress" />
             <Text size="xs" c="dimmed" mt={4} aria-live="polite">
               {p
-                ? `${p.stage === 'storing' ? 'Storing the knowledge base' : `${STAGE_LABELS[p.stage]} ${p.file ?? ''}`} · ${p.filesDone} of ${p.filesTotal} files · ${p.chunks} chunks`
+                ? `${p.stage === 'storing' ? 'Storing the knowledge base' : `${STAGE_LABELS[p.stage]} ${p.file ?? ''}`} · ${p.filesDone} of ${counted(p.filesTotal, 'file')} · ${counted(p.chunks, 'chunk')}`
                 : 'Receiving files…'}
             </Text>
           </div>
@@ -112,8 +113,8 @@ function Outcomes({ job, inspectLink }: { job: IngestJob; inspectLink: boolean }
           {counts.rejected} rejected
         </Badge>
         <Text size="xs" c="dimmed">
-          The knowledge base now holds {result.documentCount} documents, {result.chunkCount} chunks (
-          {(result.durationMs / 1000).toFixed(1)} s).
+          The knowledge base now holds {counted(result.documentCount, 'document')},{' '}
+          {counted(result.chunkCount, 'chunk')} ({(result.durationMs / 1000).toFixed(1)} s).
         </Text>
         {inspectLink && result.documentCount > 0 && (
           <Button component="a" href={sectionHref('inspect')} size="xs" variant="subtle" ml="auto">

@@ -27,6 +27,7 @@ import { ChunkList } from './ChunkList';
 import { formatSize } from '../ingest/formatSize';
 import { deleteDocument, listDocuments, type DocumentSummary } from './documentsApi';
 import { ReingestModal } from './ReingestModal';
+import { counted } from '../../lib/format';
 
 export function InspectPage() {
   const [listingId] = useListingChoice();
@@ -215,8 +216,8 @@ export function InspectPage() {
       >
         <Stack gap="md">
           <Text size="sm">
-            Delete <b>{confirming?.source}</b> and its {confirming?.chunkCount} chunks from the knowledge
-            base? Buyers stop finding them at once. This cannot be undone.
+            Delete <b>{confirming?.source}</b> and its {counted(confirming?.chunkCount ?? 0, 'chunk')} from
+            the knowledge base? Buyers stop finding them at once. This cannot be undone.
           </Text>
           {remove.isError && (
             <Text size="sm" c="red" role="alert">

@@ -9,6 +9,7 @@ import { JobPanel } from '../ingest/JobPanel';
 import type { ChunkingSettings, IngestJob } from '../ingest/types';
 import { reingestDocument, type DocumentSummary } from './documentsApi';
 import { chunkingOfDocument, reingestPlan } from './reingest';
+import { counted } from '../../lib/format';
 
 /**
  * Confirms re-ingesting one document from its kept original file, with chunking settings that start
@@ -46,8 +47,8 @@ export function ReingestModal({
         {!job && (
           <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
             Parse, chunk and embed <b>{document.source}</b> again from the original file the studio kept. Its{' '}
-            {document.chunkCount} chunks are replaced when the new ones are stored; until then buyers keep
-            finding the current ones.
+            {counted(document.chunkCount, 'chunk')} are replaced when the new ones are stored; until then
+            buyers keep finding the current ones.
           </Text>
         )}
         {settings ? (

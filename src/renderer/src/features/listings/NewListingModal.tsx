@@ -16,7 +16,7 @@ import {
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { AccessModel, Listing, UpdateListingInput } from '../../../../shared/listings';
-import { ACCESS_MODEL_LABELS } from '../../lib/format';
+import { ACCESS_MODEL_LABELS, counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage, fieldErrorsOf, type CreateListingBody } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
@@ -234,7 +234,7 @@ export function NewListingModal({
               label="Embedding model"
               description={
                 modelLocked
-                  ? `Fixed: ${listing.chunkCount} chunks are already embedded with it. Create a new listing to use another model.`
+                  ? `Fixed: ${counted(listing.chunkCount, 'chunk')} ${listing.chunkCount === 1 ? 'is' : 'are'} already embedded with it. Create a new listing to use another model.`
                   : 'Used when documents are ingested; it can change until the first chunks are embedded.'
               }
               readOnly={modelLocked}

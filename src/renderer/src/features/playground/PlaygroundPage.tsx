@@ -35,6 +35,7 @@ import { describeFailure, playgroundHashParams } from './actingAs';
 import { FilterEditor } from './FilterEditor';
 import { buildFilters, type FilterRow } from './filterRows';
 import { clientCodeOf, curlOf, queryTerms, type PlaygroundRequest } from './requestCode';
+import { counted } from '../../lib/format';
 
 interface RunState {
   status: 'idle' | 'running' | 'done' | 'error';
@@ -174,7 +175,7 @@ export function PlaygroundPage() {
                   label="Listing"
                   data={listings.data.data.map((l) => ({
                     value: l.id,
-                    label: `${l.title} (${l.chunkCount} chunks)`,
+                    label: `${l.title} (${counted(l.chunkCount, 'chunk')})`,
                   }))}
                   value={listingId}
                   onChange={(value) => {
@@ -331,7 +332,7 @@ function Results({
           {run.status === 'done' && (
             <>
               <Badge variant="light" color="gray">
-                {run.chunks.length} chunks
+                {counted(run.chunks.length, 'chunk')}
               </Badge>
               {run.latencyMs !== undefined && (
                 <Badge variant="light" color="teal" aria-label="Latency">

@@ -14,6 +14,7 @@ import { useListingChoice } from '../ingest/useListingChoice';
 import { followPush, listPushJobs, PUSH_JOBS, startPush } from './publishApi';
 import { PushPanel } from './PushPanel';
 import { TargetCard } from './TargetCard';
+import { counted } from '../../lib/format';
 
 export function PublishPage() {
   const api = useStudioApi();
@@ -90,8 +91,8 @@ export function PublishPage() {
                 </Text>
                 {listing.data && (
                   <Text size="sm" c="dimmed">
-                    {listing.data.documentCount} documents · {listing.data.chunkCount} chunks ·{' '}
-                    {listing.data.embeddingModel}
+                    {counted(listing.data.documentCount, 'document')} ·{' '}
+                    {counted(listing.data.chunkCount, 'chunk')} · {listing.data.embeddingModel}
                   </Text>
                 )}
                 {empty && (

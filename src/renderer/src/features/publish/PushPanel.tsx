@@ -11,6 +11,7 @@ import {
   partPercents,
   reportFiles,
 } from './pushView';
+import { counted } from '../../lib/format';
 
 /** A push in progress (packing and sending per part), then the remote's report per file. */
 export function PushPanel({
@@ -39,8 +40,8 @@ export function PushPanel({
             </Text>
             <Text size="xs" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
               To {job.target}
-              {job.remoteListingId ? ` · remote listing ${job.remoteListingId}` : ''} · {job.parts.length}{' '}
-              {job.parts.length === 1 ? 'part' : 'parts'}, {job.totals.files} files,{' '}
+              {job.remoteListingId ? ` · remote listing ${job.remoteListingId}` : ''} ·{' '}
+              {counted(job.parts.length, 'part')}, {counted(job.totals.files, 'file')},{' '}
               {formatSize(job.totals.bytes)}
             </Text>
           </div>
@@ -195,8 +196,8 @@ function Report({ job }: { job: PushJob }) {
         )}
         {job.remoteChunkCount !== null && (
           <Text size="xs" c="dimmed">
-            The remote knowledge base holds {job.remoteDocumentCount} documents, {job.remoteChunkCount}{' '}
-            chunks.
+            The remote knowledge base holds {counted(job.remoteDocumentCount ?? 0, 'document')},{' '}
+            {counted(job.remoteChunkCount, 'chunk')}.
           </Text>
         )}
       </Group>
