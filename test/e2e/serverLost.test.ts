@@ -6,6 +6,7 @@ import type { Listing } from '../../src/shared/listings';
 import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
 import { remoteKey } from '../helpers/pushRemote';
 import { startStudio, type TestStudio } from '../helpers/studio';
+import { holdingProxy, type HoldingProxy } from '../faults/studioProcess';
 
 /**
  * The studio server killed while a page follows one of its jobs (`kbstudio serve` in a browser tab):
@@ -19,6 +20,13 @@ const openStudio = (hash: string) => studio.openStudio(hash, { defaultTimeout: 1
 const PDF = 'layout-parser-paper-fast.pdf';
 let listing: Listing;
 let remote: TestStudio | undefined;
+let proxy: HoldingProxy | undefined;
+
+/** A second server playing the hosted service, shared by the Publish tests. */
+async function theRemote(): Promise<TestStudio> {
+  remote ??= await startStudio({ rateLimits: { perKey: 10_000 } });
+  return remote;
+}
 
 /** Drops files (name and bytes) on the window as the OS does (see ingest.test.ts). */
 async function dropFiles(page: Page, files: { name: string; bytes: Buffer }[]): Promise<void> {
@@ -82,6 +90,7 @@ describe('The studio server lost while a page follows its job', () => {
 
   afterAll(async () => {
     await studio.close();
+    await proxy?.close();
     await remote?.close();
   });
 
@@ -139,7 +148,7 @@ describe('The studio server lost while a page follows its job', () => {
   });
 
   it('Publish: a push is reported lost, with how to resume it, and can be started again', async () => {
-    remote = await startStudio({ rateLimits: { perKey: 10_000 } });
+    const remote = await theRemote();
     const page = await openStudio('#/publish');
     await page.getByRole('heading', { name: 'Publish' }).waitFor();
     // With no target saved yet, the form is open.
@@ -163,5 +172,33 @@ describe('The studio server lost while a page follows its job', () => {
     );
     expect(await push.isEnabled()).toBe(true);
     await shoot(page, 'publish-server-lost-1280x800-light');
+  });
+
+  it('Publish opened during a push: the push it follows is reported lost when the server dies', async () => {
+    const remote = await theRemote();
+    // The first part's upload is held after its first kilobyte, so the push stays running.
+    proxy = await holdingProxy(remote.url, { upload: 1, afterBytes: 1024 });
+    const page = await openStudio('#/listings');
+    await page.getByRole('heading', { name: 'Listings' }).waitFor();
+    const status = await page.evaluate(`(async () => {
+      const token = document.querySelector('meta[name="kbstudio-token"]').content;
+      const headers = { 'X-Studio-Token': token, 'Content-Type': 'application/json' };
+      const body = JSON.stringify({ listingId: ${JSON.stringify(listing.id)}, baseUrl: ${JSON.stringify(proxy.url)}, apiKey: ${JSON.stringify(remoteKey(remote))} });
+      return (await fetch('/studio/push', { method: 'POST', headers, body })).status;
+    })()`);
+    expect(status).toBe(202);
+    await proxy.held;
+    await page.goto(`${studio.baseUrl}/#/publish`);
+    // The view found the running push and follows its event stream.
+    await page.getByText('Pushing…').waitFor();
+    await studio.killServer();
+
+    const alert = page.getByRole('alert').filter({ hasText: 'Lost track of the push' });
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain(
+      'The connection to the studio server was lost (network error).',
+    );
+    expect(await page.getByText('Pushing…').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Push', exact: true }).isEnabled()).toBe(true);
   });
 });
