@@ -29,6 +29,7 @@ import { lazy, Suspense, useState } from 'react';
 import type { RetrievalMode } from '../../../../shared/retrieval';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
 import { studioCall } from '../playground/studioCalls';
@@ -36,7 +37,6 @@ import { METRICS, parseHandWritten, type EvalRun } from './evalTypes';
 import { RunComparison } from './RunComparison';
 import { formatChunking, formatDenseWeight, toggleCompared } from './runComparison';
 import { ScoreBinsList } from './scoreBins';
-import { counted } from '../../lib/format';
 
 // The chart library is large: loaded with the first run shown, not with the studio.
 const ScoreHistogram = lazy(() => import('./ScoreHistogram').then((m) => ({ default: m.ScoreHistogram })));

@@ -1,6 +1,6 @@
 import { Badge, Group, Paper, Spoiler, Text } from '@mantine/core';
-import { metadataItems } from './chunkPreview';
 import { counted } from '../../lib/format';
+import { metadataItems } from './chunkPreview';
 
 /** One chunk: its position, token count, sourceMetadata and text (the overlap with the previous one dimmed). */
 export function ChunkCard({

@@ -1,10 +1,10 @@
 import { Alert, Badge, Button, Card, Group, Progress, Stack, Table, Text } from '@mantine/core';
 import { IconAlertTriangle } from '@tabler/icons-react';
 import { CancelJobButton } from '../../components/CancelJobButton';
+import { counted } from '../../lib/format';
 import { sectionHref } from '../../lib/sections';
 import { filePercent, outcomeCounts, overallPercent, STAGE_LABELS } from './jobView';
 import type { FileOutcome, IngestJob } from './types';
-import { counted } from '../../lib/format';
 
 const STATUS_COLOR: Record<FileOutcome['status'], string> = {
   ingested: 'teal',

@@ -18,6 +18,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { sectionHref } from '../../lib/sections';
 import { errorMessage } from '../../lib/studioApi';
@@ -27,7 +28,6 @@ import { ChunkList } from './ChunkList';
 import { formatSize } from '../ingest/formatSize';
 import { deleteDocument, listDocuments, type DocumentSummary } from './documentsApi';
 import { ReingestModal } from './ReingestModal';
-import { counted } from '../../lib/format';
 
 export function InspectPage() {
   const [listingId] = useListingChoice();

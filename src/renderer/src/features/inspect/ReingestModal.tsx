@@ -2,6 +2,7 @@ import { Alert, Button, Group, Modal, Stack, Text } from '@mantine/core';
 import { IconInfoCircle, IconRefresh } from '@tabler/icons-react';
 import { useState } from 'react';
 import { ErrorState } from '../../components/QueryStates';
+import { counted } from '../../lib/format';
 import { useJobRun } from '../../lib/useJobRun';
 import { ChunkingSettingsCard } from '../ingest/ChunkingSettingsCard';
 import { REINGEST_JOBS } from '../ingest/ingestApi';
@@ -9,7 +10,6 @@ import { JobPanel } from '../ingest/JobPanel';
 import type { ChunkingSettings, IngestJob } from '../ingest/types';
 import { reingestDocument, type DocumentSummary } from './documentsApi';
 import { chunkingOfDocument, reingestPlan } from './reingest';
-import { counted } from '../../lib/format';
 
 /**
  * Confirms re-ingesting one document from its kept original file, with chunking settings that start

@@ -28,6 +28,7 @@ import { KnowledgeClient, type Chunk } from '../../../../client';
 import type { RetrievalMode } from '../../../../shared/retrieval';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
@@ -35,7 +36,6 @@ import { describeFailure, playgroundHashParams } from './actingAs';
 import { FilterEditor } from './FilterEditor';
 import { buildFilters, type FilterRow } from './filterRows';
 import { clientCodeOf, curlOf, queryTerms, type PlaygroundRequest } from './requestCode';
-import { counted } from '../../lib/format';
 
 interface RunState {
   status: 'idle' | 'running' | 'done' | 'error';

@@ -6,6 +6,7 @@ import { useEffect } from 'react';
 import type { PushJob } from '../../../../shared/push';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
+import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
 import { useJobRun } from '../../lib/useJobRun';
@@ -14,7 +15,6 @@ import { useListingChoice } from '../ingest/useListingChoice';
 import { followPush, listPushJobs, PUSH_JOBS, startPush } from './publishApi';
 import { PushPanel } from './PushPanel';
 import { TargetCard } from './TargetCard';
-import { counted } from '../../lib/format';
 
 export function PublishPage() {
   const api = useStudioApi();

@@ -2,6 +2,7 @@ import { Alert, Badge, Card, Group, Progress, ScrollArea, Stack, Table, Text } f
 import { IconAlertTriangle, IconCircleCheck } from '@tabler/icons-react';
 import { CancelJobButton } from '../../components/CancelJobButton';
 import type { PushJob, PushPart } from '../../../../shared/push';
+import { counted } from '../../lib/format';
 import { formatSize } from '../ingest/formatSize';
 import {
   failureTitle,
@@ -11,7 +12,6 @@ import {
   partPercents,
   reportFiles,
 } from './pushView';
-import { counted } from '../../lib/format';
 
 /** A push in progress (packing and sending per part), then the remote's report per file. */
 export function PushPanel({
