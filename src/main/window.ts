@@ -1,4 +1,4 @@
-import { BrowserWindow, nativeTheme, shell, type WebContents } from 'electron';
+import { BrowserWindow, dialog, nativeTheme, shell, type WebContents } from 'electron';
 import { isAllowedPermission, isExternalWebUrl, isSameOrigin } from './navigationPolicy';
 
 export const WINDOW_TITLE = 'KB Studio';
@@ -32,6 +32,7 @@ export function createMainWindow({ url, preload, icon }: MainWindowOptions): Bro
     },
   });
   guardNavigation(window.webContents, new URL(url).origin);
+  confirmLeavingRunningJobs(window);
   window.once('ready-to-show', () => window.show());
   void window.loadURL(url);
   return window;
@@ -57,6 +58,29 @@ function guardNavigation(contents: WebContents, origin: string): void {
   contents.session.setPermissionRequestHandler((_contents, permission, callback) =>
     callback(isAllowedPermission(permission)),
   );
+}
+
+/**
+ * While a job runs the page refuses to unload (`useLeaveGuard` in the renderer), which Electron would
+ * take as a silent "no": the creator is asked instead, and the window closes (or reloads) only if they
+ * choose to.
+ */
+function confirmLeavingRunningJobs(window: BrowserWindow): void {
+  window.webContents.on('will-prevent-unload', (event) => {
+    const choice = dialog.showMessageBoxSync(window, {
+      type: 'warning',
+      title: WINDOW_TITLE,
+      message: 'A job is still running',
+      detail:
+        'Closing KB Studio now stops it: an ingestion stops before storing anything, and a push can be resumed later by pushing again. Reloading the page keeps it running, but no longer shows its progress.',
+      buttons: ['Stay', 'Leave anyway'],
+      defaultId: 0,
+      cancelId: 0,
+      noLink: true,
+    });
+    // preventDefault here overrides the page's refusal: the window goes ahead.
+    if (choice === 1) event.preventDefault();
+  });
 }
 
 function openInBrowser(url: string): void {

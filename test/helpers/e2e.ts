@@ -110,6 +110,8 @@ export interface OpenOptions {
   colorScheme?: 'light' | 'dark';
   /** Playwright's default wait per action, when a suite needs other than its 30 s. */
   defaultTimeout?: number;
+  /** Script run in every page of the context before the page's own (e.g. the desktop app's bridge). */
+  initScript?: string;
 }
 
 /**
@@ -153,7 +155,7 @@ export class E2eStudio {
     this.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }
 
-  /** SIGKILL to the server, as a crash would; `restartServer()` serves the same data directory again. */
+  /** SIGKILL to the server, as a crash would; `ensureServer()` serves the same data directory again. */
   async killServer(): Promise<void> {
     const server = this.server;
     if (!server || server.exitCode !== null || server.signalCode !== null) return;
@@ -162,9 +164,13 @@ export class E2eStudio {
     await exited;
   }
 
-  /** The data directory served again, on a new port with a new studio token: pages must be opened anew. */
-  async restartServer(): Promise<void> {
-    await stopServer(this.server);
+  /**
+   * The data directory served again if the server has stopped, on a new port with a new studio token:
+   * pages must be opened anew.
+   */
+  async ensureServer(): Promise<void> {
+    const server = this.server;
+    if (server && server.exitCode === null && server.signalCode === null) return;
     const started = await startServer(this.dataDir);
     this.server = started.child;
     this.baseUrl = started.url;
@@ -176,6 +182,7 @@ export class E2eStudio {
       colorScheme: options.colorScheme ?? 'light',
       reducedMotion: 'reduce',
     });
+    if (options.initScript) await this.context.addInitScript(options.initScript);
     const page = await this.context.newPage();
     if (options.defaultTimeout) page.setDefaultTimeout(options.defaultTimeout);
     await page.goto(`${this.baseUrl}/${hash}`);

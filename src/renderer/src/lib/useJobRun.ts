@@ -1,5 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useState } from 'react';
+import { useLeaveGuard } from './leaveGuard';
 import { queryKeys } from './queryClient';
 import { errorMessage, StudioApiError } from './studioApi';
 
@@ -30,7 +31,8 @@ export class JobLostError extends StudioApiError {
  * starting/cancelling flags and the error a view shows. `run` resolves with the final snapshot (or
  * undefined when starting or following failed: `error` says why). A job that was started but can no
  * longer be followed is `lost`: it is no longer shown as running (so the view can be used again), the
- * error is a `JobLostError` with the kind's advice, and the studio's status is checked again.
+ * error is a `JobLostError` with the kind's advice, and the studio's status is checked again. While a
+ * job runs, closing the desktop app's window asks first (`useLeaveGuard`).
  */
 export function useJobRun<Job extends { id: string; state: string }>(kind: JobKind<Job>) {
   const queryClient = useQueryClient();
@@ -51,6 +53,9 @@ export function useJobRun<Job extends { id: string; state: string }>(kind: JobKi
     },
     [lostAdvice, queryClient],
   );
+
+  const running = starting || job?.state === 'running';
+  useLeaveGuard(running);
 
   const run = async (start: () => Promise<Job>): Promise<Job | undefined> => {
     setStarting(true);
@@ -92,7 +97,7 @@ export function useJobRun<Job extends { id: string; state: string }>(kind: JobKi
     loseTrack,
     starting,
     cancelling,
-    running: starting || job?.state === 'running',
+    running,
     run,
     cancel,
   };

@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Dialog, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { E2eStudio, FIXTURES } from '../helpers/e2e';
+
+/**
+ * Closing the desktop app's window during a job asks first (src/renderer/src/lib/leaveGuard.ts; the
+ * main process turns the page's refusal into a dialog). The page is run in Chromium with the desktop
+ * bridge the preload script would give it; a browser tab (`kbstudio serve`) asks nothing, since
+ * closing it stops no job.
+ */
+
+const studio = new E2eStudio('kbstudio-e2e-leave-');
+/** What src/preload/index.ts exposes, as far as the page looks at it. */
+const DESKTOP_BRIDGE = `Object.defineProperty(window, 'kbstudio', { value: Object.freeze({
+  platform: 'linux', isolation: { sandboxed: true, contextIsolated: true },
+  versions: { electron: '0.0.0-test', chrome: '', node: '' } }) });`;
+
+/** Queues one fixture on Ingest and starts it, its progress held so that it stays running. */
+async function startHeldIngestion(page: Page): Promise<() => void> {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  await page.route('**/studio/jobs/*/events', async (route) => {
+    await released;
+    await route.continue().catch(() => undefined);
+  });
+  await page.getByText('Drop files, folders or ZIP archives here').waitFor();
+  await expect.poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue()).toBe('Guarded');
+  await page
+    .locator('input[type="file"]:not([webkitdirectory])')
+    .first()
+    .setInputFiles({
+      name: 'umlauts-utf8.md',
+      mimeType: 'text/markdown',
+      buffer: readFileSync(join(FIXTURES, 'umlauts-utf8.md')),
+    });
+  await page.getByRole('button', { name: 'Ingest 1 file' }).click();
+  await page.getByText('Ingesting…').waitFor();
+  return release;
+}
+
+/** Closes the page as a window close would, and says whether it asked first (the ask is declined). */
+async function closeAsks(page: Page): Promise<boolean> {
+  let asked: Dialog | undefined;
+  const onDialog = (dialog: Dialog) => {
+    asked = dialog;
+    void dialog.dismiss();
+  };
+  page.on('dialog', onDialog);
+  const closed = new Promise<void>((resolve) => page.once('close', () => resolve()));
+  await page.close({ runBeforeUnload: true });
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+  page.off('dialog', onDialog);
+  if (asked) expect(asked.type()).toBe('beforeunload');
+  return asked !== undefined;
+}
+
+describe('Closing the window during a job', () => {
+  beforeAll(async () => {
+    studio.prepare();
+    await studio.runCli([
+      'listings',
+      'create',
+      '--title',
+      'Guarded',
+      '--access-model',
+      'one_time',
+      '--price',
+      '1',
+    ]);
+    await studio.start();
+  });
+
+  afterEach(() => studio.closePage());
+
+  afterAll(() => studio.close());
+
+  it('in the desktop app, asks while an ingestion runs and not once it has finished', async () => {
+    const page = await studio.openStudio('#/ingest', { initScript: DESKTOP_BRIDGE, defaultTimeout: 15_000 });
+    const release = await startHeldIngestion(page);
+
+    expect(await closeAsks(page)).toBe(true);
+    expect(page.isClosed()).toBe(false);
+
+    release();
+    await page.getByText('Ingestion finished').waitFor({ timeout: 30_000 });
+    expect(await closeAsks(page)).toBe(false);
+    expect(page.isClosed()).toBe(true);
+  });
+
+  it('in a browser tab (kbstudio serve), asks nothing: the job goes on without the tab', async () => {
+    const page = await studio.openStudio('#/ingest', { defaultTimeout: 15_000 });
+    await startHeldIngestion(page);
+    expect(await closeAsks(page)).toBe(false);
+    expect(page.isClosed()).toBe(true);
+  });
+});
