@@ -43,16 +43,7 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
 
   beforeAll(async () => {
     studio.prepare();
-    await studio.runCli([
-      'listings',
-      'create',
-      '--title',
-      'Fixture library',
-      '--access-model',
-      'one_time',
-      '--price',
-      '1',
-    ]);
+    await studio.createListing('Fixture library');
     await studio.start();
   });
 

@@ -59,16 +59,7 @@ async function closeAsks(page: Page): Promise<boolean> {
 describe('Closing the window during a job', () => {
   beforeAll(async () => {
     studio.prepare();
-    await studio.runCli([
-      'listings',
-      'create',
-      '--title',
-      'Guarded',
-      '--access-model',
-      'one_time',
-      '--price',
-      '1',
-    ]);
+    await studio.createListing('Guarded');
     await studio.start();
   });
 

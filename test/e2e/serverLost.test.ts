@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Listing } from '../../src/shared/listings';
+import { holdingProxy, type HoldingProxy } from '../faults/studioProcess';
 import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
 import { remoteKey } from '../helpers/pushRemote';
 import { startStudio, type TestStudio } from '../helpers/studio';
-import { holdingProxy, type HoldingProxy } from '../faults/studioProcess';
 
 /**
  * The studio server killed while a page follows one of its jobs (`kbstudio serve` in a browser tab):
@@ -48,18 +48,7 @@ async function documentCount(): Promise<number> {
 describe('The studio server lost while a page follows its job', () => {
   beforeAll(async () => {
     studio.prepare();
-    listing = JSON.parse(
-      await studio.runCli([
-        'listings',
-        'create',
-        '--title',
-        'Lost jobs',
-        '--access-model',
-        'one_time',
-        '--price',
-        '1',
-      ]),
-    ) as Listing;
+    listing = await studio.createListing('Lost jobs');
     await studio.runCli(['ingest', '--listing', listing.id, join(FIXTURES, PDF)]);
     await studio.start();
   }, 120_000);

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Listing } from '../../src/shared/listings';
 
 /**
  * What the Playwright suites in test/e2e share: a real `kbstudio serve` on a fresh data directory,
@@ -146,6 +147,12 @@ export class E2eStudio {
 
   runCli(args: string[]): Promise<string> {
     return runCli(this.dataDir, args, this.cliTimeout);
+  }
+
+  /** A draft listing sold one-time for 1 SOL, made with the CLI as a creator would. */
+  async createListing(title: string): Promise<Listing> {
+    const args = ['listings', 'create', '--title', title, '--access-model', 'one_time', '--price', '1'];
+    return JSON.parse(await this.runCli(args)) as Listing;
   }
 
   async start(): Promise<void> {
