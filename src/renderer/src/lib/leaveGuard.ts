@@ -11,8 +11,8 @@ export function useLeaveGuard(active: boolean): void {
     if (!active || !window.kbstudio) return;
     const ask = (event: BeforeUnloadEvent) => {
       event.preventDefault();
-      // Older Chromium, and Electron, also look at returnValue.
-      event.returnValue = '';
+      // What older Chromium (and Electron's own docs) look at instead: any non-empty returnValue.
+      event.returnValue = true;
     };
     window.addEventListener('beforeunload', ask);
     return () => window.removeEventListener('beforeunload', ask);

@@ -47,8 +47,8 @@ export function ReingestModal({
         {!job && (
           <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
             Parse, chunk and embed <b>{document.source}</b> again from the original file the studio kept. Its{' '}
-            {counted(document.chunkCount, 'chunk')} are replaced when the new ones are stored; until then
-            buyers keep finding the current ones.
+            {counted(document.chunkCount, 'chunk')} {document.chunkCount === 1 ? 'is' : 'are'} replaced when
+            the new ones are stored; until then buyers keep finding the current ones.
           </Text>
         )}
         {settings ? (
