@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Dialog, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { E2eStudio, FIXTURES } from '../helpers/e2e';
+import { E2eStudio, FIXTURES, holdEvents } from '../helpers/e2e';
 
 /**
  * Closing the desktop app's window during a job asks first (src/renderer/src/lib/leaveGuard.ts; the
@@ -19,12 +19,7 @@ const DESKTOP_BRIDGE = `Object.defineProperty(window, 'kbstudio', { value: Objec
 
 /** Queues one fixture on Ingest and starts it, its progress held so that it stays running. */
 async function startHeldIngestion(page: Page): Promise<() => void> {
-  let release = () => {};
-  const released = new Promise<void>((resolve) => (release = resolve));
-  await page.route('**/studio/jobs/*/events', async (route) => {
-    await released;
-    await route.continue().catch(() => undefined);
-  });
+  const events = await holdEvents(page, '**/studio/jobs/*/events');
   await page.getByText('Drop files, folders or ZIP archives here').waitFor();
   await expect.poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue()).toBe('Guarded');
   await page
@@ -37,7 +32,7 @@ async function startHeldIngestion(page: Page): Promise<() => void> {
     });
   await page.getByRole('button', { name: 'Ingest 1 file' }).click();
   await page.getByText('Ingesting…').waitFor();
-  return release;
+  return events.release;
 }
 
 /** Closes the page as a window close would, and says whether it asked first (the ask is declined). */

@@ -1,10 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Listing } from '../../src/shared/listings';
 import { holdingProxy, type HoldingProxy } from '../faults/studioProcess';
-import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
+import { E2eStudio, FIXTURES, holdEvents, shoot } from '../helpers/e2e';
 import { remoteKey } from '../helpers/pushRemote';
 import { startStudio, type TestStudio } from '../helpers/studio';
 
@@ -25,20 +24,6 @@ let proxy: HoldingProxy | undefined;
 async function theRemote(): Promise<TestStudio> {
   remote ??= await startStudio({ rateLimits: { perKey: 10_000 } });
   return remote;
-}
-
-/** Holds the requests of a job's event stream until `release()`: the job is lost whatever its pace. */
-async function holdEvents(page: Page, pattern: string) {
-  let release = () => {};
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let onAsked = () => {};
-  const asked = new Promise<void>((resolve) => (onAsked = resolve));
-  await page.route(pattern, async (route) => {
-    onAsked();
-    await released;
-    await route.continue().catch(() => undefined);
-  });
-  return { asked, release };
 }
 
 async function documentCount(): Promise<number> {

@@ -106,6 +106,20 @@ export async function shootAll(page: Page, name: string, { fullPage = true } = {
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
+/** Holds the requests of a job's event stream until `release()`: the job is lost whatever its pace. */
+export async function holdEvents(page: Page, pattern: string) {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let onAsked = () => {};
+  const asked = new Promise<void>((resolve) => (onAsked = resolve));
+  await page.route(pattern, async (route) => {
+    onAsked();
+    await released;
+    await route.continue().catch(() => undefined);
+  });
+  return { asked, release };
+}
+
 export interface OpenOptions {
   viewport?: { width: number; height: number };
   colorScheme?: 'light' | 'dark';

@@ -38,7 +38,6 @@ export function useJobRun<Job extends { id: string; state: string }>(kind: JobKi
   const queryClient = useQueryClient();
   const [job, setJob] = useState<Job>();
   const [error, setError] = useState<unknown>();
-  const [lost, setLost] = useState(false);
   const [starting, setStarting] = useState(false);
   const [cancelling, setCancelling] = useState(false);
   const { lostAdvice } = kind;
@@ -47,7 +46,6 @@ export function useJobRun<Job extends { id: string; state: string }>(kind: JobKi
   const loseTrack = useCallback(
     (cause: unknown) => {
       setJob(undefined);
-      setLost(true);
       setError(new JobLostError(cause, lostAdvice));
       void queryClient.invalidateQueries({ queryKey: queryKeys.info });
     },
@@ -60,7 +58,6 @@ export function useJobRun<Job extends { id: string; state: string }>(kind: JobKi
   const run = async (start: () => Promise<Job>): Promise<Job | undefined> => {
     setStarting(true);
     setError(undefined);
-    setLost(false);
     let started: Job | undefined;
     try {
       started = await start();
@@ -93,7 +90,7 @@ export function useJobRun<Job extends { id: string; state: string }>(kind: JobKi
     job,
     setJob,
     error,
-    lost,
+    lost: error instanceof JobLostError,
     loseTrack,
     starting,
     cancelling,
