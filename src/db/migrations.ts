@@ -304,6 +304,24 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TRIGGER chunks_fts_insert;
     `,
   },
+  {
+    version: 8,
+    name: 'a journal of running studio ingestions, so those a stop interrupted are reported',
+    up: `
+      -- A row per studio ingestion while it runs (src/core/ingest/jobJournal.ts); the next start turns
+      -- the rows it finds running into reports of interrupted ingestions, kept until dismissed.
+      CREATE TABLE ingest_jobs (
+        id TEXT PRIMARY KEY,
+        listing_id TEXT NOT NULL REFERENCES listings (id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('ingest', 'reingest')),
+        state TEXT NOT NULL CHECK (state IN ('running', 'interrupted')),
+        sources TEXT NOT NULL DEFAULT '[]',
+        started_at TEXT NOT NULL,
+        changed_documents INTEGER
+      );
+      CREATE INDEX ingest_jobs_listing ON ingest_jobs (listing_id);
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

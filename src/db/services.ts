@@ -29,6 +29,7 @@ import { openDataDir, QUERY_LOG_SPILL_FILE, SCRATCH_DIR, type Db, type OpenOptio
 import { SqliteApiKeyRepository } from './repositories/apiKeys';
 import { SqliteCredentialRepository } from './repositories/credentials';
 import { SqliteEmbeddingCache } from './repositories/embeddingCache';
+import { SqliteIngestJobJournal } from './repositories/ingestJobs';
 import { SqliteKnowledgeBaseStore, WRITE_WAIT_MS } from './repositories/knowledgeBase';
 import { SqliteLedgerRepository } from './repositories/ledger';
 import { SqliteListingRepository } from './repositories/listings';
@@ -59,6 +60,8 @@ export interface StudioServices {
    */
   pruneSources(): Promise<number>;
   uploads: UploadService;
+  /** Studio ingestions while they run, so those a stop interrupted are reported after the restart. */
+  ingestJournal: SqliteIngestJobJournal;
   retrieval: RetrievalService;
   /** The marketplace ledger: local (SQLite) by default, the Solana program when `solana.rpcUrl` is set. */
   ledger: Ledger;
@@ -114,9 +117,13 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     sources,
   );
   const uploads = new UploadService(new SqliteUploadRepository(db), listings, ingestion, undefined, now);
+  const ingestJournal = new SqliteIngestJobJournal(db);
   // Another live process on this data directory (a running `kbstudio serve`) may be processing those
-  // uploads right now: only a directory nobody else uses has truly interrupted ones.
-  if (!sharedWithLiveProcess(join(dataDir, SCRATCH_DIR))) uploads.recoverInterrupted();
+  // uploads and ingestions right now: only a directory nobody else uses has truly interrupted ones.
+  if (!sharedWithLiveProcess(join(dataDir, SCRATCH_DIR))) {
+    uploads.recoverInterrupted();
+    ingestJournal.recoverInterrupted();
+  }
   const wallets = new WalletService(new SqliteWalletRepository(db), options.secretBox ?? plainSecretBox, now);
   const credentialRepo = new SqliteCredentialRepository(db);
   const local = new LocalLedger({
@@ -171,6 +178,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
       return sources.prune(new Set(hashes));
     },
     uploads,
+    ingestJournal,
     warmSearch: async () => {
       const [warmed] = await Promise.all([search.warmUp(), warmOfflineModel(db, embedderFor)]);
       return warmed;
@@ -188,6 +196,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     embedderFor,
     secretBox: options.secretBox ?? plainSecretBox,
     close: () => {
+      ingestJournal.close();
       knowledgeBase.close();
       search.close();
       db.close();

@@ -118,7 +118,7 @@ describe('SIGKILL during ingestion', () => {
     await server.stop();
   }, 400_000);
 
-  it('a studio ingest job killed mid-way leaves the knowledge base as it was and can be run again', async () => {
+  it('a studio ingest job killed mid-way leaves the knowledge base as it was, is reported interrupted, and can be run again', async () => {
     const corpus = await writeCorpus(dir.path, 'studio', FILES, PARAGRAPHS);
     server = await serve(dataDir, seeded.apiKey);
     const before = await state(server);
@@ -151,9 +151,16 @@ describe('SIGKILL during ingestion', () => {
     expect(await state(server)).toEqual(before);
     expect(integrityCheck(dataDir)).toBe('ok');
     expect(scratchLeft(dataDir)).toEqual([]);
-    // Studio jobs live in memory: after a restart the job is unknown, and says so.
-    const lost = await server.studio(`/studio/jobs/${jobId}`);
-    expect(lost.status).toBe(404);
+    // The restart found the job in the journal: it is reported interrupted, with what it was given.
+    const interrupted = await job(jobId);
+    expect(interrupted).toMatchObject({
+      state: 'interrupted',
+      files: [{ source: 'studio.zip', stage: 'interrupted' }],
+      error: { code: 'interrupted' },
+    });
+    expect(interrupted.error.message).toMatch(
+      /stopped before this ingestion ended, so none of its files were stored/,
+    );
 
     const retryId = await jobOf(await start());
     const done = await waitFor(
@@ -166,6 +173,8 @@ describe('SIGKILL during ingestion', () => {
     );
     expect(done.state).toBe('done');
     expect(snapshot(dataDir, seeded.listingId).documents.length).toBe(before.kb.documents.length + FILES);
+    // Completed into the same listing: the interruption is no longer reported.
+    expect((await server.studio(`/studio/jobs/${jobId}`)).status).toBe(404);
     await server.stop();
   }, 400_000);
 

@@ -217,6 +217,82 @@ describe('studio ingestion, preview and documents', () => {
   });
 });
 
+describe('ingestions a stop of the studio interrupted', () => {
+  const get = async (path: string) => (await json(await studioFetch(path))).data;
+
+  it('lists them with the jobs of this launch until dismissed or until an ingestion into the listing completes', async () => {
+    const listingId = await createListing('Interrupted');
+    // A job an earlier process journaled and never ended, found by this start (as after a kill:
+    // test/faults/kill.test.ts does it with a real process).
+    const journal = studio.services.ingestJournal;
+    const cut = { listingId, kind: 'ingest' as const, sources: ['handbook.zip', 'notes/a.md'] };
+    journal.opened({ ...cut, id: 'job_cut1', startedAt: '2026-11-28T09:00:00.000Z' });
+    journal.opened({ ...cut, id: 'job_cut2', startedAt: '2026-11-28T09:30:00.000Z' });
+    journal.recoverInterrupted();
+
+    const reported = (await get(`/studio/jobs?listingId=${listingId}`)) as IngestJobSnapshot[];
+    expect(reported.map((j) => [j.id, j.state])).toEqual([
+      ['job_cut2', 'interrupted'],
+      ['job_cut1', 'interrupted'],
+    ]);
+    expect(reported[0]).toEqual({
+      id: 'job_cut2',
+      listingId,
+      kind: 'ingest',
+      state: 'interrupted',
+      startedAt: '2026-11-28T09:30:00.000Z',
+      finishedAt: null,
+      progress: null,
+      files: [
+        { source: 'handbook.zip', stage: 'interrupted' },
+        { source: 'notes/a.md', stage: 'interrupted' },
+      ],
+      result: null,
+      error: {
+        code: 'interrupted',
+        message:
+          'The studio stopped before this ingestion ended, so none of its files were stored (an ingestion stores them all at its end). Ingest them again.',
+      },
+    });
+    expect(await get(`/studio/jobs/job_cut2`)).toEqual(reported[0]);
+    // Its event stream ends at once with it; cancelling it changes nothing.
+    const events = await studioFetch('/studio/jobs/job_cut2/events');
+    expect(await events.text()).toBe(`event: done\ndata: ${JSON.stringify(reported[0])}\n\n`);
+    expect(await json(await studioFetch('/studio/jobs/job_cut2/cancel', { method: 'POST' }))).toEqual({
+      data: reported[0],
+    });
+
+    const dismissed = await studioFetch('/studio/jobs/job_cut2/dismiss', { method: 'POST' });
+    expect(dismissed.status).toBe(200);
+    expect((await json(dismissed)).data.id).toBe('job_cut2');
+    const gone = await studioFetch('/studio/jobs/job_cut2');
+    expect(gone.status).toBe(404);
+    expect((await json(gone)).error.message).toContain("No ingestion job 'job_cut2'");
+    expect((await studioFetch('/studio/jobs/job_cut2/dismiss', { method: 'POST' })).status).toBe(404);
+
+    // A job of this launch is listed first; it cannot be dismissed (nothing of it is on disk).
+    const form = await fixtureForm([{ fixture: 'simple.json' }], { strategy: 'recursive' });
+    const started = await studioFetch(`/studio/listings/${listingId}/ingest`, { method: 'POST', body: form });
+    const { jobId } = (await json(started)).data;
+    expect((await followJob(jobId)).at(-1)!.job.state).toBe('done');
+    const refused = await studioFetch(`/studio/jobs/${jobId}/dismiss`, { method: 'POST' });
+    expect(refused.status).toBe(409);
+    expect((await json(refused)).error.message).toBe(
+      `Ingestion job '${jobId}' is done: only an interrupted one can be dismissed.`,
+    );
+    // Completed into the same listing: job_cut1 is no longer reported, the finished job is.
+    const after = (await get(`/studio/jobs?listingId=${listingId}`)) as IngestJobSnapshot[];
+    expect(after.map((j) => [j.id, j.state])).toEqual([[jobId, 'done']]);
+    expect(journal.interrupted(listingId)).toEqual([]);
+    // The job's own journal entry went when it ended.
+    expect(studio.services.db.prepare(`SELECT count(*) FROM ingest_jobs`).pluck().get()).toBe(0);
+
+    const badQuery = await studioFetch(`/studio/jobs?listingId=`);
+    expect(badQuery.status).toBe(400);
+    expect((await json(badQuery)).error.message).toContain('listingId');
+  });
+});
+
 describe('IngestJobs', () => {
   it('cancels a running job through its AbortSignal and reports that nothing was stored', async () => {
     let cleaned = false;

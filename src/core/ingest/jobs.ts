@@ -1,27 +1,38 @@
-import { dirname, resolve, sep } from 'node:path';
-import { DomainError } from '../errors';
-import { NotFound } from '../errors';
+import { basename, dirname, resolve, sep } from 'node:path';
+import { Conflict, DomainError, NotFound } from '../errors';
 import { newId } from '../ids';
 import { storageFailure } from '../uploads/storageErrors';
 import type { ChunkingOptions } from './chunkers';
+import {
+  interruptionMessage,
+  type IngestJobJournal,
+  type IngestJobKind,
+  type InterruptedIngestion,
+} from './jobJournal';
 import type { IngestLimits } from './limits';
 import type { IngestProgress, IngestResult, IngestStage } from './pipeline';
 import type { IngestCommand } from './service';
 import type { IngestInput } from './sources';
 
-export type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled';
+/** `interrupted`: found unfinished when the studio started (a stop cut it short; see jobJournal.ts). */
+export type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled' | 'interrupted';
 
 export interface IngestJobFile {
   source: string;
-  /** The last stage reported for the file; `processed` once the pipeline moved past it. */
-  stage: IngestStage | 'processed';
+  /**
+   * The last stage reported for the file; `processed` once the pipeline moved past it; `interrupted`
+   * for each name an interrupted job was given.
+   */
+  stage: IngestStage | 'processed' | 'interrupted';
 }
 
 export interface IngestJobSnapshot {
   id: string;
   listingId: string;
+  kind: IngestJobKind;
   state: IngestJobState;
   startedAt: string;
+  /** When it ended; null while it runs, and for an interrupted job (the stop left no time behind). */
   finishedAt: string | null;
   progress: IngestProgress | null;
   /** Files in the order the pipeline reached them (archives are expanded to their entries). */
@@ -35,6 +46,8 @@ export type IngestJobEvent =
 
 export interface StartJobRequest {
   listingId: string;
+  /** `ingest` unless said otherwise. */
+  kind?: IngestJobKind;
   inputs: IngestInput[];
   chunking?: ChunkingOptions;
   csvRequiredColumns?: string[];
@@ -61,7 +74,9 @@ const KEEP_FINISHED = 50;
 
 /**
  * The studio's ingestions: each runs in this process in the background, non-atomic like the CLI,
- * reporting progress to whoever listens; cancelling aborts it before anything is committed.
+ * reporting progress to whoever listens; cancelling aborts it before anything is committed. Jobs live
+ * in memory; with a journal, those a stop interrupted are reported after the restart (state
+ * `interrupted`) until dismissed or until another ingestion into their listing completes.
  */
 export class IngestJobs {
   private readonly jobs = new Map<string, Job>();
@@ -69,6 +84,7 @@ export class IngestJobs {
   constructor(
     private readonly run: Runner,
     private readonly now: () => Date = () => new Date(),
+    private readonly journal?: IngestJobJournal,
   ) {}
 
   start(request: StartJobRequest): IngestJobSnapshot {
@@ -76,6 +92,7 @@ export class IngestJobs {
       snapshot: {
         id: newId('job', 12),
         listingId: request.listingId,
+        kind: request.kind ?? 'ingest',
         state: 'running',
         startedAt: this.now().toISOString(),
         finishedAt: null,
@@ -89,12 +106,50 @@ export class IngestJobs {
     };
     this.jobs.set(job.snapshot.id, job);
     this.forgetOld();
+    const { id, listingId, kind, startedAt } = job.snapshot;
+    this.journal?.opened({
+      id,
+      listingId,
+      kind,
+      startedAt,
+      sources: request.inputs.map((i) => i.name ?? basename(i.path)),
+    });
     void this.execute(job, request);
     return this.copy(job);
   }
 
+  /** A job of this launch, or one a stop interrupted. */
   get(id: string): IngestJobSnapshot {
-    return this.copy(this.find(id));
+    const job = this.jobs.get(id);
+    if (job) return this.copy(job);
+    const interrupted = this.journal?.interrupted().find((j) => j.id === id);
+    if (interrupted) return interruptedSnapshot(interrupted);
+    throw notFound(id);
+  }
+
+  /** The jobs of this launch and those a stop interrupted, newest first; of one listing if given. */
+  list(listingId?: string): IngestJobSnapshot[] {
+    const current = [...this.jobs.values()]
+      .filter((j) => listingId === undefined || j.snapshot.listingId === listingId)
+      .map((j) => this.copy(j))
+      .reverse();
+    // Interrupted jobs are from earlier launches: older than any job of this one.
+    const interrupted = (this.journal?.interrupted(listingId) ?? [])
+      .filter((j) => !this.jobs.has(j.id))
+      .map(interruptedSnapshot);
+    return [...current, ...interrupted];
+  }
+
+  /** Forgets an interrupted job's report (a job of this launch cannot be dismissed: it is not on disk). */
+  dismiss(id: string): IngestJobSnapshot {
+    const snapshot = this.get(id);
+    if (snapshot.state !== 'interrupted') {
+      throw new Conflict(
+        `Ingestion job '${id}' is ${snapshot.state}: only an interrupted one can be dismissed.`,
+      );
+    }
+    this.journal?.dismiss(id);
+    return snapshot;
   }
 
   /** Calls `listener` on every change until the job ends; returns the unsubscribe function. */
@@ -104,9 +159,10 @@ export class IngestJobs {
     return () => job.listeners.delete(listener);
   }
 
-  /** Asks a running job to stop; a finished job is returned as it is. */
+  /** Asks a running job to stop; a finished (or interrupted) job is returned as it is. */
   cancel(id: string): IngestJobSnapshot {
-    const job = this.find(id);
+    const job = this.jobs.get(id);
+    if (!job) return this.get(id);
     if (job.snapshot.state === 'running') job.controller.abort();
     return this.copy(job);
   }
@@ -158,9 +214,12 @@ export class IngestJobs {
           : { code: 'internal_error', message: `The ingestion failed: ${(err as Error).message}` };
       };
     }
+    // Off the journal at once: a stop from here on finds the job's commit made (or never to be made).
+    this.journal?.closed(snapshot.id);
     // The received files go first: a job seen as ended has given its scratch space back.
     await Promise.resolve(request.cleanup?.()).catch(() => undefined);
     finish();
+    if (snapshot.state === 'done') this.journal?.dismissListing(snapshot.listingId);
     snapshot.finishedAt = this.now().toISOString();
     this.emit(job, 'done');
     job.listeners.clear();
@@ -187,8 +246,7 @@ export class IngestJobs {
 
   private find(id: string): Job {
     const job = this.jobs.get(id);
-    if (!job)
-      throw new NotFound(`No ingestion job '${id}' (jobs are kept in memory until the studio restarts).`);
+    if (!job) throw notFound(id);
     return job;
   }
 
@@ -202,6 +260,27 @@ export class IngestJobs {
   private copy(job: Job): IngestJobSnapshot {
     return structuredClone(job.snapshot);
   }
+}
+
+const notFound = (id: string) =>
+  new NotFound(
+    `No ingestion job '${id}' (finished jobs are kept in memory until the studio restarts; interrupted ones until dismissed).`,
+  );
+
+/** An interrupted job as the studio reports it: the names it was given, none of them known stored. */
+function interruptedSnapshot(job: InterruptedIngestion): IngestJobSnapshot {
+  return {
+    id: job.id,
+    listingId: job.listingId,
+    kind: job.kind,
+    state: 'interrupted',
+    startedAt: job.startedAt,
+    finishedAt: null,
+    progress: null,
+    files: job.sources.map((source) => ({ source, stage: 'interrupted' })),
+    result: null,
+    error: { code: 'interrupted', message: interruptionMessage(job) },
+  };
 }
 
 /** The data directory of a job: given, or the parent of the `tmp` folder its uploaded inputs are in. */

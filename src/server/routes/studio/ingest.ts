@@ -70,7 +70,11 @@ export function sourceName(path: string): string {
  * ingested in the background non-atomically with the studio limits, and followed by SSE.
  */
 export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
-  const jobs = new IngestJobs((command) => services.ingestion.run(command));
+  const jobs = new IngestJobs(
+    (command) => services.ingestion.run(command),
+    undefined,
+    services.ingestJournal,
+  );
   const documents = new SqliteDocumentRepository(services.db);
   const tags = ['Studio'];
   const scratch = () => join(services.dataDir, 'tmp', newId('studio', 12));
@@ -158,6 +162,7 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
       // The kept copy is read in place and never removed by the job (no cleanup).
       const job = jobs.start({
         listingId: document.listingId,
+        kind: 'reingest',
         inputs: [{ path: services.sources.pathOf(document.contentHash), name: document.source }],
         chunking,
         csvRequiredColumns,
@@ -166,6 +171,30 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
       res.status(202);
       return { data: { jobId: job.id, job } };
     },
+  });
+
+  route({
+    method: 'get',
+    path: '/jobs',
+    summary: 'Ingestion jobs of this launch and those a stop interrupted, newest first',
+    description:
+      'An ingestion the studio was running when it stopped (killed, crashed, closed) is reported with state `interrupted`, the names it was given and what may have been stored, until it is dismissed or another ingestion into its listing completes.',
+    tags,
+    query: z.object({ listingId: z.string().min(1).max(100).optional() }),
+    response: { status: 200, description: 'OK' },
+    handler: ({ query }) => ({ data: jobs.list(query.listingId) }),
+  });
+
+  route({
+    method: 'post',
+    path: '/jobs/:id/dismiss',
+    summary: "Forget an interrupted ingestion's report",
+    description: 'Answers the report it forgot; 409 for a job of this launch (it is not kept on disk).',
+    tags,
+    params: IdParams,
+    response: { status: 200, description: 'OK' },
+    errors: [404, 409],
+    handler: ({ params }) => ({ data: jobs.dismiss(params.id) }),
   });
 
   jobRoutes(route, jobs, {
