@@ -81,4 +81,48 @@ describe('Closing the window during a job', () => {
     expect(await closeAsks(page)).toBe(false);
     expect(page.isClosed()).toBe(true);
   });
+
+  it('a tab opened again while the ingestion runs follows it to its end', async () => {
+    const page = await studio.openStudio('#/ingest', { defaultTimeout: 15_000 });
+    await page.getByText('Drop files, folders or ZIP archives here').waitFor();
+    await expect.poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue()).toBe('Guarded');
+    // Seconds of parsing and embedding (12 MB), so the job still runs when the next tab asks for it.
+    const files = Array.from({ length: 40 }, (_, i) => ({
+      name: `notes-${i}.md`,
+      mimeType: 'text/markdown',
+      buffer: Buffer.from(generatedNotes(i, 300_000)),
+    }));
+    await page.locator('input[type="file"]:not([webkitdirectory])').first().setInputFiles(files);
+    await page.getByRole('button', { name: 'Ingest 40 files' }).click();
+    await page.getByText('Ingesting…').waitFor();
+    await page.close();
+
+    const again = await studio.openStudio('#/ingest', { defaultTimeout: 15_000 });
+    const listed = await again.waitForResponse((r) => r.url().includes('/studio/jobs?listingId='));
+    const [latest] = ((await listed.json()) as { data: { state: string }[] }).data;
+    expect(latest?.state, 'the job ended before the tab asked: give it more to ingest').toBe('running');
+    // The tab did not start the job: it shows its outcome only by following it (the running job may be
+    // shown for a moment only, so that is not waited for).
+    await again.getByText('Ingestion finished').waitFor({ timeout: 120_000 });
+    expect(await again.getByRole('table', { name: 'Ingestion outcome' }).getByText('ingested').count()).toBe(
+      40,
+    );
+  });
 });
+
+/** A Markdown file of about `bytes` bytes: headed sections of sentences that differ from file to file. */
+function generatedNotes(seed: number, bytes: number): string {
+  const words = ['tide', 'harbor', 'ledger', 'glacier', 'orchard', 'beacon', 'quarry', 'meadow', 'signal'];
+  const parts: string[] = [];
+  let size = 0;
+  for (let s = 0; size < bytes; s++) {
+    const section = `## Section ${seed}.${s}\n\n${Array.from(
+      { length: 12 },
+      (_, k) =>
+        `The ${words[(seed + s + k) % words.length]} report ${seed * 1000 + s * 12 + k} notes a change.`,
+    ).join(' ')}\n\n`;
+    parts.push(section);
+    size += section.length;
+  }
+  return `# Notes ${seed}\n\n${parts.join('')}`;
+}

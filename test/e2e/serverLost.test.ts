@@ -81,6 +81,29 @@ describe('The studio server lost while a page follows its job', () => {
     await shoot(page, 'ingest-server-lost-1280x800-light');
 
     expect(await documentCount()).toBe(1);
+
+    // Served again, the studio reports the ingestion its stop interrupted, with the files it was given,
+    // on the page opened anew, until it is dismissed.
+    await studio.closePage();
+    await studio.ensureServer();
+    const again = await openStudio('#/ingest');
+    const report = again.getByRole('alert').filter({ hasText: 'none of its files were stored' });
+    await report.waitFor();
+    expect(await report.innerText()).toBe(
+      'The studio stopped before this ingestion ended, so none of its files were stored (an ingestion stores them all at its end). Ingest them again.',
+    );
+    await again.getByText(/^Ingestion interrupted · started /).waitFor();
+    const given = again.getByRole('table', { name: 'File progress' });
+    for (const f of files)
+      expect(await given.getByRole('row', { name: `${f.name} Interrupted` }).count()).toBe(1);
+    await shoot(again, 'ingest-interrupted-1280x800-light');
+    await again.getByRole('button', { name: 'Dismiss' }).click();
+    await report.waitFor({ state: 'detached' });
+    const asked = again.waitForResponse((r) => r.url().includes(`/studio/jobs?listingId=${listing.id}`));
+    await again.reload();
+    expect(((await (await asked).json()) as { data: unknown[] }).data).toEqual([]);
+    await again.getByText('Drop files, folders or ZIP archives here').waitFor();
+    expect(await again.getByText(/Ingestion interrupted/).count()).toBe(0);
   });
 
   it('Inspect: a re-ingestion is reported lost and the dialog can be closed', async () => {

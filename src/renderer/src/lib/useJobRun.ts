@@ -17,7 +17,7 @@ export interface JobKind<Job> {
 
 /**
  * A job that can no longer be followed: the stream of its progress was cut, or the server no longer
- * knows it (jobs live in the server's memory, so a restart forgets them).
+ * knows it (jobs live in the server's memory: a restart keeps at most a report of an interrupted one).
  */
 export class JobLostError extends StudioApiError {
   constructor(cause: unknown, advice: string) {

@@ -2,7 +2,7 @@ import { ActionIcon, Button, Card, Grid, Group, Stack, Table, Text, ThemeIcon } 
 import { Dropzone } from '@mantine/dropzone';
 import { IconFileImport, IconFolderOpen, IconPaperclip, IconTrash, IconUpload } from '@tabler/icons-react';
 import { useQueryClient } from '@tanstack/react-query';
-import { useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
 import { queryKeys } from '../../lib/queryClient';
@@ -11,7 +11,7 @@ import { ChunkingSettingsCard } from './ChunkingSettingsCard';
 import { chunkingError } from './chunkPreview';
 import { formatSize } from './formatSize';
 import { filesFromDropzone, filesFromInput, mergeQueue } from './dropFiles';
-import { INGEST_JOBS, startIngest } from './ingestApi';
+import { dismissJob, followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi';
 import { JobPanel } from './JobPanel';
 import { ListingPicker } from './ListingPicker';
 import { PreviewPanel } from './PreviewPanel';
@@ -28,14 +28,59 @@ export function IngestPage() {
   const [previewPath, setPreviewPath] = useState<string | null>(null);
   const {
     job,
+    setJob,
     error: startError,
     lost,
+    loseTrack,
     starting,
     cancelling,
     running,
     run,
     cancel,
   } = useJobRun<IngestJob>(INGEST_JOBS);
+  // The job of another listing stays in memory but is not shown for this one.
+  const shown = job?.listingId === listingId ? job : undefined;
+
+  const refreshListing = useCallback(() => {
+    void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+    void queryClient.invalidateQueries({ queryKey: ['documents'] });
+  }, [queryClient]);
+
+  // Back on the page (or reloaded, or the studio restarted): show the listing's latest ingestion if it
+  // is still running (and follow it) or was interrupted by a stop of the studio.
+  useEffect(() => {
+    if (!listingId) return;
+    const controller = new AbortController();
+    const show = (found: IngestJob) => {
+      if (controller.signal.aborted) return;
+      // A job started here meanwhile stays shown.
+      setJob((current) => (current?.listingId === listingId && current.id !== found.id ? current : found));
+    };
+    void listIngestJobs(listingId)
+      .then(async (jobs) => {
+        const latest = jobs[0];
+        if (!latest || (latest.state !== 'running' && latest.state !== 'interrupted')) return;
+        show(latest);
+        if (latest.state !== 'running') return;
+        try {
+          show(await followJob(latest.id, show, controller.signal));
+          refreshListing();
+        } catch (err) {
+          if (!controller.signal.aborted) loseTrack(err);
+        }
+      })
+      .catch(() => undefined);
+    return () => controller.abort();
+  }, [listingId, setJob, loseTrack, refreshListing]);
+
+  const dismiss = async (interrupted: IngestJob) => {
+    try {
+      await dismissJob(interrupted.id);
+    } catch {
+      // Already dismissed (another window), or the server is away: either way it is not shown again here.
+    }
+    setJob((current) => (current?.id === interrupted.id ? undefined : current));
+  };
   const openFilePicker = useRef<() => void>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const settingsError = chunkingError(settings);
@@ -47,8 +92,7 @@ export function IngestPage() {
     const final = await run(() => startIngest(listingId, queue, settings));
     if (!final) return;
     if (final.state === 'done') setQueue([]);
-    void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
-    void queryClient.invalidateQueries({ queryKey: ['documents'] });
+    refreshListing();
   };
 
   const totalBytes = queue.reduce((n, f) => n + f.file.size, 0);
@@ -201,7 +245,14 @@ export function IngestPage() {
                 error={startError}
               />
             )}
-            {job && <JobPanel job={job} onCancel={() => void cancel()} cancelling={cancelling} />}
+            {shown && (
+              <JobPanel
+                job={shown}
+                onCancel={() => void cancel()}
+                cancelling={cancelling}
+                onDismiss={() => void dismiss(shown)}
+              />
+            )}
           </Stack>
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 5, xl: 4 }}>

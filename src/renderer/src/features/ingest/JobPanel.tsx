@@ -1,7 +1,7 @@
 import { Alert, Badge, Button, Card, Group, Progress, Stack, Table, Text } from '@mantine/core';
 import { IconAlertTriangle } from '@tabler/icons-react';
 import { CancelJobButton } from '../../components/CancelJobButton';
-import { counted } from '../../lib/format';
+import { counted, formatDateTime } from '../../lib/format';
 import { sectionHref } from '../../lib/sections';
 import { filePercent, outcomeCounts, overallPercent, STAGE_LABELS } from './jobView';
 import type { FileOutcome, IngestJob } from './types';
@@ -12,20 +12,46 @@ const STATUS_COLOR: Record<FileOutcome['status'], string> = {
   rejected: 'red',
 };
 
-/** A running job's progress, per file and overall, or a finished job's outcome per file. */
+const TITLES: Record<IngestJob['state'], string> = {
+  running: 'Ingesting…',
+  done: 'Ingestion finished',
+  cancelled: 'Ingestion cancelled',
+  failed: 'Ingestion failed',
+  interrupted: 'Ingestion interrupted',
+};
+
+function title(job: IngestJob): string {
+  if (job.state !== 'interrupted') return TITLES[job.state];
+  const what = job.kind === 'reingest' ? 'Re-ingestion interrupted' : TITLES.interrupted;
+  return `${what} · started ${formatDateTime(job.startedAt)}`;
+}
+
+const ALERT_COLORS: Partial<Record<IngestJob['state'], string>> = {
+  cancelled: 'gray',
+  interrupted: 'yellow',
+};
+
+/**
+ * A running job's progress, per file and overall, or a finished job's outcome per file; for a job a stop
+ * of the studio interrupted, what it was given and what to do, with a way to dismiss the report.
+ */
 export function JobPanel({
   job,
   onCancel,
   cancelling,
+  onDismiss,
   inspectLink = true,
 }: {
   job: IngestJob;
   onCancel: () => void;
   cancelling: boolean;
+  /** Forgets an interrupted job's report (offered only for one). */
+  onDismiss?: () => void;
   /** Offer to open Inspect once done (not when the panel is shown in Inspect itself). */
   inspectLink?: boolean;
 }) {
   const running = job.state === 'running';
+  const interrupted = job.state === 'interrupted';
   const percent = overallPercent(job);
   const p = job.progress;
   return (
@@ -33,15 +59,14 @@ export function JobPanel({
       <Stack gap="sm">
         <Group justify="space-between" wrap="nowrap">
           <Text fw={600} size="sm">
-            {running
-              ? 'Ingesting…'
-              : job.state === 'done'
-                ? 'Ingestion finished'
-                : job.state === 'cancelled'
-                  ? 'Ingestion cancelled'
-                  : 'Ingestion failed'}
+            {title(job)}
           </Text>
           {running && <CancelJobButton onCancel={onCancel} cancelling={cancelling} />}
+          {interrupted && onDismiss && (
+            <Button size="xs" variant="subtle" color="gray" onClick={onDismiss}>
+              Dismiss
+            </Button>
+          )}
         </Group>
         {running && (
           <div>
@@ -55,7 +80,7 @@ export function JobPanel({
         )}
         {job.error && (
           <Alert
-            color={job.state === 'cancelled' ? 'gray' : 'red'}
+            color={ALERT_COLORS[job.state] ?? 'red'}
             variant="light"
             icon={<IconAlertTriangle size={16} />}
             role="alert"
@@ -79,13 +104,15 @@ export function JobPanel({
                         {STAGE_LABELS[f.stage]}
                       </Text>
                     </Table.Td>
-                    <Table.Td w={160}>
-                      <Progress
-                        value={filePercent(f.stage)}
-                        size="sm"
-                        aria-label={`Progress of ${f.source}`}
-                      />
-                    </Table.Td>
+                    {!interrupted && (
+                      <Table.Td w={160}>
+                        <Progress
+                          value={filePercent(f.stage)}
+                          size="sm"
+                          aria-label={`Progress of ${f.source}`}
+                        />
+                      </Table.Td>
+                    )}
                   </Table.Tr>
                 ))}
               </Table.Tbody>

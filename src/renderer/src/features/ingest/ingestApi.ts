@@ -18,6 +18,14 @@ export async function startIngest(
   return data.job;
 }
 
+/** The listing's ingestion jobs of this launch and those a stop of the studio interrupted, newest first. */
+export const listIngestJobs = (listingId: string) =>
+  studioJson<IngestJob[]>(`/jobs?listingId=${encodeURIComponent(listingId)}`);
+
+/** Forgets an interrupted ingestion's report. */
+export const dismissJob = (jobId: string) =>
+  studioJson<IngestJob>(`/jobs/${encodeURIComponent(jobId)}/dismiss`, { method: 'POST' });
+
 /** Follows an ingestion job's server-sent events until `done`; resolves with the final snapshot. */
 export const followJob = (jobId: string, onProgress: (job: IngestJob) => void, signal?: AbortSignal) =>
   followJobEvents<IngestJob>(`/jobs/${encodeURIComponent(jobId)}`, onProgress, signal);

@@ -8,6 +8,7 @@ const STAGE_PERCENT: Record<Stage, number> = {
   storing: 100,
   processed: 100,
   done: 100,
+  interrupted: 0,
 };
 
 export const STAGE_LABELS: Record<Stage, string> = {
@@ -18,6 +19,7 @@ export const STAGE_LABELS: Record<Stage, string> = {
   storing: 'Storing',
   processed: 'Waiting to store',
   done: 'Done',
+  interrupted: 'Interrupted',
 };
 
 export const filePercent = (stage: Stage): number => STAGE_PERCENT[stage];

@@ -15,7 +15,8 @@ export interface ChunkingSettings {
   chunkOverlap: number;
 }
 
-export type Stage = IngestStage | 'processed';
+/** `interrupted`: each file of an ingestion a stop of the studio cut short. */
+export type Stage = IngestStage | 'processed' | 'interrupted';
 
 export type JobProgress = IngestProgress;
 
@@ -24,7 +25,9 @@ export type { FileOutcome };
 export interface IngestJob {
   id: string;
   listingId: string;
-  state: 'running' | 'done' | 'failed' | 'cancelled';
+  kind: 'ingest' | 'reingest';
+  /** `interrupted`: the studio stopped while it ran (reported after the restart until dismissed). */
+  state: 'running' | 'done' | 'failed' | 'cancelled' | 'interrupted';
   startedAt: string;
   finishedAt: string | null;
   progress: JobProgress | null;
