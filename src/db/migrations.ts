@@ -306,20 +306,21 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 8,
-    name: 'a journal of running studio ingestions, so those a stop interrupted are reported',
+    name: 'a journal of running studio jobs, so those a stop interrupted are reported',
     up: `
-      -- A row per studio ingestion while it runs (src/core/ingest/jobJournal.ts); the next start turns
-      -- the rows it finds running into reports of interrupted ingestions, kept until dismissed.
-      CREATE TABLE ingest_jobs (
+      -- A row per studio ingestion or push while it runs (src/db/repositories/jobJournal.ts); the next start turns
+      -- the rows it finds running into reports of interrupted jobs, kept until dismissed. 'given' is
+      -- what the job was given (JSON): an ingestion's source names, a push's target and plan.
+      CREATE TABLE studio_jobs (
         id TEXT PRIMARY KEY,
         listing_id TEXT NOT NULL REFERENCES listings (id) ON DELETE CASCADE,
-        kind TEXT NOT NULL CHECK (kind IN ('ingest', 'reingest')),
+        kind TEXT NOT NULL CHECK (kind IN ('ingest', 'reingest', 'push')),
         state TEXT NOT NULL CHECK (state IN ('running', 'interrupted')),
-        sources TEXT NOT NULL DEFAULT '[]',
+        given TEXT NOT NULL DEFAULT '{}',
         started_at TEXT NOT NULL,
         changed_documents INTEGER
       );
-      CREATE INDEX ingest_jobs_listing ON ingest_jobs (listing_id);
+      CREATE INDEX studio_jobs_listing ON studio_jobs (listing_id);
     `,
   },
 ];

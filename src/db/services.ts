@@ -29,7 +29,11 @@ import { openDataDir, QUERY_LOG_SPILL_FILE, SCRATCH_DIR, type Db, type OpenOptio
 import { SqliteApiKeyRepository } from './repositories/apiKeys';
 import { SqliteCredentialRepository } from './repositories/credentials';
 import { SqliteEmbeddingCache } from './repositories/embeddingCache';
-import { SqliteIngestJobJournal } from './repositories/ingestJobs';
+import {
+  recoverInterruptedJobs,
+  SqliteIngestJobJournal,
+  SqlitePushJobJournal,
+} from './repositories/jobJournal';
 import { SqliteKnowledgeBaseStore, WRITE_WAIT_MS } from './repositories/knowledgeBase';
 import { SqliteLedgerRepository } from './repositories/ledger';
 import { SqliteListingRepository } from './repositories/listings';
@@ -62,6 +66,8 @@ export interface StudioServices {
   uploads: UploadService;
   /** Studio ingestions while they run, so those a stop interrupted are reported after the restart. */
   ingestJournal: SqliteIngestJobJournal;
+  /** Studio pushes while they run, likewise. */
+  pushJournal: SqlitePushJobJournal;
   retrieval: RetrievalService;
   /** The marketplace ledger: local (SQLite) by default, the Solana program when `solana.rpcUrl` is set. */
   ledger: Ledger;
@@ -118,11 +124,12 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
   );
   const uploads = new UploadService(new SqliteUploadRepository(db), listings, ingestion, undefined, now);
   const ingestJournal = new SqliteIngestJobJournal(db);
+  const pushJournal = new SqlitePushJobJournal(db);
   // Another live process on this data directory (a running `kbstudio serve`) may be processing those
-  // uploads and ingestions right now: only a directory nobody else uses has truly interrupted ones.
+  // uploads and studio jobs right now: only a directory nobody else uses has truly interrupted ones.
   if (!sharedWithLiveProcess(join(dataDir, SCRATCH_DIR))) {
     uploads.recoverInterrupted();
-    ingestJournal.recoverInterrupted();
+    recoverInterruptedJobs(db);
   }
   const wallets = new WalletService(new SqliteWalletRepository(db), options.secretBox ?? plainSecretBox, now);
   const credentialRepo = new SqliteCredentialRepository(db);
@@ -179,6 +186,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     },
     uploads,
     ingestJournal,
+    pushJournal,
     warmSearch: async () => {
       const [warmed] = await Promise.all([search.warmUp(), warmOfflineModel(db, embedderFor)]);
       return warmed;
@@ -197,6 +205,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     secretBox: options.secretBox ?? plainSecretBox,
     close: () => {
       ingestJournal.close();
+      pushJournal.close();
       knowledgeBase.close();
       search.close();
       db.close();

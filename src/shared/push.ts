@@ -96,7 +96,8 @@ export interface PushPart {
   files: PushFileReport[];
 }
 
-export type PushState = 'running' | 'completed' | 'failed' | 'cancelled';
+/** `interrupted`: found unfinished when the studio started (a stop cut it short); studio jobs only. */
+export type PushState = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
 export interface PushReport {
   listingId: string;

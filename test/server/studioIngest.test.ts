@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestJobs } from '../../src/core/ingest/jobs';
 import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
 import type { IngestJobSnapshot } from '../../src/core/ingest/jobs';
+import { recoverInterruptedJobs } from '../../src/db/repositories/jobJournal';
 import { FIXTURES, json, startStudio, type TestStudio } from '../helpers/studio';
 
 let studio: TestStudio;
@@ -228,7 +229,7 @@ describe('ingestions a stop of the studio interrupted', () => {
     const cut = { listingId, kind: 'ingest' as const, sources: ['handbook.zip', 'notes/a.md'] };
     journal.opened({ ...cut, id: 'job_cut1', startedAt: '2026-11-28T09:00:00.000Z' });
     journal.opened({ ...cut, id: 'job_cut2', startedAt: '2026-11-28T09:30:00.000Z' });
-    journal.recoverInterrupted();
+    recoverInterruptedJobs(studio.services.db);
 
     const reported = (await get(`/studio/jobs?listingId=${listingId}`)) as IngestJobSnapshot[];
     expect(reported.map((j) => [j.id, j.state])).toEqual([
@@ -285,7 +286,7 @@ describe('ingestions a stop of the studio interrupted', () => {
     expect(after.map((j) => [j.id, j.state])).toEqual([[jobId, 'done']]);
     expect(journal.interrupted(listingId)).toEqual([]);
     // The job's own journal entry went when it ended.
-    expect(studio.services.db.prepare(`SELECT count(*) FROM ingest_jobs`).pluck().get()).toBe(0);
+    expect(studio.services.db.prepare(`SELECT count(*) FROM studio_jobs`).pluck().get()).toBe(0);
 
     const badQuery = await studioFetch(`/studio/jobs?listingId=`);
     expect(badQuery.status).toBe(400);

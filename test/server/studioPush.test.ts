@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
+import { recoverInterruptedJobs } from '../../src/db/repositories/jobJournal';
 import type { PushJob } from '../../src/shared/push';
 import { flakyProxy, listingWithFixtures, remoteKey, type FlakyProxy } from '../helpers/pushRemote';
 import { FIXTURES, json, startStudio, type TestStudio } from '../helpers/studio';
@@ -236,5 +237,74 @@ describe('studio push, end to end against a second server', () => {
     });
     expect(unknown.status).toBe(404);
     expect((await studioFetch('/studio/push/jobs/push_nope')).status).toBe(404);
+  });
+
+  it('reports a push a stop interrupted until dismissed, or until a push of its listing completes', async () => {
+    const listingId = await listingWithFixtures(studio, ['codeblock.md']);
+    // Pushes an earlier process journaled and never ended, found by this start (as after a kill).
+    const plan = { target: remote.url, remoteListingId: null, parts: 1, files: 1, bytes: 1234 };
+    studio.services.pushJournal.opened({
+      id: 'push_cut1',
+      listingId,
+      startedAt: '2026-11-28T09:00:00.000Z',
+      plan,
+    });
+    studio.services.pushJournal.opened({
+      id: 'push_cut2',
+      listingId,
+      startedAt: '2026-11-28T09:30:00.000Z',
+      plan,
+    });
+    recoverInterruptedJobs(studio.services.db);
+
+    const ofListing = async () =>
+      ((await json(await studioFetch('/studio/push/jobs'))).data as PushJob[]).filter(
+        (j) => j.listingId === listingId,
+      );
+    const reported = await ofListing();
+    expect(reported.map((j) => [j.id, j.state])).toEqual([
+      ['push_cut2', 'interrupted'],
+      ['push_cut1', 'interrupted'],
+    ]);
+    expect(reported[0]).toEqual({
+      id: 'push_cut2',
+      listingId,
+      target: remote.url,
+      remoteListingId: null,
+      state: 'interrupted',
+      parts: [],
+      missing: [],
+      totals: { files: 1, bytes: 1234, accepted: 0, unchanged: 0, rejected: 0, not_stored: 0, missing: 0 },
+      remoteDocumentCount: null,
+      remoteChunkCount: null,
+      error: {
+        code: 'interrupted',
+        message:
+          'The studio stopped before this push ended. The parts the service had completed stay there: push again to resume, and what the service already holds comes back unchanged.',
+      },
+      startedAt: '2026-11-28T09:30:00.000Z',
+      finishedAt: null,
+    });
+    expect((await json(await studioFetch('/studio/push/jobs/push_cut2'))).data).toEqual(reported[0]);
+    expect(await follow('push_cut2')).toEqual([{ event: 'done', job: reported[0] }]);
+    const cancel = await studioFetch('/studio/push/jobs/push_cut2/cancel', { method: 'POST' });
+    expect((await json(cancel)).data).toEqual(reported[0]);
+
+    const dismissed = await studioFetch('/studio/push/jobs/push_cut2/dismiss', { method: 'POST' });
+    expect(dismissed.status).toBe(200);
+    expect((await studioFetch('/studio/push/jobs/push_cut2')).status).toBe(404);
+    expect((await studioFetch('/studio/push/jobs/push_cut2/dismiss', { method: 'POST' })).status).toBe(404);
+
+    // A push of the listing that completes: push_cut1 is no longer reported; the push cannot be dismissed.
+    const pushed = await startPush({ listingId, baseUrl: remote.url, apiKey: key });
+    expect((await follow(pushed.id)).at(-1)!.job.state).toBe('completed');
+    expect((await ofListing()).map((j) => [j.id, j.state])).toEqual([[pushed.id, 'completed']]);
+    const refused = await studioFetch(`/studio/push/jobs/${pushed.id}/dismiss`, { method: 'POST' });
+    expect(refused.status).toBe(409);
+    expect((await json(refused)).error.message).toBe(
+      `Push job '${pushed.id}' is completed: only an interrupted one can be dismissed.`,
+    );
+    const left = studio.services.db.prepare(`SELECT count(*) FROM studio_jobs WHERE kind = 'push'`);
+    expect(left.pluck().get()).toBe(0);
   });
 });

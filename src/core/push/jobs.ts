@@ -1,6 +1,7 @@
 import type { PushJob, PushReport } from '../../shared/push';
-import { NotFound } from '../errors';
+import { Conflict, NotFound } from '../errors';
 import { newId } from '../ids';
+import { PUSH_INTERRUPTED_MESSAGE, type PushJobEntry, type PushJobJournal } from './jobJournal';
 
 export type PushJobEvent = { type: 'progress' | 'done'; job: PushJob };
 
@@ -19,10 +20,14 @@ const KEEP_FINISHED = 20;
 /**
  * The studio's pushes, run in this process in the background like ingestion jobs: a snapshot to read,
  * events to follow, and cancellation. A push that fails before its report exists (an unknown listing,
- * nothing to push) fails the start instead, so the caller gets the error at once.
+ * nothing to push) fails the start instead, so the caller gets the error at once. With a journal, the
+ * pushes a stop interrupted are reported after the restart (state `interrupted`) until dismissed or
+ * until another push of their listing completes.
  */
 export class PushJobs {
   private readonly jobs = new Map<string, Job>();
+
+  constructor(private readonly journal?: PushJobJournal) {}
 
   /** Starts `run` once it has produced its first report; rejects when it fails before that. */
   async start(run: PushRunner): Promise<PushJob> {
@@ -38,6 +43,18 @@ export class PushJobs {
         job = { snapshot, controller, listeners, settled: undefined as unknown as Promise<PushJob> };
         this.jobs.set(id, job);
         this.forgetOld();
+        this.journal?.opened({
+          id,
+          listingId: report.listingId,
+          startedAt: report.startedAt,
+          plan: {
+            target: report.target,
+            remoteListingId: report.remoteListingId,
+            parts: report.parts.length,
+            files: report.parts.reduce((n, p) => n + p.fileCount, 0) + report.missing.length,
+            bytes: report.parts.reduce((n, p) => n + p.bytes, 0),
+          },
+        });
         resolveFirst(job);
         return;
       }
@@ -59,6 +76,8 @@ export class PushJobs {
     );
     const finish = (report: PushReport) => {
       onUpdate(report);
+      this.journal?.closed(id);
+      if (report.state === 'completed') this.journal?.dismissListing(report.listingId);
       const done = job!;
       this.emit(done, 'done');
       done.listeners.clear();
@@ -69,12 +88,32 @@ export class PushJobs {
     return structuredClone(started.snapshot);
   }
 
+  /** A push of this launch, or one a stop interrupted. */
   get(id: string): PushJob {
-    return structuredClone(this.find(id).snapshot);
+    const job = this.jobs.get(id);
+    if (job) return structuredClone(job.snapshot);
+    const interrupted = this.journal?.interrupted().find((j) => j.id === id);
+    if (interrupted) return interruptedSnapshot(interrupted);
+    throw notFound(id);
   }
 
+  /** The pushes of this launch, then those a stop interrupted (older than any of this launch), newest first. */
   list(): PushJob[] {
-    return [...this.jobs.values()].map((j) => structuredClone(j.snapshot)).reverse();
+    const current = [...this.jobs.values()].map((j) => structuredClone(j.snapshot)).reverse();
+    const interrupted = (this.journal?.interrupted() ?? [])
+      .filter((j) => !this.jobs.has(j.id))
+      .map(interruptedSnapshot);
+    return [...current, ...interrupted];
+  }
+
+  /** Forgets an interrupted push's report (a push of this launch cannot be dismissed: it is not on disk). */
+  dismiss(id: string): PushJob {
+    const snapshot = this.get(id);
+    if (snapshot.state !== 'interrupted') {
+      throw new Conflict(`Push job '${id}' is ${snapshot.state}: only an interrupted one can be dismissed.`);
+    }
+    this.journal?.dismiss(id);
+    return snapshot;
   }
 
   subscribe(id: string, listener: (event: PushJobEvent) => void): () => void {
@@ -83,8 +122,10 @@ export class PushJobs {
     return () => job.listeners.delete(listener);
   }
 
+  /** Asks a running push to stop; a finished (or interrupted) one is returned as it is. */
   cancel(id: string): PushJob {
-    const job = this.find(id);
+    const job = this.jobs.get(id);
+    if (!job) return this.get(id);
     if (job.snapshot.state === 'running') job.controller.abort();
     return structuredClone(job.snapshot);
   }
@@ -101,7 +142,7 @@ export class PushJobs {
 
   private find(id: string): Job {
     const job = this.jobs.get(id);
-    if (!job) throw new NotFound(`No push job '${id}' (jobs are kept in memory until the studio restarts).`);
+    if (!job) throw notFound(id);
     return job;
   }
 
@@ -111,4 +152,36 @@ export class PushJobs {
       this.jobs.delete(job.snapshot.id);
     }
   }
+}
+
+const notFound = (id: string) =>
+  new NotFound(
+    `No push job '${id}' (finished pushes are kept in memory until the studio restarts; interrupted ones until dismissed).`,
+  );
+
+/** An interrupted push as the studio reports it: its plan, and nothing known of its parts. */
+function interruptedSnapshot({ id, listingId, startedAt, plan }: PushJobEntry): PushJob {
+  return {
+    id,
+    listingId,
+    target: plan.target,
+    remoteListingId: plan.remoteListingId,
+    state: 'interrupted',
+    parts: [],
+    missing: [],
+    totals: {
+      files: plan.files,
+      bytes: plan.bytes,
+      accepted: 0,
+      unchanged: 0,
+      rejected: 0,
+      not_stored: 0,
+      missing: 0,
+    },
+    remoteDocumentCount: null,
+    remoteChunkCount: null,
+    error: { code: 'interrupted', message: PUSH_INTERRUPTED_MESSAGE },
+    startedAt,
+    finishedAt: null,
+  };
 }

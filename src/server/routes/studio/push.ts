@@ -17,7 +17,7 @@ const IdParams = z.object({ id: z.string().min(1).max(100) });
  */
 export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
   const targets = pushTargetsOf(services);
-  const jobs = new PushJobs();
+  const jobs = new PushJobs(services.pushJournal);
   const starting = new Set<string>();
   const tags = ['Studio'];
 
@@ -113,10 +113,23 @@ export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }:
   route({
     method: 'get',
     path: '/push/jobs',
-    summary: 'Push jobs of this launch, newest first',
+    summary: 'Push jobs of this launch and those a stop interrupted, newest first',
+    description:
+      'A push the studio was running when it stopped (killed, crashed, closed) is reported with state `interrupted`, its target and plan, until it is dismissed or another push of its listing completes.',
     tags,
     response: { status: 200, description: 'OK' },
     handler: () => ({ data: jobs.list() }),
+  });
+  route({
+    method: 'post',
+    path: '/push/jobs/:id/dismiss',
+    summary: "Forget an interrupted push's report",
+    description: 'Answers the report it forgot; 409 for a push of this launch (it is not kept on disk).',
+    tags,
+    params: IdParams,
+    response: { status: 200, description: 'OK' },
+    errors: [404, 409],
+    handler: ({ params }) => ({ data: jobs.dismiss(params.id) }),
   });
   jobRoutes(route, jobs, {
     path: '/push/jobs',

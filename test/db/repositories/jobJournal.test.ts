@@ -7,7 +7,7 @@ import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
 import { openServices, type StudioServices } from '../../../src/db/services';
 import { tempDir } from '../../helpers/studio';
 
-describe('the journal of studio ingestions (ingest_jobs)', () => {
+describe('the journal of studio jobs (studio_jobs): ingestions', () => {
   let dir: ReturnType<typeof tempDir>;
   let services: StudioServices;
   let listingId: string;
@@ -114,7 +114,7 @@ describe('the journal of studio ingestions (ingest_jobs)', () => {
     } finally {
       other.exec('COMMIT');
     }
-    const rows = () => services.db.prepare(`SELECT id FROM ingest_jobs ORDER BY id`).pluck().all();
+    const rows = () => services.db.prepare(`SELECT id FROM studio_jobs ORDER BY id`).pluck().all();
     // job_2 was not written (it would not be reported), job_1 could not be removed yet.
     expect(rows()).toEqual(['job_1']);
     vi.advanceTimersByTime(2_000);
@@ -130,6 +130,32 @@ describe('the journal of studio ingestions (ingest_jobs)', () => {
     expect(() => journal.opened(entry('job_2'))).not.toThrow();
     services = openServices(dir.path);
     expect(services.ingestJournal.interrupted().map((j) => j.id)).toEqual(['job_1']);
+  });
+
+  it('keeps pushes apart from ingestions, each reported by its own journal', () => {
+    const plan = {
+      target: 'https://kb.example/v1',
+      remoteListingId: null,
+      parts: 2,
+      files: 1200,
+      bytes: 5e8,
+    };
+    services.ingestJournal.opened(entry('job_ingest'));
+    services.pushJournal.opened({ id: 'push_1', listingId, startedAt: '2026-11-28T11:00:00.000Z', plan });
+    services.pushJournal.opened({ id: 'push_2', listingId, startedAt: '2026-11-28T11:05:00.000Z', plan });
+    services.pushJournal.closed('push_2');
+
+    restart();
+    expect(services.pushJournal.interrupted(listingId)).toEqual([
+      { id: 'push_1', listingId, startedAt: '2026-11-28T11:00:00.000Z', plan },
+    ]);
+    expect(services.ingestJournal.interrupted().map((j) => j.id)).toEqual(['job_ingest']);
+    // One journal cannot dismiss the other's reports.
+    expect(services.ingestJournal.dismiss('push_1')).toBe(false);
+    services.ingestJournal.dismissListing(listingId);
+    expect(services.pushJournal.interrupted().map((j) => j.id)).toEqual(['push_1']);
+    services.pushJournal.dismissListing(listingId);
+    expect(services.pushJournal.interrupted()).toEqual([]);
   });
 
   it('deletes the reports of a deleted listing with it', () => {

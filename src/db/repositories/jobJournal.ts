@@ -1,0 +1,190 @@
+import type { IngestJobEntry, IngestJobJournal, InterruptedIngestion } from '../../core/ingest/jobJournal';
+import type { PushJobEntry, PushJobJournal, PushPlan } from '../../core/push/jobJournal';
+import type { Db } from '../open';
+import { writeWithoutWaiting } from '../withoutWaiting';
+
+type Kind = 'ingest' | 'reingest' | 'push';
+
+interface Row {
+  id: string;
+  listingId: string;
+  kind: Kind;
+  given: string;
+  startedAt: string;
+  changedDocuments: number;
+}
+
+interface Entry {
+  id: string;
+  listingId: string;
+  kind: Kind;
+  given: unknown;
+  startedAt: string;
+}
+
+/** How often a journal write the database's lock refused is tried again. */
+const RETRY_MS = 2_000;
+
+/**
+ * Turns the studio jobs an earlier process left running into interrupted ones, counting the documents of
+ * their listing written since each started. Only for a data directory no live process uses (another one
+ * may be running those jobs). Returns how many it found.
+ */
+export function recoverInterruptedJobs(db: Db): number {
+  return db
+    .prepare(
+      `UPDATE studio_jobs SET state = 'interrupted', changed_documents = (
+         SELECT count(*) FROM documents d
+         WHERE d.listing_id = studio_jobs.listing_id AND d.updated_at >= studio_jobs.started_at)
+       WHERE state = 'running'`,
+    )
+    .run().changes;
+}
+
+/**
+ * The journal of one sort of studio job in the `studio_jobs` table (migration 8). Its writes never wait
+ * for the write lock, which a commit on another connection can hold for minutes: a skipped entry only
+ * means that job would not be reported if a stop cut it short, and a skipped removal is retried, so a
+ * job that ended is not reported interrupted after the next restart (unless the studio stops first).
+ */
+class SqliteJobJournal {
+  private readonly stmts;
+  /** Ended jobs whose rows the write lock kept us from removing yet. */
+  private readonly unclosed = new Set<string>();
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Db,
+    kinds: Kind[],
+  ) {
+    const ofKinds = `kind IN (${kinds.map((k) => `'${k}'`).join(', ')})`;
+    const select = `SELECT id, listing_id AS listingId, kind, given, started_at AS startedAt,
+      changed_documents AS changedDocuments FROM studio_jobs WHERE state = 'interrupted' AND ${ofKinds}`;
+    this.stmts = {
+      insert: db.prepare(`INSERT OR IGNORE INTO studio_jobs (id, listing_id, kind, state, given, started_at)
+        VALUES (@id, @listingId, @kind, 'running', @given, @startedAt)`),
+      remove: db.prepare(`DELETE FROM studio_jobs WHERE id = ?`),
+      removeInterrupted: db.prepare(
+        `DELETE FROM studio_jobs WHERE id = ? AND state = 'interrupted' AND ${ofKinds}`,
+      ),
+      removeListing: db.prepare(
+        `DELETE FROM studio_jobs WHERE listing_id = ? AND state = 'interrupted' AND ${ofKinds}`,
+      ),
+      all: db.prepare(`${select} ORDER BY started_at DESC, id`),
+      ofListing: db.prepare(`${select} AND listing_id = ? ORDER BY started_at DESC, id`),
+    };
+  }
+
+  opened(entry: Entry): void {
+    if (!this.db.open) return;
+    this.flush();
+    writeWithoutWaiting(this.db, () =>
+      this.stmts.insert.run({ ...entry, given: JSON.stringify(entry.given) }),
+    );
+  }
+
+  closed(id: string): void {
+    this.unclosed.add(id);
+    this.flush();
+  }
+
+  interrupted(listingId?: string): Row[] {
+    return (listingId ? this.stmts.ofListing.all(listingId) : this.stmts.all.all()) as Row[];
+  }
+
+  dismiss(id: string): boolean {
+    return this.stmts.removeInterrupted.run(id).changes > 0;
+  }
+
+  dismissListing(listingId: string): void {
+    if (!this.db.open) return;
+    writeWithoutWaiting(this.db, () => this.stmts.removeListing.run(listingId));
+  }
+
+  /** Stops retrying (the database is about to close); what is left is reported after the restart. */
+  close(): void {
+    clearTimeout(this.retry);
+    this.retry = undefined;
+  }
+
+  private flush(): void {
+    // Closed under a running job (the studio shutting down): the job stays on disk, reported interrupted.
+    if (!this.db.open) return;
+    for (const id of this.unclosed) {
+      if (!writeWithoutWaiting(this.db, () => this.stmts.remove.run(id))) break;
+      this.unclosed.delete(id);
+    }
+    if (this.unclosed.size > 0 && !this.retry) {
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        this.flush();
+      }, RETRY_MS);
+      this.retry.unref();
+    }
+  }
+}
+
+/** Studio ingestions and re-ingestions; what each was given is its source names. */
+export class SqliteIngestJobJournal implements IngestJobJournal {
+  private readonly journal: SqliteJobJournal;
+
+  constructor(db: Db) {
+    this.journal = new SqliteJobJournal(db, ['ingest', 'reingest']);
+  }
+
+  opened({ sources, ...entry }: IngestJobEntry): void {
+    this.journal.opened({ ...entry, given: { sources } });
+  }
+  closed(id: string): void {
+    this.journal.closed(id);
+  }
+  interrupted(listingId?: string): InterruptedIngestion[] {
+    return this.journal.interrupted(listingId).map(({ given, kind, ...row }) => ({
+      ...row,
+      kind: kind as IngestJobEntry['kind'],
+      sources: (JSON.parse(given) as { sources?: string[] }).sources ?? [],
+    }));
+  }
+  dismiss(id: string): boolean {
+    return this.journal.dismiss(id);
+  }
+  dismissListing(listingId: string): void {
+    this.journal.dismissListing(listingId);
+  }
+  close(): void {
+    this.journal.close();
+  }
+}
+
+/** Studio pushes; what each was given is its plan (target, parts, files). */
+export class SqlitePushJobJournal implements PushJobJournal {
+  private readonly journal: SqliteJobJournal;
+
+  constructor(db: Db) {
+    this.journal = new SqliteJobJournal(db, ['push']);
+  }
+
+  opened({ plan, ...entry }: PushJobEntry): void {
+    this.journal.opened({ ...entry, kind: 'push', given: plan });
+  }
+  closed(id: string): void {
+    this.journal.closed(id);
+  }
+  interrupted(listingId?: string): PushJobEntry[] {
+    return this.journal.interrupted(listingId).map((row) => ({
+      id: row.id,
+      listingId: row.listingId,
+      startedAt: row.startedAt,
+      plan: JSON.parse(row.given) as PushPlan,
+    }));
+  }
+  dismiss(id: string): boolean {
+    return this.journal.dismiss(id);
+  }
+  dismissListing(listingId: string): void {
+    this.journal.dismissListing(listingId);
+  }
+  close(): void {
+    this.journal.close();
+  }
+}
