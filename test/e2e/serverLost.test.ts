@@ -10,7 +10,8 @@ import { startStudio, type TestStudio } from '../helpers/studio';
 /**
  * The studio server killed while a page follows one of its jobs (`kbstudio serve` in a browser tab):
  * the page says it lost track of the job and what may have been stored, and can be used again at once
- * instead of showing the job running forever.
+ * instead of showing the job running forever. Served again, the studio reports the jobs the kill
+ * interrupted.
  */
 
 const studio = new E2eStudio('kbstudio-e2e-lost-', 60_000);
@@ -182,5 +183,22 @@ describe('The studio server lost while a page follows its job', () => {
     );
     expect(await page.getByText('Pushing…').count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Push', exact: true }).isEnabled()).toBe(true);
+
+    // Served again, Publish reports the push the stop interrupted (the latest of the listing), until it
+    // is dismissed.
+    await studio.closePage();
+    await studio.ensureServer();
+    const again = await openStudio('#/publish');
+    const report = again.getByRole('alert').filter({ hasText: 'The studio stopped during the push' });
+    await report.waitFor();
+    expect(await report.innerText()).toContain(
+      'The studio stopped before this push ended. The parts the service had completed stay there: push again to resume',
+    );
+    await again.getByText(/^Push interrupted · started /).waitFor();
+    expect(await again.getByText(`To ${proxy.url} ·`).count()).toBe(1);
+    await shoot(again, 'publish-interrupted-1280x800-light');
+    await again.getByRole('button', { name: 'Dismiss' }).click();
+    await report.waitFor({ state: 'detached' });
+    await again.getByText('What a push does').waitFor();
   });
 });

@@ -12,7 +12,7 @@ import { useStudioApi } from '../../lib/studioContext';
 import { useJobRun } from '../../lib/useJobRun';
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
-import { followPush, listPushJobs, PUSH_JOBS, startPush } from './publishApi';
+import { dismissPush, followPush, listPushJobs, PUSH_JOBS, startPush } from './publishApi';
 import { PushPanel } from './PushPanel';
 import { TargetCard } from './TargetCard';
 
@@ -66,6 +66,15 @@ export function PublishPage() {
     enabled: Boolean(listingId),
   });
 
+  const dismiss = async (interrupted: PushJob) => {
+    try {
+      await dismissPush(interrupted.id);
+    } catch {
+      // Already dismissed (another window), or the server is away: either way it is not shown again here.
+    }
+    setJob((current) => (current?.id === interrupted.id ? undefined : current));
+  };
+
   const push = async () => {
     if (!listingId || !targetId) return;
     setJob(undefined);
@@ -117,7 +126,16 @@ export function PublishPage() {
             {startError !== undefined && (
               <ErrorState title={lost ? 'Lost track of the push' : 'Could not push'} error={startError} />
             )}
-            {shown ? <PushPanel job={shown} onCancel={cancel} cancelling={cancelling} /> : <HowItWorks />}
+            {shown ? (
+              <PushPanel
+                job={shown}
+                onCancel={cancel}
+                cancelling={cancelling}
+                onDismiss={() => void dismiss(shown)}
+              />
+            ) : (
+              <HowItWorks />
+            )}
           </Stack>
         </Grid.Col>
       </Grid>

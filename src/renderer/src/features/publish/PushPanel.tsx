@@ -1,8 +1,8 @@
-import { Alert, Badge, Card, Group, Progress, ScrollArea, Stack, Table, Text } from '@mantine/core';
+import { Alert, Badge, Button, Card, Group, Progress, ScrollArea, Stack, Table, Text } from '@mantine/core';
 import { IconAlertTriangle, IconCircleCheck } from '@tabler/icons-react';
 import { CancelJobButton } from '../../components/CancelJobButton';
 import type { PushJob, PushPart } from '../../../../shared/push';
-import { counted } from '../../lib/format';
+import { counted, formatDateTime } from '../../lib/format';
 import { formatSize } from '../ingest/formatSize';
 import {
   failureTitle,
@@ -13,43 +13,64 @@ import {
   reportFiles,
 } from './pushView';
 
-/** A push in progress (packing and sending per part), then the remote's report per file. */
+const TITLES: Record<PushJob['state'], string> = {
+  running: 'Pushing…',
+  completed: 'Push finished',
+  cancelled: 'Push cancelled',
+  failed: 'Push failed',
+  interrupted: 'Push interrupted',
+};
+
+const ALERT_COLORS: Partial<Record<PushJob['state'], string>> = {
+  cancelled: 'gray',
+  interrupted: 'yellow',
+};
+
+/**
+ * A push in progress (packing and sending per part), then the remote's report per file; for a push a
+ * stop of the studio interrupted, its plan and what to do, with a way to dismiss the report.
+ */
 export function PushPanel({
   job,
   onCancel,
   cancelling,
+  onDismiss,
 }: {
   job: PushJob;
   onCancel: () => void;
   cancelling: boolean;
+  /** Forgets an interrupted push's report (offered only for one). */
+  onDismiss?: () => void;
 }) {
   const running = job.state === 'running';
+  const interrupted = job.state === 'interrupted';
   return (
     <Card withBorder radius="md" p="md">
       <Stack gap="md">
         <Group justify="space-between" wrap="nowrap">
           <div style={{ minWidth: 0 }}>
             <Text fw={600} size="sm">
-              {running
-                ? 'Pushing…'
-                : job.state === 'completed'
-                  ? 'Push finished'
-                  : job.state === 'cancelled'
-                    ? 'Push cancelled'
-                    : 'Push failed'}
+              {TITLES[job.state]}
+              {interrupted && ` · started ${formatDateTime(job.startedAt)}`}
             </Text>
             <Text size="xs" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
               To {job.target}
               {job.remoteListingId ? ` · remote listing ${job.remoteListingId}` : ''} ·{' '}
-              {counted(job.parts.length, 'part')}, {counted(job.totals.files, 'file')},{' '}
-              {formatSize(job.totals.bytes)}
+              {/* An interrupted push's parts are not known any more: its files are. */}
+              {interrupted ? '' : `${counted(job.parts.length, 'part')}, `}
+              {counted(job.totals.files, 'file')}, {formatSize(job.totals.bytes)}
             </Text>
           </div>
           {running && <CancelJobButton onCancel={onCancel} cancelling={cancelling} />}
+          {interrupted && onDismiss && (
+            <Button size="xs" variant="subtle" color="gray" onClick={onDismiss}>
+              Dismiss
+            </Button>
+          )}
         </Group>
         {job.error && (
           <Alert
-            color={job.state === 'cancelled' ? 'gray' : 'red'}
+            color={ALERT_COLORS[job.state] ?? 'red'}
             variant="light"
             icon={<IconAlertTriangle size={16} />}
             title={failureTitle(job.error.code)}
@@ -68,7 +89,7 @@ export function PushPanel({
             />
           ))}
         </Stack>
-        {!running && <Report job={job} />}
+        {!running && !interrupted && <Report job={job} />}
       </Stack>
     </Card>
   );

@@ -25,8 +25,12 @@ export const removeTarget = (id: string) =>
 export const startPush = (listingId: string, targetId: string) =>
   studioJson<PushJob>('/push', { method: 'POST', ...json({ listingId, targetId }) });
 
-/** Push jobs of this launch, newest first. */
+/** Push jobs of this launch, then those a stop of the studio interrupted, newest first. */
 export const listPushJobs = () => studioJson<PushJob[]>('/push/jobs');
+
+/** Forgets an interrupted push's report. */
+export const dismissPush = (jobId: string) =>
+  studioJson<PushJob>(`/push/jobs/${encodeURIComponent(jobId)}/dismiss`, { method: 'POST' });
 
 export const cancelPush = (jobId: string) =>
   studioJson<PushJob>(`/push/jobs/${encodeURIComponent(jobId)}/cancel`, { method: 'POST' });

@@ -60,6 +60,8 @@ export function failureTitle(code: string): string {
       return 'Cannot reach the service';
     case 'cancelled':
       return 'Push cancelled';
+    case 'interrupted':
+      return 'The studio stopped during the push';
     case 'unsupported_embedding_model':
       return 'The service does not support this embedding model';
     default:
