@@ -211,7 +211,7 @@ describe('SIGKILL during a push', () => {
     expectLocalUntouched();
   }, 90_000);
 
-  it('the studio killed during a push job: local untouched, remote whole, a new job completes the remote', async () => {
+  it('the studio killed during a push job: local untouched, remote whole, reported interrupted; a new job completes the remote', async () => {
     const remote = await startRemote('remote-studio');
     let studio = await serve(localDir, seeded.apiKey);
     servers.push(studio);
@@ -249,15 +249,23 @@ describe('SIGKILL during a push', () => {
     servers.push(studio);
     expect(scratchLeft(localDir)).toEqual([]);
     expectLocalUntouched();
-    // Push jobs live in memory: after the restart the job is unknown, and says so.
-    expect((await studio.studio(`/studio/push/jobs/${jobId}`)).status).toBe(404);
+    // The restart found the push in the journal: it is reported interrupted, with how to resume.
+    const jobOf = async (id: string) =>
+      ((await (await studio.studio(`/studio/push/jobs/${id}`)).json()) as { data: PushJob }).data;
+    const interrupted = await jobOf(jobId);
+    expect(interrupted).toMatchObject({
+      state: 'interrupted',
+      target: expect.stringContaining(remote.proxy.url),
+      parts: [],
+      error: { code: 'interrupted' },
+    });
+    expect(interrupted.totals.files).toBe(before.documents.length);
+    expect(interrupted.error!.message).toMatch(/stopped before this push ended.*push again to resume/);
 
     const retryId = await startPush(studio);
     const done = await waitFor(
       async () => {
-        const job = (
-          (await (await studio.studio(`/studio/push/jobs/${retryId}`)).json()) as { data: PushJob }
-        ).data;
+        const job = await jobOf(retryId);
         return job.state === 'running' ? undefined : job;
       },
       60_000,
@@ -265,6 +273,8 @@ describe('SIGKILL during a push', () => {
     );
     expectSameAsLocal(remote, done);
     expect(done.totals.unchanged).toBe(held.length);
+    // Completed: the interrupted push is no longer reported.
+    expect((await studio.studio(`/studio/push/jobs/${jobId}`)).status).toBe(404);
   }, 90_000);
 
   it('the receiver killed while processing a part: its upload is reported interrupted, the next push completes', async () => {
