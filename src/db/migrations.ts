@@ -308,9 +308,10 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 8,
     name: 'a journal of running studio jobs, so those a stop interrupted are reported',
     up: `
-      -- A row per studio ingestion or push while it runs (src/db/repositories/jobJournal.ts); the next start turns
-      -- the rows it finds running into reports of interrupted jobs, kept until dismissed. 'given' is
-      -- what the job was given (JSON): an ingestion's source names, a push's target and plan.
+      -- A row per studio ingestion or push while it runs (src/db/repositories/jobJournal.ts); the
+      -- next start turns the rows it finds running into reports of interrupted jobs, kept until
+      -- dismissed. 'given' is what the job was given (JSON): an ingestion's source names, a push's
+      -- target and plan.
       CREATE TABLE studio_jobs (
         id TEXT PRIMARY KEY,
         listing_id TEXT NOT NULL REFERENCES listings (id) ON DELETE CASCADE,
