@@ -14,14 +14,6 @@ interface Row {
   changedDocuments: number;
 }
 
-interface Entry {
-  id: string;
-  listingId: string;
-  kind: Kind;
-  given: unknown;
-  startedAt: string;
-}
-
 /** How often a journal write the database's lock refused is tried again. */
 const RETRY_MS = 2_000;
 
@@ -42,12 +34,13 @@ export function recoverInterruptedJobs(db: Db): number {
 }
 
 /**
- * The journal of one sort of studio job in the `studio_jobs` table (migration 8). Its writes never wait
- * for the write lock, which a commit on another connection can hold for minutes: a skipped entry only
- * means that job would not be reported if a stop cut it short, and a skipped removal is retried, so a
- * job that ended is not reported interrupted after the next restart (unless the studio stops first).
+ * The journal of one sort of studio job in the `studio_jobs` table (migration 8), with what each job
+ * was given (its `Entry` without the columns) as JSON. Its writes never wait for the write lock, which
+ * a commit on another connection can hold for minutes: a skipped entry only means that job would not be
+ * reported if a stop cut it short, and a skipped removal is retried, so a job that ended is not
+ * reported interrupted after the next restart (unless the studio stops first).
  */
-class SqliteJobJournal {
+abstract class SqliteJobJournal<Entry extends { id: string; listingId: string; startedAt: string }, Found> {
   private readonly stmts;
   /** Ended jobs whose rows the write lock kept us from removing yet. */
   private readonly unclosed = new Set<string>();
@@ -75,11 +68,18 @@ class SqliteJobJournal {
     };
   }
 
+  /** The row's kind and what the job was given. */
+  protected abstract encode(entry: Entry): { kind: Kind; given: unknown };
+  /** An interrupted job as its sort reports it. */
+  protected abstract decode(row: Row): Found;
+
   opened(entry: Entry): void {
     if (!this.db.open) return;
     this.flush();
+    const { kind, given } = this.encode(entry);
+    const { id, listingId, startedAt } = entry;
     writeWithoutWaiting(this.db, () =>
-      this.stmts.insert.run({ ...entry, given: JSON.stringify(entry.given) }),
+      this.stmts.insert.run({ id, listingId, startedAt, kind, given: JSON.stringify(given) }),
     );
   }
 
@@ -88,8 +88,9 @@ class SqliteJobJournal {
     this.flush();
   }
 
-  interrupted(listingId?: string): Row[] {
-    return (listingId ? this.stmts.ofListing.all(listingId) : this.stmts.all.all()) as Row[];
+  interrupted(listingId?: string): Found[] {
+    const rows = (listingId ? this.stmts.ofListing.all(listingId) : this.stmts.all.all()) as Row[];
+    return rows.map((row) => this.decode(row));
   }
 
   dismiss(id: string): boolean {
@@ -125,66 +126,41 @@ class SqliteJobJournal {
 }
 
 /** Studio ingestions and re-ingestions; what each was given is its source names. */
-export class SqliteIngestJobJournal implements IngestJobJournal {
-  private readonly journal: SqliteJobJournal;
-
+export class SqliteIngestJobJournal
+  extends SqliteJobJournal<IngestJobEntry, InterruptedIngestion>
+  implements IngestJobJournal
+{
   constructor(db: Db) {
-    this.journal = new SqliteJobJournal(db, ['ingest', 'reingest']);
+    super(db, ['ingest', 'reingest']);
   }
 
-  opened({ sources, ...entry }: IngestJobEntry): void {
-    this.journal.opened({ ...entry, given: { sources } });
+  protected encode({ kind, sources }: IngestJobEntry) {
+    return { kind, given: { sources } };
   }
-  closed(id: string): void {
-    this.journal.closed(id);
-  }
-  interrupted(listingId?: string): InterruptedIngestion[] {
-    return this.journal.interrupted(listingId).map(({ given, kind, ...row }) => ({
+
+  protected decode({ given, kind, ...row }: Row): InterruptedIngestion {
+    return {
       ...row,
       kind: kind as IngestJobEntry['kind'],
       sources: (JSON.parse(given) as { sources?: string[] }).sources ?? [],
-    }));
-  }
-  dismiss(id: string): boolean {
-    return this.journal.dismiss(id);
-  }
-  dismissListing(listingId: string): void {
-    this.journal.dismissListing(listingId);
-  }
-  close(): void {
-    this.journal.close();
+    };
   }
 }
 
 /** Studio pushes; what each was given is its plan (target, parts, files). */
-export class SqlitePushJobJournal implements PushJobJournal {
-  private readonly journal: SqliteJobJournal;
-
+export class SqlitePushJobJournal
+  extends SqliteJobJournal<PushJobEntry, PushJobEntry>
+  implements PushJobJournal
+{
   constructor(db: Db) {
-    this.journal = new SqliteJobJournal(db, ['push']);
+    super(db, ['push']);
   }
 
-  opened({ plan, ...entry }: PushJobEntry): void {
-    this.journal.opened({ ...entry, kind: 'push', given: plan });
+  protected encode({ plan }: PushJobEntry) {
+    return { kind: 'push' as const, given: plan };
   }
-  closed(id: string): void {
-    this.journal.closed(id);
-  }
-  interrupted(listingId?: string): PushJobEntry[] {
-    return this.journal.interrupted(listingId).map((row) => ({
-      id: row.id,
-      listingId: row.listingId,
-      startedAt: row.startedAt,
-      plan: JSON.parse(row.given) as PushPlan,
-    }));
-  }
-  dismiss(id: string): boolean {
-    return this.journal.dismiss(id);
-  }
-  dismissListing(listingId: string): void {
-    this.journal.dismissListing(listingId);
-  }
-  close(): void {
-    this.journal.close();
+
+  protected decode({ id, listingId, startedAt, given }: Row): PushJobEntry {
+    return { id, listingId, startedAt, plan: JSON.parse(given) as PushPlan };
   }
 }
