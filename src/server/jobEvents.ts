@@ -6,6 +6,8 @@ import type { defineRoutes } from './route';
 export interface StreamableJobs<Job extends { state: string }> {
   get(id: string): Job;
   cancel(id: string): Job;
+  /** Forgets the report of a job a stop interrupted; throws for a job of this launch. */
+  dismiss(id: string): Job;
   subscribe(id: string, listener: (event: { type: 'progress' | 'done'; job: Job }) => void): () => void;
 }
 
@@ -43,7 +45,7 @@ export function streamJobEvents<Job extends { state: string }>(
 }
 
 export interface JobRoutesOptions {
-  /** Where the job lives: `<path>/:id`, `<path>/:id/events`, `<path>/:id/cancel`. */
+  /** Where the job lives: `<path>/:id`, `<path>/:id/events`, `<path>/:id/cancel`, `<path>/:id/dismiss`. */
   path: string;
   /** "An ingestion job", "A push job". */
   noun: string;
@@ -52,12 +54,16 @@ export interface JobRoutesOptions {
   /** What the last event carries, for the documentation. */
   outcome: string;
   cancelSummary: string;
+  dismissSummary: string;
   tags: string[];
 }
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
-/** The three routes every studio job kind offers: its snapshot, its event stream and cancel. */
+/**
+ * The routes every studio job kind offers: its snapshot, its event stream, cancel, and dismissing the
+ * report of one a stop interrupted.
+ */
 export function jobRoutes<Job extends { state: string }>(
   route: ReturnType<typeof defineRoutes>,
   jobs: StreamableJobs<Job>,
@@ -96,5 +102,16 @@ export function jobRoutes<Job extends { state: string }>(
     response: { status: 200, description: 'OK' },
     errors: [404],
     handler: ({ params }) => ({ data: jobs.cancel(params.id) }),
+  });
+  route({
+    method: 'post',
+    path: `${o.path}/:id/dismiss`,
+    summary: o.dismissSummary,
+    description: 'Answers the report it forgot; 409 for a job of this launch (it is not kept on disk).',
+    tags: o.tags,
+    params: IdParams,
+    response: { status: 200, description: 'OK' },
+    errors: [404, 409],
+    handler: ({ params }) => ({ data: jobs.dismiss(params.id) }),
   });
 }

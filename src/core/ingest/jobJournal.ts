@@ -1,3 +1,5 @@
+import type { JobJournal } from '../jobJournal';
+
 /**
  * What the studio keeps on disk of each ingestion while it runs, so that one a stop cut short (a kill,
  * a crash, the app closed) is reported after the restart instead of vanishing with the server's memory.
@@ -24,22 +26,8 @@ export interface InterruptedIngestion extends IngestJobEntry {
   changedDocuments: number;
 }
 
-/**
- * The journal of running ingestions. Writes are best effort: a job runs even when its entry could not
- * be written (another connection held the database's write lock).
- */
-export interface IngestJobJournal {
-  /** Records a job that has started. */
-  opened(entry: IngestJobEntry): void;
-  /** Forgets a job that has ended, whatever its outcome (it is reported from memory until a restart). */
-  closed(id: string): void;
-  /** Ingestions a stop interrupted (found when the studio started), newest first. */
-  interrupted(listingId?: string): InterruptedIngestion[];
-  /** Forgets an interrupted ingestion's report; false when there is none with that id. */
-  dismiss(id: string): boolean;
-  /** Forgets the interrupted ingestions of a listing (another ingestion into it has completed since). */
-  dismissListing(listingId: string): void;
-}
+/** The journal of running ingestions (src/core/jobJournal.ts). */
+export type IngestJobJournal = JobJournal<IngestJobEntry, InterruptedIngestion>;
 
 /** What the creator reads about an interrupted ingestion: what was stored, and what to do now. */
 export function interruptionMessage(job: InterruptedIngestion): string {

@@ -1,3 +1,5 @@
+import type { JobJournal } from '../jobJournal';
+
 /**
  * What the studio keeps on disk of each push while it runs, so that one a stop cut short (a kill, a
  * crash, the app closed) is reported after the restart instead of vanishing with the server's memory.
@@ -20,21 +22,8 @@ export interface PushJobEntry {
   startedAt: string;
 }
 
-/**
- * The journal of running pushes. Writes are best effort: a push runs even when its entry could not be
- * written (another connection held the database's write lock).
- */
-export interface PushJobJournal {
-  opened(entry: PushJobEntry): void;
-  /** Forgets a push that has ended, whatever its outcome (it is reported from memory until a restart). */
-  closed(id: string): void;
-  /** Pushes a stop interrupted (found when the studio started), newest first. */
-  interrupted(listingId?: string): PushJobEntry[];
-  /** Forgets an interrupted push's report; false when there is none with that id. */
-  dismiss(id: string): boolean;
-  /** Forgets the interrupted pushes of a listing (another push of it has completed since). */
-  dismissListing(listingId: string): void;
-}
+/** The journal of running pushes (src/core/jobJournal.ts). */
+export type PushJobJournal = JobJournal<PushJobEntry>;
 
 /** What the creator reads about an interrupted push: what the remote may hold, and what to do now. */
 export const PUSH_INTERRUPTED_MESSAGE =

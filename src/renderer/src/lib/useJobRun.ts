@@ -8,6 +8,8 @@ import { errorMessage, StudioApiError } from './studioApi';
 export interface JobKind<Job> {
   follow(id: string, onProgress: (job: Job) => void): Promise<Job>;
   cancel(id: string): Promise<unknown>;
+  /** Forgets the report of a job a stop of the studio interrupted. */
+  dismiss(id: string): Promise<unknown>;
   /**
    * What the creator should know and do when the job can no longer be followed (the studio server
    * stopped or restarted while it ran): what may have been stored, and how to finish the work.
@@ -28,7 +30,7 @@ export class JobLostError extends StudioApiError {
 
 /**
  * A studio job run from a view: start it, follow its progress until it ends, cancel it; with the
- * starting/cancelling flags and the error a view shows. `run` resolves with the final snapshot (or
+ * starting/cancelling flags and the error a view shows; dismiss the report of one a stop interrupted. `run` resolves with the final snapshot (or
  * undefined when starting or following failed: `error` says why). A job that was started but can no
  * longer be followed is `lost`: it is no longer shown as running (so the view can be used again), the
  * error is a `JobLostError` with the kind's advice, and the studio's status is checked again. While a
@@ -86,6 +88,16 @@ export function useJobRun<Job extends { id: string; state: string }>(kind: JobKi
     }
   };
 
+  /** Forgets an interrupted job's report and stops showing it. */
+  const dismiss = async (interrupted: Job) => {
+    try {
+      await kind.dismiss(interrupted.id);
+    } catch {
+      // Already dismissed (another window), or the server is away: either way it is not shown again here.
+    }
+    setJob((current) => (current?.id === interrupted.id ? undefined : current));
+  };
+
   return {
     job,
     setJob,
@@ -97,5 +109,6 @@ export function useJobRun<Job extends { id: string; state: string }>(kind: JobKi
     running,
     run,
     cancel,
+    dismiss,
   };
 }

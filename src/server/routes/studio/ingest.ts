@@ -185,24 +185,13 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
     handler: ({ query }) => ({ data: jobs.list(query.listingId) }),
   });
 
-  route({
-    method: 'post',
-    path: '/jobs/:id/dismiss',
-    summary: "Forget an interrupted ingestion's report",
-    description: 'Answers the report it forgot; 409 for a job of this launch (it is not kept on disk).',
-    tags,
-    params: IdParams,
-    response: { status: 200, description: 'OK' },
-    errors: [404, 409],
-    handler: ({ params }) => ({ data: jobs.dismiss(params.id) }),
-  });
-
   jobRoutes(route, jobs, {
     path: '/jobs',
     noun: 'An ingestion job',
     snapshot: 'progress, per-file stages, outcome',
     outcome: 'the outcome',
     cancelSummary: 'Cancel an ingestion job (nothing is stored)',
+    dismissSummary: "Forget an interrupted ingestion's report",
     tags,
   });
 

@@ -120,23 +120,13 @@ export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }:
     response: { status: 200, description: 'OK' },
     handler: () => ({ data: jobs.list() }),
   });
-  route({
-    method: 'post',
-    path: '/push/jobs/:id/dismiss',
-    summary: "Forget an interrupted push's report",
-    description: 'Answers the report it forgot; 409 for a push of this launch (it is not kept on disk).',
-    tags,
-    params: IdParams,
-    response: { status: 200, description: 'OK' },
-    errors: [404, 409],
-    handler: ({ params }) => ({ data: jobs.dismiss(params.id) }),
-  });
   jobRoutes(route, jobs, {
     path: '/push/jobs',
     noun: 'A push job',
     snapshot: 'parts, progress, and the per-file report',
     outcome: 'the report',
     cancelSummary: 'Cancel a push (parts the remote already accepted stay there)',
+    dismissSummary: "Forget an interrupted push's report",
     tags,
   });
 }

@@ -11,7 +11,7 @@ import { ChunkingSettingsCard } from './ChunkingSettingsCard';
 import { chunkingError } from './chunkPreview';
 import { formatSize } from './formatSize';
 import { filesFromDropzone, filesFromInput, mergeQueue } from './dropFiles';
-import { dismissJob, followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi';
+import { followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi';
 import { JobPanel } from './JobPanel';
 import { ListingPicker } from './ListingPicker';
 import { PreviewPanel } from './PreviewPanel';
@@ -37,6 +37,7 @@ export function IngestPage() {
     running,
     run,
     cancel,
+    dismiss,
   } = useJobRun<IngestJob>(INGEST_JOBS);
   // The job of another listing stays in memory but is not shown for this one.
   const shown = job?.listingId === listingId ? job : undefined;
@@ -73,14 +74,6 @@ export function IngestPage() {
     return () => controller.abort();
   }, [listingId, setJob, loseTrack, refreshListing]);
 
-  const dismiss = async (interrupted: IngestJob) => {
-    try {
-      await dismissJob(interrupted.id);
-    } catch {
-      // Already dismissed (another window), or the server is away: either way it is not shown again here.
-    }
-    setJob((current) => (current?.id === interrupted.id ? undefined : current));
-  };
   const openFilePicker = useRef<() => void>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const settingsError = chunkingError(settings);

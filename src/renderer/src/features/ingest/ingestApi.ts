@@ -37,6 +37,7 @@ export const cancelJob = (jobId: string) =>
 export const INGEST_JOBS: JobKind<IngestJob> = {
   follow: followJob,
   cancel: cancelJob,
+  dismiss: dismissJob,
   lostAdvice:
     'If the studio stopped before the ingestion ended, none of its files were stored: an ingestion stores them all at once at its end. Once the studio answers again, ingest them again; files already stored come back unchanged.',
 };

@@ -12,7 +12,7 @@ import { useStudioApi } from '../../lib/studioContext';
 import { useJobRun } from '../../lib/useJobRun';
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
-import { dismissPush, followPush, listPushJobs, PUSH_JOBS, startPush } from './publishApi';
+import { followPush, listPushJobs, PUSH_JOBS, startPush } from './publishApi';
 import { PushPanel } from './PushPanel';
 import { TargetCard } from './TargetCard';
 
@@ -34,6 +34,7 @@ export function PublishPage() {
     running,
     run,
     cancel,
+    dismiss,
   } = useJobRun<PushJob>(PUSH_JOBS);
   // The push of another listing stays in memory but is not shown for this one.
   const shown = job?.listingId === listingId ? job : undefined;
@@ -65,15 +66,6 @@ export function PublishPage() {
     queryFn: () => api.listings.get(listingId!),
     enabled: Boolean(listingId),
   });
-
-  const dismiss = async (interrupted: PushJob) => {
-    try {
-      await dismissPush(interrupted.id);
-    } catch {
-      // Already dismissed (another window), or the server is away: either way it is not shown again here.
-    }
-    setJob((current) => (current?.id === interrupted.id ? undefined : current));
-  };
 
   const push = async () => {
     if (!listingId || !targetId) return;

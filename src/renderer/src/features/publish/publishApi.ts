@@ -43,6 +43,7 @@ export const followPush = (jobId: string, onProgress: (job: PushJob) => void, si
 export const PUSH_JOBS: JobKind<PushJob> = {
   follow: followPush,
   cancel: cancelPush,
+  dismiss: dismissPush,
   lostAdvice:
     'The parts the service had completed stay there. Once the studio answers again, push again: the push resumes, and what the service already holds comes back unchanged.',
 };
