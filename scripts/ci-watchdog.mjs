@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs a command for CI and makes sure a hung test cannot hold the run until the CI system's own limit.
 //
-//   node scripts/ci-watchdog.mjs [--progress FILE] [--stall S] [--limit S] [--reports DIR] -- command...
+//   node scripts/ci-watchdog.mjs [--progress FILE] [--stall S] [--limit S] [--kill-after S] [--reports DIR] -- command...
 //
 // Why: a CI run once printed nothing for 90 minutes after a test file and was cut off, with no clue to
 // what hung. Vitest's test and hook timeouts are timers in the test process, so they never fire when
@@ -9,7 +9,8 @@
 // a vitest test process that has not started or finished a test for --stall seconds is examined (its
 // threads' kernel states, native stacks when gdb is installed, its JavaScript stack and open handles
 // from a Node diagnostic report) and then killed, so vitest reports that file as failed and goes on.
-// After --limit seconds the whole command is stopped. Exit code: the command's, 124 after --limit.
+// After --limit seconds the whole command is stopped: SIGTERM, then SIGKILL --kill-after seconds later
+// (default 10) for what ignored it. Exit code: the command's, 124 after --limit.
 import { execFileSync, spawn } from 'node:child_process';
 import {
   appendFileSync,
@@ -29,6 +30,7 @@ const { values, positionals } = parseArgs({
     progress: { type: 'string' },
     stall: { type: 'string', default: '300' },
     limit: { type: 'string', default: '1800' },
+    'kill-after': { type: 'string', default: '10' },
     reports: { type: 'string', default: 'test-results/watchdog' },
   },
   allowPositionals: true,
@@ -36,17 +38,20 @@ const { values, positionals } = parseArgs({
 const [command, ...args] = positionals;
 const stallMs = Number(values.stall) * 1000;
 const limitMs = Number(values.limit) * 1000;
+const killAfterMs = Number(values['kill-after']) * 1000;
 const wrong = !command
   ? 'no command given'
   : !(stallMs > 0)
     ? '--stall'
     : !(limitMs > 0)
       ? '--limit'
-      : undefined;
+      : !(killAfterMs > 0)
+        ? '--kill-after'
+        : undefined;
 if (wrong) {
   console.error(wrong.startsWith('--') ? `${wrong} must be a number of seconds above 0` : wrong);
   console.error(
-    'usage: ci-watchdog.mjs [--progress FILE] [--stall S] [--limit S] [--reports DIR] -- command...',
+    'usage: ci-watchdog.mjs [--progress FILE] [--stall S] [--limit S] [--kill-after S] [--reports DIR] -- command...',
   );
   process.exit(2);
 }
@@ -82,10 +87,13 @@ const tickMs = Math.min(5000, stallMs / 3);
 let lastTick = started;
 
 const timer = setInterval(watch, tickMs);
+// The limit has a timer of its own, so it is kept to the second rather than to the next tick.
+const limitTimer = setTimeout(stopAtLimit, limitMs);
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => killGroup(signal));
 
 child.on('exit', (code, signal) => {
   clearInterval(timer);
+  clearTimeout(limitTimer);
   // Whatever a killed test process left behind (a server, a browser) goes with the run.
   killGroup('SIGKILL');
   // Again at the end, with the gist of what was learnt: CI systems often keep only an output's tail.
@@ -98,18 +106,18 @@ child.on('exit', (code, signal) => {
   process.exit(signal ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1));
 });
 
+function stopAtLimit() {
+  // Once: what follows only waits for the command to exit.
+  clearInterval(timer);
+  stoppedAtLimit = true;
+  say(`the command ran for ${values.limit} s; stopping it`);
+  for (const p of groupProcesses().filter((p) => p.node)) examine(p);
+  killGroup('SIGTERM');
+  setTimeout(() => killGroup('SIGKILL'), killAfterMs).unref();
+}
+
 function watch() {
   const now = Date.now();
-  if (now - started >= limitMs) {
-    // Once: what follows only waits for the command to exit.
-    clearInterval(timer);
-    stoppedAtLimit = true;
-    say(`the command ran for ${values.limit} s; stopping it`);
-    for (const p of groupProcesses().filter((p) => p.node)) examine(p);
-    killGroup('SIGTERM');
-    setTimeout(() => killGroup('SIGKILL'), 10_000).unref();
-    return;
-  }
   if (!progress) return;
   // A tick far later than its interval means this watchdog did not run either: the machine or the whole
   // run was paused (a suspended VM or container, a stopped process group). Nothing made progress while

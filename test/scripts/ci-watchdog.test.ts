@@ -196,11 +196,10 @@ describe('scripts/ci-watchdog.mjs', () => {
     dirs.push(dir);
     const pidFile = join(dir.path, 'pid');
     // A grandchild in the same process group, as a test's server or browser would be; the command
-    // itself ignores SIGTERM, as a hung one may, and goes only at the SIGKILL 10 s later.
+    // itself ignores SIGTERM, as a hung one may, and goes only at the SIGKILL --kill-after later.
     const script = `const c = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(c.pid)); process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);`;
     const run = await watchdog([
-      '--limit',
-      '2',
+      ...['--limit', '2', '--kill-after', '1'],
       '--reports',
       join(dir.path, 'r'),
       '--',
@@ -233,5 +232,11 @@ describe('scripts/ci-watchdog.mjs', () => {
     expect(run.code).toBe(2);
     expect(run.output).toContain('--stall must be a number of seconds above 0');
     expect(run.output).toContain('usage: ci-watchdog.mjs');
+    const grace = await watchdog(['--kill-after', '0', '--', 'true']);
+    expect(grace.code).toBe(2);
+    expect(grace.output).toContain('--kill-after must be a number of seconds above 0');
+    const none = await watchdog(['--limit', '5']);
+    expect(none.code).toBe(2);
+    expect(none.output).toContain('no command given');
   });
 });
