@@ -102,7 +102,14 @@ interface ConfigResult {
     embedRoundTripMs: number;
     qps: number;
     qpsP50Ms: number;
+    /** The slowest answered request under load. */
+    qpsMaxMs: number;
+    /** The longest time under load with no answer at all (a server that stalls shows here). */
+    qpsLongestGapMs: number;
+    /** Requests under load not answered 200: other statuses, socket errors and timeouts. */
     non2xx: number;
+    /** Requests still unanswered when the load ended, beyond the one per connection that may be. */
+    unanswered: number;
     peakRssMb: number;
   };
 }
@@ -157,6 +164,11 @@ export const retrieveDenseSuite: Suite = {
             detail: `${r.filter1pct.binary.results} results`,
           },
         ];
+        out.push({
+          name: `${label}: under load, every request answered 200`,
+          ok: r.http.non2xx === 0 && r.http.unanswered === 0,
+          detail: `${r.http.non2xx} failed, ${r.http.unanswered} unanswered at the end, longest time without an answer ${r.http.qpsLongestGapMs} ms`,
+        });
         if (r.chunks >= 500_000) {
           const target = r.dimensions >= 3072 ? { p50: 40 } : { p50: 15, p95: 30 };
           const measured = r.http.denseWithoutEmbedding;
@@ -244,6 +256,9 @@ export const retrieveDenseSuite: Suite = {
           'embed ms',
           `QPS (${CONCURRENCY} conn)`,
           'QPS p50',
+          'QPS max',
+          'longest gap ms',
+          'failed',
           'peak RSS MB',
         ],
         rows: results.map((r) => [
@@ -259,6 +274,9 @@ export const retrieveDenseSuite: Suite = {
           r.http.embedRoundTripMs,
           r.http.qps,
           r.http.qpsP50Ms,
+          r.http.qpsMaxMs,
+          r.http.qpsLongestGapMs,
+          r.http.non2xx + r.http.unanswered,
           r.http.peakRssMb,
         ]),
       },
@@ -478,15 +496,16 @@ async function overHttp(
 }
 
 interface AutocannonResult {
-  requests: { average: number };
-  latency: { p50: number };
+  requests: { average: number; total: number; sent: number };
+  latency: { p50: number; max: number };
   non2xx: number;
   errors: number;
+  timeouts: number;
 }
 type Autocannon = (
   options: Record<string, unknown>,
   done: (err: Error | null, result: AutocannonResult) => void,
-) => unknown;
+) => { on(event: 'response', listener: () => void): void };
 
 /** Dense queries from CONCURRENCY connections for `seconds`, keys and queries in rotation. */
 async function autocannonRun(
@@ -503,15 +522,34 @@ async function autocannonRun(
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
     body: JSON.stringify({ listingId, query: texts[i % texts.length], topK: TOP_K, mode: 'dense' }),
   }));
-  const result = await new Promise<AutocannonResult>((resolve, reject) =>
-    autocannon({ url, connections: CONCURRENCY, duration: seconds, requests }, (err, res) =>
-      err ? reject(err) : resolve(res),
-    ),
-  );
+  // The longest stretch without any answer: a server that stalls for seconds answers nothing then, and
+  // the requests it still holds when the run ends are in no latency figure.
+  const started = performance.now();
+  let lastAnswer = started;
+  let longestGap = 0;
+  const result = await new Promise<AutocannonResult>((resolve, reject) => {
+    const instance = autocannon(
+      { url, connections: CONCURRENCY, duration: seconds, requests },
+      (err, res) => {
+        longestGap = Math.max(longestGap, performance.now() - lastAnswer);
+        if (err) reject(err);
+        else resolve(res);
+      },
+    );
+    instance.on('response', () => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - lastAnswer);
+      lastAnswer = now;
+    });
+  });
   return {
     qps: round(result.requests.average, 0),
     qpsP50Ms: result.latency.p50,
+    qpsMaxMs: result.latency.max,
+    qpsLongestGapMs: Math.round(longestGap),
+    // autocannon counts timeouts among its errors too
     non2xx: result.non2xx + result.errors,
+    unanswered: Math.max(0, result.requests.sent - result.requests.total - result.errors - CONCURRENCY),
   };
 }
 
