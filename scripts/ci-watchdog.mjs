@@ -87,8 +87,9 @@ const tickMs = Math.min(5000, stallMs / 3);
 let lastTick = started;
 
 const timer = setInterval(watch, tickMs);
-// The limit has a timer of its own, so it is kept to the second rather than to the next tick.
-const limitTimer = setTimeout(stopAtLimit, limitMs);
+// The limit has a timer of its own, so it is kept to the second rather than to the next tick. A timer
+// longer than 2^31 - 1 ms would fire at once: such a limit (24 days) is as good as none.
+const limitTimer = setTimeout(stopAtLimit, Math.min(limitMs, 2 ** 31 - 1));
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => killGroup(signal));
 
 child.on('exit', (code, signal) => {

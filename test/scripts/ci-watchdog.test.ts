@@ -218,9 +218,14 @@ describe('scripts/ci-watchdog.mjs', () => {
   it("passes the command's output and exit code through", async () => {
     const dir = tempDir('kbs-watchdog-');
     dirs.push(dir);
+    // A limit longer than a timer can hold (2^31 - 1 ms) must not stop the command at once.
     const run = await watchdog([
-      ...['--reports', join(dir.path, 'r'), '--'],
-      ...[process.execPath, '-e', 'console.log("hello from the command"); process.exit(3)'],
+      ...['--limit', '9999999', '--reports', join(dir.path, 'r'), '--'],
+      ...[
+        process.execPath,
+        '-e',
+        'setTimeout(() => { console.log("hello from the command"); process.exit(3); }, 300)',
+      ],
     ]);
     expect(run.code).toBe(3);
     expect(run.output).toBe('hello from the command\n');
