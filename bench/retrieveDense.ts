@@ -500,7 +500,6 @@ interface AutocannonResult {
   latency: { p50: number; max: number };
   non2xx: number;
   errors: number;
-  timeouts: number;
 }
 type Autocannon = (
   options: Record<string, unknown>,
