@@ -171,15 +171,19 @@ describe('The studio server lost while a page follows its job', () => {
     })()`);
     expect(status).toBe(202);
     await proxy.held;
+    const following = page.waitForResponse((r) => /\/studio\/push\/jobs\/[^/]+\/events$/.test(r.url()));
     await page.goto(`${studio.baseUrl}/#/publish`);
     // The view found the running push and follows its event stream.
     await page.getByText('Pushing…').waitFor();
+    await following;
     await studio.killServer();
 
     const alert = page.getByRole('alert').filter({ hasText: 'Lost track of the push' });
     await alert.waitFor();
-    expect(await alert.innerText()).toContain(
-      'The connection to the studio server was lost (network error).',
+    // The kill reaches the page as the stream cut mid-read, or as the stream ended and the job's
+    // snapshot, asked next, unreachable (seen once in CI): both are the server lost.
+    expect(await alert.innerText()).toMatch(
+      /The connection to the studio server was lost \(network error\)\.|Cannot reach the studio server \(.*\)\. Is it still running\?/,
     );
     expect(await page.getByText('Pushing…').count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Push', exact: true }).isEnabled()).toBe(true);
