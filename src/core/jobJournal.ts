@@ -7,6 +7,11 @@
 export interface JobJournal<Entry, Interrupted = Entry> {
   /** Records a job that has started. */
   opened(entry: Entry): void;
+  /**
+   * Records how far a running job has got (its sort says what that is), replacing what was recorded
+   * before; reported with the job if a stop interrupts it.
+   */
+  progressed(id: string, progress: unknown): void;
   /** Forgets a job that has ended, whatever its outcome (it is reported from memory until a restart). */
   closed(id: string): void;
   /** Jobs a stop interrupted (found when the studio started), newest first. */

@@ -311,7 +311,8 @@ export const MIGRATIONS: readonly Migration[] = [
       -- A row per studio ingestion or push while it runs (src/db/repositories/jobJournal.ts); the
       -- next start turns the rows it finds running into reports of interrupted jobs, kept until
       -- dismissed. 'given' is what the job was given (JSON): an ingestion's source names, a push's
-      -- target and plan.
+      -- target and plan. 'progress' is how far it got, where its sort records that (JSON: a push's
+      -- parts as each one ends).
       CREATE TABLE studio_jobs (
         id TEXT PRIMARY KEY,
         listing_id TEXT NOT NULL REFERENCES listings (id) ON DELETE CASCADE,
@@ -319,6 +320,7 @@ export const MIGRATIONS: readonly Migration[] = [
         state TEXT NOT NULL CHECK (state IN ('running', 'interrupted')),
         given TEXT NOT NULL DEFAULT '{}',
         started_at TEXT NOT NULL,
+        progress TEXT,
         changed_documents INTEGER
       );
       CREATE INDEX studio_jobs_listing ON studio_jobs (listing_id);

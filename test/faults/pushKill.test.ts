@@ -256,10 +256,22 @@ describe('SIGKILL during a push', () => {
     expect(interrupted).toMatchObject({
       state: 'interrupted',
       target: expect.stringContaining(remote.proxy.url),
-      parts: [],
       error: { code: 'interrupted' },
     });
     expect(interrupted.totals.files).toBe(before.documents.length);
+    // Its parts as the journal last had them: the second part had reached the remote, so the first had
+    // completed; each part reported completed is an upload the remote completed, and every other part
+    // is reported cut short by the stop.
+    expect(interrupted.parts.length).toBeGreaterThanOrEqual(2);
+    const completed = interrupted.parts.filter((p) => p.state === 'completed');
+    expect(completed.length).toBeGreaterThanOrEqual(1);
+    const remoteCompleted = storedUploads(remote.dataDir)
+      .filter((u) => u.status === 'completed')
+      .map((u) => u.id);
+    for (const part of completed) expect(remoteCompleted).toContain(part.uploadId);
+    for (const part of interrupted.parts.filter((p) => p.state !== 'completed')) {
+      expect(part).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
+    }
     expect(interrupted.error!.message).toMatch(/stopped before this push ended.*push again to resume/);
 
     const retryId = await startPush(studio);

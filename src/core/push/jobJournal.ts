@@ -1,3 +1,4 @@
+import type { PushPart, PushReport } from '../../shared/push';
 import type { JobJournal } from '../jobJournal';
 
 /**
@@ -22,8 +23,45 @@ export interface PushJobEntry {
   startedAt: string;
 }
 
+/**
+ * How far a push got, recorded as each of its parts ends: its parts without their file lists (a part's
+ * state, upload and counts say what the remote holds), and the totals so far.
+ */
+export interface PushProgress {
+  parts: Omit<PushPart, 'files'>[];
+  totals: PushReport['totals'];
+  remoteDocumentCount: number | null;
+  remoteChunkCount: number | null;
+}
+
+/** A push a stop interrupted: its plan, and how far it got when last recorded (null: no part ended). */
+export interface InterruptedPush extends PushJobEntry {
+  progress: PushProgress | null;
+}
+
 /** The journal of running pushes (src/core/jobJournal.ts). */
-export type PushJobJournal = JobJournal<PushJobEntry>;
+export type PushJobJournal = JobJournal<PushJobEntry, InterruptedPush>;
+
+/** What of a report the journal records: it changes only when a part ends or gets its upload. */
+export function pushProgress(report: PushReport): PushProgress {
+  return {
+    parts: report.parts.map(({ files: _files, ...part }) => part),
+    totals: report.totals,
+    remoteDocumentCount: report.remoteDocumentCount,
+    remoteChunkCount: report.remoteChunkCount,
+  };
+}
+
+/** The parts' ends and uploads: when this changes, the progress is recorded again. */
+export function pushProgressKey(report: PushReport): string {
+  return report.parts
+    .map((p) => `${p.state === 'completed' || p.state === 'failed' ? p.state : '-'}:${p.uploadId ?? ''}`)
+    .join(',');
+}
+
+/** What the creator reads of a part the stop cut short. */
+export const PART_INTERRUPTED_MESSAGE =
+  'The studio stopped before this part ended: the next push sends it again, or finds it done.';
 
 /** What the creator reads about an interrupted push: what the remote may hold, and what to do now. */
 export const PUSH_INTERRUPTED_MESSAGE =

@@ -1,7 +1,14 @@
 import type { PushJob, PushReport } from '../../shared/push';
 import { Conflict, NotFound } from '../errors';
 import { newId } from '../ids';
-import { PUSH_INTERRUPTED_MESSAGE, type PushJobEntry, type PushJobJournal } from './jobJournal';
+import {
+  PART_INTERRUPTED_MESSAGE,
+  PUSH_INTERRUPTED_MESSAGE,
+  pushProgress,
+  pushProgressKey,
+  type InterruptedPush,
+  type PushJobJournal,
+} from './jobJournal';
 
 export type PushJobEvent = { type: 'progress' | 'done'; job: PushJob };
 
@@ -37,9 +44,11 @@ export class PushJobs {
     let job: Job | undefined;
     let resolveFirst!: (job: Job) => void;
     const first = new Promise<Job>((resolve) => (resolveFirst = resolve));
+    let progressKey = '';
     const onUpdate = (report: PushReport) => {
       const snapshot: PushJob = structuredClone({ ...report, id });
       if (!job) {
+        progressKey = pushProgressKey(report);
         job = { snapshot, controller, listeners, settled: undefined as unknown as Promise<PushJob> };
         this.jobs.set(id, job);
         this.forgetOld();
@@ -59,6 +68,12 @@ export class PushJobs {
         return;
       }
       job.snapshot = snapshot;
+      // Recorded only as parts end or get their upload: a few writes a push, not one per progress tick.
+      const key = pushProgressKey(report);
+      if (key !== progressKey && report.state === 'running') {
+        progressKey = key;
+        this.journal?.progressed(id, pushProgress(report));
+      }
       this.emit(job, 'progress');
     };
     const running = run(controller.signal, onUpdate).then(
@@ -159,17 +174,26 @@ const notFound = (id: string) =>
     `No push job '${id}' (finished pushes are kept in memory until the studio restarts; interrupted ones until dismissed).`,
   );
 
-/** An interrupted push as the studio reports it: its plan, and nothing known of its parts. */
-function interruptedSnapshot({ id, listingId, startedAt, plan }: PushJobEntry): PushJob {
+/**
+ * An interrupted push as the studio reports it: its plan, and its parts as last recorded (when one had
+ * ended or got its upload); a part that had not ended is reported failed, cut short by the stop. File
+ * lists are not kept.
+ */
+function interruptedSnapshot({ id, listingId, startedAt, plan, progress }: InterruptedPush): PushJob {
+  const interrupted = { code: 'interrupted', message: PART_INTERRUPTED_MESSAGE };
   return {
     id,
     listingId,
     target: plan.target,
     remoteListingId: plan.remoteListingId,
     state: 'interrupted',
-    parts: [],
+    parts: (progress?.parts ?? []).map((part) =>
+      part.state === 'completed' || part.state === 'failed'
+        ? { ...part, files: [] }
+        : { ...part, state: 'failed', error: interrupted, files: [] },
+    ),
     missing: [],
-    totals: {
+    totals: progress?.totals ?? {
       files: plan.files,
       bytes: plan.bytes,
       accepted: 0,
@@ -178,8 +202,8 @@ function interruptedSnapshot({ id, listingId, startedAt, plan }: PushJobEntry): 
       not_stored: 0,
       missing: 0,
     },
-    remoteDocumentCount: null,
-    remoteChunkCount: null,
+    remoteDocumentCount: progress?.remoteDocumentCount ?? null,
+    remoteChunkCount: progress?.remoteChunkCount ?? null,
     error: { code: 'interrupted', message: PUSH_INTERRUPTED_MESSAGE },
     startedAt,
     finishedAt: null,

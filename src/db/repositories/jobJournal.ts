@@ -1,5 +1,11 @@
 import type { IngestJobEntry, IngestJobJournal, InterruptedIngestion } from '../../core/ingest/jobJournal';
-import type { PushJobEntry, PushJobJournal, PushPlan } from '../../core/push/jobJournal';
+import type {
+  InterruptedPush,
+  PushJobEntry,
+  PushJobJournal,
+  PushPlan,
+  PushProgress,
+} from '../../core/push/jobJournal';
 import type { Db } from '../open';
 import { writeWithoutWaiting } from '../withoutWaiting';
 
@@ -11,6 +17,8 @@ interface Row {
   kind: Kind;
   given: string;
   startedAt: string;
+  /** How far the job got (JSON), null when its sort records nothing or it got nowhere. */
+  progress: string | null;
   changedDocuments: number;
 }
 
@@ -51,11 +59,12 @@ abstract class SqliteJobJournal<Entry extends { id: string; listingId: string; s
     kinds: Kind[],
   ) {
     const ofKinds = `kind IN (${kinds.map((k) => `'${k}'`).join(', ')})`;
-    const select = `SELECT id, listing_id AS listingId, kind, given, started_at AS startedAt,
+    const select = `SELECT id, listing_id AS listingId, kind, given, started_at AS startedAt, progress,
       changed_documents AS changedDocuments FROM studio_jobs WHERE state = 'interrupted' AND ${ofKinds}`;
     this.stmts = {
       insert: db.prepare(`INSERT OR IGNORE INTO studio_jobs (id, listing_id, kind, state, given, started_at)
         VALUES (@id, @listingId, @kind, 'running', @given, @startedAt)`),
+      progress: db.prepare(`UPDATE studio_jobs SET progress = ? WHERE id = ? AND state = 'running'`),
       remove: db.prepare(`DELETE FROM studio_jobs WHERE id = ?`),
       removeInterrupted: db.prepare(
         `DELETE FROM studio_jobs WHERE id = ? AND state = 'interrupted' AND ${ofKinds}`,
@@ -81,6 +90,13 @@ abstract class SqliteJobJournal<Entry extends { id: string; listingId: string; s
     writeWithoutWaiting(this.db, () =>
       this.stmts.insert.run({ id, listingId, startedAt, kind, given: JSON.stringify(given) }),
     );
+  }
+
+  progressed(id: string, progress: unknown): void {
+    if (!this.db.open) return;
+    // Skipped while another connection holds the lock: the next progress replaces it anyway, and a
+    // stop in between only reports the job as it was a step earlier.
+    writeWithoutWaiting(this.db, () => this.stmts.progress.run(JSON.stringify(progress), id));
   }
 
   closed(id: string): void {
@@ -138,7 +154,8 @@ export class SqliteIngestJobJournal
     return { kind, given: { sources } };
   }
 
-  protected decode({ given, kind, ...row }: Row): InterruptedIngestion {
+  // An ingestion records no progress: what it stored is counted from the listing's documents.
+  protected decode({ given, kind, progress: _progress, ...row }: Row): InterruptedIngestion {
     return {
       ...row,
       kind: kind as IngestJobEntry['kind'],
@@ -147,9 +164,9 @@ export class SqliteIngestJobJournal
   }
 }
 
-/** Studio pushes; what each was given is its plan (target, parts, files). */
+/** Studio pushes; what each was given is its plan (target, parts, files), its progress its parts. */
 export class SqlitePushJobJournal
-  extends SqliteJobJournal<PushJobEntry, PushJobEntry>
+  extends SqliteJobJournal<PushJobEntry, InterruptedPush>
   implements PushJobJournal
 {
   constructor(db: Db) {
@@ -160,7 +177,13 @@ export class SqlitePushJobJournal
     return { kind: 'push' as const, given: plan };
   }
 
-  protected decode({ id, listingId, startedAt, given }: Row): PushJobEntry {
-    return { id, listingId, startedAt, plan: JSON.parse(given) as PushPlan };
+  protected decode({ id, listingId, startedAt, given, progress }: Row): InterruptedPush {
+    return {
+      id,
+      listingId,
+      startedAt,
+      plan: JSON.parse(given) as PushPlan,
+      progress: progress === null ? null : (JSON.parse(progress) as PushProgress),
+    };
   }
 }

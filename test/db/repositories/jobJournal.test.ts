@@ -147,7 +147,7 @@ describe('the journal of studio jobs (studio_jobs): ingestions', () => {
 
     restart();
     expect(services.pushJournal.interrupted(listingId)).toEqual([
-      { id: 'push_1', listingId, startedAt: '2026-11-28T11:00:00.000Z', plan },
+      { id: 'push_1', listingId, startedAt: '2026-11-28T11:00:00.000Z', plan, progress: null },
     ]);
     expect(services.ingestJournal.interrupted().map((j) => j.id)).toEqual(['job_ingest']);
     // One journal cannot dismiss the other's reports.
@@ -156,6 +156,68 @@ describe('the journal of studio jobs (studio_jobs): ingestions', () => {
     expect(services.pushJournal.interrupted().map((j) => j.id)).toEqual(['push_1']);
     services.pushJournal.dismissListing(listingId);
     expect(services.pushJournal.interrupted()).toEqual([]);
+  });
+
+  it("reports an interrupted push's parts as last recorded, and records nothing for an ended one", () => {
+    const plan = {
+      target: 'https://kb.example/v1',
+      remoteListingId: 'lst_r',
+      parts: 2,
+      files: 3,
+      bytes: 300,
+    };
+    const part = (index: number, state: 'completed' | 'processing', uploadId: string) => ({
+      index,
+      state,
+      fileCount: 1,
+      bytes: 100,
+      archiveBytes: 90,
+      chunking: { strategy: 'recursive', chunkSize: 512, chunkOverlap: 64 },
+      packing: { filesDone: 1, bytesDone: 100 },
+      sending: { loaded: 90, total: 90 },
+      remote: null,
+      attempts: 1,
+      uploadId,
+      error: null,
+    });
+    const totals = {
+      files: 3,
+      bytes: 300,
+      accepted: 1,
+      unchanged: 0,
+      rejected: 0,
+      not_stored: 0,
+      missing: 0,
+    };
+    const first = {
+      parts: [part(1, 'processing', 'upl_1')],
+      totals,
+      remoteDocumentCount: null,
+      remoteChunkCount: null,
+    };
+    const later = {
+      parts: [part(1, 'completed', 'upl_1'), part(2, 'processing', 'upl_2')],
+      totals,
+      remoteDocumentCount: 1,
+      remoteChunkCount: 4,
+    };
+    const journal = services.pushJournal;
+    journal.opened({ id: 'push_cut', listingId, startedAt: '2026-11-28T12:00:00.000Z', plan });
+    journal.opened({ id: 'push_ended', listingId, startedAt: '2026-11-28T12:01:00.000Z', plan });
+    journal.progressed('push_cut', first);
+    journal.progressed('push_cut', later);
+    journal.closed('push_ended');
+    journal.progressed('push_ended', later);
+    // A job with no row (its entry was skipped) records nothing, and nothing throws.
+    expect(() => journal.progressed('push_unknown', later)).not.toThrow();
+
+    restart();
+    expect(services.pushJournal.interrupted(listingId)).toEqual([
+      { id: 'push_cut', listingId, startedAt: '2026-11-28T12:00:00.000Z', plan, progress: later },
+    ]);
+    // Progress of an interrupted job (found on disk) is not taken: only running ones move.
+    services.pushJournal.progressed('push_cut', first);
+    expect(services.pushJournal.interrupted(listingId)[0]!.progress).toEqual(later);
   });
 
   it('deletes the reports of a deleted listing with it', () => {
