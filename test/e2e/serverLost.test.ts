@@ -159,14 +159,16 @@ describe('The studio server lost while a page follows its job', () => {
 
   it('Publish opened during a push: the push it follows is reported lost when the server dies', async () => {
     const remote = await theRemote();
-    // The first part's upload is held after its first kilobyte, so the push stays running.
-    proxy = await holdingProxy(remote.url, { upload: 1, afterBytes: 1024 });
+    // A part per document: the first part completes, the second's upload is held after its first
+    // kilobyte, so the push stays running with one part done.
+    await studio.runCli(['ingest', '--listing', listing.id, join(FIXTURES, 'codeblock.md')]);
+    proxy = await holdingProxy(remote.url, { upload: 2, afterBytes: 1024 });
     const page = await openStudio('#/listings');
     await page.getByRole('heading', { name: 'Listings' }).waitFor();
     const status = await page.evaluate(`(async () => {
       const token = document.querySelector('meta[name="kbstudio-token"]').content;
       const headers = { 'X-Studio-Token': token, 'Content-Type': 'application/json' };
-      const body = JSON.stringify({ listingId: ${JSON.stringify(listing.id)}, baseUrl: ${JSON.stringify(proxy.url)}, apiKey: ${JSON.stringify(remoteKey(remote))} });
+      const body = JSON.stringify({ listingId: ${JSON.stringify(listing.id)}, baseUrl: ${JSON.stringify(proxy.url)}, apiKey: ${JSON.stringify(remoteKey(remote))}, maxPartFiles: 1 });
       return (await fetch('/studio/push', { method: 'POST', headers, body })).status;
     })()`);
     expect(status).toBe(202);
@@ -200,6 +202,15 @@ describe('The studio server lost while a page follows its job', () => {
     );
     await again.getByText(/^Push interrupted · started /).waitFor();
     expect(await again.getByText(`To ${proxy.url} ·`).count()).toBe(1);
+    // Its parts as they were when the studio stopped: the first done, the second cut short.
+    const first = again.getByRole('group', { name: /^Part 1 of \d+$/ });
+    // textContent: the badges' text is shown upper-case by CSS, which innerText applies.
+    expect(await first.textContent()).toContain('Done');
+    const second = again.getByRole('group', { name: /^Part 2 of \d+$/ });
+    expect(await second.textContent()).toContain('Interrupted');
+    expect(await second.textContent()).toContain(
+      'The studio stopped before this part ended: the next push sends it again, or finds it done.',
+    );
     await shoot(again, 'publish-interrupted-1280x800-light');
     await again.getByRole('button', { name: 'Dismiss' }).click();
     await report.waitFor({ state: 'detached' });

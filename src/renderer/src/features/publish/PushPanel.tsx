@@ -56,8 +56,8 @@ export function PushPanel({
             <Text size="xs" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
               To {job.target}
               {job.remoteListingId ? ` · remote listing ${job.remoteListingId}` : ''} ·{' '}
-              {/* An interrupted push's parts are not known any more: its files are. */}
-              {interrupted ? '' : `${counted(job.parts.length, 'part')}, `}
+              {/* An interrupted push's parts are known once one of them had ended: its files always are. */}
+              {job.parts.length === 0 ? '' : `${counted(job.parts.length, 'part')}, `}
               {counted(job.totals.files, 'file')}, {formatSize(job.totals.bytes)}
             </Text>
           </div>
@@ -106,7 +106,9 @@ function PartRow({
 }) {
   const p = partPercents(part);
   const active = part.state === 'packing' || part.state === 'sending' || part.state === 'processing';
-  const failed = part.state === 'failed' ? failedPhase(part) : undefined;
+  // A part a stop of the studio cut short (an interrupted push's report): not the part's own failure.
+  const cutShort = part.error?.code === 'interrupted';
+  const failed = part.state === 'failed' && !cutShort ? failedPhase(part) : undefined;
   const color = (phase: Phase) =>
     failed === phase ? 'red' : part.state === 'completed' ? 'teal' : undefined;
   return (
@@ -124,9 +126,19 @@ function PartRow({
         <Badge
           size="sm"
           variant="light"
-          color={failed ? 'red' : part.state === 'completed' ? 'teal' : active ? 'blue' : 'gray'}
+          color={
+            cutShort
+              ? 'yellow'
+              : failed
+                ? 'red'
+                : part.state === 'completed'
+                  ? 'teal'
+                  : active
+                    ? 'blue'
+                    : 'gray'
+          }
         >
-          {PART_STATE_LABEL[part.state]}
+          {cutShort ? 'Interrupted' : PART_STATE_LABEL[part.state]}
         </Badge>
       </Group>
       <Group gap="xs" grow wrap="nowrap">
@@ -150,7 +162,7 @@ function PartRow({
         />
       </Group>
       {part.error && part.state !== 'completed' && !repeatsJobError && (
-        <Text size="xs" c={part.state === 'failed' ? 'red' : 'yellow.8'} mt={4}>
+        <Text size="xs" c={part.state === 'failed' && !cutShort ? 'red' : 'yellow.8'} mt={4}>
           {part.error.message}
         </Text>
       )}
