@@ -40,7 +40,7 @@ export interface InterruptedPush extends PushJobEntry {
 }
 
 /** The journal of running pushes (src/core/jobJournal.ts). */
-export type PushJobJournal = JobJournal<PushJobEntry, InterruptedPush>;
+export type PushJobJournal = JobJournal<PushJobEntry, InterruptedPush, PushProgress>;
 
 /** What of a report the journal records: it changes only when a part ends or gets its upload. */
 export function pushProgress(report: PushReport): PushProgress {

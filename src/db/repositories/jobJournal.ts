@@ -48,7 +48,11 @@ export function recoverInterruptedJobs(db: Db): number {
  * reported if a stop cut it short, and a skipped removal is retried, so a job that ended is not
  * reported interrupted after the next restart (unless the studio stops first).
  */
-abstract class SqliteJobJournal<Entry extends { id: string; listingId: string; startedAt: string }, Found> {
+abstract class SqliteJobJournal<
+  Entry extends { id: string; listingId: string; startedAt: string },
+  Found,
+  Progress = never,
+> {
   private readonly stmts;
   /** Ended jobs whose rows the write lock kept us from removing yet. */
   private readonly unclosed = new Set<string>();
@@ -92,7 +96,7 @@ abstract class SqliteJobJournal<Entry extends { id: string; listingId: string; s
     );
   }
 
-  progressed(id: string, progress: unknown): void {
+  progressed(id: string, progress: Progress): void {
     if (!this.db.open) return;
     // Skipped while another connection holds the lock: the next progress replaces it anyway, and a
     // stop in between only reports the job as it was a step earlier.
@@ -166,7 +170,7 @@ export class SqliteIngestJobJournal
 
 /** Studio pushes; what each was given is its plan (target, parts, files), its progress its parts. */
 export class SqlitePushJobJournal
-  extends SqliteJobJournal<PushJobEntry, InterruptedPush>
+  extends SqliteJobJournal<PushJobEntry, InterruptedPush, PushProgress>
   implements PushJobJournal
 {
   constructor(db: Db) {
