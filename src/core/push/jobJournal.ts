@@ -52,11 +52,13 @@ export function pushProgress(report: PushReport): PushProgress {
   };
 }
 
+/** Whether a part has ended, for good or not: what it did is then known and kept. */
+export const partEnded = (part: Pick<PushPart, 'state'>): boolean =>
+  part.state === 'completed' || part.state === 'failed';
+
 /** The parts' ends and uploads: when this changes, the progress is recorded again. */
 export function pushProgressKey(report: PushReport): string {
-  return report.parts
-    .map((p) => `${p.state === 'completed' || p.state === 'failed' ? p.state : '-'}:${p.uploadId ?? ''}`)
-    .join(',');
+  return report.parts.map((p) => `${partEnded(p) ? p.state : '-'}:${p.uploadId ?? ''}`).join(',');
 }
 
 /** What the creator reads of a part the stop cut short. */

@@ -3,6 +3,7 @@ import { Conflict, NotFound } from '../errors';
 import { newId } from '../ids';
 import {
   PART_INTERRUPTED_MESSAGE,
+  partEnded,
   PUSH_INTERRUPTED_MESSAGE,
   pushProgress,
   pushProgressKey,
@@ -188,9 +189,7 @@ function interruptedSnapshot({ id, listingId, startedAt, plan, progress }: Inter
     remoteListingId: plan.remoteListingId,
     state: 'interrupted',
     parts: (progress?.parts ?? []).map((part) =>
-      part.state === 'completed' || part.state === 'failed'
-        ? { ...part, files: [] }
-        : { ...part, state: 'failed', error: interrupted, files: [] },
+      partEnded(part) ? { ...part, files: [] } : { ...part, state: 'failed', error: interrupted, files: [] },
     ),
     missing: [],
     totals: progress?.totals ?? {
