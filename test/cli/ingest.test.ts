@@ -1,5 +1,5 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURES, tempDir } from '../helpers/studio';
 import { cliRunner } from '../helpers/cli';
@@ -72,6 +72,34 @@ describe('kbstudio ingest', () => {
     const shown = JSON.parse((await cli('--json', 'listings', 'show', listing.id)).stdout);
     expect(shown.documentCount).toBe(2);
     expect(shown.chunkCount).toBe(summary.chunks);
+  });
+
+  it('ingests the fixtures folder whole: its ZIP extracted, the PDF without text rejected alone', async () => {
+    const listing = JSON.parse(
+      (
+        await cli(
+          '--json',
+          'listings',
+          'create',
+          '--title',
+          'Fixtures',
+          '--access-model',
+          'one_time',
+          '--price',
+          '1',
+        )
+      ).stdout,
+    );
+    const result = await cli('--json', 'ingest', '--listing', listing.id, FIXTURES);
+    expect(result.code).toBe(1);
+    const documents = JSON.parse(result.stdout).documents as { source: string; status: string }[];
+    const files = readdirSync(FIXTURES).filter((f) => f !== 'simple.zip');
+    expect(documents.map((d) => d.source).sort()).toEqual(
+      [...files.map((f) => `${basename(FIXTURES)}/${f}`), 'ideas-page.html', 'stanley-cups.csv'].sort(),
+    );
+    expect(documents.filter((d) => d.status !== 'ingested')).toEqual([
+      expect.objectContaining({ source: `${basename(FIXTURES)}/loremipsum-flat.pdf`, status: 'rejected' }),
+    ]);
   });
 
   it('refuses bad options naming them', async () => {

@@ -35,7 +35,7 @@ export interface SourceFile {
   disposable: boolean;
 }
 
-/** A file that could not even be read as a source (too large, unsupported inside a folder, ...). */
+/** A file that could not even be read as a source (too large, its name given twice). */
 export interface RejectedSource {
   source: string;
   format: string;
@@ -55,9 +55,10 @@ export function classifySource(name: string): { format: SourceFormat } | { type:
 }
 
 /**
- * Turns the user's inputs (files, folders, ZIP archives) into source files. ZIPs are extracted
- * under workDir with every archive check; an unsupported type named directly or inside a ZIP refuses
- * the whole request (spec §2: rejected at upload time, naming the type).
+ * Turns the user's inputs (files, folders, ZIP archives) into source files. ZIPs, given directly or
+ * found in a folder, are extracted under workDir with every archive check; an unsupported type named
+ * directly, in a folder or inside a ZIP refuses the whole request (spec §2: rejected at upload time,
+ * naming the type).
  */
 export async function collectSources(
   inputs: IngestInput[],
@@ -103,6 +104,20 @@ export async function collectSources(
   };
 
   let archives = 0;
+  const addZip = async (path: string, name: string) => {
+    const dest = join(workDir, `archive-${archives++}`);
+    const extracted = await extractZip(path, dest, {
+      source: name,
+      maxArchiveBytes: limits.maxArchiveBytes,
+      maxTotalBytes: limits.maxArchiveBytes,
+      // Documents are parsed in memory, hence their limit; JSONL embeddings are streamed and may be large.
+      maxFileBytes: limits.maxFileBytes,
+      maxEmbeddingsFileBytes: limits.maxArchiveBytes,
+    });
+    // Extracted into workDir, which the ingestion removes when it ends.
+    for (const f of extracted.files) addFile(f.path, f.entry, f.bytes, true, `${name}/${f.entry}`);
+  };
+  const isZip = (name: string) => extname(name).toLowerCase() === '.zip';
   // Inputs are looked at with synchronous stats, as a folder's files are (walk): a drop of 7,083 files
   // awaited one asynchronous stat after another for 0.4 s.
   const turns = new EventLoopTurns();
@@ -115,20 +130,13 @@ export async function collectSources(
       for (const file of await walk(input.path, [], turns)) {
         const rel = relative(input.path, file.path).split(sep).join('/');
         if (isOsLitter(rel)) continue;
-        addFile(file.path, `${name}/${rel}`, file.bytes, input.disposable === true);
+        // A ZIP in a folder is an archive given to ingest, as in a folder dropped on the studio
+        // (each of its files an input): extracted, its entries named as in the archive.
+        if (isZip(rel)) await addZip(file.path, `${name}/${rel}`);
+        else addFile(file.path, `${name}/${rel}`, file.bytes, input.disposable === true);
       }
-    } else if (extname(name).toLowerCase() === '.zip') {
-      const dest = join(workDir, `archive-${archives++}`);
-      const extracted = await extractZip(input.path, dest, {
-        source: name,
-        maxArchiveBytes: limits.maxArchiveBytes,
-        maxTotalBytes: limits.maxArchiveBytes,
-        // Documents are parsed in memory, hence their limit; JSONL embeddings are streamed and may be large.
-        maxFileBytes: limits.maxFileBytes,
-        maxEmbeddingsFileBytes: limits.maxArchiveBytes,
-      });
-      // Extracted into workDir, which the ingestion removes when it ends.
-      for (const f of extracted.files) addFile(f.path, f.entry, f.bytes, true, `${name}/${f.entry}`);
+    } else if (isZip(name)) {
+      await addZip(input.path, name);
     } else {
       addFile(input.path, name, info.size, input.disposable === true);
     }

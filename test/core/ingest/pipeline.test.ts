@@ -341,6 +341,25 @@ describe('ingestion pipeline', () => {
     expect(dup?.error?.message).toMatch(/appears twice.*simple\.zip\/stanley-cups\.csv/);
   });
 
+  it('extracts a ZIP found in a folder as one given directly, and still refuses a ZIP inside it', async () => {
+    const folder = join(dir.path, 'kb');
+    mkdirSync(join(folder, 'sub'), { recursive: true });
+    copyFileSync(join(FIXTURES, 'codeblock.md'), join(folder, 'codeblock.md'));
+    copyFileSync(join(FIXTURES, 'simple.zip'), join(folder, 'sub', 'Simple.ZIP'));
+    const result = await run([folder]);
+    expect(result.documents.map((d) => [d.source, d.status])).toEqual([
+      ['ideas-page.html', 'ingested'],
+      ['kb/codeblock.md', 'ingested'],
+      ['stanley-cups.csv', 'ingested'],
+    ]);
+    expect(chunksOf('stanley-cups.csv').length).toBeGreaterThan(0);
+
+    await writeZip(join(folder, 'sub', 'outer.zip'), { 'inner.zip': { path: join(FIXTURES, 'simple.zip') } });
+    const err = await run([folder]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'unsupported_file_type' });
+    expect((err as Error).message).toContain('inner.zip (nested archive)');
+  });
+
   it('gives each PDF and DOCX read ahead on the worker threads its own outcome and text', async () => {
     const folder = join(dir.path, 'office');
     const { mkdirSync } = await import('node:fs');
