@@ -91,6 +91,8 @@ interface ConfigResult {
     exact: Latencies;
     binary: Latencies & { recall20: number; results: number };
     firstMs: number;
+    /** Each query with a filter of another value (1% each): over the metadata columns, then in SQL. */
+    newValue: { columnReadMs: number; columns: Latencies; sql: Latencies; sameIds: boolean };
   };
   http: {
     startupMs: number;
@@ -163,6 +165,13 @@ export const retrieveDenseSuite: Suite = {
             ok: r.filter1pct.binary.results === Math.min(TOP_K, Math.ceil(r.chunks / BUCKETS)),
             detail: `${r.filter1pct.binary.results} results`,
           },
+          {
+            name: `${label}: a filter of a new value finds what the same filter in SQL finds`,
+            ok: r.filter1pct.newValue.sameIds,
+            detail: r.filter1pct.newValue.sameIds
+              ? 'the same chunk ids for every query'
+              : 'different chunk ids',
+          },
         ];
         out.push({
           name: `${label}: under load, every request answered 200`,
@@ -229,6 +238,9 @@ export const retrieveDenseSuite: Suite = {
           'recall@20',
           'results',
           'first query ms',
+          'column read ms',
+          'new value p50 / p95',
+          'in SQL p50 / p95',
         ],
         rows: results.map((r) => [
           r.chunks,
@@ -239,6 +251,9 @@ export const retrieveDenseSuite: Suite = {
           r.filter1pct.binary.recall20,
           r.filter1pct.binary.results,
           Math.round(r.filter1pct.firstMs),
+          r.filter1pct.newValue.columnReadMs,
+          `${r.filter1pct.newValue.columns.p50Ms} / ${r.filter1pct.newValue.columns.p95Ms}`,
+          `${r.filter1pct.newValue.sql.p50Ms} / ${r.filter1pct.newValue.sql.p95Ms}`,
         ]),
       },
       {
@@ -356,7 +371,7 @@ async function runConfig(context: BenchContext, chunks: number, dimensions: numb
         commitMs: Math.round(build.commitMs),
         commitChunksPerS: Math.round((chunks * 1000) / build.commitMs),
         fileMb,
-        ...inProcess(services, listingId, model, queries),
+        ...(await inProcess(services, listingId, model, queries)),
       };
       keys = Array.from({ length: API_KEYS }, () => services.apiKeys.create(wallet, 'bench').key);
     } finally {
@@ -374,7 +389,12 @@ async function runConfig(context: BenchContext, chunks: number, dimensions: numb
   }
 }
 
-function inProcess(services: StudioServices, listingId: string, model: string, queries: Float32Array[]) {
+async function inProcess(
+  services: StudioServices,
+  listingId: string,
+  model: string,
+  queries: Float32Array[],
+) {
   const { exact, binary } = repos(services);
   const shipped = binary();
   const search = (repo: SqliteSearchRepository, q: Float32Array, filters: FieldFilter[] = []) =>
@@ -398,9 +418,23 @@ function inProcess(services: StudioServices, listingId: string, model: string, q
     };
   });
 
+  // The first filter on a key is answered in SQL while the key's column is read in the background.
   const firstMs = search(shipped, queries[0]!, FILTER).ms;
+  const readStarted = performance.now();
+  await shipped.filterColumnsRead();
+  const columnReadMs = performance.now() - readStarted;
   const exactFiltered = queries.map((q) => search(exact, q, FILTER));
   const binaryFiltered = queries.map((q) => search(shipped, q, FILTER));
+  // A buyer or the playground trying one value after another: each filter new to the search, the key's
+  // column read. The same queries with every filter evaluated in SQL, as before the columns.
+  const others = Array.from({ length: BUCKETS }, (_b, b) => b).filter((b) => b !== 7);
+  const another = (i: number): FieldFilter[] => [
+    { key: 'bucket', conditions: [{ op: 'eq', value: others[i % others.length]! }] },
+  ];
+  const inSql = binary({ filterColumnBytes: 0 });
+  search(inSql, queries[0]!);
+  const byColumns = queries.map((q, i) => search(shipped, q, another(i)));
+  const bySql = queries.map((q, i) => search(inSql, q, another(i)));
   return {
     codesLoadMs,
     exact: exactLat,
@@ -414,6 +448,15 @@ function inProcess(services: StudioServices, listingId: string, model: string, q
         ...latencies(binaryFiltered.map((r) => r.ms)),
         recall20: round(mean(binaryFiltered.map((r, i) => recall(exactFiltered[i]!.value, r.value))), 4),
         results: Math.min(...binaryFiltered.map((r) => r.value.length)),
+      },
+      newValue: {
+        columnReadMs: Math.round(columnReadMs),
+        columns: latencies(byColumns.map((r) => r.ms)),
+        sql: latencies(bySql.map((r) => r.ms)),
+        sameIds: byColumns.every(
+          (r, i) =>
+            JSON.stringify(r.value.map((h) => h.id)) === JSON.stringify(bySql[i]!.value.map((h) => h.id)),
+        ),
       },
     },
   };

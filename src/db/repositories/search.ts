@@ -16,6 +16,7 @@ import { codeBytes } from '../../core/retrieve/signCodes';
 import type { Db } from '../open';
 import { QueryLogWriter, type QueryLogWriterOptions } from '../queryLogWriter';
 import { StatementCache } from '../statementCache';
+import { FilterColumnCache } from '../filterColumns';
 import { VectorCodeCache, type CodeSet } from '../vectorCodeCache';
 
 interface Sql {
@@ -44,6 +45,8 @@ export interface DenseTuning {
   candidates(dimensions: number, limit: number): number;
   /** Memory the in-memory codes of all listings may take. */
   maxCacheBytes: number;
+  /** Memory the metadata columns that filters are evaluated over may take; 0 evaluates each in SQL. */
+  filterColumnBytes: number;
 }
 
 export const DEFAULT_DENSE_TUNING: DenseTuning = {
@@ -52,6 +55,8 @@ export const DEFAULT_DENSE_TUNING: DenseTuning = {
   // offline model) reach recall@20 0.99 at 1,000 candidates; 1,024+ bits of clustered vectors at 100-400.
   candidates: (dimensions, limit) => Math.max(dimensions >= 512 ? 400 : 1_000, limit * 8),
   maxCacheBytes: 1024 ** 3,
+  // About 8.5 MB per key of a 500k-chunk knowledge base with one value per chunk.
+  filterColumnBytes: 128 * 2 ** 20,
 };
 
 /**
@@ -61,8 +66,10 @@ export const DEFAULT_DENSE_TUNING: DenseTuning = {
 export class SqliteSearchRepository implements SearchIndex {
   private readonly codes: VectorCodeCache;
   private readonly tuning: DenseTuning;
-  /** Chunk ids passing recent filters, per listing generation (evaluating a filter reads every row). */
+  /** Chunk ids passing recent filters, per listing generation. */
   private readonly allowedCache = new Map<string, number[]>();
+  /** Metadata keys' values per listing, to evaluate a new filter without reading every row again. */
+  private readonly filterColumns: FilterColumnCache;
   private readonly statements: StatementCache;
   private readonly queryLog: QueryLogWriter;
 
@@ -77,6 +84,9 @@ export class SqliteSearchRepository implements SearchIndex {
     this.tuning = { ...DEFAULT_DENSE_TUNING, ...tuning };
     this.statements = new StatementCache(db);
     this.codes = new VectorCodeCache(db, { maxBytes: this.tuning.maxCacheBytes });
+    this.filterColumns = new FilterColumnCache(db, (listingId) => this.codes.generation(listingId), {
+      maxBytes: this.tuning.filterColumnBytes,
+    });
     this.queryLog = new QueryLogWriter(db, queryLog);
   }
 
@@ -108,6 +118,11 @@ export class SqliteSearchRepository implements SearchIndex {
       }
     }
     return warmed;
+  }
+
+  /** Resolves once the metadata columns being read for filters are read (benchmarks and tests). */
+  filterColumnsRead(): Promise<void> {
+    return this.filterColumns.settled();
   }
 
   /** How the next dense search of a listing would run (benchmarks and tests). */
@@ -269,22 +284,31 @@ export class SqliteSearchRepository implements SearchIndex {
 
   /** Ids of the listing's chunks passing `filters`, ascending; the last few filters' results are kept. */
   private allowedIds(listingId: string, filters: FieldFilter[]): number[] {
-    const key = `${listingId}\u0000${this.codes.generation(listingId)}\u0000${JSON.stringify(filters)}`;
+    const generation = this.codes.generation(listingId);
+    const key = `${listingId}\u0000${generation}\u0000${JSON.stringify(filters)}`;
     const cached = this.allowedCache.get(key);
     if (cached) {
       this.allowedCache.delete(key);
       this.allowedCache.set(key, cached);
       return cached;
     }
-    const where = filterSql(filters);
-    const ids = this.sql(`SELECT c.id FROM chunks c WHERE c.listing_id = ? AND ${where.sql} ORDER BY c.id`)
-      .pluck()
-      .all(listingId, ...where.params) as number[];
+    const ids =
+      (this.tuning.filterColumnBytes > 0
+        ? this.filterColumns.allowedIds(listingId, generation, filters)
+        : undefined) ?? this.allowedIdsInSql(listingId, filters);
     this.allowedCache.set(key, ids);
     if (this.allowedCache.size > ALLOWED_CACHE_SIZE) {
       this.allowedCache.delete(this.allowedCache.keys().next().value!);
     }
     return ids;
+  }
+
+  /** The same ids as filterSql selects them, every chunk's metadata read again. */
+  private allowedIdsInSql(listingId: string, filters: FieldFilter[]): number[] {
+    const where = filterSql(filters);
+    return this.sql(`SELECT c.id FROM chunks c WHERE c.listing_id = ? AND ${where.sql} ORDER BY c.id`)
+      .pluck()
+      .all(listingId, ...where.params) as number[];
   }
 }
 

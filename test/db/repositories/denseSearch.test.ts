@@ -1,9 +1,10 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BULK_LIMITS } from '../../../src/core/ingest/limits';
 import type { StagedChunk } from '../../../src/core/ingest/store';
 import type { FieldFilter } from '../../../src/core/retrieve/filters';
 import type { DenseHit } from '../../../src/core/retrieve/searchIndex';
+import { FilterColumnCache } from '../../../src/db/filterColumns';
 import { SqliteDocumentRepository } from '../../../src/db/repositories/documents';
 import { SqliteSearchRepository } from '../../../src/db/repositories/search';
 import { openServices, type StudioServices } from '../../../src/db/services';
@@ -167,6 +168,41 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
       expect(got.every((h) => inBucket.has(h.id))).toBe(true);
       expect(got).toEqual(exact.denseSearch(listingId, MODEL, q, filter, TOP_K));
     }
+  });
+
+  it("answers a filter of a new value from the key's column once read, as the SQL filter does", async () => {
+    const fresh = new SqliteSearchRepository(services.db);
+    const inSql = new SqliteSearchRepository(services.db, { filterColumnBytes: 0 });
+    const fromColumns = vi.spyOn(FilterColumnCache.prototype, 'allowedIds');
+    const bucket = (value: number): FieldFilter[] => [{ key: 'bucket', conditions: [{ op: 'eq', value }] }];
+    const range = (low: number): FieldFilter[] => [
+      {
+        key: 'bucket',
+        conditions: [
+          { op: 'gte', value: low },
+          { op: 'lt', value: low + 2 },
+        ],
+      },
+      { key: 'tenth', conditions: [{ op: 'ne', value: low % 10 }] },
+    ];
+    // The first filter on a key is answered in SQL while the column is read.
+    expect(fresh.denseSearch(listingId, MODEL, queries[0]!, bucket(3), TOP_K)).toEqual(
+      inSql.denseSearch(listingId, MODEL, queries[0]!, bucket(3), TOP_K),
+    );
+    await fresh.filterColumnsRead();
+    fresh.denseSearch(listingId, MODEL, queries[0]!, range(0), TOP_K);
+    await fresh.filterColumnsRead();
+    for (const [i, q] of queries.slice(0, 8).entries()) {
+      for (const filters of [bucket(10 + i), range(20 + i)]) {
+        const got = fresh.denseSearch(listingId, MODEL, q, filters, TOP_K);
+        expect(got).toHaveLength(TOP_K);
+        expect(got).toEqual(inSql.denseSearch(listingId, MODEL, q, filters, TOP_K));
+      }
+    }
+    // The first two filters (one per new key) were answered in SQL, the 16 after them from the columns.
+    const answers = fromColumns.mock.results.map((r) => (r.value === undefined ? 'sql' : 'columns'));
+    fromColumns.mockRestore();
+    expect(answers).toEqual([...Array<string>(2).fill('sql'), ...Array<string>(16).fill('columns')]);
   });
 
   it('keeps to a broad filter (half the rows) through the code scan, with recall against exact', () => {
