@@ -111,8 +111,10 @@ describe('studio UI in Chromium against kbstudio serve', () => {
 
   it('searches listings on the server', async () => {
     const page = await openStudio();
-    await page.getByRole('textbox', { name: 'Search listings' }).fill('clinical');
     const table = page.getByRole('table', { name: 'Listings' });
+    // The unfiltered list first: otherwise the row below is "detached" before it was ever shown.
+    await table.getByRole('row').filter({ hasText: 'EU case law digest' }).waitFor();
+    await page.getByRole('textbox', { name: 'Search listings' }).fill('clinical');
     await table.getByRole('row').filter({ hasText: 'EU case law digest' }).waitFor({ state: 'detached' });
     expect(await table.getByRole('row').filter({ hasText: 'Clinical trial summaries' }).count()).toBe(1);
     await page.getByRole('textbox', { name: 'Search listings' }).fill('zzzz-no-such-listing');
