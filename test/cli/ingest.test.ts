@@ -8,24 +8,26 @@ const dir = tempDir();
 afterAll(() => dir.remove());
 
 const cli = cliRunner(join(dir.path, 'data'));
+const createListing = async (title: string): Promise<{ id: string }> =>
+  JSON.parse(
+    (
+      await cli(
+        '--json',
+        'listings',
+        'create',
+        '--title',
+        title,
+        '--access-model',
+        'one_time',
+        '--price',
+        '1',
+      )
+    ).stdout,
+  );
 
 describe('kbstudio ingest', () => {
   it('prints the DESIGN §6 summary, exits 1 when a file was rejected, and keeps the others', async () => {
-    const listing = JSON.parse(
-      (
-        await cli(
-          '--json',
-          'listings',
-          'create',
-          '--title',
-          'Docs',
-          '--access-model',
-          'one_time',
-          '--price',
-          '1',
-        )
-      ).stdout,
-    );
+    const listing = await createListing('Docs');
     const csv = join(dir.path, 'people.csv');
     writeFileSync(csv, 'name,city\nAda,London\nBob,\nCy,Paris\n');
     const result = await cli(
@@ -75,21 +77,7 @@ describe('kbstudio ingest', () => {
   });
 
   it('ingests the fixtures folder whole: its ZIP extracted, the PDF without text rejected alone', async () => {
-    const listing = JSON.parse(
-      (
-        await cli(
-          '--json',
-          'listings',
-          'create',
-          '--title',
-          'Fixtures',
-          '--access-model',
-          'one_time',
-          '--price',
-          '1',
-        )
-      ).stdout,
-    );
+    const listing = await createListing('Fixtures');
     const result = await cli('--json', 'ingest', '--listing', listing.id, FIXTURES);
     expect(result.code).toBe(1);
     const documents = JSON.parse(result.stdout).documents as { source: string; status: string }[];

@@ -1,13 +1,12 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BULK_LIMITS } from '../../src/core/ingest/limits';
-import type { StagedChunk } from '../../src/core/ingest/store';
 import { compareUtf8 } from '../../src/core/retrieve/filterElements';
 import type { FieldFilter, FilterCondition, FilterScalar } from '../../src/core/retrieve/filters';
 import { FilterColumnCache } from '../../src/db/filterColumns';
 import { filterSql, SqliteSearchRepository } from '../../src/db/repositories/search';
 import { openServices, type StudioServices } from '../../src/db/services';
 import { seededRng, type Rng } from '../../bench/prng';
+import { commitChunks } from '../helpers/commitChunks';
 import { tempDir } from '../helpers/studio';
 
 const MODEL = 'test-filters-4';
@@ -94,29 +93,20 @@ function randomFilters(rng: Rng): FieldFilter[] {
   }));
 }
 
-async function commit(services: StudioServices, listingId: string, source: string, metadata: object[]) {
-  const staging = services.knowledgeBase.createStaging(join(services.dataDir, 'tmp'));
-  try {
-    const writer = staging.open({ source, format: 'jsonl', contentHash: source, bytes: 1, metadata: {} });
-    const chunks: StagedChunk[] = metadata.map((m, i) => ({
+const commit = (services: StudioServices, listingId: string, source: string, metadata: object[]) =>
+  commitChunks(
+    services,
+    listingId,
+    source,
+    metadata.map((m, i) => ({
       text: `chunk ${i} of ${source}`,
       tokenCount: 4,
       contentHash: `${source}-${i}`,
       metadata: m as Record<string, unknown>,
       vector: Float32Array.from({ length: DIMS }, (_v, d) => Math.sin(i + d + 1)),
-    }));
-    writer.add(chunks);
-    writer.finish();
-    return await services.knowledgeBase.commit(listingId, staging, {
-      model: MODEL,
-      dimensions: DIMS,
-      maxChunks: BULK_LIMITS.maxChunks,
-      maxKnowledgeBaseBytes: null,
-    });
-  } finally {
-    staging.dispose();
-  }
-}
+    })),
+    { id: MODEL, dimensions: DIMS },
+  );
 
 const generationOf = (services: StudioServices) => (listing: string) =>
   (services.db

@@ -1,13 +1,11 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { BULK_LIMITS } from '../../../src/core/ingest/limits';
-import type { StagedChunk } from '../../../src/core/ingest/store';
 import type { FieldFilter } from '../../../src/core/retrieve/filters';
 import type { DenseHit } from '../../../src/core/retrieve/searchIndex';
 import { FilterColumnCache } from '../../../src/db/filterColumns';
 import { SqliteDocumentRepository } from '../../../src/db/repositories/documents';
 import { SqliteSearchRepository } from '../../../src/db/repositories/search';
 import { openServices, type StudioServices } from '../../../src/db/services';
+import { commitChunks } from '../../helpers/commitChunks';
 import { tempDir } from '../../helpers/studio';
 import { seededRng } from '../../../bench/prng';
 
@@ -32,35 +30,26 @@ function clustered(seed: number, clusters: number) {
   };
 }
 
-async function commit(
+const commit = (
   services: StudioServices,
   listingId: string,
   source: string,
   vectors: Float32Array[],
   first = 0,
-) {
-  const staging = services.knowledgeBase.createStaging(join(services.dataDir, 'tmp'));
-  try {
-    const writer = staging.open({ source, format: 'jsonl', contentHash: source, bytes: 1, metadata: {} });
-    const chunks: StagedChunk[] = vectors.map((vector, i) => ({
+) =>
+  commitChunks(
+    services,
+    listingId,
+    source,
+    vectors.map((vector, i) => ({
       text: `chunk ${first + i} of ${source}`,
       tokenCount: 4,
       contentHash: `${source}-${i}`,
       metadata: { bucket: (first + i) % 100, tenth: (first + i) % 10 },
       vector,
-    }));
-    for (let at = 0; at < chunks.length; at += 2_000) writer.add(chunks.slice(at, at + 2_000));
-    writer.finish();
-    return await services.knowledgeBase.commit(listingId, staging, {
-      model: MODEL,
-      dimensions: DIMS,
-      maxChunks: BULK_LIMITS.maxChunks,
-      maxKnowledgeBaseBytes: null,
-    });
-  } finally {
-    staging.dispose();
-  }
-}
+    })),
+    { id: MODEL, dimensions: DIMS },
+  );
 
 const recall = (exact: DenseHit[], approx: DenseHit[]) => {
   const found = new Set(approx.map((h) => h.id));
