@@ -41,12 +41,16 @@ export async function runCli(dataDir: string, args: string[], timeout = 30_000):
   return stdout;
 }
 
-/** Starts `kbstudio serve --port 0 --json` and resolves with the URL from its one line of JSON. */
-export function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'serve', '--port', '0', '--json'], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** Starts `kbstudio serve --port <port> --json` (0: any free port) and resolves with the URL it prints. */
+export function startServer(dataDir: string, port = 0): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    [CLI, '--data-dir', dataDir, 'serve', '--port', String(port), '--json'],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {
@@ -186,13 +190,14 @@ export class E2eStudio {
   }
 
   /**
-   * The data directory served again if the server has stopped, on a new port with a new studio token:
-   * pages must be opened anew.
+   * The data directory served again if the server has stopped, with a new studio token: on a new port
+   * (pages must be opened anew), or on the same one (`samePort`), as a creator starting
+   * `kbstudio serve` again would.
    */
-  async ensureServer(): Promise<void> {
+  async ensureServer({ samePort = false } = {}): Promise<void> {
     const server = this.server;
     if (server && server.exitCode === null && server.signalCode === null) return;
-    const started = await startServer(this.dataDir);
+    const started = await startServer(this.dataDir, samePort ? Number(new URL(this.baseUrl).port) : 0);
     this.server = started.child;
     this.baseUrl = started.url;
   }

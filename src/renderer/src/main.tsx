@@ -9,6 +9,7 @@ import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { createQueryClient } from './lib/queryClient';
 import { createStudioApi, readStudioToken } from './lib/studioApi';
+import { fetchWithStudioToken } from './lib/studioToken';
 import { StudioApiProvider } from './lib/studioContext';
 import { colorSchemeManager, theme } from './theme';
 
@@ -16,7 +17,8 @@ import { colorSchemeManager, theme } from './theme';
 // the studio); the drop zone handles its own drops before these window listeners see them.
 for (const type of ['dragover', 'drop'] as const) window.addEventListener(type, (e) => e.preventDefault());
 
-const api = createStudioApi({ token: readStudioToken() });
+// The token is read for each request, and read again from the server's page if it was started again.
+const api = createStudioApi({ token: readStudioToken(), fetch: fetchWithStudioToken });
 const queryClient = createQueryClient();
 
 createRoot(document.getElementById('root')!).render(

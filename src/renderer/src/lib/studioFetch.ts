@@ -1,26 +1,22 @@
 import { readStudioToken, StudioApiError } from './studioApi';
+import { fetchWithStudioToken } from './studioToken';
 
-const TOKEN_HEADER = 'X-Studio-Token';
-
-function token(): string {
-  const value = readStudioToken();
-  if (!value) {
+function requireToken(): void {
+  if (!readStudioToken()) {
     throw new StudioApiError({
       code: 'missing_token',
       status: 0,
       message: 'This page has no studio token. Open the studio from the address `kbstudio serve` printed.',
     });
   }
-  return value;
 }
 
 /** fetch against /studio with the token; a failure becomes a StudioApiError with the server's message. */
 export async function studioFetch(path: string, init: RequestInit = {}): Promise<Response> {
-  const headers = new Headers(init.headers);
-  headers.set(TOKEN_HEADER, token());
+  requireToken();
   let response: Response;
   try {
-    response = await fetch(`/studio${path}`, { ...init, headers });
+    response = await fetchWithStudioToken(`/studio${path}`, init);
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
     throw new StudioApiError({

@@ -1,24 +1,24 @@
 import { readStudioToken, StudioApiError } from '../../lib/studioApi';
+import { fetchWithStudioToken } from '../../lib/studioToken';
 
 /**
  * Calls of the studio endpoints the playground, evaluation and settings views add, with this launch's
  * token; failures throw StudioApiError with the server's code and message, like the shared client.
  */
 export async function studioCall<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const token = readStudioToken();
-  if (!token) {
+  if (!readStudioToken()) {
     throw new StudioApiError({
       code: 'missing_token',
       status: 0,
       message: 'This page has no studio token. Open the studio from the address `kbstudio serve` printed.',
     });
   }
-  const headers: Record<string, string> = { Accept: 'application/json', 'X-Studio-Token': token };
+  const headers: Record<string, string> = { Accept: 'application/json' };
   const isForm = body instanceof FormData;
   if (body !== undefined && !isForm) headers['Content-Type'] = 'application/json';
   let response: Response;
   try {
-    response = await fetch(`/studio${path}`, {
+    response = await fetchWithStudioToken(`/studio${path}`, {
       method,
       headers,
       body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),

@@ -25,6 +25,7 @@ import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { formatSol, shortAddress } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage, readStudioToken } from '../../lib/studioApi';
+import { fetchWithStudioToken } from '../../lib/studioToken';
 import { useStudioApi } from '../../lib/studioContext';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
 import type { TransactionSigner } from '../../lib/wallet/signListing';
@@ -335,7 +336,10 @@ function SignListingCard({
     if (choice === 'studio' && creator) {
       return async () => {
         const adapter = new StudioWalletAdapter({
-          transport: createStudioWalletTransport({ token: readStudioToken() }),
+          transport: createStudioWalletTransport({
+            token: readStudioToken(),
+            fetch: fetchWithStudioToken,
+          }),
           address: creator,
         });
         await adapter.connect();
