@@ -83,13 +83,16 @@ describe('The studio server lost while a page follows its job', () => {
 
     expect(await documentCount()).toBe(1);
 
-    // Served again, the studio reports the ingestion its stop interrupted, with the files it was given,
-    // on the page opened anew, until it is dismissed.
-    await studio.closePage();
-    await studio.ensureServer();
-    const again = await openStudio('#/ingest');
-    const report = again.getByRole('alert').filter({ hasText: 'none of its files were stored' });
-    await report.waitFor();
+    // Served again at the same address, the studio reports the ingestion its stop interrupted, with the
+    // files it was given, until it is dismissed: on the page left open, once its status poll (every
+    // 15 s) finds the new server and the page reads the new token.
+    await studio.ensureServer({ samePort: true });
+    const again = page;
+    const report = again
+      .getByRole('alert')
+      .filter({ hasText: 'The studio stopped before this ingestion ended' });
+    await report.waitFor({ timeout: 30_000 });
+    await again.getByRole('status').filter({ hasText: 'Local server' }).waitFor();
     expect(await report.innerText()).toBe(
       'The studio stopped before this ingestion ended, so none of its files were stored (an ingestion stores them all at its end). Ingest them again.',
     );
@@ -105,7 +108,8 @@ describe('The studio server lost while a page follows its job', () => {
     expect(((await (await asked).json()) as { data: unknown[] }).data).toEqual([]);
     await again.getByText('Drop files, folders or ZIP archives here').waitFor();
     expect(await again.getByText(/Ingestion interrupted/).count()).toBe(0);
-  });
+    // Up to 15 s of it wait for the page's status poll.
+  }, 90_000);
 
   it('Inspect: a re-ingestion is reported lost and the dialog can be closed', async () => {
     const page = await openStudio('#/inspect');

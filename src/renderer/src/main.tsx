@@ -9,7 +9,7 @@ import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { createQueryClient } from './lib/queryClient';
 import { createStudioApi, readStudioToken } from './lib/studioApi';
-import { fetchWithStudioToken } from './lib/studioToken';
+import { fetchWithStudioToken, onServerRestarted } from './lib/studioToken';
 import { StudioApiProvider } from './lib/studioContext';
 import { colorSchemeManager, theme } from './theme';
 
@@ -20,6 +20,8 @@ for (const type of ['dragover', 'drop'] as const) window.addEventListener(type, 
 // The token is read for each request, and read again from the server's page if it was started again.
 const api = createStudioApi({ token: readStudioToken(), fetch: fetchWithStudioToken });
 const queryClient = createQueryClient();
+// A server started again may hold other data than the page last read: every view asks again.
+onServerRestarted(() => void queryClient.invalidateQueries());
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

@@ -3,6 +3,19 @@ import { readStudioToken, STUDIO_TOKEN_META } from './studioApi';
 const TOKEN_HEADER = 'X-Studio-Token';
 
 let renewing: Promise<boolean> | undefined;
+const restartListeners = new Set<() => void>();
+
+/**
+ * Calls `listener` whenever the token is found to have changed, i.e. the server was started again:
+ * what the page shows may be out of date (jobs a stop interrupted, changes made meanwhile).
+ * Returns the unsubscribe function.
+ */
+export function onServerRestarted(listener: () => void): () => void {
+  restartListeners.add(listener);
+  return () => {
+    restartListeners.delete(listener);
+  };
+}
 
 /**
  * Reads the studio token again from the page the server serves, as a reload would. A `kbstudio serve`
@@ -20,6 +33,7 @@ export function renewStudioToken(): Promise<boolean> {
       const meta = document.querySelector<HTMLMetaElement>(`meta[name="${STUDIO_TOKEN_META}"]`);
       if (!fresh || !meta || meta.content === fresh) return false;
       meta.content = fresh;
+      for (const listener of restartListeners) listener();
       return true;
     } catch {
       return false; // the server is still down: the call's own error says so

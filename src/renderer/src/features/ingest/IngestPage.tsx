@@ -11,6 +11,7 @@ import { ChunkingSettingsCard } from './ChunkingSettingsCard';
 import { chunkingError } from './chunkPreview';
 import { formatSize } from './formatSize';
 import { filesFromDropzone, filesFromInput, mergeQueue } from './dropFiles';
+import { useServerLaunch } from '../../lib/useServerLaunch';
 import { followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi';
 import { JobPanel } from './JobPanel';
 import { ListingPicker } from './ListingPicker';
@@ -47,8 +48,9 @@ export function IngestPage() {
     void queryClient.invalidateQueries({ queryKey: ['documents'] });
   }, [queryClient]);
 
-  // Back on the page (or reloaded, or the studio restarted): show the listing's latest ingestion if it
-  // is still running (and follow it) or was interrupted by a stop of the studio.
+  // Back on the page (or reloaded, or the studio started again, even with this page open): show the
+  // listing's latest ingestion if it is still running (and follow it) or was interrupted by a stop.
+  const serverLaunch = useServerLaunch();
   useEffect(() => {
     if (!listingId) return;
     const controller = new AbortController();
@@ -72,7 +74,7 @@ export function IngestPage() {
       })
       .catch(() => undefined);
     return () => controller.abort();
-  }, [listingId, setJob, loseTrack, refreshListing]);
+  }, [listingId, setJob, loseTrack, refreshListing, serverLaunch]);
 
   const openFilePicker = useRef<() => void>(null);
   const folderInput = useRef<HTMLInputElement>(null);

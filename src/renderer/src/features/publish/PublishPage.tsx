@@ -12,6 +12,7 @@ import { useStudioApi } from '../../lib/studioContext';
 import { useJobRun } from '../../lib/useJobRun';
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
+import { useServerLaunch } from '../../lib/useServerLaunch';
 import { followPush, listPushJobs, PUSH_JOBS, startPush } from './publishApi';
 import { PushPanel } from './PushPanel';
 import { TargetCard } from './TargetCard';
@@ -39,7 +40,9 @@ export function PublishPage() {
   // The push of another listing stays in memory but is not shown for this one.
   const shown = job?.listingId === listingId ? job : undefined;
 
-  // Back on the page (or reloaded) during a push: show the listing's latest push and follow it.
+  // Back on the page (or reloaded, or the studio started again with this page open): show the
+  // listing's latest push, and follow it if it runs.
+  const serverLaunch = useServerLaunch();
   useEffect(() => {
     if (!listingId) return;
     const controller = new AbortController();
@@ -60,7 +63,7 @@ export function PublishPage() {
       })
       .catch(() => undefined);
     return () => controller.abort();
-  }, [listingId, setJob, loseTrack]);
+  }, [listingId, setJob, loseTrack, serverLaunch]);
   const listing = useQuery({
     queryKey: [...queryKeys.listings, listingId],
     queryFn: () => api.listings.get(listingId!),
