@@ -64,6 +64,7 @@ export async function fetchWithStudioToken(
   input: RequestInfo | URL,
   init: RequestInit = {},
 ): Promise<Response> {
+  const sentWith = readStudioToken();
   const send = () => {
     const headers = new Headers(init.headers);
     const token = readStudioToken();
@@ -71,6 +72,8 @@ export async function fetchWithStudioToken(
     return fetch(input, { ...init, headers });
   };
   const response = await send();
-  if (!(await refusesToken(response)) || !(await renewStudioToken())) return response;
+  if (!(await refusesToken(response))) return response;
+  // Another call may have renewed the token while this one was under way: then just send it again.
+  if (readStudioToken() === sentWith && !(await renewStudioToken())) return response;
   return send();
 }
