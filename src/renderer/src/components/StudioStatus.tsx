@@ -6,8 +6,14 @@ import { useStudioApi } from '../lib/studioContext';
 /** Sidebar footer: whether the local server answers, and its version. */
 export function StudioStatus() {
   const api = useStudioApi();
-  // Asked again now and then, so a server that stopped is shown as such (and at once when a job loses it).
-  const info = useQuery({ queryKey: queryKeys.info, queryFn: () => api.info(), refetchInterval: 15_000 });
+  // Asked again now and then, so a server that stopped is shown as such (and at once when a job loses
+  // it); every 2 s while it is unreachable, so a server started again is found soon (and the page then
+  // reads its new token and asks every view again, lib/studioToken.ts).
+  const info = useQuery({
+    queryKey: queryKeys.info,
+    queryFn: () => api.info(),
+    refetchInterval: (query) => (query.state.status === 'error' ? 2_000 : 15_000),
+  });
   const [color, text] = info.isSuccess
     ? ['var(--mantine-color-teal-6)', `Local server · v${info.data.version}`]
     : info.isError
