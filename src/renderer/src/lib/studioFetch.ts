@@ -1,19 +1,9 @@
-import { readStudioToken, StudioApiError } from './studioApi';
-import { fetchWithStudioToken } from './studioToken';
-
-function requireToken(): void {
-  if (!readStudioToken()) {
-    throw new StudioApiError({
-      code: 'missing_token',
-      status: 0,
-      message: 'This page has no studio token. Open the studio from the address `kbstudio serve` printed.',
-    });
-  }
-}
+import { StudioApiError } from './studioApi';
+import { fetchWithStudioToken, requireStudioToken } from './studioToken';
 
 /** fetch against /studio with the token; a failure becomes a StudioApiError with the server's message. */
 export async function studioFetch(path: string, init: RequestInit = {}): Promise<Response> {
-  requireToken();
+  requireStudioToken();
   let response: Response;
   try {
     response = await fetchWithStudioToken(`/studio${path}`, init);

@@ -1,8 +1,19 @@
-import { readStudioToken, STUDIO_TOKEN_META } from './studioApi';
+import { readStudioToken, STUDIO_TOKEN_META, StudioApiError } from './studioApi';
 
 const TOKEN_HEADER = 'X-Studio-Token';
 
 let renewing: Promise<boolean> | undefined;
+
+/** Fails with `missing_token` when the page holds no studio token (not opened from a studio server). */
+export function requireStudioToken(): void {
+  if (!readStudioToken()) {
+    throw new StudioApiError({
+      code: 'missing_token',
+      status: 0,
+      message: 'This page has no studio token. Open the studio from the address `kbstudio serve` printed.',
+    });
+  }
+}
 const restartListeners = new Set<() => void>();
 
 /**

@@ -32,10 +32,10 @@ export class JobLostError extends StudioApiError {
  * A studio job run from a view: start it, follow its progress until it ends, cancel it, dismiss the
  * report of one a stop interrupted; with the starting/cancelling flags and the error a view shows.
  * `run` resolves with the final snapshot (or undefined when starting or following failed: `error` says
- * why). A job that was started but can no
- * longer be followed is `lost`: it is no longer shown as running (so the view can be used again), the
- * error is a `JobLostError` with the kind's advice, and the studio's status is checked again. While a
- * job runs, closing the desktop app's window asks first (`useLeaveGuard`).
+ * why). A job that was started but can no longer be followed is `lost`: it is no longer shown as
+ * running (so the view can be used again), the error is a `JobLostError` with the kind's advice, and
+ * the studio's status is checked again. While a job runs, closing the desktop app's window asks first
+ * (`useLeaveGuard`).
  */
 export function useJobRun<Job extends { id: string; state: string }>(kind: JobKind<Job>) {
   const queryClient = useQueryClient();

@@ -1,18 +1,12 @@
-import { readStudioToken, StudioApiError } from '../../lib/studioApi';
-import { fetchWithStudioToken } from '../../lib/studioToken';
+import { StudioApiError } from '../../lib/studioApi';
+import { fetchWithStudioToken, requireStudioToken } from '../../lib/studioToken';
 
 /**
  * Calls of the studio endpoints the playground, evaluation and settings views add, with this launch's
  * token; failures throw StudioApiError with the server's code and message, like the shared client.
  */
 export async function studioCall<T>(method: string, path: string, body?: unknown): Promise<T> {
-  if (!readStudioToken()) {
-    throw new StudioApiError({
-      code: 'missing_token',
-      status: 0,
-      message: 'This page has no studio token. Open the studio from the address `kbstudio serve` printed.',
-    });
-  }
+  requireStudioToken();
   const headers: Record<string, string> = { Accept: 'application/json' };
   const isForm = body instanceof FormData;
   if (body !== undefined && !isForm) headers['Content-Type'] = 'application/json';
