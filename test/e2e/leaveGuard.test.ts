@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Dialog, Page } from 'playwright-core';
+import type { Dialog, Page, Response } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { E2eStudio, FIXTURES, holdEvents } from '../helpers/e2e';
 
@@ -97,9 +97,16 @@ describe('Closing the window during a job', () => {
     await page.getByText('Ingesting…').waitFor();
     await page.close();
 
-    const again = await studio.openStudio('#/ingest', { defaultTimeout: 15_000 });
-    const listed = await again.waitForResponse((r) => r.url().includes('/studio/jobs?listingId='));
-    const [latest] = ((await listed.json()) as { data: { state: string }[] }).data;
+    // Waited for before the tab loads: a busy server may answer the app's first requests before the
+    // page's load event, so a wait begun after `openStudio` could miss it (it did once in CI).
+    let listed: Promise<Response> | undefined;
+    const again = await studio.openStudio('#/ingest', {
+      defaultTimeout: 15_000,
+      beforeGoto: (page) => {
+        listed = page.waitForResponse((r) => r.url().includes('/studio/jobs?listingId='));
+      },
+    });
+    const [latest] = ((await (await listed!).json()) as { data: { state: string }[] }).data;
     expect(latest?.state, 'the job ended before the tab asked: give it more to ingest').toBe('running');
     // The tab did not start the job: it shows its outcome only by following it (the running job may be
     // shown for a moment only, so that is not waited for).

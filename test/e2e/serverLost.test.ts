@@ -227,12 +227,12 @@ describe('The studio server lost while a page follows its job', () => {
     await rows.filter({ hasText: 'Lost jobs' }).waitFor();
     await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
     const oldToken = await page.locator('meta[name="kbstudio-token"]').getAttribute('content');
+    // The next studio call is refused (the new server has a new token); the page reads the token again
+    // from the server's page and sends the call once more. Waited for from before the stop: the status
+    // poll may be that call, as soon as the server is back.
+    const renewed = page.waitForResponse((r) => new URL(r.url()).pathname === '/' && r.status() === 200);
     await studio.killServer();
     await studio.ensureServer({ samePort: true });
-
-    // The next studio call is refused (the new server has a new token); the page reads the token again
-    // from the server's page and sends the call once more.
-    const renewed = page.waitForResponse((r) => new URL(r.url()).pathname === '/' && r.status() === 200);
     await page.getByRole('link', { name: 'Inspect' }).click();
     await renewed;
     const docs = page.getByRole('navigation', { name: 'Documents' });

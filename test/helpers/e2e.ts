@@ -131,6 +131,11 @@ export interface OpenOptions {
   defaultTimeout?: number;
   /** Script run in every page of the context before the page's own (e.g. the desktop app's bridge). */
   initScript?: string;
+  /**
+   * Called with the page before it navigates: for waits on what the page asks as it loads, which
+   * may be answered before `goto` returns (the load event does not wait for the app's fetches).
+   */
+  beforeGoto?: (page: Page) => void;
 }
 
 /**
@@ -211,6 +216,7 @@ export class E2eStudio {
     if (options.initScript) await this.context.addInitScript(options.initScript);
     const page = await this.context.newPage();
     if (options.defaultTimeout) page.setDefaultTimeout(options.defaultTimeout);
+    options.beforeGoto?.(page);
     await page.goto(`${this.baseUrl}/${hash}`);
     return page;
   }
