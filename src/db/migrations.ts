@@ -326,6 +326,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX studio_jobs_listing ON studio_jobs (listing_id);
     `,
   },
+  {
+    version: 9,
+    name: 'the metadata keys each logged query filtered on',
+    up: `
+      -- A JSON array of the keys, NULL for a query without filters. A search started again reads the
+      -- columns of the keys a listing's recent queries filtered on ahead of the next filter
+      -- (src/db/filterColumns.ts), instead of answering its first filter on each key in SQL.
+      ALTER TABLE query_log ADD COLUMN filter_keys TEXT;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -34,6 +34,8 @@ const SpilledRow = z.object({
   resultCount: z.number().int(),
   latencyMs: z.number(),
   createdAt: z.string(),
+  // Absent from rows spilled before the column existed.
+  filterKeys: z.array(z.string()).optional(),
 });
 
 const DEFAULT_RETRY_MS = 200;
@@ -107,8 +109,8 @@ export class QueryLogWriter {
   ) {
     this.insertRow = db.prepare(
       `INSERT INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count, latency_ms,
-        debited_lamports, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        debited_lamports, created_at, filter_keys)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.retryMs = options.retryMs ?? DEFAULT_RETRY_MS;
     this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
@@ -219,8 +221,8 @@ export class QueryLogWriter {
     try {
       const insertOnce = this.db.prepare(
         `INSERT OR IGNORE INTO query_log (id, listing_id, api_key_id, wallet, query, top_k, result_count,
-          latency_ms, debited_lamports, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+          latency_ms, debited_lamports, created_at, filter_keys)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
       );
       const written = writeWithoutWaiting(this.db, () =>
         this.db.transaction(() => {
@@ -235,6 +237,7 @@ export class QueryLogWriter {
               r.resultCount,
               r.latencyMs,
               r.createdAt,
+              filterKeysColumn(r.filterKeys),
             );
           }
         })(),
@@ -297,6 +300,11 @@ export class QueryLogWriter {
       entry.latencyMs,
       entry.charge?.lamports ?? 0,
       entry.createdAt,
+      filterKeysColumn(entry.filterKeys),
     );
   }
+}
+
+function filterKeysColumn(keys: string[] | undefined): string | null {
+  return keys && keys.length > 0 ? JSON.stringify(keys) : null;
 }

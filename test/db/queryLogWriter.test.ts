@@ -142,8 +142,9 @@ describe('QueryLogWriter', () => {
       });
       services.db.pragma('busy_timeout = 20');
       other.exec('BEGIN IMMEDIATE');
+      // The first as rows were spilled before the filter keys were logged.
       const first = entry();
-      const second = entry();
+      const second = entry({ filterKeys: ['page', 'source'] });
       spilling.write(first);
       spilling.write(second);
       spilling.close();
@@ -165,7 +166,11 @@ describe('QueryLogWriter', () => {
         latency_ms: 1.5,
         debited_lamports: 0,
         created_at: second.createdAt,
+        filter_keys: '["page","source"]',
       });
+      expect(
+        services.db.prepare(`SELECT filter_keys FROM query_log WHERE id = ?`).pluck().get(first.id),
+      ).toBe(null);
       expect(existsSync(spillFile())).toBe(false);
       // A spill file whose rows were written before it could be removed: nothing twice.
       writeFileSync(spillFile(), `${JSON.stringify(first)}\n`);

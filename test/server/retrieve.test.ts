@@ -140,7 +140,18 @@ describe('POST /v1/retrieve', () => {
       top_k: 3,
       result_count: body.chunks.length,
       latency_ms: body.latencyMs,
+      filter_keys: null,
     });
+    // The keys a query filtered on, so that a search started again reads their columns ahead.
+    const filtered = await json(
+      await post('/v1/retrieve', {
+        listingId,
+        query: 'telescope galaxy',
+        filters: { 'author.name': 'x', page: { $gte: 1 } },
+      }),
+    );
+    const keys = services.db.prepare('SELECT filter_keys FROM query_log WHERE id = ?').pluck();
+    expect(JSON.parse(keys.get(filtered.queryId) as string)).toEqual(['author.name', 'page']);
   });
 
   it('answers while a commit holds the write lock; the log rows follow once it is released', async () => {

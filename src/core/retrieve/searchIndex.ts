@@ -30,6 +30,8 @@ export interface QueryLogEntry {
   resultCount: number;
   latencyMs: number;
   createdAt: string;
+  /** The metadata keys the query filtered on (none: no filters). */
+  filterKeys?: string[];
   /** A per-query debit, applied in the same transaction as the row (refused: nothing is written). */
   charge?: QueryCharge;
 }

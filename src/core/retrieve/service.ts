@@ -127,6 +127,7 @@ export class RetrievalService {
           resultCount: chunks.length,
           latencyMs,
           createdAt: this.now().toISOString(),
+          filterKeys: Object.keys(valid.filters ?? {}),
           charge,
         });
         return { chunks, listingId: listing.id, queryId, latencyMs };
