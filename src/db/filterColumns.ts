@@ -94,9 +94,31 @@ export class FilterColumnCache {
     while (this.reading.size > 0) await Promise.all(this.reading.values());
   }
 
+  /**
+   * Reads the columns of keys filters are expected on (those a listing's recent queries used), one
+   * after another in the background, unless read at `generation` or being read: the first filter on
+   * each is then answered from memory too. A column read ahead is kept as the least recently used, so
+   * it never pushes out one a filter used; one that does not fit is dropped, and the keys after it are
+   * not read.
+   */
+  prefetch(listingId: string, generation: number, keys: readonly string[]): void {
+    let previous: Promise<boolean> = Promise.resolve(true);
+    for (const key of keys) {
+      const name = columnName(listingId, key);
+      if (this.columns.get(name)?.generation === generation || this.reading.has(name)) continue;
+      const after = previous;
+      const read = after.then((go) => (go ? this.read(listingId, key, generation) : undefined));
+      previous = read.then((column) => (column ? this.keep(name, column, false) : false)).catch(() => false);
+      this.reading.set(
+        name,
+        previous.then(() => this.reading.delete(name)).then(() => undefined),
+      );
+    }
+  }
+
   /** The key's column at `generation`, or undefined while it is read (its reading started if needed). */
   private column(listingId: string, generation: number, key: string): KeyColumn | undefined {
-    const name = `${listingId}\u0000${key}`;
+    const name = columnName(listingId, key);
     const cached = this.columns.get(name);
     if (cached?.generation === generation) {
       // Most recently used last: Map keeps insertion order.
@@ -107,7 +129,7 @@ export class FilterColumnCache {
     if (!this.reading.has(name)) {
       const done = this.read(listingId, key, generation)
         .then((column) => {
-          if (column) this.keep(name, column);
+          if (column) this.keep(name, column, true);
         })
         // A closed database, a listing deleted: the next filter asks SQL and tries again.
         .catch(() => undefined)
@@ -117,11 +139,24 @@ export class FilterColumnCache {
     return undefined;
   }
 
-  private keep(name: string, column: KeyColumn): void {
+  /**
+   * Keeps a column a filter asked for as the most recently used, dropping the least recently used past
+   * the budget (never this one); a column read ahead as the least recently used, only where it fits
+   * beside the others. False when the column was not kept.
+   */
+  private keep(name: string, column: KeyColumn, used: boolean): boolean {
     const old = this.columns.get(name);
     if (old) {
       this.columns.delete(name);
       this.bytes -= old.bytes;
+    }
+    if (!used) {
+      if (this.bytes + column.bytes > this.maxBytes) return false;
+      const others = [...this.columns];
+      this.columns.clear();
+      for (const [other, entry] of [[name, column] as const, ...others]) this.columns.set(other, entry);
+      this.bytes += column.bytes;
+      return true;
     }
     this.columns.set(name, column);
     this.bytes += column.bytes;
@@ -130,6 +165,7 @@ export class FilterColumnCache {
       this.columns.delete(other);
       this.bytes -= entry.bytes;
     }
+    return true;
   }
 
   /**
@@ -199,6 +235,10 @@ export class FilterColumnCache {
       bytes: ids.length * 13 + codes.length * 4 + dictionaryBytes,
     };
   }
+}
+
+function columnName(listingId: string, key: string): string {
+  return `${listingId}\u0000${key}`;
 }
 
 /** Clears `passing` where the condition fails: any value matching, or for `ne`/`nin` none. */

@@ -127,6 +127,17 @@ async function evaluate(
   return columns.allowedIds(listing, generation, filters);
 }
 
+/** Counts the column readings begun on the database's connection (one statement each). */
+function countColumnReads(services: StudioServices): (() => number) & { restore: () => void } {
+  let count = 0;
+  const prepare = services.db.prepare.bind(services.db);
+  services.db.prepare = ((sql: string) => {
+    if (sql.includes('LEFT JOIN json_each(c.metadata, @path)')) count++;
+    return prepare(sql);
+  }) as typeof services.db.prepare;
+  return Object.assign(() => count, { restore: () => (services.db.prepare = prepare) });
+}
+
 describe('metadata filters over in-memory columns (FilterColumnCache)', () => {
   const dir = tempDir();
   let services: StudioServices;
@@ -272,6 +283,54 @@ describe('metadata filters over in-memory columns (FilterColumnCache)', () => {
     // One key alone fits (the newest column is always kept).
     const one: FieldFilter[] = [filters[1]!];
     expect(await evaluate(columns, listingId, generation(), one)).toEqual(inSql(listingId, one));
+  });
+
+  it('reads ahead the keys it is given, one after another, then answers filters on them from memory', async () => {
+    const columns = new FilterColumnCache(services.db, generationOf(services), { sliceChunks: 100 });
+    const reads = countColumnReads(services);
+    try {
+      const gen = generation();
+      columns.prefetch(listingId, gen, ['k', 'tags']);
+      // 15 slices of the first key: the second is not read meanwhile.
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(reads()).toBe(1);
+      await columns.settled();
+      expect(reads()).toBe(2);
+      const filters: FieldFilter[] = [
+        { key: 'k', conditions: [{ op: 'ne', value: 'a' }] },
+        { key: 'tags', conditions: [{ op: 'exists', value: true }] },
+      ];
+      expect(columns.allowedIds(listingId, gen, filters)).toEqual(inSql(listingId, filters));
+      // Read already at this generation: nothing read again.
+      columns.prefetch(listingId, gen, ['tags', 'k']);
+      await columns.settled();
+      expect(reads()).toBe(2);
+    } finally {
+      reads.restore();
+    }
+  });
+
+  it('never pushes out a column a filter used to read one ahead; one that does not fit ends the reading ahead', async () => {
+    const columns = new FilterColumnCache(services.db, generationOf(services), {
+      sliceChunks: 500,
+      maxBytes: 1,
+    });
+    const reads = countColumnReads(services);
+    try {
+      const gen = generation();
+      const used: FieldFilter[] = [{ key: 'k', conditions: [{ op: 'eq', value: 12 }] }];
+      expect(await evaluate(columns, listingId, gen, used)).toEqual(inSql(listingId, used));
+      columns.prefetch(listingId, gen, ['tags', 'a.b']);
+      await columns.settled();
+      // 'tags' was read, did not fit beside 'k' and was dropped; 'a.b' was not read.
+      expect(reads()).toBe(2);
+      expect(columns.allowedIds(listingId, gen, used)).toEqual(inSql(listingId, used));
+      const ahead: FieldFilter[] = [{ key: 'tags', conditions: [{ op: 'exists', value: true }] }];
+      expect(columns.allowedIds(listingId, gen, ahead)).toBeUndefined();
+      await columns.settled();
+    } finally {
+      reads.restore();
+    }
   });
 
   it('ends a reading that fails (a closed database, malformed metadata) quietly: SQL decides', async () => {

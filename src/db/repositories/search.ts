@@ -31,6 +31,9 @@ const TABLE_NAME = /^vec_[A-Za-z0-9_]+$/;
 const COMPARATORS = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 const ALLOWED_CACHE_SIZE = 32;
 const FILTERED_CANDIDATES_FACTOR = 4;
+/** Read ahead: the keys of the latest queries' filters, this many keys of that many queries at most. */
+const PREFETCH_KEYS = 8;
+const PREFETCH_QUERIES = 1_000;
 
 interface VectorIndex {
   table: string;
@@ -70,6 +73,8 @@ export class SqliteSearchRepository implements SearchIndex {
   private readonly allowedCache = new Map<string, number[]>();
   /** Metadata keys' values per listing, to evaluate a new filter without reading every row again. */
   private readonly filterColumns: FilterColumnCache;
+  /** The generation each listing's filter columns were last read ahead at. */
+  private readonly prefetchedAt = new Map<string, number>();
   private readonly statements: StatementCache;
   private readonly queryLog: QueryLogWriter;
 
@@ -117,6 +122,9 @@ export class SqliteSearchRepository implements SearchIndex {
         budget -= bytes;
       }
     }
+    // Then the columns of the keys their recent queries filtered on.
+    for (const listingId of warmed) this.prefetchFilterColumns(listingId);
+    await this.filterColumns.settled();
     return warmed;
   }
 
@@ -258,6 +266,8 @@ export class SqliteSearchRepository implements SearchIndex {
     filters: FieldFilter[],
     limit: number,
   ): DenseHit[] {
+    // Each change of the knowledge base drops its columns: those its queries filter on are read again.
+    this.prefetchFilterColumns(listingId);
     const candidates = this.tuning.candidates(codes.dimensions, limit);
     const allowed = filters.length > 0 ? this.allowedIds(listingId, filters) : undefined;
     // The nearest chunks passing a selective filter are farther from the query, where sign codes rank
@@ -301,6 +311,26 @@ export class SqliteSearchRepository implements SearchIndex {
       this.allowedCache.delete(this.allowedCache.keys().next().value!);
     }
     return ids;
+  }
+
+  /**
+   * Starts reading, in the background, the columns of the metadata keys the listing's latest logged
+   * queries filtered on, once per knowledge-base generation: after a restart or a change, the first
+   * filter on such a key need not be answered in SQL (about 0.4-0.7 s at 500k chunks).
+   */
+  private prefetchFilterColumns(listingId: string): void {
+    if (this.tuning.filterColumnBytes <= 0) return;
+    const generation = this.codes.generation(listingId);
+    if (this.prefetchedAt.get(listingId) === generation) return;
+    this.prefetchedAt.set(listingId, generation);
+    const keys = this.sql(
+      `SELECT k.value FROM (SELECT filter_keys, created_at FROM query_log WHERE listing_id = ?
+          ORDER BY created_at DESC LIMIT ?) AS q, json_each(q.filter_keys) AS k
+        GROUP BY k.value ORDER BY max(q.created_at) DESC, k.value LIMIT ?`,
+    )
+      .pluck()
+      .all(listingId, PREFETCH_QUERIES, PREFETCH_KEYS) as string[];
+    this.filterColumns.prefetch(listingId, generation, keys);
   }
 
   /** The same ids as filterSql selects them, every chunk's metadata read again. */

@@ -194,6 +194,51 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     expect(answers).toEqual([...Array<string>(2).fill('sql'), ...Array<string>(16).fill('columns')]);
   });
 
+  it('reads ahead, started again or after a change, the columns of the keys recent queries filtered on', async () => {
+    const logged = (filterKeys: string[], second: number) =>
+      search.logQuery({
+        id: `qry_ahead_${second}`,
+        listingId,
+        apiKeyId: null,
+        wallet: null,
+        query: 'q',
+        topK: TOP_K,
+        resultCount: TOP_K,
+        latencyMs: 1,
+        createdAt: new Date(Date.UTC(2026, 10, 29, 3, 0, second)).toISOString(),
+        filterKeys,
+      });
+    logged(['tenth'], 1);
+    logged([], 2);
+    logged(['bucket', 'tenth'], 3);
+    const bucket = (value: number): FieldFilter[] => [{ key: 'bucket', conditions: [{ op: 'eq', value }] }];
+    const tenth = (value: number): FieldFilter[] => [{ key: 'tenth', conditions: [{ op: 'eq', value }] }];
+    const inSql = new SqliteSearchRepository(services.db, { filterColumnBytes: 0 });
+    const fromColumns = vi.spyOn(FilterColumnCache.prototype, 'allowedIds');
+    try {
+      // As a server started again: the codes warmed, then the two keys' columns read.
+      const restarted = new SqliteSearchRepository(services.db);
+      expect(await restarted.warmUp()).toContain(listingId);
+      for (const filters of [bucket(41), tenth(3)]) {
+        expect(restarted.denseSearch(listingId, MODEL, queries[3]!, filters, TOP_K)).toEqual(
+          inSql.denseSearch(listingId, MODEL, queries[3]!, filters, TOP_K),
+        );
+      }
+      // A change drops the columns; the next query, filtered or not, has them read again.
+      const added = await commit(services, listingId, 'ahead.jsonl', queries.slice(0, 2), CHUNKS + 100);
+      restarted.denseSearch(listingId, MODEL, queries[4]!, [], TOP_K);
+      await restarted.filterColumnsRead();
+      expect(restarted.denseSearch(listingId, MODEL, queries[4]!, bucket(42), TOP_K)).toEqual(
+        inSql.denseSearch(listingId, MODEL, queries[4]!, bucket(42), TOP_K),
+      );
+      new SqliteDocumentRepository(services.db).delete(added.documents[0]!.documentId);
+      const answers = fromColumns.mock.results.map((r) => (r.value === undefined ? 'sql' : 'columns'));
+      expect(answers).toEqual(['columns', 'columns', 'columns']);
+    } finally {
+      fromColumns.mockRestore();
+    }
+  });
+
   it('keeps to a broad filter (half the rows) through the code scan, with recall against exact', () => {
     const filter: FieldFilter[] = [{ key: 'tenth', conditions: [{ op: 'in', values: [0, 1, 2, 3, 4] }] }];
     const recalls = queries.slice(0, 5).map((q) => {
