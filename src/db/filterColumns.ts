@@ -30,6 +30,14 @@ export interface FilterColumnCacheOptions {
   maxBytes?: number;
   /** Chunks read per slice of a column, the event loop free between slices. */
   sliceChunks?: number;
+  /** The same for a column read ahead, smaller: no filter waits for it, searches should not either. */
+  aheadSliceChunks?: number;
+  /**
+   * When the last search ended (`performance.now()`): a column read ahead reads its next slice only
+   * once no search has run for `idleMs`. Without it, reading ahead never waits.
+   */
+  lastSearchAt?: () => number;
+  idleMs?: number;
 }
 
 /**
@@ -46,9 +54,16 @@ export interface FilterColumnCacheOptions {
 export class FilterColumnCache {
   private readonly columns = new Map<string, KeyColumn>();
   private readonly reading = new Map<string, Promise<void>>();
+  /** Columns being read ahead that a filter has asked for since: read at full speed, kept as used. */
+  private readonly wanted = new Set<string>();
+  /** The running reads ahead, one per `prefetch` call. */
+  private readonly ahead = new Set<Promise<void>>();
   private bytes = 0;
   private readonly maxBytes: number;
   private readonly sliceChunks: number;
+  private readonly aheadSliceChunks: number;
+  private readonly lastSearchAt: () => number;
+  private readonly idleMs: number;
 
   constructor(
     private readonly db: Db,
@@ -58,6 +73,9 @@ export class FilterColumnCache {
   ) {
     this.maxBytes = options.maxBytes ?? 128 * 2 ** 20;
     this.sliceChunks = options.sliceChunks ?? 10_000;
+    this.aheadSliceChunks = options.aheadSliceChunks ?? 2_000;
+    this.lastSearchAt = options.lastSearchAt ?? (() => -Infinity);
+    this.idleMs = options.idleMs ?? 100;
   }
 
   /**
@@ -89,31 +107,44 @@ export class FilterColumnCache {
     return ids;
   }
 
-  /** Resolves once the columns being read are read (or given up). */
+  /** Resolves once the columns being read, or read ahead, are read (or given up). */
   async settled(): Promise<void> {
-    while (this.reading.size > 0) await Promise.all(this.reading.values());
+    while (this.reading.size > 0 || this.ahead.size > 0) {
+      await Promise.all([...this.reading.values(), ...this.ahead]);
+    }
   }
 
   /**
    * Reads the columns of keys filters are expected on (those a listing's recent queries used), one
    * after another in the background, unless read at `generation` or being read: the first filter on
-   * each is then answered from memory too. A column read ahead is kept as the least recently used, so
-   * it never pushes out one a filter used; one that does not fit is dropped, and the keys after it are
-   * not read.
+   * each is then answered from memory too. Reading ahead has the lowest priority: small slices, each
+   * only once searches have left the thread idle for a while (under a steady load it waits; a filter
+   * asking for the key meanwhile makes it a reading at full speed). A column read ahead is kept as the
+   * least recently used, so it never pushes out one a filter used; one that does not fit is dropped,
+   * and the keys after it are not read.
    */
   prefetch(listingId: string, generation: number, keys: readonly string[]): void {
-    let previous: Promise<boolean> = Promise.resolve(true);
-    for (const key of keys) {
-      const name = columnName(listingId, key);
-      if (this.columns.get(name)?.generation === generation || this.reading.has(name)) continue;
-      const after = previous;
-      const read = after.then((go) => (go ? this.read(listingId, key, generation) : undefined));
-      previous = read.then((column) => (column ? this.keep(name, column, false) : false)).catch(() => false);
-      this.reading.set(
-        name,
-        previous.then(() => this.reading.delete(name)).then(() => undefined),
-      );
-    }
+    const run = (async () => {
+      for (const key of keys) {
+        const name = columnName(listingId, key);
+        if (this.columns.get(name)?.generation === generation || this.reading.has(name)) continue;
+        let kept = false;
+        const done = this.read(listingId, key, generation, name)
+          .then((column) => {
+            kept = column !== undefined && this.keep(name, column, this.wanted.has(name));
+          })
+          .catch(() => undefined)
+          .finally(() => {
+            this.reading.delete(name);
+            this.wanted.delete(name);
+          });
+        this.reading.set(name, done);
+        await done;
+        if (!kept) return;
+      }
+    })();
+    this.ahead.add(run);
+    void run.finally(() => this.ahead.delete(run));
   }
 
   /** The key's column at `generation`, or undefined while it is read (its reading started if needed). */
@@ -126,7 +157,10 @@ export class FilterColumnCache {
       this.columns.set(name, cached);
       return cached;
     }
-    if (!this.reading.has(name)) {
+    if (this.reading.has(name)) {
+      // Read ahead, perhaps waiting for the thread to be idle: wanted now.
+      this.wanted.add(name);
+    } else {
       const done = this.read(listingId, key, generation)
         .then((column) => {
           if (column) this.keep(name, column, true);
@@ -173,7 +207,13 @@ export class FilterColumnCache {
    * statement: an iterator left open across a yield would keep the connection busy for every other
    * request). Undefined when the knowledge base changed meanwhile.
    */
-  private async read(listingId: string, key: string, generation: number): Promise<KeyColumn | undefined> {
+  private async read(
+    listingId: string,
+    key: string,
+    generation: number,
+    /** Set for a reading ahead: its name, to see whether a filter has asked for it since. */
+    ahead?: string,
+  ): Promise<KeyColumn | undefined> {
     // The path filterSql uses: a JSON path label in double quotes reaches any key, dots included.
     const path = `$.${JSON.stringify(key)}`;
     const generationNow = () => this.generationOf(listingId);
@@ -192,10 +232,15 @@ export class FilterColumnCache {
     const codeOf = new Map<string, number>();
     let dictionaryBytes = 0;
     let after = Number.MIN_SAFE_INTEGER;
+    const behind = () => ahead !== undefined && !this.wanted.has(ahead);
     for (;;) {
       await new Promise((resolve) => setImmediate(resolve));
+      while (behind() && performance.now() - this.lastSearchAt() < this.idleMs) {
+        await new Promise((resolve) => setTimeout(resolve, this.idleMs / 2));
+      }
       if (!this.db.open || generationNow() !== generation) return undefined;
-      const rows = page.raw(true).all({ path, listingId, after, limit: this.sliceChunks }) as [
+      const limit = behind() ? this.aheadSliceChunks : this.sliceChunks;
+      const rows = page.raw(true).all({ path, listingId, after, limit }) as [
         number,
         number,
         string | null,
@@ -221,7 +266,7 @@ export class FilterColumnCache {
         }
         codes.push(code);
       }
-      if (chunks < this.sliceChunks) break;
+      if (chunks < limit) break;
     }
     if (generationNow() !== generation) return undefined;
     offsets.push(codes.length);

@@ -286,7 +286,7 @@ describe('metadata filters over in-memory columns (FilterColumnCache)', () => {
   });
 
   it('reads ahead the keys it is given, one after another, then answers filters on them from memory', async () => {
-    const columns = new FilterColumnCache(services.db, generationOf(services), { sliceChunks: 100 });
+    const columns = new FilterColumnCache(services.db, generationOf(services), { aheadSliceChunks: 100 });
     const reads = countColumnReads(services);
     try {
       const gen = generation();
@@ -308,6 +308,40 @@ describe('metadata filters over in-memory columns (FilterColumnCache)', () => {
     } finally {
       reads.restore();
     }
+  });
+
+  it('reads ahead only while searches leave the thread idle, unless a filter asks for the key meanwhile', async () => {
+    const gen = generation();
+    const sleep = (ms: number) => new Promise<false>((resolve) => setTimeout(() => resolve(false), ms));
+    const done = (columns: FilterColumnCache) =>
+      Promise.race([columns.settled().then(() => true), sleep(300)]);
+    const filters: FieldFilter[] = [{ key: 'k', conditions: [{ op: 'eq', value: 'b' }] }];
+    let busy = true;
+    // A search ending just now at every look while busy; none for long once not.
+    const lastSearchAt = () => (busy ? performance.now() : -Infinity);
+    const idleLater = new FilterColumnCache(services.db, generationOf(services), {
+      aheadSliceChunks: 100,
+      idleMs: 20,
+      lastSearchAt,
+    });
+    idleLater.prefetch(listingId, gen, ['k']);
+    expect(await done(idleLater)).toBe(false);
+    busy = false;
+    expect(await done(idleLater)).toBe(true);
+    expect(idleLater.allowedIds(listingId, gen, filters)).toEqual(inSql(listingId, filters));
+
+    busy = true;
+    const asked = new FilterColumnCache(services.db, generationOf(services), {
+      aheadSliceChunks: 100,
+      idleMs: 20,
+      lastSearchAt,
+    });
+    asked.prefetch(listingId, gen, ['k']);
+    expect(await done(asked)).toBe(false);
+    // Still busy: the filter is answered in SQL, and the reading it asked for no longer waits.
+    expect(asked.allowedIds(listingId, gen, filters)).toBeUndefined();
+    expect(await done(asked)).toBe(true);
+    expect(asked.allowedIds(listingId, gen, filters)).toEqual(inSql(listingId, filters));
   });
 
   it('never pushes out a column a filter used to read one ahead; one that does not fit ends the reading ahead', async () => {

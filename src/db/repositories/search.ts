@@ -75,6 +75,8 @@ export class SqliteSearchRepository implements SearchIndex {
   private readonly filterColumns: FilterColumnCache;
   /** The generation each listing's filter columns were last read ahead at. */
   private readonly prefetchedAt = new Map<string, number>();
+  /** When the last search call returned (`performance.now()`): reading ahead waits for idle time. */
+  private lastSearchAt = -Infinity;
   private readonly statements: StatementCache;
   private readonly queryLog: QueryLogWriter;
 
@@ -91,6 +93,7 @@ export class SqliteSearchRepository implements SearchIndex {
     this.codes = new VectorCodeCache(db, { maxBytes: this.tuning.maxCacheBytes });
     this.filterColumns = new FilterColumnCache(db, (listingId) => this.codes.generation(listingId), {
       maxBytes: this.tuning.filterColumnBytes,
+      lastSearchAt: () => this.lastSearchAt,
     });
     this.queryLog = new QueryLogWriter(db, queryLog);
   }
@@ -140,6 +143,7 @@ export class SqliteSearchRepository implements SearchIndex {
   }
 
   lexicalSearch(listingId: string, phrases: string[], filters: FieldFilter[], limit: number): LexicalHit[] {
+    this.lastSearchAt = performance.now();
     if (phrases.length === 0) return [];
     const where = filterSql(filters);
     return this.sql(
@@ -176,6 +180,7 @@ export class SqliteSearchRepository implements SearchIndex {
     filters: FieldFilter[],
     limit: number,
   ): DenseHit[] {
+    this.lastSearchAt = performance.now();
     const index = this.vectorIndex(listingId, model);
     if (!index) return [];
     const codes = this.codeSet(listingId, model, index);
@@ -213,6 +218,8 @@ export class SqliteSearchRepository implements SearchIndex {
   }
 
   chunks(ids: number[]): StoredChunk[] {
+    // A search's last call: reading ahead counts its idle time from here.
+    this.lastSearchAt = performance.now();
     if (ids.length === 0) return [];
     const rows = this.sql(
       `SELECT id, text, metadata FROM chunks WHERE id IN (SELECT value FROM json_each(?))`,
