@@ -322,6 +322,8 @@ export interface HoldingProxy {
   url: string;
   /** `POST /v1/upload` requests seen so far. */
   uploads(): number;
+  /** The ids of the uploads whose acceptance (202) has been passed back whole to the sender. */
+  acceptedUploads(): string[];
   /** Resolves once the held upload's body has been passed on up to the chosen byte. */
   held: Promise<void>;
   /** Sends the next requests to another server (the same one restarted). */
@@ -341,6 +343,7 @@ export async function holdingProxy(
 ): Promise<HoldingProxy> {
   let upstream = new URL(target);
   let uploads = 0;
+  const accepted: string[] = [];
   let onHeld = () => {};
   const held = new Promise<void>((resolve) => (onHeld = resolve));
   const server: Server = createServer((req, res) => {
@@ -356,6 +359,22 @@ export async function holdingProxy(
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
+        if (n > 0 && answer.statusCode === 202) {
+          // Read beside the pipe: the sender knows the id once this body has reached it.
+          const pieces: Buffer[] = [];
+          answer.on('data', (piece: Buffer) => pieces.push(piece));
+          res.on('finish', () => {
+            try {
+              const body = JSON.parse(Buffer.concat(pieces).toString('utf8')) as {
+                data?: { upload_id?: unknown; uploadId?: unknown };
+              };
+              const id = body.data?.upload_id ?? body.data?.uploadId;
+              if (typeof id === 'string') accepted.push(id);
+            } catch {
+              // Not an upload's envelope: nothing to record.
+            }
+          });
+        }
       },
     );
     forward.on('error', () => req.socket.destroy());
@@ -382,6 +401,7 @@ export async function holdingProxy(
   return {
     url: `http://127.0.0.1:${port}/v1`,
     uploads: () => uploads,
+    acceptedUploads: () => [...accepted],
     held,
     retarget: (next) => (upstream = new URL(next)),
     close: () =>

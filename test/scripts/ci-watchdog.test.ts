@@ -150,15 +150,28 @@ describe('scripts/ci-watchdog.mjs', () => {
     dirs.push(dir);
     const progress = join(dir.path, 'progress.log');
     let paused: Promise<void> | undefined;
+    // A stall of 10 s: the clock runs from the launch, and a loaded CI machine once took longer than the
+    // 6 s used before to start the inner run's test (the test never started, its output was not kept).
     const run = await watchdog(
       [
-        ...['--progress', progress, '--stall', '6', '--limit', '120', '--reports', join(dir.path, 'r'), '--'],
+        ...[
+          '--progress',
+          progress,
+          '--stall',
+          '10',
+          '--limit',
+          '120',
+          '--reports',
+          join(dir.path, 'r'),
+          '--',
+        ],
         ...[process.execPath, VITEST, 'run', '--config', 'test/scripts/fixtures/pause/vitest.config.ts'],
         ...['--reporter=default', '--reporter=./scripts/ci-progress-reporter.mjs'],
       ],
       (pid) => {
-        // Once the slow test has started, everything stops for 8 s, the watchdog included, as in a
-        // suspended VM; the test still has about a second to go when they all resume.
+        // Once the slow test has started, everything stops for 12 s (longer than the stall), the
+        // watchdog included, as in a suspended VM; the test still has about 2 s to go when they all
+        // resume.
         paused = (async () => {
           await expect
             .poll(() => existsSync(progress) && readFileSync(progress, 'utf8').includes('test-start'), {
@@ -171,7 +184,7 @@ describe('scripts/ci-watchdog.mjs', () => {
           process.kill(pid, 'SIGSTOP');
           try {
             process.kill(-group!, 'SIGSTOP');
-            await sleep(8000);
+            await sleep(12_000);
           } finally {
             // Whatever happened, nothing is left stopped.
             process.kill(-group!, 'SIGCONT');
@@ -182,7 +195,9 @@ describe('scripts/ci-watchdog.mjs', () => {
         paused.catch(() => undefined);
       },
     );
-    await paused;
+    await paused!.catch((err: Error) => {
+      throw new Error(`${err.message}\nthe watchdog's output:\n${run.output}`);
+    });
     expect(run.output).toMatch(
       /watchdog: this watchdog ran \d+ s late \(the machine or the run was paused\)/,
     );
