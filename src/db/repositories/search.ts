@@ -330,9 +330,12 @@ export class SqliteSearchRepository implements SearchIndex {
     const generation = this.codes.generation(listingId);
     if (this.prefetchedAt.get(listingId) === generation) return;
     this.prefetchedAt.set(listingId, generation);
+    // A malformed row (written by hand) is passed over rather than failing the query that asks.
     const keys = this.sql(
       `SELECT k.value FROM (SELECT filter_keys, created_at FROM query_log WHERE listing_id = ?
-          ORDER BY created_at DESC LIMIT ?) AS q, json_each(q.filter_keys) AS k
+          ORDER BY created_at DESC LIMIT ?) AS q,
+          json_each(CASE WHEN json_valid(q.filter_keys) THEN q.filter_keys END) AS k
+        WHERE k.type = 'text'
         GROUP BY k.value ORDER BY max(q.created_at) DESC, k.value LIMIT ?`,
     )
       .pluck()

@@ -211,6 +211,12 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     logged(['tenth'], 1);
     logged([], 2);
     logged(['bucket', 'tenth'], 3);
+    // Rows not written by the log (by hand) are passed over, and fail no query.
+    logged(['x'], 4);
+    logged(['y'], 5);
+    const edit = services.db.prepare(`UPDATE query_log SET filter_keys = ? WHERE id = ?`);
+    edit.run('not json', 'qry_ahead_4');
+    edit.run('[1, {"k": 2}]', 'qry_ahead_5');
     const bucket = (value: number): FieldFilter[] => [{ key: 'bucket', conditions: [{ op: 'eq', value }] }];
     const tenth = (value: number): FieldFilter[] => [{ key: 'tenth', conditions: [{ op: 'eq', value }] }];
     const inSql = new SqliteSearchRepository(services.db, { filterColumnBytes: 0 });
