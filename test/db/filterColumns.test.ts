@@ -312,35 +312,36 @@ describe('metadata filters over in-memory columns (FilterColumnCache)', () => {
 
   it('reads ahead only while searches leave the thread idle, unless a filter asks for the key meanwhile', async () => {
     const gen = generation();
-    const sleep = (ms: number) => new Promise<false>((resolve) => setTimeout(() => resolve(false), ms));
-    const done = (columns: FilterColumnCache) =>
-      Promise.race([columns.settled().then(() => true), sleep(300)]);
     const filters: FieldFilter[] = [{ key: 'k', conditions: [{ op: 'eq', value: 'b' }] }];
     let busy = true;
-    // A search ending just now at every look while busy; none for long once not.
-    const lastSearchAt = () => (busy ? performance.now() : -Infinity);
-    const idleLater = new FilterColumnCache(services.db, generationOf(services), {
-      aheadSliceChunks: 100,
-      idleMs: 20,
-      lastSearchAt,
-    });
-    idleLater.prefetch(listingId, gen, ['k']);
-    expect(await done(idleLater)).toBe(false);
+    /** A reading ahead of 'k' while searches run: one ending just now at every look while busy. */
+    const readingAhead = () => {
+      const columns = new FilterColumnCache(services.db, generationOf(services), {
+        aheadSliceChunks: 100,
+        idleMs: 20,
+        lastSearchAt: () => (busy ? performance.now() : -Infinity),
+      });
+      columns.prefetch(listingId, gen, ['k']);
+      return columns;
+    };
+    const stillReading = (columns: FilterColumnCache) =>
+      Promise.race([
+        columns.settled().then(() => false),
+        new Promise<true>((resolve) => setTimeout(() => resolve(true), 300)),
+      ]);
+
+    const idleLater = readingAhead();
+    expect(await stillReading(idleLater)).toBe(true);
     busy = false;
-    expect(await done(idleLater)).toBe(true);
+    await idleLater.settled();
     expect(idleLater.allowedIds(listingId, gen, filters)).toEqual(inSql(listingId, filters));
 
     busy = true;
-    const asked = new FilterColumnCache(services.db, generationOf(services), {
-      aheadSliceChunks: 100,
-      idleMs: 20,
-      lastSearchAt,
-    });
-    asked.prefetch(listingId, gen, ['k']);
-    expect(await done(asked)).toBe(false);
+    const asked = readingAhead();
+    expect(await stillReading(asked)).toBe(true);
     // Still busy: the filter is answered in SQL, and the reading it asked for no longer waits.
     expect(asked.allowedIds(listingId, gen, filters)).toBeUndefined();
-    expect(await done(asked)).toBe(true);
+    await asked.settled();
     expect(asked.allowedIds(listingId, gen, filters)).toEqual(inSql(listingId, filters));
   });
 
