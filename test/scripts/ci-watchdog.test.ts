@@ -150,8 +150,9 @@ describe('scripts/ci-watchdog.mjs', () => {
     dirs.push(dir);
     const progress = join(dir.path, 'progress.log');
     let paused: Promise<void> | undefined;
-    // A stall of 10 s: the clock runs from the launch, and a loaded CI machine once took longer than the
-    // 6 s used before to start the inner run's test (the test never started, its output was not kept).
+    // The test marks its own start in the progress file (fixtures/pause): the inner vitest passed its
+    // events to the reporter late on a loaded CI machine, once not at all for 12 s after the file's
+    // start, and the watchdog rightly stopped the test before any pause.
     const run = await watchdog(
       [
         ...[
@@ -174,7 +175,7 @@ describe('scripts/ci-watchdog.mjs', () => {
         // resume.
         paused = (async () => {
           await expect
-            .poll(() => existsSync(progress) && readFileSync(progress, 'utf8').includes('test-start'), {
+            .poll(() => existsSync(progress) && readFileSync(progress, 'utf8').includes('fixture-start'), {
               timeout: 60_000,
               interval: 50,
             })
