@@ -128,19 +128,18 @@ export class FilterColumnCache {
       for (const key of keys) {
         const name = columnName(listingId, key);
         if (this.columns.get(name)?.generation === generation || this.reading.has(name)) continue;
-        let kept = false;
-        const done = this.read(listingId, key, generation, name)
-          .then((column) => {
-            kept = column !== undefined && this.keep(name, column, this.wanted.has(name));
-          })
-          .catch(() => undefined)
+        const kept = this.read(listingId, key, generation, name)
+          .then((column) => column !== undefined && this.keep(name, column, this.wanted.has(name)))
+          .catch(() => false)
           .finally(() => {
             this.reading.delete(name);
             this.wanted.delete(name);
           });
-        this.reading.set(name, done);
-        await done;
-        if (!kept) return;
+        this.reading.set(
+          name,
+          kept.then(() => undefined),
+        );
+        if (!(await kept)) return;
       }
     })();
     this.ahead.add(run);

@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import { HammingSpace } from '../core/retrieve/hammingKernel';
 import { codeBytes, nearestPositions, signCode } from '../core/retrieve/signCodes';
 import type { Db } from './open';
@@ -69,6 +70,7 @@ export interface VectorCodeCacheOptions {
 export class VectorCodeCache {
   private readonly entries = new Map<string, Entry>();
   private readonly maxBytes: number;
+  private generationQuery: Statement | undefined;
 
   constructor(
     private readonly db: Db,
@@ -79,12 +81,11 @@ export class VectorCodeCache {
 
   /** The listing's current generation (0 before its first document). */
   generation(listingId: string): number {
-    return (
-      (this.db
-        .prepare(`SELECT generation FROM knowledge_base_generations WHERE listing_id = ?`)
-        .pluck()
-        .get(listingId) as number | undefined) ?? 0
-    );
+    // Asked several times per search: the statement is prepared once.
+    this.generationQuery ??= this.db
+      .prepare(`SELECT generation FROM knowledge_base_generations WHERE listing_id = ?`)
+      .pluck();
+    return (this.generationQuery.get(listingId) as number | undefined) ?? 0;
   }
 
   /**

@@ -3,6 +3,7 @@ import { readStudioToken, STUDIO_TOKEN_META, StudioApiError } from './studioApi'
 const TOKEN_HEADER = 'X-Studio-Token';
 
 let renewing: Promise<boolean> | undefined;
+const restartListeners = new Set<() => void>();
 
 /** Fails with `missing_token` when the page holds no studio token (not opened from a studio server). */
 export function requireStudioToken(): void {
@@ -14,7 +15,6 @@ export function requireStudioToken(): void {
     });
   }
 }
-const restartListeners = new Set<() => void>();
 
 /**
  * Calls `listener` whenever the token is found to have changed, i.e. the server was started again:
