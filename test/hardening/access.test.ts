@@ -95,7 +95,11 @@ describe('API keys', () => {
     // Malformed keys are refused by their (public) format, before any lookup.
     seen.length = 0;
     expect(keys.authenticate('kbs_short')).toBeUndefined();
+    expect(keys.refusal('kbs_short')).toMatch(/not in the form of a KB Studio key/);
     expect(seen).toEqual([]);
+    // The 401's reason: a second lookup by hash, only after a refusal, never with the key itself.
+    expect(keys.refusal(wrong)).toMatch(/no such key/);
+    expect(seen).toEqual([['findByHash', hashApiKey(wrong)]]);
   });
 
   it('compares the studio token in constant time', () => {
@@ -115,7 +119,7 @@ describe('API keys', () => {
     expect(res.status).toBe(401);
     expect((await json(res)).error).toMatchObject({
       code: 'unauthorized',
-      message: 'Invalid API key: it is unknown or has been revoked.',
+      message: expect.stringMatching(/^Invalid API key: key kbs_\w{4}… was revoked at \d{4}-\d\d-\d\dT/),
     });
   });
 });

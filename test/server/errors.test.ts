@@ -1,5 +1,8 @@
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { walletAuthorization } from '../../src/core/auth/walletSignature';
+import { generateKeypair } from '../../src/core/wallets/keypair';
 import { startStudio, type TestStudio, json } from '../helpers/studio';
 
 let studio: TestStudio | undefined;
@@ -37,6 +40,116 @@ describe('error bodies', () => {
       'invalid_request',
     );
     expect(err.message).toMatch(/^body: /);
+  });
+
+  it('a body that cannot be decompressed is a 400 naming the body and its encoding, not a 500', async () => {
+    studio = await startStudio();
+    const key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
+    const valid = gzipSync(JSON.stringify({ listingId: 'lst_x', query: 'q' }));
+    const bodies: [string, Uint8Array][] = [
+      ['gzip', new TextEncoder().encode('not gzip at all')],
+      ['gzip', valid.subarray(0, valid.length - 12)],
+      ['deflate', new TextEncoder().encode('not deflate')],
+      ['br', gzipSync('{}')],
+    ];
+    for (const [encoding, body] of bodies) {
+      const res = await studio.api('/v1/retrieve', {
+        key,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+        body,
+      });
+      const err = await expectErrorBody(res, 400, 'invalid_request');
+      expect(err.message).toMatch(
+        new RegExp(
+          `^body: the request body could not be decompressed \\(Content-Encoding: ${encoding}\\): .+\\.$`,
+        ),
+      );
+      expect(res.headers.get('x-ratelimit-limit')).toBe('100');
+    }
+    // A good compressed body still works.
+    const ok = await studio.api('/v1/listings', {
+      key,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'br' },
+      body: brotliCompressSync('{"title":"Compressed"}'),
+    });
+    expect(ok.status).not.toBe(400);
+    expect(ok.status).toBeLessThan(500);
+  });
+
+  it('a bad body is answered after authentication and the key limit, with their headers', async () => {
+    // Unauthenticated requests count per address, with the same limit.
+    studio = await startStudio({ rateLimits: { perKey: 3, windowMs: 60_000 } });
+    const key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
+    const bad = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{bad' };
+    const gzipBad = {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      body: 'not gzip',
+    };
+    const big = {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ query: 'x'.repeat(1_200_000) }),
+    };
+    // Without credentials: 401, whatever the body.
+    for (const init of [bad, gzipBad, big]) {
+      const res = await studio.api('/v1/retrieve', init);
+      await expectErrorBody(res, 401, 'unauthorized');
+      expect(res.headers.get('x-ratelimit-limit')).not.toBeNull();
+    }
+    // With a key: the body's error, counted against the key.
+    const first = await studio.api('/v1/retrieve', { ...bad, key });
+    expect((await expectErrorBody(first, 400, 'invalid_request')).message).toMatch(/^body: /);
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('2');
+    await expectErrorBody(await studio.api('/v1/retrieve', { ...big, key }), 413, 'payload_too_large');
+    await expectErrorBody(await studio.api('/v1/retrieve', { ...gzipBad, key }), 400, 'invalid_request');
+    // Past the limit a bad body is a 429 like any request.
+    await expectErrorBody(await studio.api('/v1/retrieve', { ...gzipBad, key }), 429, 'rate_limited');
+  });
+
+  it('a wallet-signed request whose body cannot be read hears of the body', async () => {
+    studio = await startStudio();
+    const signer = generateKeypair();
+    const res = await studio.api('/v1/retrieve', {
+      method: 'POST',
+      headers: {
+        Authorization: walletAuthorization(signer, { method: 'POST', pathWithQuery: '/v1/retrieve' }),
+        'Content-Type': 'application/json',
+        'Content-Encoding': 'gzip',
+      },
+      body: 'not gzip',
+    });
+    expect((await expectErrorBody(res, 400, 'invalid_request')).message).toMatch(/decompressed/);
+  });
+
+  it('a JSON scalar body is a 400 saying an object is expected', async () => {
+    studio = await startStudio();
+    const key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
+    const err = await expectErrorBody(
+      await studio.api('/v1/retrieve', {
+        key,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: 'null',
+      }),
+      400,
+      'invalid_request',
+    );
+    expect(err.message).toBe('body: must be a JSON object, not null.');
+  });
+
+  it('OPTIONS gets the JSON answer of a method no route serves', async () => {
+    studio = await startStudio();
+    const key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
+    for (const path of ['/v1/listings', '/v1/retrieve', '/v1/openapi.json']) {
+      const res = await studio.api(path, { key, method: 'OPTIONS' });
+      const err = await expectErrorBody(res, 404, 'not_found');
+      expect(err.message).toContain(`OPTIONS ${path}`);
+      expect(res.headers.get('x-ratelimit-limit')).toBe('100');
+      await expectErrorBody(await studio.api(path, { method: 'OPTIONS' }), 401, 'unauthorized');
+    }
   });
 
   it('an oversized JSON body is a 413', async () => {

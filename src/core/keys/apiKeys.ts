@@ -22,6 +22,8 @@ export interface ApiKeyRepository {
   list(wallet?: string): ApiKeyRecord[];
   findById(id: string): ApiKeyRecord | undefined;
   findActiveByHash(keyHash: string): ApiKeyRecord | undefined;
+  /** Revoked keys included. */
+  findByHash(keyHash: string): ApiKeyRecord | undefined;
   revoke(id: string, at: string): void;
   touch(id: string, at: string): void;
 }
@@ -85,5 +87,20 @@ export class ApiKeyService {
       this.repo.touch(record.id, now.toISOString());
     }
     return { keyId: record.id, wallet: record.wallet };
+  }
+
+  /**
+   * Why `authenticate` refused a key, for the 401's message. The caller holds the key, so saying that
+   * it was revoked (and when) tells nobody anything they could not learn by using it.
+   */
+  refusal(key: string): string {
+    if (!API_KEY_PATTERN.test(key)) {
+      return 'Invalid API key: it is not in the form of a KB Studio key ("kbs_" and 32 letters or digits); copy the whole key.';
+    }
+    const record = this.repo.findByHash(hashApiKey(key));
+    if (record?.revokedAt) {
+      return `Invalid API key: key ${record.prefix}… was revoked at ${record.revokedAt}; create a new one.`;
+    }
+    return 'Invalid API key: no such key (it may belong to another data directory or service).';
   }
 }

@@ -16,6 +16,7 @@ export class SqliteApiKeyRepository implements ApiKeyRepository {
       listByWallet: db.prepare(`${SELECT} WHERE wallet = ? ORDER BY created_at DESC, id`),
       byId: db.prepare(`${SELECT} WHERE id = ?`),
       activeByHash: db.prepare(`${SELECT} WHERE key_hash = ? AND revoked_at IS NULL`),
+      byHash: db.prepare(`${SELECT} WHERE key_hash = ?`),
       revoke: db.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`),
       touch: db.prepare(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`),
     };
@@ -32,6 +33,9 @@ export class SqliteApiKeyRepository implements ApiKeyRepository {
   }
   findActiveByHash(keyHash: string): ApiKeyRecord | undefined {
     return this.stmts.activeByHash.get(keyHash) as ApiKeyRecord | undefined;
+  }
+  findByHash(keyHash: string): ApiKeyRecord | undefined {
+    return this.stmts.byHash.get(keyHash) as ApiKeyRecord | undefined;
   }
   revoke(id: string, at: string): void {
     this.stmts.revoke.run(at, id);

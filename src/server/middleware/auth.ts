@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler } from 'express';
+import express, { type RequestHandler } from 'express';
 import type { WalletSignatureAuth } from '../../core/auth/walletSignature';
 import { DomainError, Unauthorized } from '../../core/errors';
 import type { ApiKeyService } from '../../core/keys/apiKeys';
@@ -16,12 +16,39 @@ declare module 'express-serve-static-core' {
     authFailure?: string;
     /** The exact JSON body bytes, kept for wallet-signature authentication. */
     rawBody?: Buffer;
+    /**
+     * Why the JSON body could not be read (malformed, too large, not decompressible). It is reported
+     * after authentication and the key's rate limit, like any other bad input (`bodyFailure`).
+     */
+    bodyError?: unknown;
+    /** A wallet signature that cannot be checked because its body could not be read: the body's error is the answer. */
+    bodyErrorFirst?: boolean;
   }
 }
 
 /** express.json's `verify` hook: keeps the raw bytes so a wallet signature can cover them. */
 export const keepRawBody = (req: IncomingMessage, _res: unknown, buf: Buffer): void => {
   (req as IncomingMessage & { rawBody?: Buffer }).rawBody = buf;
+};
+
+/**
+ * Reads JSON bodies, keeping a failure in `req.bodyError` instead of answering it at once: a body is read
+ * before the caller is known (a wallet signature covers it), but a request without valid credentials is
+ * still a 401, and a bad body still counts against the key's limit and carries its headers.
+ */
+export function readJsonBody(limit: string): RequestHandler {
+  const parse = express.json({ limit, verify: keepRawBody });
+  return (req, res, next) => {
+    parse(req, res, (err?: unknown) => {
+      if (err !== undefined) req.bodyError = err;
+      next();
+    });
+  };
+}
+
+/** After authentication: a caller who passed it (or whose signature needs the body) hears of a bad body. */
+export const bodyFailure: RequestHandler = (req, _res, next) => {
+  next(req.bodyError !== undefined && (req.principal || req.bodyErrorFirst) ? req.bodyError : undefined);
 };
 
 const hasBody = (req: IncomingMessage): boolean =>
@@ -43,6 +70,10 @@ export function identify(apiKeys: ApiKeyService, walletAuth: WalletSignatureAuth
       if (!credentials || rest.length > 0) {
         req.authFailure =
           'Malformed Authorization header: expected "Wallet <address>:<base58 signature>:<timestampMs>".';
+        return next();
+      }
+      if (req.bodyError !== undefined && !req.rawBody) {
+        req.bodyErrorFirst = true;
         return next();
       }
       // Only bodies read before this point (JSON) can be hashed; a streamed upload cannot be covered.
@@ -71,7 +102,7 @@ export function identify(apiKeys: ApiKeyService, walletAuth: WalletSignatureAuth
     }
     const principal = apiKeys.authenticate(credentials);
     if (principal) req.principal = principal;
-    else req.authFailure = 'Invalid API key: it is unknown or has been revoked.';
+    else req.authFailure = apiKeys.refusal(credentials);
     next();
   };
 }

@@ -30,6 +30,48 @@ interface HttpParserError {
   type?: string;
   status?: number;
   limit?: number;
+  /** The text that failed to parse (body-parser's entity.parse.failed). */
+  body?: string;
+  /** zlib's error number when the body could not be decompressed. */
+  errno?: number;
+  message?: string;
+}
+
+/** JSON.parse accepts it, body-parser's strict mode does not: a body of `null`, `3` or `"text"`. */
+function isJsonScalar(text: string | undefined): boolean {
+  if (text === undefined) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The message of a body body-parser could not read, or undefined when `err` is no such failure. Every
+ * one is the client's doing, so a 4xx naming the body, never the 500 of a server fault (and the client
+ * library retries 5xx twice).
+ */
+function bodyFailureMessage(err: HttpParserError, contentEncoding: string | undefined): string | undefined {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return isJsonScalar(err.body)
+        ? `body: must be a JSON object, not ${err.body!.trim().slice(0, 20)}.`
+        : 'body: the request body is not valid JSON.';
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return 'body: unsupported content encoding or charset; send UTF-8 JSON.';
+    case 'request.aborted':
+      return 'body: the request was aborted before its body was complete.';
+    case 'request.size.invalid':
+      return 'body: the body is not as long as its Content-Length header says.';
+  }
+  // body-parser passes zlib's own error on (gzip, deflate, br), as a 400 without a type.
+  if (err.status === 400 && typeof err.errno === 'number' && contentEncoding !== undefined) {
+    return `body: the request body could not be decompressed (Content-Encoding: ${contentEncoding}): ${err.message ?? 'invalid data'}.`;
+  }
+  return undefined;
 }
 
 /**
@@ -58,28 +100,19 @@ export function errorHandler(log: (message: string) => void = console.error): Er
       );
     }
     const parserError = err as HttpParserError;
-    switch (parserError.type) {
-      case 'entity.parse.failed':
-        return sendError(res, req.id, 'invalid_request', 'body: the request body is not valid JSON.');
-      case 'entity.too.large':
-        return sendError(
-          res,
-          req.id,
-          'payload_too_large',
-          `body: the request body exceeds the ${parserError.limit ?? ''} byte limit for JSON requests.`.replace(
-            '  ',
-            ' ',
-          ),
-        );
-      case 'encoding.unsupported':
-      case 'charset.unsupported':
-        return sendError(
-          res,
-          req.id,
-          'invalid_request',
-          'body: unsupported content encoding or charset; send UTF-8 JSON.',
-        );
+    if (parserError.type === 'entity.too.large') {
+      return sendError(
+        res,
+        req.id,
+        'payload_too_large',
+        `body: the request body exceeds the ${parserError.limit ?? ''} byte limit for JSON requests.`.replace(
+          '  ',
+          ' ',
+        ),
+      );
     }
+    const bodyFailure = bodyFailureMessage(parserError, req.headers['content-encoding']);
+    if (bodyFailure !== undefined) return sendError(res, req.id, 'invalid_request', bodyFailure);
     log(
       `[${req.id}] ${req.method} ${req.originalUrl} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
     );

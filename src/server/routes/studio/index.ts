@@ -26,8 +26,9 @@ const IdParams = z.object({ id: z.string().min(1).max(100) });
 export function studioRouter(deps: ServerDeps): Router {
   const router = Router();
   const routes = Router();
-  router.use(express.json({ limit: '1mb' }));
+  // The token first: a body is read only for a caller that holds it.
   router.use(studioGuard(deps.studioToken));
+  router.use(express.json({ limit: '1mb' }));
   router.use(routes);
   router.use(notFoundRoute);
   const { listings, apiKeys, wallets } = deps.services;

@@ -1,9 +1,10 @@
-import express, { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { ServerDeps } from '../../deps';
-import { identify, keepRawBody, requireAuth } from '../../middleware/auth';
+import { bodyFailure, identify, readJsonBody, requireAuth } from '../../middleware/auth';
 import { notFoundRoute } from '../../middleware/errors';
+import { Unauthorized } from '../../../core/errors';
 import { DEFAULT_RATE_LIMITS, keyRateLimit } from '../../middleware/rateLimit';
 import { retrievalRateLimit } from '../../middleware/retrievalRateLimit';
 import { openApiDocument } from '../../openapi';
@@ -17,6 +18,17 @@ import { uploadRoutes } from './uploads';
 /** JSON bodies of /v1 are small (queries, filters); uploads are multipart and parsed separately. */
 const JSON_LIMIT = '1mb';
 
+/**
+ * Express answers OPTIONS itself, 200 with a plain-text list of methods. No /v1 route serves OPTIONS
+ * (the API is for servers, not cross-origin pages), so it gets the JSON answer of any other method no
+ * route serves: 401 without credentials, else 404.
+ */
+const noAutomaticOptions: RequestHandler = (req, res, next) => {
+  if (req.method !== 'OPTIONS') return next();
+  if (!req.principal) return next(new Unauthorized(req.authFailure));
+  notFoundRoute(req, res, next);
+};
+
 export function v1Router(deps: ServerDeps): Router {
   const router = Router();
   const registry = new OpenAPIRegistry();
@@ -24,11 +36,12 @@ export function v1Router(deps: ServerDeps): Router {
   const authedRoutes = Router();
   const limits = { ...DEFAULT_RATE_LIMITS, ...deps.rateLimits };
 
-  router.use(express.json({ limit: JSON_LIMIT, verify: keepRawBody }));
+  router.use(readJsonBody(JSON_LIMIT));
   router.use(identify(deps.services.apiKeys, deps.services.walletAuth));
   router.use(keyRateLimit(limits));
+  router.use(noAutomaticOptions);
   router.use(publicRoutes);
-  router.use(requireAuth, authedRoutes);
+  router.use(bodyFailure, requireAuth, authedRoutes);
   router.use(notFoundRoute);
 
   let document: unknown;
