@@ -49,7 +49,8 @@ export interface SearchIndex {
   lexicalStats(phrases: string[]): LexicalStats;
   /**
    * The `limit` chunks of the listing nearest to `vector` under its model, nearest first: exact over
-   * the chunks passing `filters` when there are any. Chunks without a vector are never returned.
+   * the chunks passing `filters` when there are any. When fewer than `limit` chunks with a vector pass,
+   * chunks without one (no direction: a text with no word the model knows) follow at distance 1.
    */
   denseSearch(
     listingId: string,

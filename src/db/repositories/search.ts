@@ -186,7 +186,29 @@ export class SqliteSearchRepository implements SearchIndex {
     const index = this.vectorIndex(listingId, model);
     if (!index) return [];
     const codes = this.codeSet(listingId, model, index);
-    if (codes) return this.binarySearch(listingId, codes, model, vector, filters, limit);
+    const hits = codes
+      ? this.binarySearch(listingId, codes, model, vector, filters, limit)
+      : this.exactSearch(listingId, index, vector, filters, limit);
+    if (hits.length >= limit) return hits;
+    // Fewer chunks with a vector than asked for (a small knowledge base, a selective filter): the chunks
+    // without one (a text with no word the model knows) follow, at distance 1, a similarity of 0, as
+    // cosineSimilarity counts a zero vector. So topK chunks come back whenever that many pass the filter.
+    const allowed =
+      codes && filters.length > 0
+        ? this.allowedIds(listingId, this.codes.generation(listingId), filters)
+        : undefined;
+    const without = this.withoutVector(listingId, model, index, filters, limit - hits.length, allowed);
+    return [...hits, ...without.map((id) => ({ id, distance: 1 }))];
+  }
+
+  /** sqlite-vec's exact KNN over the listing's vec0 table. */
+  private exactSearch(
+    listingId: string,
+    index: VectorIndex,
+    vector: Float32Array,
+    filters: FieldFilter[],
+    limit: number,
+  ): DenseHit[] {
     const table = index.table;
     if (filters.length === 0) {
       return this.sql(`SELECT rowid AS id, distance FROM ${table} WHERE embedding MATCH ? AND k = ?`).all(
@@ -342,6 +364,38 @@ export class SqliteSearchRepository implements SearchIndex {
       .pluck()
       .all(listingId, PREFETCH_QUERIES, PREFETCH_KEYS) as string[];
     this.filterColumns.prefetch(listingId, generation, keys);
+  }
+
+  /**
+   * Up to `limit` of the listing's chunks passing `filters` (or among `allowed`, their ids when known)
+   * that have no vector under `model`, by id. Vectors are in the float blobs, and in vec0 alone for
+   * chunks written before those existed.
+   */
+  private withoutVector(
+    listingId: string,
+    model: string,
+    index: VectorIndex,
+    filters: FieldFilter[],
+    limit: number,
+    allowed: number[] | undefined,
+  ): number[] {
+    const noVector = `NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?)
+        AND NOT EXISTS (SELECT 1 FROM ${index.table} v WHERE v.rowid = c.id)`;
+    if (allowed !== undefined) {
+      return this.sql(
+        `SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?)) AND ${noVector}
+          ORDER BY c.id LIMIT ?`,
+      )
+        .pluck()
+        .all(idsParam(allowed), model, limit) as number[];
+    }
+    const where = filterSql(filters);
+    return this.sql(
+      `SELECT c.id FROM chunks c WHERE c.listing_id = ?${where.sql ? ` AND ${where.sql}` : ''}
+        AND ${noVector} ORDER BY c.id LIMIT ?`,
+    )
+      .pluck()
+      .all(listingId, ...where.params, model, limit) as number[];
   }
 
   /** The same ids as filterSql selects them, every chunk's metadata read again. */

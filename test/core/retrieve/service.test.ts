@@ -63,6 +63,39 @@ describe('ranking', () => {
     expect(topics(result).sort()).toEqual(['animals', 'cooking', 'politics']);
   });
 
+  it('returns chunks without a word the model knows (no vector) under a filter, at dense score 0', async () => {
+    const listingId = await kb.addListing(
+      [
+        { text: 'Astronomers observed a distant galaxy through an orbiting telescope.', kind: 'words' },
+        { text: 'zzqx vvbn', kind: 'codes' },
+        { text: '2023', kind: 'codes' },
+      ],
+      'blanks.json',
+    );
+    for (const mode of ['dense', 'hybrid'] as const) {
+      const filtered = await retrieve({ query: 'cups', mode, filters: { kind: 'codes' } }, listingId);
+      expect(filtered.chunks.map((c) => [c.text, c.score])).toEqual([
+        ['zzqx vvbn', 0],
+        ['2023', 0],
+      ]);
+      const all = await retrieve({ query: 'telescope', mode, topK: 5 }, listingId);
+      expect(all.chunks.map((c) => c.text)).toEqual([
+        'Astronomers observed a distant galaxy through an orbiting telescope.',
+        'zzqx vvbn',
+        '2023',
+      ]);
+    }
+    // minScore still drops them.
+    expect(
+      (
+        await retrieve(
+          { query: 'cups', mode: 'dense', minScore: 0.01, filters: { kind: 'codes' } },
+          listingId,
+        )
+      ).chunks,
+    ).toEqual([]);
+  });
+
   it('only searches the listing queried', async () => {
     const other = await kb.addListing(
       [{ text: 'A red fox hunts quick brown rabbits at dawn.', topic: 'other' }],

@@ -301,5 +301,35 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     expect(got).toEqual(exact.denseSearch(old, MODEL, queries[3]!, [], TOP_K));
     // denseScores still reads the vec0 table for such chunks.
     expect(fresh.denseScores(old, MODEL, queries[3]!, [got[0]!.id])).toEqual([got[0]]);
+    // A filter keeping fewer than topK: chunks in vec0 alone have a vector, so nothing is added.
+    const bucket: FieldFilter[] = [{ key: 'bucket', conditions: [{ op: 'eq', value: 3 }] }];
+    const filtered = fresh.denseSearch(old, MODEL, queries[3]!, bucket, TOP_K);
+    expect(filtered).toHaveLength(10);
+    expect(new Set(filtered.map((h) => h.id)).size).toBe(10);
+  });
+
+  it('follows the chunks with a vector by those without one (zero vectors), at distance 1, when fewer pass', async () => {
+    const wallet = services.wallets.defaultWallet().address;
+    const mixed = services.listings.create({ title: 'Blanks', accessModel: 'one_time', price: 0 }, wallet).id;
+    const zero = new Float32Array(DIMS);
+    const vectors = Array.from({ length: 3_000 }, (_, i) => (i % 500 === 7 ? zero : next()));
+    await commit(services, mixed, 'blanks.jsonl', vectors);
+    const ids = services.db
+      .prepare(`SELECT id FROM chunks WHERE listing_id = ? ORDER BY id`)
+      .pluck()
+      .all(mixed) as number[];
+    const blanks = ids.filter((_, i) => i % 500 === 7);
+    expect(blanks).toHaveLength(6);
+    const q = queries[4]!;
+    // bucket 7: 30 chunks, 6 of them without a vector.
+    const bucket: FieldFilter[] = [{ key: 'bucket', conditions: [{ op: 'eq', value: 7 }] }];
+    for (const repo of [new SqliteSearchRepository(services.db, { exactBudget: 0 }), exact]) {
+      const all = repo.denseSearch(mixed, MODEL, q, bucket, 40);
+      expect(all).toHaveLength(30);
+      expect(all.slice(24)).toEqual(blanks.map((id) => ({ id, distance: 1 })));
+      expect(all.slice(0, 24).some((h) => blanks.includes(h.id))).toBe(false);
+      // Enough chunks with a vector pass: none without one is added.
+      expect(repo.denseSearch(mixed, MODEL, q, bucket, 20).some((h) => blanks.includes(h.id))).toBe(false);
+    }
   });
 });
