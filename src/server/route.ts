@@ -83,7 +83,7 @@ export function defineRoutes(
       try {
         const params = def.params ? parseInput(def.params, req.params, 'path') : {};
         const query = def.query
-          ? parseInput(def.query, camelKeys(req.query as Record<string, unknown>), 'query')
+          ? parseInput(def.query, singleValued(def.query, camelKeys(req.query)), 'query')
           : {};
         if (def.body && !req.is('application/json')) {
           throw new InvalidInput('body: send a JSON body with "Content-Type: application/json".');
@@ -157,6 +157,23 @@ function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: strin
   throw new InvalidInput(describeIssues(result.error.issues, where), {
     issues: result.error.issues.map((i) => ({ in: where, path: i.path.map(String), message: i.message })),
   });
+}
+
+/**
+ * The query as given, unless a parameter the route reads is given more than once (`?limit=1&limit=2`):
+ * a 400 naming it (zod would only say "expected number, received NaN"). Unknown ones stay ignored.
+ */
+function singleValued(schema: z.ZodType, query: unknown): unknown {
+  const known = schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  for (const key of known) {
+    const value = (query as Record<string, unknown> | undefined)?.[key];
+    if (Array.isArray(value)) {
+      throw new InvalidInput(
+        `${key}: given ${value.length} times (${value.map(String).join(', ')}); send it once.`,
+      );
+    }
+  }
+  return query;
 }
 
 /**

@@ -238,6 +238,17 @@ describe('GET /v1/listings', () => {
     expect(body.error.message).toMatch(new RegExp(`^${field}: `));
     expect(body.error.requestId).toBe(res.headers.get('x-request-id'));
   });
+
+  it('a parameter given twice is a 400 saying so; an unknown one given twice is ignored', async () => {
+    for (const query of ['?limit=1&limit=2', '?access_model=one_time&access_model=subscription']) {
+      const res = await studio.api(`/v1/listings${query}`, { key });
+      expect(res.status).toBe(400);
+      expect((await json(res)).error.message).toMatch(
+        /^(limit|accessModel): given 2 times \(.+\); send it once\.$/,
+      );
+    }
+    expect((await studio.api('/v1/listings?utm=a&utm=b', { key })).status).toBe(200);
+  });
 });
 
 describe('GET /v1/listings/:id', () => {
