@@ -2,7 +2,7 @@ import { inBatches } from '../batching';
 import type { EmbedKind, Embedder } from '../embedder';
 import { EmbeddingModelUnavailable } from '../errors';
 import { EMBEDDING_MODELS } from '../models';
-import { postJson, type ProviderRequestOptions } from './http';
+import { postJson, queryDeadline, type ProviderRequestOptions } from './http';
 import { embedNonBlank, unitVector } from './vectors';
 
 /** Cohere's limit of texts per embed request. */
@@ -59,6 +59,7 @@ export function cohereEmbedder(options: CohereEmbedderOptions): Embedder {
         keyHint: COHERE_KEY_HINT,
       },
       options,
+      kind === 'query' ? queryDeadline(options) : undefined,
     );
     const vectors = (json as { embeddings?: { float?: unknown } } | null)?.embeddings?.float;
     if (!Array.isArray(vectors)) {

@@ -15,7 +15,17 @@ export interface ProviderRequestOptions {
   maxRetryAfterMs?: number;
   /** Waits between attempts; tests inject one that records the delays instead of waiting. */
   sleep?: (ms: number) => Promise<void>;
+  /** What a query's embedding gets in all, attempts and waits together. Default QUERY_DEADLINE_MS. */
+  queryDeadlineMs?: number;
 }
+
+/**
+ * A query's embedding is on a request's path: the client library gives up after 10 s (spec §8), so a
+ * provider that does not answer must fail the query before that, not after 60 s × 5 attempts.
+ */
+export const QUERY_DEADLINE_MS = 8_000;
+/** A retry with less time left than this is not worth starting. */
+const MIN_ATTEMPT_MS = 250;
 
 export interface ProviderCall {
   /** The provider's name as users know it, e.g. 'OpenAI'. */
@@ -31,6 +41,10 @@ export interface ProviderCall {
   /** Appended when the key is refused: where the key is set. */
   keyHint: string;
 }
+
+/** What a query's embedding gets in all (attempts and waits): see ProviderRequestOptions.queryDeadlineMs. */
+export const queryDeadline = (options: ProviderRequestOptions): number =>
+  options.queryDeadlineMs ?? QUERY_DEADLINE_MS;
 
 const DEFAULTS = {
   maxRetries: 4,
@@ -54,20 +68,37 @@ const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, 
  * network failures and timeouts are retried with backoff; anything still failing, and every refusal,
  * becomes `EmbeddingModelUnavailable` (503 `embedding_provider_unavailable`) quoting the provider.
  */
-export async function postJson(call: ProviderCall, options: ProviderRequestOptions = {}): Promise<unknown> {
+export async function postJson(
+  call: ProviderCall,
+  options: ProviderRequestOptions = {},
+  /**
+   * The time all attempts and the waits between them get together: each attempt's timeout is cut to
+   * what is left, and no retry starts that would have to wait past it. Unset: no such limit.
+   */
+  deadlineMs?: number,
+): Promise<unknown> {
   const settings = { ...DEFAULTS, ...definedOnly(options) };
   const sleep = options.sleep ?? wait;
   const attempts = Math.max(0, Math.floor(settings.maxRetries)) + 1;
   const body = JSON.stringify(call.body);
+  const started = performance.now();
+  const left = () => (deadlineMs === undefined ? Infinity : deadlineMs - (performance.now() - started));
   for (let attempt = 1; ; attempt++) {
-    const outcome = await attemptOnce(call, body, options.fetch ?? globalThis.fetch, settings.timeoutMs);
+    const timeoutMs = Math.max(1, Math.min(settings.timeoutMs, Math.ceil(left())));
+    const outcome = await attemptOnce(call, body, options.fetch ?? globalThis.fetch, timeoutMs);
     if (outcome.ok) return outcome.json;
-    if (!outcome.retryable || attempt >= attempts) {
+    const delay = outcome.retryable ? retryDelay(attempt, outcome.retryAfterMs, settings) : 0;
+    const outOfTime = left() - delay < MIN_ATTEMPT_MS;
+    if (!outcome.retryable || attempt >= attempts || outOfTime) {
       const tries = attempt > 1 ? ` (gave up after ${attempt} attempts)` : '';
+      const deadline =
+        outcome.retryable && outOfTime && attempt < attempts
+          ? ` (a query's embedding gets ${deadlineMs! / 1000} s in all)`
+          : '';
       const hint = outcome.hint ? ` ${outcome.hint}` : '';
-      throw new EmbeddingModelUnavailable(call.model, `${outcome.reason}${tries}.${hint}`);
+      throw new EmbeddingModelUnavailable(call.model, `${outcome.reason}${tries}${deadline}.${hint}`);
     }
-    await sleep(retryDelay(attempt, outcome.retryAfterMs, settings));
+    await sleep(delay);
   }
 }
 

@@ -1,10 +1,10 @@
 import { InvalidInput } from '../../errors';
 import { countTokensUpTo } from '../../ingest/chunkers/tokenizer';
 import { yieldToEventLoop } from '../batching';
-import type { Embedder } from '../embedder';
+import type { EmbedKind, Embedder } from '../embedder';
 import { EmbeddingModelUnavailable } from '../errors';
 import { EMBEDDING_MODELS } from '../models';
-import { postJson, type ProviderRequestOptions } from './http';
+import { postJson, queryDeadline, type ProviderRequestOptions } from './http';
 import { embedNonBlank, preview, unitVector } from './vectors';
 
 /** OpenAI's limits for the embeddings endpoint. */
@@ -56,7 +56,7 @@ export function openAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   }
   const url = `${baseUrl.replace(/\/+$/, '')}/embeddings`;
 
-  const request = async (input: string[]): Promise<Float32Array[]> => {
+  const request = async (input: string[], kind: EmbedKind): Promise<Float32Array[]> => {
     const json = await postJson(
       {
         provider: 'OpenAI',
@@ -73,6 +73,7 @@ export function openAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
         keyHint: OPENAI_KEY_HINT,
       },
       options,
+      kind === 'query' ? queryDeadline(options) : undefined,
     );
     return orderedVectors(model, json, input.length, dimensions);
   };
@@ -80,13 +81,13 @@ export function openAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   return {
     model,
     dimensions,
-    embed: (texts) =>
+    embed: (texts, kind) =>
       embedNonBlank(texts, dimensions, async (present, positions) => {
         const out: Float32Array[] = [];
         for await (const [start, end] of planRequests(present, batchSize, maxTokensPerRequest, (i) =>
           tooLong(model, texts.length, positions[i]!, present[i]!),
         )) {
-          out.push(...(await request(present.slice(start, end))));
+          out.push(...(await request(present.slice(start, end), kind)));
         }
         return out;
       }),

@@ -254,6 +254,29 @@ describe('openAiEmbedder', () => {
     expect(strict.server.requests).toHaveLength(2);
   });
 
+  it("gives a query's embedding a deadline for all its attempts; documents keep the per-attempt policy", async () => {
+    // A provider that never answers: the client library gives up on a query after 10 s, so must we.
+    const { server, embedder } = await setup({}, { queryDeadlineMs: 400 });
+    server.script('hang', 'hang', 'hang', 'hang', 'hang');
+    const started = performance.now();
+    const err = await failure(embedder.embed(['never'], 'query'));
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(err.code).toBe('embedding_provider_unavailable');
+    expect(err.message).toContain(
+      "OpenAI did not answer within 0.4 s (a query's embedding gets 0.4 s in all).",
+    );
+    // Failing fast leaves time for a retry: the first attempt's 503, then an answer, within the deadline.
+    const retried = await setup({}, { queryDeadlineMs: 5_000 });
+    retried.server.script({ status: 503, body: { error: { message: 'busy' } } });
+    expect(await retried.embedder.embed(['soon'], 'query')).toHaveLength(1);
+    expect(retried.server.requests).toHaveLength(2);
+    // Documents (ingestion, off the request path) are not cut short by it.
+    const docs = await setup({}, { queryDeadlineMs: 1, maxRetries: 2 });
+    docs.server.script({ status: 503, body: {} }, { status: 503, body: {} });
+    expect(await docs.embedder.embed(['later'], 'document')).toHaveLength(1);
+    expect(docs.server.requests).toHaveLength(3);
+  });
+
   it('retries network failures and then reports the unreachable address', async () => {
     const { server } = await setup();
     const url = server.url;
