@@ -60,6 +60,15 @@ export const FileResultSchema = z.object({
 /** The outcome of one file of an ingestion (CLI summary, upload results, studio jobs). */
 export type FileOutcome = z.infer<typeof FileResultSchema>;
 
+/** An upload's per-file result: an ingestion's outcome, or `not_stored` when the upload failed. */
+export const UploadFileResultSchema = FileResultSchema.extend({
+  status: z.enum([...FileResultSchema.shape.status.options, 'not_stored']).meta({
+    description:
+      '`not_stored`: the file was read without error, but the upload is all or nothing and another file failed it, so nothing of it was stored.',
+  }),
+});
+export type UploadFileResult = z.infer<typeof UploadFileResultSchema>;
+
 export const UploadSchema = z
   .object({
     uploadId: z.string(),
@@ -75,7 +84,7 @@ export const UploadSchema = z
       bytesTotal: z.number(),
       chunks: z.number().int(),
     }),
-    files: z.array(FileResultSchema).meta({ description: 'Per-file results, once known.' }),
+    files: z.array(UploadFileResultSchema).meta({ description: 'Per-file results, once known.' }),
     documentCount: z.number().int().nullable(),
     chunkCount: z.number().int().nullable(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),

@@ -1,5 +1,6 @@
+import { ZipArchive } from 'archiver';
 import Database from 'better-sqlite3';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -450,5 +451,219 @@ describe('POST /v1/upload', () => {
     req.destroy();
     await expect.poll(scratchFiles, { timeout: 10_000 }).toEqual([]);
     expect(studio.services.db.prepare(`SELECT COUNT(*) FROM uploads`).pluck().get()).toBe(uploadsBefore);
+  });
+});
+
+describe('POST /v1/upload refusals and failures leave nothing behind', () => {
+  // A key of its own: these requests must not eat into the rate limit of the tests above.
+  let ownKey: string;
+  beforeAll(() => {
+    ownKey = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
+  });
+  const send = (body: FormData) => upload(body, ownKey);
+  const count = (table: 'listings' | 'uploads') =>
+    studio.services.db.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number;
+
+  /** A ZIP written with archiver, entries in order (names may repeat), symlinks as archiver writes them. */
+  async function archive(
+    name: string,
+    entries: ({ name: string; data: string | Buffer } | { name: string; symlinkTo: string })[],
+  ): Promise<{ path: string; name: string }> {
+    const file = join(scratch.path, name);
+    const zip = new ZipArchive({ zlib: { level: 9 } });
+    const done = new Promise<void>((resolve, reject) => {
+      const out = createWriteStream(file);
+      out.on('close', () => resolve());
+      zip.on('error', reject);
+      zip.pipe(out);
+    });
+    for (const entry of entries) {
+      if ('symlinkTo' in entry) zip.symlink(entry.name, entry.symlinkTo);
+      else zip.append(entry.data, { name: entry.name });
+    }
+    await zip.finalize();
+    await done;
+    return { path: file, name };
+  }
+
+  it('refuses at upload time, as extraction would, what the central directory shows', async () => {
+    const MB = 1024 * 1024;
+    const cases = [
+      {
+        zip: await archive('dup.zip', [
+          { name: 'a.md', data: '# One' },
+          { name: 'a.md', data: '# Two' },
+        ]),
+        status: 422,
+        code: 'invalid_document',
+        message: 'dup.zip: entry "a.md" appears more than once in the archive.',
+      },
+      {
+        zip: await archive('big.zip', [{ name: 'big.md', data: Buffer.alloc(60 * MB, 'a') }]),
+        status: 413,
+        code: 'payload_too_large',
+        message: 'big.zip: "big.md" is 60 MB uncompressed; the limit is 50 MB per file.',
+      },
+      {
+        zip: await archive('link.zip', [
+          { name: 'a.md', data: '# A' },
+          { name: 'docs/link.md', symlinkTo: '/etc/passwd' },
+        ]),
+        status: 422,
+        code: 'invalid_document',
+        message: 'link.zip: entry "docs/link.md" is a symbolic link',
+      },
+      {
+        zip: await archive(
+          'bomb.zip',
+          ['a', 'b', 'c'].map((n) => ({ name: `${n}.csv`, data: Buffer.alloc(30 * MB) })),
+        ),
+        status: 422,
+        code: 'invalid_document',
+        message: 'refused as a zip bomb',
+      },
+    ];
+    for (const c of cases) {
+      const listings = count('listings');
+      const uploads = count('uploads');
+      const res = await send(form([c.zip], { chunking: 'recursive' }));
+      const body = await json(res);
+      expect(res.status, body.error?.message).toBe(c.status);
+      expect(body.error.code).toBe(c.code);
+      expect(body.error.message).toContain(c.message);
+      // Refused before the 202: no draft listing, no upload.
+      expect([count('listings'), count('uploads')]).toEqual([listings, uploads]);
+    }
+  });
+
+  it('refuses an archive with no file to ingest before the 202, creating no listing', async () => {
+    const empty = await archive('empty.zip', []);
+    const litter = await archive('litter.zip', [
+      { name: '__MACOSX/._x', data: 'x' },
+      { name: '.DS_Store', data: 'x' },
+    ]);
+    for (const zip of [empty, litter]) {
+      const listings = count('listings');
+      const res = await send(form([zip], {}));
+      const body = await json(res);
+      expect(res.status, body.error?.message).toBe(422);
+      expect(body.error.code).toBe('invalid_document');
+      expect(body.error.message).toMatch(new RegExp(`^${zip.name}: the archive holds no file to ingest`));
+      expect(count('listings')).toBe(listings);
+    }
+  });
+
+  it('removes the draft listing a failed upload created, and still reports the failure', async () => {
+    const jsonl = await archive('vectors.zip', [
+      { name: 'vectors.jsonl', data: `${JSON.stringify({ text: 'hello', embedding: [0.1, 0.2, 0.3] })}\n` },
+    ]);
+    const listings = count('listings');
+    const res = await send(form([jsonl], { embedding_model: 'text-embedding-3-small' }));
+    expect(res.status).toBe(202);
+    const { uploadId, listingId } = (await json(res)).data;
+    await studio.services.uploads.idle();
+
+    const polled = await studio.api(`/v1/upload/${uploadId}`, { key: ownKey });
+    expect(polled.status).toBe(200);
+    const failed = (await json(polled)).data;
+    expect(failed).toMatchObject({ uploadId, listingId, status: 'failed' });
+    expect(failed.error.message).toMatch(/vectors\.jsonl.*line 1.*1536/s);
+    // The listing it created is gone, as if the upload had never been made.
+    const listing = await studio.api(`/v1/listings/${listingId}`, { key: ownKey });
+    expect(listing.status).toBe(404);
+    expect((await json(listing)).error.code).toBe('listing_not_found');
+    expect(count('listings')).toBe(listings);
+  });
+
+  it('reports the files a failed upload did not store as not_stored, the failing one as rejected', async () => {
+    const mixed = await archive('half.zip', [
+      { name: 'a.md', data: '# Alpha\n\nRead without error.' },
+      { name: 'b.pdf', data: '%PDF-1.4\nnot a pdf at all' },
+      { name: 'c.csv', data: 'x,y\n1,2\n' },
+    ]);
+    const res = await send(form([mixed], {}));
+    expect(res.status).toBe(202);
+    const { uploadId, listingId } = (await json(res)).data;
+    await studio.services.uploads.idle();
+    const failed = (await json(await studio.api(`/v1/upload/${uploadId}`, { key: ownKey }))).data;
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatchObject({
+      code: 'invalid_document',
+      message: expect.stringContaining('b.pdf'),
+    });
+    const bySource = Object.fromEntries(
+      failed.files.map((f: { source: string }) => [f.source, f] as const),
+    ) as Record<string, { status: string; chunks: number; error?: { code: string; message: string } }>;
+    expect(bySource['b.pdf']).toMatchObject({ status: 'rejected', error: failed.error });
+    for (const source of ['a.md', 'c.csv']) {
+      expect(bySource[source]).toMatchObject({
+        status: 'not_stored',
+        chunks: 0,
+        error: {
+          code: 'invalid_document',
+          message: expect.stringMatching(/^Not stored: the upload failed \(b\.pdf: /),
+        },
+      });
+    }
+    expect((await studio.api(`/v1/listings/${listingId}`, { key: ownKey })).status).toBe(404);
+  });
+
+  it('never removes a listing named by listing_id, even an empty draft', async () => {
+    const wallet = studio.services.wallets.defaultWallet().address;
+    const draft = studio.services.listings.create(
+      { title: 'Kept draft', accessModel: 'one_time', price: 0, embeddingModel: 'text-embedding-3-small' },
+      wallet,
+    );
+    const jsonl = await archive('kept.zip', [
+      { name: 'vectors.jsonl', data: `${JSON.stringify({ text: 'hello', embedding: [0.1, 0.2] })}\n` },
+    ]);
+    const res = await send(form([jsonl], { listing_id: draft.id }));
+    expect(res.status).toBe(202);
+    const { uploadId } = (await json(res)).data;
+    await studio.services.uploads.idle();
+    const failed = (await json(await studio.api(`/v1/upload/${uploadId}`, { key: ownKey }))).data;
+    expect(failed.status).toBe('failed');
+    const listing = await studio.api(`/v1/listings/${draft.id}`, { key: ownKey });
+    expect(listing.status).toBe(200);
+    expect((await json(listing)).data).toMatchObject({ id: draft.id, status: 'draft', documentCount: 0 });
+  });
+
+  it('refuses unknown config keys with a 400 naming them and the accepted ones', async () => {
+    const zip = await archive('keys.zip', [{ name: 'a.md', data: '# A\n\ntext' }]);
+    const listings = count('listings');
+    const res = await send(form([zip], { embeding_model: 'bert-base-uncased' }));
+    const body = await json(res);
+    expect(res.status, body.error?.message).toBe(400);
+    expect(body.error.code).toBe('invalid_request');
+    expect(body.error.message).toContain('config: unknown key "embeding_model"');
+    for (const k of [
+      'chunking',
+      'embedding_model',
+      'listing_id',
+      'chunk_size',
+      'chunk_overlap',
+      'required_columns',
+    ])
+      expect(body.error.message).toContain(k);
+    expect(count('listings')).toBe(listings);
+
+    const camel = await send(
+      form([zip], { chunking: 'fixed', embeddingModle: 'kbs-offline-hybrid-v1', chunkSize: 64 }),
+    );
+    expect(camel.status).toBe(400);
+    expect((await json(camel)).error.message).toContain('unknown key "embeddingModle"');
+
+    // Every documented key, snake_case or camelCase, is still accepted.
+    const ok = await send(
+      form([zip], {
+        chunking: 'fixed',
+        embedding_model: 'kbs-offline-hybrid-v1',
+        chunkSize: 64,
+        chunk_overlap: 8,
+        requiredColumns: ['a'],
+      }),
+    );
+    expect(ok.status).toBe(202);
+    expect((await waitFor((await json(ok)).data.uploadId)).status).toBe('completed');
   });
 });

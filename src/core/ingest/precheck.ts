@@ -1,16 +1,21 @@
 import { extname } from 'node:path';
-import { InvalidDocument, PayloadTooLarge, UnsupportedFileType, type UnsupportedEntry } from './errors';
+import { InvalidDocument, UnsupportedFileType, type UnsupportedEntry } from './errors';
+import { BULK_LIMITS, type IngestLimits } from './limits';
 import { classifySource } from './sources';
-import { cleanEntryName, isOsLitter, printableName } from './zipEntryNames';
-import { DEFAULT_ZIP_LIMITS } from './zipLimits';
-import { readEntryNames } from './zipReader';
+import { checkZip } from './zip';
+import { printableName } from './zipEntryNames';
+import { archiveLimitsFor } from './zipLimits';
 
 /**
- * Reads only the central directories of the received files, so an upload with an unsupported type
- * (or an unsafe path, or too many entries) is refused at upload time, before the 202. Extraction checks
- * everything again.
+ * Reads only the central directories of the received files and runs every check extraction makes on
+ * them (paths, symlinks, encryption, duplicate names, sizes, zip bombs, entry count, types), with the
+ * limits the ingestion will extract them with, so a refused upload is refused at upload time, before
+ * the 202. An archive with no file to ingest is refused too. Extraction checks everything again.
  */
-export async function precheckUploadFiles(files: { path: string; name: string }[]): Promise<void> {
+export async function precheckUploadFiles(
+  files: { path: string; name: string }[],
+  limits: IngestLimits = BULK_LIMITS,
+): Promise<void> {
   const unsupported: UnsupportedEntry[] = [];
   for (const file of files) {
     const source = printableName(file.name);
@@ -19,30 +24,24 @@ export async function precheckUploadFiles(files: { path: string; name: string }[
       if ('type' in kind) unsupported.push({ entry: source, type: kind.type });
       continue;
     }
-    for (const name of await entryNames(file.path, source)) {
-      const cleaned = cleanEntryName(name);
-      if (!cleaned.ok) {
-        throw new InvalidDocument(source, `entry "${printableName(name)}" ${cleaned.problem}.`);
-      }
-      if (cleaned.isDirectory || isOsLitter(cleaned.path)) continue;
-      const kind = classifySource(cleaned.path);
-      if ('type' in kind) {
-        unsupported.push({ entry: `${source}/${printableName(cleaned.path)}`, type: kind.type });
-      }
+    const archive = await checkZip(file.path, { source, ...archiveLimitsFor(limits) });
+    for (const { entry, type } of archive.unsupported)
+      unsupported.push({ entry: `${source}/${entry}`, type });
+    if (archive.files.length === 0 && archive.unsupported.length === 0) {
+      throw new InvalidDocument(
+        source,
+        archive.ignored.length === 0
+          ? 'the archive holds no file to ingest (it is empty, or holds only folders); add documents to it and upload it again.'
+          : `the archive holds no file to ingest: it has only OS litter (${describeIgnored(archive.ignored)}), which is skipped; add documents to it and upload it again.`,
+      );
     }
   }
   if (unsupported.length) throw new UnsupportedFileType(unsupported);
 }
 
-/** The archive's entry names, refused past the entry limit before any is read. */
-async function entryNames(zipPath: string, source: string): Promise<string[]> {
-  try {
-    return await readEntryNames(zipPath, DEFAULT_ZIP_LIMITS.maxEntries);
-  } catch (err) {
-    // fs errors (ENOSPC, EACCES, ...) are the machine's problem, not the archive's: they pass through.
-    if (err instanceof Error && 'syscall' in err) throw err;
-    if (err instanceof RangeError) throw new PayloadTooLarge(`${source}: ${err.message}`);
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new InvalidDocument(source, `not a readable ZIP archive, or a damaged one (${reason}).`);
-  }
-}
+const describeIgnored = (ignored: string[]): string => {
+  const shown = ignored.slice(0, 3).map((name) => `"${printableName(name)}"`);
+  return ignored.length > shown.length
+    ? `${shown.join(', ')} and ${ignored.length - shown.length} more`
+    : shown.join(', ');
+};

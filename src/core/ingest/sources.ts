@@ -9,7 +9,7 @@ import type { IngestLimits } from './limits';
 import type { DocumentFormat } from './types';
 import { extractZip } from './zip';
 import { classifyArchiveFile, isOsLitter, printableName } from './zipEntryNames';
-import { formatBytes } from './zipLimits';
+import { archiveLimitsFor, formatBytes } from './zipLimits';
 
 export type SourceFormat = DocumentFormat | 'jsonl';
 
@@ -106,14 +106,8 @@ export async function collectSources(
   let archives = 0;
   const addZip = async (path: string, name: string) => {
     const dest = join(workDir, `archive-${archives++}`);
-    const extracted = await extractZip(path, dest, {
-      source: name,
-      maxArchiveBytes: limits.maxArchiveBytes,
-      maxTotalBytes: limits.maxArchiveBytes,
-      // Documents are parsed in memory, hence their limit; JSONL embeddings are streamed and may be large.
-      maxFileBytes: limits.maxFileBytes,
-      maxEmbeddingsFileBytes: limits.maxArchiveBytes,
-    });
+    // The limits the upload precheck applies too (archiveLimitsFor), so both refuse the same archives.
+    const extracted = await extractZip(path, dest, { source: name, ...archiveLimitsFor(limits) });
     // Extracted into workDir, which the ingestion removes when it ends.
     for (const f of extracted.files) addFile(f.path, f.entry, f.bytes, true, `${name}/${f.entry}`);
   };

@@ -71,6 +71,30 @@ const UNIX_SYMLINK = 0o120000;
 const DOS_DIRECTORY_ATTRIBUTE = 0x10;
 const PARALLEL_WRITES = 8;
 
+/** An archive's central directory, checked whole: what extraction would write, and what it would refuse. */
+export interface CheckedArchive {
+  /** The files extraction would write, as cleaned entry paths. */
+  files: string[];
+  /** OS litter left out (`__MACOSX/…`, `.DS_Store`, dot-files, …), as cleaned entry paths. */
+  ignored: string[];
+  /** Entries of unsupported types (extraction refuses them all together, before writing anything). */
+  unsupported: UnsupportedEntry[];
+}
+
+/**
+ * Runs every check extraction makes on the central directory (archive size, entry count, paths,
+ * symlinks, encryption, compression methods, duplicate names, declared sizes, compression ratio)
+ * without writing anything, so an upload can be refused before it is accepted. Throws as extractZip
+ * would, except for unsupported types, which are returned so that a caller can name them all.
+ */
+export async function checkZip(zipPath: string, options: ZipOptions = {}): Promise<CheckedArchive> {
+  return withCheckedArchive(zipPath, options, ({ planned, ignored, unsupported }) => ({
+    files: planned.map((p) => p.path),
+    ignored,
+    unsupported,
+  }));
+}
+
 /**
  * Extracts a ZIP archive under destDir, entry by entry, never holding the archive or an entry in
  * memory. The central directory is checked whole first (paths, symlinks, encryption, types, declared
@@ -82,6 +106,35 @@ export async function extractZip(
   destDir: string,
   options: ZipOptions = {},
 ): Promise<ExtractedArchive> {
+  const written = new WrittenPaths();
+  try {
+    return await withCheckedArchive(zipPath, options, async (archive) => {
+      if (archive.unsupported.length > 0) throw new UnsupportedFileType(archive.unsupported);
+      const { zipfile, planned, source, limits } = archive;
+      const files = await writeFiles(zipfile, planned, path.resolve(destDir), source, limits, written);
+      return { files, ignored: archive.ignored };
+    });
+  } catch (err) {
+    await written.remove();
+    throw err;
+  }
+}
+
+interface OpenedArchive {
+  zipfile: ZipFile;
+  source: string;
+  limits: ZipLimits;
+  planned: PlannedFile[];
+  ignored: string[];
+  unsupported: UnsupportedEntry[];
+}
+
+/** Opens the archive, checks its size, entry count and central directory, and hands them to `use`. */
+async function withCheckedArchive<T>(
+  zipPath: string,
+  options: ZipOptions,
+  use: (archive: OpenedArchive) => T | Promise<T>,
+): Promise<T> {
   const { source = path.basename(zipPath), ...limitOverrides } = options;
   const limits: ZipLimits = { ...DEFAULT_ZIP_LIMITS, ...definedOnly(limitOverrides) };
   const archiveBytes = (await fs.stat(zipPath)).size;
@@ -91,20 +144,15 @@ export async function extractZip(
     );
   }
   const { zipfile, endListing } = await openZip(zipPath, source);
-  const written = new WrittenPaths();
   try {
     if (zipfile.entryCount > limits.maxEntries) {
       throw new PayloadTooLarge(
         `${source}: the archive has ${zipfile.entryCount.toLocaleString('en-US')} entries; the limit is ${limits.maxEntries.toLocaleString('en-US')} entries per archive.`,
       );
     }
-    const { planned, ignored } = await planExtraction(zipfile, source, limits, archiveBytes);
+    const plan = await planExtraction(zipfile, source, limits, archiveBytes);
     endListing();
-    const files = await writeFiles(zipfile, planned, path.resolve(destDir), source, limits, written);
-    return { files, ignored };
-  } catch (err) {
-    await written.remove();
-    throw err;
+    return await use({ zipfile, source, limits, ...plan });
   } finally {
     zipfile.close();
   }
@@ -129,7 +177,7 @@ async function planExtraction(
   source: string,
   limits: ZipLimits,
   archiveBytes: number,
-): Promise<{ planned: PlannedFile[]; ignored: string[] }> {
+): Promise<{ planned: PlannedFile[]; ignored: string[]; unsupported: UnsupportedEntry[] }> {
   const planned: PlannedFile[] = [];
   const ignored: string[] = [];
   const unsupported: UnsupportedEntry[] = [];
@@ -215,8 +263,7 @@ async function planExtraction(
       crc32: entry.crc32,
     });
   }
-  if (unsupported.length > 0) throw new UnsupportedFileType(unsupported);
-  return { planned, ignored };
+  return { planned, ignored, unsupported };
 }
 
 /**

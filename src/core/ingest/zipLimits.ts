@@ -1,5 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
+import type { IngestLimits } from './limits';
 
 const MB = 1024 * 1024;
 const GB = 1024 * MB;
@@ -33,6 +34,17 @@ export const DEFAULT_ZIP_LIMITS: ZipLimits = {
   maxCompressionRatio: 100,
   ratioFloorBytes: 64 * MB,
 };
+
+/**
+ * The archive limits an ingestion under `limits` applies: the archive's own size bounds its total, and
+ * JSONL embeddings, which are streamed, may be as large; documents are parsed in memory, hence their limit.
+ */
+export const archiveLimitsFor = (limits: IngestLimits): Partial<ZipLimits> => ({
+  maxArchiveBytes: limits.maxArchiveBytes,
+  maxTotalBytes: limits.maxArchiveBytes,
+  maxFileBytes: limits.maxFileBytes,
+  maxEmbeddingsFileBytes: limits.maxArchiveBytes,
+});
 
 /** The most an archive of `archiveBytes` may inflate to under the ratio rule. */
 export const ratioBudget = (archiveBytes: number, limits: ZipLimits): number =>

@@ -115,31 +115,3 @@ export async function openZipFile(zipPath: string, options: Options): Promise<Op
     });
   });
 }
-
-/**
- * The entry names of an archive's central directory (decoded as extraction decodes them), read with the
- * block reader, refusing more than `maxEntries` before reading any: a quick look for upload prechecks.
- */
-export async function readEntryNames(zipPath: string, maxEntries: number): Promise<string[]> {
-  const { zipfile } = await openZipFile(zipPath, {
-    lazyEntries: true,
-    autoClose: false,
-    decodeStrings: false,
-  });
-  try {
-    if (zipfile.entryCount > maxEntries) {
-      throw new RangeError(
-        `the archive has ${zipfile.entryCount.toLocaleString('en-US')} entries; the limit is ${maxEntries.toLocaleString('en-US')} entries per archive.`,
-      );
-    }
-    const names: string[] = [];
-    for await (const entry of zipfile.eachEntry()) {
-      names.push(
-        yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true),
-      );
-    }
-    return names;
-  } finally {
-    zipfile.close();
-  }
-}

@@ -1,10 +1,11 @@
 import { rm } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { resolve } from 'node:path';
-import type { Upload, UploadConfig } from '../../shared/uploads';
+import type { Listing } from '../../shared/listings';
+import type { FileOutcome, Upload, UploadConfig, UploadFileResult } from '../../shared/uploads';
 import { DomainError, Forbidden, InvalidInput } from '../errors';
 import { newId } from '../ids';
-import { IngestionFailed, UnsupportedEmbeddingModel } from '../ingest/errors';
+import { IngestionFailed, InvalidDocument, UnsupportedEmbeddingModel } from '../ingest/errors';
 import { BULK_LIMITS, type IngestLimits } from '../ingest/limits';
 import type { IngestProgress } from '../ingest/pipeline';
 import type { IngestionService } from '../ingest/service';
@@ -34,8 +35,11 @@ export interface AcceptUpload {
   /** The received files, already on disk in `dir`, which the job removes when it ends. */
   files: { path: string; name: string }[];
   dir: string;
-  /** A synchronous pre-check of archive contents (types, paths), so refusals come at upload time. */
-  precheck?: (files: { path: string; name: string }[]) => Promise<void>;
+  /**
+   * A pre-check of archive contents (the central-directory checks of extraction, under the limits the
+   * upload is ingested with), so refusals come at upload time.
+   */
+  precheck?: (files: { path: string; name: string }[], limits: IngestLimits) => Promise<void>;
 }
 
 const PROGRESS_EVERY_MS = 250;
@@ -101,8 +105,9 @@ export class UploadService {
     }
     if (request.files.length === 0)
       throw new InvalidInput('files: attach at least one ZIP archive in the `files` field.');
-    await request.precheck?.(request.files);
+    await request.precheck?.(request.files, this.limits);
 
+    const createsListing = !config.listing_id;
     const listing = config.listing_id
       ? this.listings.get(config.listing_id, { wallet })
       : this.listings.create(
@@ -114,6 +119,20 @@ export class UploadService {
           },
           wallet,
         );
+    try {
+      const record = this.register(request, listing);
+      this.queue = this.queue.then(() => this.process(record, request, createsListing));
+      return strip(record);
+    } catch (err) {
+      // A refused upload leaves the marketplace as it was: without the draft it was to fill.
+      if (createsListing) this.discardCreatedListing(listing.id, wallet);
+      throw err;
+    }
+  }
+
+  /** Checks the upload against its listing and records it, queued. */
+  private register(request: AcceptUpload, listing: Listing): UploadRecord {
+    const { config, wallet } = request;
     if (listing.creatorWallet !== wallet)
       throw new Forbidden(`Only the creator of listing '${listing.id}' may upload to it.`);
     if (config.embedding_model && config.embedding_model !== listing.embeddingModel) {
@@ -149,8 +168,7 @@ export class UploadService {
     } catch (err) {
       throw storageFailure(err, dataDirOf(request.dir)) ?? err;
     }
-    this.queue = this.queue.then(() => this.process(record, request));
-    return strip(record);
+    return record;
   }
 
   get(id: string, wallet: string): Upload {
@@ -179,7 +197,7 @@ export class UploadService {
   }
 
   /** Never rejects: a failure is recorded on the upload, and the queue goes on with the next one. */
-  private async process(record: UploadRecord, request: AcceptUpload): Promise<void> {
+  private async process(record: UploadRecord, request: AcceptUpload, createsListing: boolean): Promise<void> {
     const id = record.uploadId;
     let lastWrite = 0;
     const onProgress = (p: IngestProgress) => {
@@ -219,6 +237,14 @@ export class UploadService {
         // A commit marks the upload completed in its own transaction, the received files given back first.
         upload: { id, now: this.now, inputsRead: giveBack },
       });
+      // The precheck refuses archives with no file to ingest; an upload that still yields no document
+      // must not report success (nor leave a new empty draft behind).
+      if (!result.committed && result.documents.length === 0) {
+        throw new InvalidDocument(
+          request.files.map((f) => f.name).join(', '),
+          'the upload holds no file to ingest; add documents and upload it again.',
+        );
+      }
       // Nothing to commit (every file unchanged): the status is written here.
       finish = () =>
         result.committed
@@ -231,13 +257,13 @@ export class UploadService {
               updatedAt: this.now().toISOString(),
             });
     } catch (err) {
-      finish = () => this.recordFailure(id, err, request.dir);
+      finish = () => this.recordFailure(record, err, request.dir, createsListing);
     }
     await giveBack();
     try {
       await finish();
     } catch (err) {
-      await this.recordFailure(id, err, request.dir);
+      await this.recordFailure(record, err, request.dir, createsListing);
     } finally {
       this.live.delete(id);
     }
@@ -256,7 +282,13 @@ export class UploadService {
     }
   }
 
-  private async recordFailure(id: string, err: unknown, dir: string): Promise<void> {
+  private async recordFailure(
+    record: UploadRecord,
+    err: unknown,
+    dir: string,
+    createsListing: boolean,
+  ): Promise<void> {
+    const id = record.uploadId;
     let current: UploadRecord | undefined;
     try {
       current = this.repo.findById(id);
@@ -279,14 +311,61 @@ export class UploadService {
       await this.updateWhenFree(id, {
         status: 'failed',
         error,
-        ...(err instanceof IngestionFailed ? { files: err.outcomes } : {}),
+        ...(err instanceof IngestionFailed ? { files: err.outcomes.map((o) => notStored(o, error)) } : {}),
         updatedAt: this.now().toISOString(),
       });
     } catch {
       // The database cannot be written either (a full disk): the upload stays 'processing' until the
       // next start, when recoverInterrupted() marks it failed.
+      return;
+    }
+    if (createsListing) this.discardCreatedListing(record.listingId, record.wallet, id);
+  }
+
+  /**
+   * Removes the draft listing an upload created, once the upload failed or was refused: a failed upload
+   * leaves the marketplace as it was (DESIGN §4). Only while the draft holds no documents and no other
+   * upload is queued for it (its id was in the 202, so a client may have sent more to it meanwhile).
+   * Removing a listing removes its uploads, so the failed upload's record (`keepUpload`) is written back
+   * at once: GET /v1/upload/:id still reports the failure, with the id of the listing that is gone.
+   */
+  private discardCreatedListing(listingId: string, wallet: string, keepUpload?: string): void {
+    let kept: UploadRecord | undefined;
+    try {
+      const listing = this.listings.get(listingId, { wallet });
+      if (listing.status !== 'draft' || listing.documentCount > 0) return;
+      const waiting = this.repo
+        .unfinished()
+        .some((u) => u.listingId === listingId && u.uploadId !== keepUpload);
+      if (waiting) return;
+      kept = keepUpload === undefined ? undefined : this.repo.findById(keepUpload);
+      this.listings.delete(listingId, { wallet });
+    } catch {
+      // The draft stays (the database is locked or closed): an empty draft its creator may delete.
+      return;
+    }
+    try {
+      if (kept) this.repo.insert(kept);
+    } catch {
+      // Written back in the same turn as the delete; should even that fail, GET answers 404 for the
+      // upload as for its listing.
     }
   }
+}
+
+/**
+ * An upload is all or nothing: a file that was read without error is not stored when another fails
+ * the upload, and must not read `ingested`. Unchanged files keep their stored version, and the failing
+ * file its own status and error.
+ */
+function notStored(outcome: FileOutcome, failure: { code: string; message: string }): UploadFileResult {
+  if (outcome.status !== 'ingested') return outcome;
+  return {
+    ...outcome,
+    status: 'not_stored',
+    chunks: 0,
+    error: { code: failure.code, message: `Not stored: the upload failed (${failure.message})` },
+  };
 }
 
 /** An upload's files are received in <dataDir>/tmp/<id>. */

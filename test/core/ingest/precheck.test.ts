@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../../src/core/errors';
 import { precheckUploadFiles } from '../../../src/core/ingest/precheck';
+import { BULK_LIMITS } from '../../../src/core/ingest/limits';
 import { extractZip } from '../../../src/core/ingest/zip';
 import { printableName } from '../../../src/core/ingest/zipEntryNames';
 import { buildZip, type ZipEntrySpec } from '../../hardening/forgeZip';
@@ -43,7 +44,10 @@ describe('precheckUploadFiles', () => {
     const err = await refusal(precheckUploadFiles([{ path: file, name: 'bad.zip' }]));
     expect(err).toBeInstanceOf(DomainError);
     expect(err.code).toBe('invalid_document');
-    expect(err.message).toBe('bad.zip: entry "docs/a\\nFAKE: all good.md" contains control characters.');
+    // The message extraction gives, as every precheck refusal now is.
+    expect(err.message).toBe(
+      'bad.zip: entry "docs/a\\nFAKE: all good.md" contains control characters; the archive is refused.',
+    );
     expect(err.message).not.toContain('\n');
   });
 
@@ -76,7 +80,7 @@ describe('precheckUploadFiles', () => {
     writeFileSync(file, 'plain text, not an archive');
     const err = await refusal(precheckUploadFiles([{ path: file, name: 'not.zip' }]));
     expect(err.code).toBe('invalid_document');
-    expect(err.message).toMatch(/^not\.zip: not a readable ZIP archive/);
+    expect(err.message).toMatch(/^not\.zip: not a ZIP archive, or a damaged one/);
   });
 
   it('accepts supported entries and skips folders and OS litter', async () => {
@@ -87,6 +91,130 @@ describe('precheckUploadFiles', () => {
       { name: 'data/b.csv', data: 'x,y\n1,2\n' },
     ]);
     await expect(precheckUploadFiles([{ path: file, name: 'fine.zip' }])).resolves.toBeUndefined();
+  });
+});
+
+describe('precheckUploadFiles runs the central-directory checks of extraction', () => {
+  const MB = 1024 * 1024;
+  // Each case is refused by the precheck exactly as extraction refuses it: same code, same message.
+  const cases: { name: string; specs: () => ZipEntrySpec[]; code: string; message: RegExp }[] = [
+    {
+      name: 'a duplicate name',
+      specs: () => [
+        { name: 'a.md', data: '# one' },
+        { name: 'a.md', data: '# two' },
+      ],
+      code: 'invalid_document',
+      message: /^dup\.zip: entry "a\.md" appears more than once in the archive\.$/,
+    },
+    {
+      name: 'names colliding on case',
+      specs: () => [
+        { name: 'Notes.md', data: '# one' },
+        { name: 'notes.MD', data: '# two' },
+      ],
+      code: 'invalid_document',
+      message: /^dup\.zip: entries "Notes\.md" and "notes\.MD" collide on disk/,
+    },
+    {
+      name: 'a symbolic link',
+      specs: () => [{ name: 'docs/link.md', data: '/etc/passwd', externalAttributes: 0o120777 << 16 }],
+      code: 'invalid_document',
+      message: /^dup\.zip: entry "docs\/link\.md" is a symbolic link/,
+    },
+    {
+      name: 'an encrypted entry',
+      specs: () => [{ name: 'secret.md', data: 'xxxx', flags: 0x1 }],
+      code: 'encrypted_document',
+      message: /^dup\.zip: secret\.md: the document is encrypted/,
+    },
+    {
+      name: 'an unsupported compression method',
+      specs: () => [{ name: 'a.md', data: '# A', method: 12 }],
+      code: 'invalid_document',
+      message: /^dup\.zip: entry "a\.md" uses compression method 12/,
+    },
+    {
+      name: 'a document over 50 MB uncompressed',
+      specs: () => [{ name: 'big.md', data: Buffer.alloc(60 * MB, 'a') }],
+      code: 'payload_too_large',
+      message: /^dup\.zip: "big\.md" is 60 MB uncompressed; the limit is 50 MB per file\./,
+    },
+    {
+      name: 'a ratio bomb',
+      specs: () => ['a', 'b', 'c'].map((n) => ({ name: `${n}.csv`, data: Buffer.alloc(30 * MB) })),
+      code: 'invalid_document',
+      message: /^dup\.zip: the archive's files inflate to more than .* refused as a zip bomb/,
+    },
+  ];
+
+  it.each(cases.map((c) => [c.name, c] as const))('refuses %s as extraction does', async (_name, c) => {
+    const file = zipFile(c.specs());
+    const err = await refusal(precheckUploadFiles([{ path: file, name: 'dup.zip' }]));
+    expect(err.code).toBe(c.code);
+    expect(err.message).toMatch(c.message);
+    const extracted = await refusal(extractZip(file, join(work, `out-${count++}`), { source: 'dup.zip' }));
+    expect([extracted.code, extracted.message]).toEqual([err.code, err.message]);
+  });
+
+  it('applies the limits the upload will be ingested with', async () => {
+    const file = zipFile([{ name: 'a.md', data: Buffer.alloc(2 * MB, 'a') }]);
+    const limits = { ...BULK_LIMITS, maxFileBytes: MB };
+    const err = await refusal(precheckUploadFiles([{ path: file, name: 'small.zip' }], limits));
+    expect(err.code).toBe('payload_too_large');
+    expect(err.message).toContain('small.zip: "a.md" is 2 MB uncompressed; the limit is 1 MB per file.');
+    await expect(precheckUploadFiles([{ path: file, name: 'small.zip' }])).resolves.toBeUndefined();
+  });
+
+  it('keeps naming every unsupported entry of every archive together', async () => {
+    const first = zipFile([
+      { name: 'a.md', data: '# A' },
+      { name: 'run.exe', data: 'MZ' },
+    ]);
+    const second = zipFile([{ name: 'inner.zip', data: 'PK' }]);
+    const err = await refusal(
+      precheckUploadFiles([
+        { path: first, name: 'one.zip' },
+        { path: second, name: 'two.zip' },
+        { path: first, name: 'notes.txt' },
+      ]),
+    );
+    expect(err.code).toBe('unsupported_file_type');
+    expect(err.message).toContain(
+      'one.zip/run.exe (.exe), two.zip/inner.zip (nested archive), notes.txt (.txt)',
+    );
+  });
+
+  it('refuses an archive with no entries, naming it', async () => {
+    const file = zipFile([]);
+    const err = await refusal(precheckUploadFiles([{ path: file, name: 'empty.zip' }]));
+    expect(err.code).toBe('invalid_document');
+    expect(err.message).toMatch(/^empty\.zip: the archive holds no file to ingest/);
+  });
+
+  it('refuses an archive holding only folders and OS litter, naming what it skipped', async () => {
+    const file = zipFile([
+      { name: 'docs/', data: '' },
+      { name: '__MACOSX/._x', data: 'x' },
+      { name: '.DS_Store', data: 'x' },
+    ]);
+    const err = await refusal(precheckUploadFiles([{ path: file, name: 'litter.zip' }]));
+    expect(err.code).toBe('invalid_document');
+    expect(err.message).toMatch(/^litter\.zip: the archive holds no file to ingest: it has only OS litter/);
+    expect(err.message).toContain('"__MACOSX/._x"');
+    expect(err.message).toContain('".DS_Store"');
+  });
+
+  it('refuses an empty archive beside one with documents', async () => {
+    const good = zipFile([{ name: 'a.md', data: '# A' }]);
+    const empty = zipFile([]);
+    const err = await refusal(
+      precheckUploadFiles([
+        { path: good, name: 'good.zip' },
+        { path: empty, name: 'empty.zip' },
+      ]),
+    );
+    expect(err.message).toMatch(/^empty\.zip: the archive holds no file to ingest/);
   });
 });
 

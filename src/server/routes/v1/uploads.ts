@@ -13,6 +13,24 @@ import { clientGone, writeGate } from '../../writeGate';
 
 const UploadEnvelope = z.object({ data: UploadSchema }).meta({ id: 'UploadEnvelope' });
 const GB = 1024 ** 3;
+const CONFIG_KEYS = Object.keys(UploadConfigSchema.shape);
+
+/**
+ * A misspelt key (`embeding_model`) would otherwise be dropped and its default used without a word: the
+ * config's keys are its schema's, in snake_case or camelCase.
+ */
+function refuseUnknownConfigKeys(rawConfig: unknown): void {
+  if (!rawConfig || typeof rawConfig !== 'object' || Array.isArray(rawConfig)) return;
+  // Each key as the schema will read it (camelToSnakeKeys), named in the message as it was sent.
+  const asRead = (key: string) => Object.keys(camelToSnakeKeys({ [key]: true }) as object)[0] ?? key;
+  const unknown = Object.keys(rawConfig).filter((key) => !CONFIG_KEYS.includes(asRead(key)));
+  if (unknown.length === 0) return;
+  const named = unknown.map((key) => JSON.stringify(key)).join(', ');
+  throw new InvalidInput(
+    `config: unknown key${unknown.length > 1 ? 's' : ''} ${named}; the accepted keys are ${CONFIG_KEYS.join(', ')} (camelCase also accepted, e.g. embeddingModel).`,
+    { unknownKeys: unknown, acceptedKeys: CONFIG_KEYS },
+  );
+}
 
 export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
   const waitToWrite = writeGate(services);
@@ -21,7 +39,7 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
     path: '/upload',
     summary: 'Bulk upload of knowledge-base files',
     description:
-      'Multipart form: one or more `files` parts (ZIP archives of PDF, DOCX, HTML, Markdown, JSON, CSV files and JSONL pre-built embeddings; a single supported file also works) and a `config` part (JSON string). Accepted with 202; processing runs in the background, all or nothing: follow it with GET /v1/upload/{id}. An archive containing an unsupported file type is refused at once with 415 naming each type and entry.',
+      'Multipart form: one or more `files` parts (ZIP archives of PDF, DOCX, HTML, Markdown, JSON, CSV files and JSONL pre-built embeddings; a single supported file also works) and a `config` part (JSON string). Accepted with 202; processing runs in the background, all or nothing: follow it with GET /v1/upload/{id}. An archive containing an unsupported file type is refused at once with 415 naming each type and entry; unsafe paths, symlinks, encrypted entries, duplicate names, oversized files, zip bombs and archives with no file to ingest are refused at once too.',
     tags: ['Uploads'],
     formBody: z.object({
       files: z
@@ -29,7 +47,7 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
         .meta({ format: 'binary', description: 'A ZIP archive (repeatable), at most 10 GB each.' }),
       config: z.string().meta({
         description:
-          'JSON-encoded UploadConfig, e.g. {"chunking":"recursive","embedding_model":"text-embedding-3-small"}.',
+          'JSON-encoded UploadConfig, e.g. {"chunking":"recursive","embedding_model":"text-embedding-3-small"}. Unknown keys are refused with 400.',
       }),
     }),
     response: { status: 202, description: 'Accepted; processing in the background.', schema: UploadEnvelope },
@@ -57,6 +75,7 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
             );
           }
         }
+        refuseUnknownConfigKeys(rawConfig);
         const config = parseOrThrow(UploadConfigSchema, camelToSnakeKeys(rawConfig), 'config', 'config.');
         await waitToWrite();
         if (clientGone(req)) {
