@@ -73,12 +73,14 @@ export async function collectSources(
   const addFile = (path: string, source: string, bytes: number, disposable: boolean, origin = source) => {
     const earlier = seen.get(source);
     if (earlier !== undefined) {
+      // Reported under where it came from (`simple.zip/a.csv`), not the name it shares: two rows named
+      // `a.csv`, one ingested and one refused, left the creator guessing which copy was stored.
       rejected.push({
-        source,
+        source: origin,
         format: extname(source).slice(1),
         error: new InvalidDocument(
-          source,
-          `the name appears twice in this ingestion (${earlier} and ${origin}); rename one of them.`,
+          origin,
+          `not ingested: the name appears twice in this ingestion, and ${earlier} took it first as "${source}"; rename one of them to keep both.`,
         ),
       });
       return;

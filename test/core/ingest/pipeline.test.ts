@@ -338,7 +338,17 @@ describe('ingestion pipeline', () => {
     ]);
     const twice = await run([join(FIXTURES, 'simple.zip'), join(FIXTURES, 'stanley-cups.csv')]);
     const dup = twice.documents.find((d) => d.status === 'rejected');
-    expect(dup?.error?.message).toMatch(/appears twice.*simple\.zip\/stanley-cups\.csv/);
+    // The message names the copy that was kept.
+    expect(dup?.error?.message).toBe(
+      'stanley-cups.csv: not ingested: the name appears twice in this ingestion, and simple.zip/stanley-cups.csv took it first as "stanley-cups.csv"; rename one of them to keep both.',
+    );
+    // The other way round, the refused copy is reported under the path it came from.
+    const reversed = await run([join(FIXTURES, 'stanley-cups.csv'), join(FIXTURES, 'simple.zip')]);
+    expect(reversed.documents.map((d) => [d.source, d.status])).toContainEqual([
+      'simple.zip/stanley-cups.csv',
+      'rejected',
+    ]);
+    expect(reversed.documents.filter((d) => d.source === 'stanley-cups.csv')).toHaveLength(1);
   });
 
   it('extracts a ZIP found in a folder as one given directly, and still refuses a ZIP inside it', async () => {
