@@ -14,10 +14,30 @@ export class SolanaRpcUnavailable extends DomainError {
   ) {
     super(
       'ledger_unavailable',
-      `Solana RPC ${rpcUrl} is unavailable (${operation}: ${cause}). Check the solana.rpcUrl setting (SOLANA_RPC_URL) and the network.`,
-      { rpcUrl, operation },
+      `Solana RPC ${rpcUrl} is unavailable (${operation}: ${cause}). ${rpcHint(rpcUrl)}`,
+      {
+        rpcUrl,
+        operation,
+      },
     );
   }
+}
+
+/** Where the network is chosen: the studio's Wallet page, or the setting behind it. */
+const CHOOSE_NETWORK =
+  'or choose another network (studio: Wallet → Network; CLI: `kbstudio settings set solana.rpcUrl <url>` or SOLANA_RPC_URL)';
+
+/** What to do about an RPC that does not answer: a local one is most likely not started. */
+function rpcHint(rpcUrl: string): string {
+  let host = '';
+  try {
+    host = new URL(rpcUrl).hostname;
+  } catch {
+    // Not a URL: the generic advice.
+  }
+  return ['localhost', '127.0.0.1', '[::1]', '::1'].includes(host)
+    ? `Nothing answers there: start a local validator (\`solana-test-validator\`), ${CHOOSE_NETWORK}.`
+    : `Check the connection to it, ${CHOOSE_NETWORK}.`;
 }
 
 /** The RPC node answered, but with a JSON-RPC error that is not a transaction failure. */

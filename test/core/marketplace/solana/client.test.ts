@@ -442,7 +442,13 @@ describe('an RPC that cannot be reached', () => {
         `^Solana RPC http://127\\.0\\.0\\.1:${port} is unavailable \\(getAccountInfo: .*(fetch failed|ECONNREFUSED)`,
       ),
     );
-    expect((error as Error).message).toMatch(/Check the solana\.rpcUrl setting \(SOLANA_RPC_URL\)/);
+    // A local URL: the validator is most likely not started; the message says so and where to switch.
+    expect((error as Error).message).toMatch(
+      /Nothing answers there: start a local validator \(`solana-test-validator`\), or choose another network \(studio: Wallet → Network; CLI: `kbstudio settings set solana\.rpcUrl <url>` or SOLANA_RPC_URL\)\.$/,
+    );
+    expect(
+      new SolanaRpcUnavailable('https://api.devnet.solana.com', 'getBalance', 'fetch failed').message,
+    ).toMatch(/\(getBalance: fetch failed\)\. Check the connection to it, or choose another network/);
   });
 
   it('gives up on a node that never answers after timeoutMs', async () => {
