@@ -1,13 +1,12 @@
-import { ZipArchive } from 'archiver';
 import Database from 'better-sqlite3';
-import { createWriteStream, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { UploadRepository } from '../../src/core/uploads/uploads';
 import { openServices } from '../../src/db/services';
 import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
-import { writeZip } from '../helpers/zip';
+import { writeZip, writeZipEntries, type ZipEntry } from '../helpers/zip';
 
 let studio: TestStudio;
 let key: string;
@@ -465,25 +464,8 @@ describe('POST /v1/upload refusals and failures leave nothing behind', () => {
     studio.services.db.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number;
 
   /** A ZIP written with archiver, entries in order (names may repeat), symlinks as archiver writes them. */
-  async function archive(
-    name: string,
-    entries: ({ name: string; data: string | Buffer } | { name: string; symlinkTo: string })[],
-  ): Promise<{ path: string; name: string }> {
-    const file = join(scratch.path, name);
-    const zip = new ZipArchive({ zlib: { level: 9 } });
-    const done = new Promise<void>((resolve, reject) => {
-      const out = createWriteStream(file);
-      out.on('close', () => resolve());
-      zip.on('error', reject);
-      zip.pipe(out);
-    });
-    for (const entry of entries) {
-      if ('symlinkTo' in entry) zip.symlink(entry.name, entry.symlinkTo);
-      else zip.append(entry.data, { name: entry.name });
-    }
-    await zip.finalize();
-    await done;
-    return { path: file, name };
+  async function archive(name: string, entries: ZipEntry[]): Promise<{ path: string; name: string }> {
+    return { path: await writeZipEntries(join(scratch.path, name), entries, 9), name };
   }
 
   it('refuses at upload time, as extraction would, what the central directory shows', async () => {
