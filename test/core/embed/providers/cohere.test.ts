@@ -109,6 +109,16 @@ describe('cohereEmbedder', () => {
     );
   });
 
+  it("gives up on a query's embedding at its deadline, not after every attempt's timeout", async () => {
+    const { server, embedder } = await setup({}, { queryDeadlineMs: 300 });
+    server.script('hang', 'hang', 'hang', 'hang', 'hang');
+    const err = await failure(embedder.embed(['never'], 'query'));
+    expect(err.message).toContain(
+      "Cohere did not answer within 0.3 s (a query's embedding gets 0.3 s in all).",
+    );
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('does not retry a refused key, and says where the Cohere key is set', async () => {
     const { server, embedder } = await setup({ apiKey: 'co-other' });
     const err = await failure(embedder.embed(['x'], 'query'));
