@@ -83,7 +83,7 @@ function normalizeLabel(label: string): string {
 function scan(lines: string[]): { cuts: Set<number>; definitions: Map<string, string>; openAtEnd: boolean } {
   const cuts = new Set<number>();
   const definitions = new Map<string, string>();
-  let fence: { char: string; length: number } | undefined;
+  let fence: { char: string; length: number; indent: number } | undefined;
   let htmlEnd: RegExp | undefined;
   let previousBlank = true;
   let index = frontMatterEnd(lines);
@@ -93,14 +93,20 @@ function scan(lines: string[]): { cuts: Set<number>; definitions: Map<string, st
     const blank = line.trim() === '';
     if (fence) {
       const close = FENCE.exec(line)?.[1];
-      if (close && close[0] === fence.char && close.length >= fence.length && line.trim() === close)
+      if (
+        close &&
+        close[0] === fence.char &&
+        close.length >= fence.length &&
+        line.trim() === close &&
+        closesAt(indentOf(line), fence.indent)
+      )
         fence = undefined;
     } else if (htmlEnd) {
       if (htmlEnd.test(line)) htmlEnd = undefined;
     } else {
       const open = FENCE.exec(line)?.[1];
       const html = MULTILINE_HTML.find(([startTag]) => startTag.test(line));
-      if (open) fence = { char: open[0] as string, length: open.length };
+      if (open) fence = { char: open[0] as string, length: open.length, indent: indentOf(line) };
       else if (html && !html[1].test(line.replace(html[0], ''))) htmlEnd = html[1];
       else {
         if (previousBlank && /^\S/.test(line) && !LIST_ITEM.test(line)) cuts.add(index);
@@ -113,6 +119,28 @@ function scan(lines: string[]): { cuts: Set<number>; definitions: Map<string, st
     previousBlank = blank;
   }
   return { cuts, definitions, openAtEnd: fence !== undefined || htmlEnd !== undefined };
+}
+
+/** Columns of leading whitespace, a tab reaching the next multiple of 4 (as CommonMark counts them). */
+function indentOf(line: string): number {
+  let column = 0;
+  for (const c of line) {
+    if (c === ' ') column++;
+    else if (c === '\t') column += 4 - (column % 4);
+    else break;
+  }
+  return column;
+}
+
+/**
+ * Whether a closing fence indented `indent` columns closes a fence opened at `openIndent`: CommonMark
+ * allows at most 3 spaces before it, relative to its container. A fence opened at 4 or more is inside a
+ * list item (the only way this scan sees one), whose content starts at about the opening's column; at
+ * the top level, a line of four spaces and backticks is code, not the end of the block (it cut a
+ * document's code in two, and the rest of the document became code).
+ */
+function closesAt(indent: number, openIndent: number): boolean {
+  return indent - (openIndent > 3 ? openIndent : 0) <= 3 && indent >= (openIndent > 3 ? openIndent : 0);
 }
 
 /**

@@ -149,8 +149,16 @@ describe('parseMarkdown on a large document', () => {
   const code = `\`\`\`sh\n${blankSeparated((k) => `# not a heading ${k}`)}\n\`\`\``;
   const filler = 'words that make the line long enough to fill the document quickly '.repeat(3).trim();
   const list = blankSeparated((k) => `- item ${k} ${filler}`);
+  // Four spaces and backticks inside a block are code, not its end (CommonMark allows 3 before a fence).
+  const indentedTicks = `\`\`\`text\n    \`\`\`\n${blankSeparated((k) => `# still code ${k}`)}\n\`\`\``;
   const cases: [string, string, (i: number) => string][] = [
     ['fenced code', code, (i) => `Unit ${i}\n\n${code}`],
+    [
+      'fenced code holding an indented fence line',
+      indentedTicks,
+      // Written back with a longer fence, as a whole parse writes it: the code holds three backticks.
+      (i) => `Unit ${i}\n\n\`${indentedTicks}\``,
+    ],
     ['HTML comments', `<!--\n\n${blankSeparated((k) => `# hidden ${k}`)}\n\n-->`, (i) => `Unit ${i}`],
     ['loose lists', list, (i) => `Unit ${i}\n\n${list.replaceAll('\n\n', '\n')}`],
     [
