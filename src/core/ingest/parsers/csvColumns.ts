@@ -12,15 +12,18 @@ export interface CsvColumn {
 }
 
 /**
- * A title row above the header, as spreadsheets export it: the first record has exactly one non-empty
- * cell and the next one has at least two ("Stanley Cups,," over "Team,Location,Stanley Cups").
- * Returns the title, or undefined when the first record is the header.
+ * A title row above the header, as spreadsheets export it: the first record's only non-empty cell is its
+ * first ("Stanley Cups,," over "Team,Location,Stanley Cups"), and the next record has at least two.
+ * Returns the title, or undefined when the first record is the header. A header whose first cell is
+ * empty is not a title: pandas writes its index column so (",text" over "0,hello"), and taking it for
+ * a title made the first data row the header.
  */
 export function detectTitleRow(records: string[][]): string | undefined {
   const [first, second] = records;
   if (!first || !second) return undefined;
-  const filled = first.filter((cell) => cell !== '');
-  return filled.length === 1 && second.filter((cell) => cell !== '').length >= 2 ? filled[0] : undefined;
+  const title = first[0] ?? '';
+  const alone = title !== '' && first.every((cell, index) => index === 0 || cell === '');
+  return alone && second.filter((cell) => cell !== '').length >= 2 ? title : undefined;
 }
 
 /** One column per position up to the widest record, so cells of ragged rows past the header are kept. */

@@ -127,6 +127,18 @@ describe('parseCsv delimiters and layout', () => {
     expect(doc.warnings?.[0]).toContain('"Quarterly report" is a title above the header row');
   });
 
+  it("takes a header whose first cell is empty (pandas' index column) for the header, not a title", async () => {
+    const doc = await csv(',text\n0,hello\n1,world\n2,again\n');
+
+    expect(doc.metadata).toEqual({});
+    expect(doc.warnings ?? []).toEqual([]);
+    expect(doc.sections.map((s) => s.metadata)).toEqual([
+      { row: 1, column_1: '0', text: 'hello' },
+      { row: 2, column_1: '1', text: 'world' },
+      { row: 3, column_1: '2', text: 'again' },
+    ]);
+  });
+
   it('de-duplicates header names and keeps reserved names off the row number', async () => {
     const doc = await csv('name,name,row,name_2\nAda,Lovelace,7,x\n');
 
