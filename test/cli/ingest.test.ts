@@ -90,6 +90,20 @@ describe('kbstudio ingest', () => {
     ]);
   });
 
+  it("prints the parsers' warnings under the table, and counts them in the document's notes", async () => {
+    const listing = await createListing('Warnings');
+    const csv = join(dir.path, 'report.csv');
+    writeFileSync(csv, 'Quarterly report,,\nregion,sales,owner\nnorth,10,Ada\nsouth,,Bob\n');
+    const result = await cli('ingest', '--listing', listing.id, csv);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /report\.csv\s+csv\s+ingested\s+1\s+1 row skipped \(row 2\); 1 warning, below/,
+    );
+    expect(result.stdout).toMatch(
+      /\nWarnings:\n {2}report\.csv: The first line "Quarterly report" is a title above the header row/,
+    );
+  });
+
   it('refuses bad options naming them', async () => {
     const res = await cli(
       '--json',

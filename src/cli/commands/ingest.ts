@@ -3,7 +3,7 @@ import { SingleBar } from 'cli-progress';
 import { STUDIO_LIMITS } from '../../core/ingest/limits';
 import type { IngestProgress } from '../../core/ingest/pipeline';
 import { parseOrThrow } from '../../core/validation';
-import { UploadConfigSchema } from '../../shared/uploads';
+import { UploadConfigSchema, type FileOutcome } from '../../shared/uploads';
 import { table } from '../output';
 import { listFlag, numberFlag, withServices } from '../context';
 
@@ -74,18 +74,43 @@ export function ingestCommand(program: Command): void {
                 d.format,
                 d.status,
                 d.chunks,
-                d.error?.message ??
-                  (d.skippedRows?.length
-                    ? `${d.skippedRows.length} rows skipped (rows ${d.skippedRows.map((r) => r.row).join(', ')})`
-                    : ''),
+                d.error?.message ?? documentNotes(d),
               ]),
             ),
+            ...warningLines(result.documents),
             `\nThe knowledge base now holds ${result.documentCount} documents, ${result.chunkCount} chunks (${(result.durationMs / 1000).toFixed(1)} s).`,
           ].join('\n'),
         );
         if (result.documents.some((d) => d.status === 'rejected')) process.exitCode = 1;
       }),
     );
+}
+
+/** A document's note in the table: its skipped rows, and how many warnings follow it. */
+function documentNotes(d: FileOutcome): string {
+  const notes: string[] = [];
+  if (d.skippedRows?.length) {
+    const rows = d.skippedRows.length > 1 ? 'rows' : 'row';
+    notes.push(
+      `${d.skippedRows.length} ${rows} skipped (${rows} ${d.skippedRows.map((r) => r.row).join(', ')})`,
+    );
+  }
+  const warnings = d.warnings?.length ?? 0;
+  if (warnings > 0) notes.push(`${warnings} warning${warnings > 1 ? 's' : ''}, below`);
+  return notes.join('; ');
+}
+
+/**
+ * The parsers' warnings (a PDF page of images left out, a CSV title row, JSON items skipped), under the
+ * table: a document ingested with part of it left out must not read as a clean ingest.
+ */
+function warningLines(documents: FileOutcome[]): string[] {
+  const lines = documents.flatMap((d) =>
+    (d.warnings ?? []).map(
+      (w) => `  ${d.source}: ${w.startsWith(`${d.source}: `) ? w.slice(d.source.length + 2) : w}`,
+    ),
+  );
+  return lines.length > 0 ? ['\nWarnings:', ...lines] : [];
 }
 
 function progressBar() {
