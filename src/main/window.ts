@@ -70,9 +70,10 @@ function confirmLeavingRunningJobs(window: BrowserWindow): void {
     const choice = dialog.showMessageBoxSync(window, {
       type: 'warning',
       title: WINDOW_TITLE,
-      message: 'A job is still running',
+      // The page asks for either reason (src/renderer/src/lib/leaveGuard.ts); it cannot say which here.
+      message: 'A job is running, or changes are not saved',
       detail:
-        'Closing KB Studio now stops it: an ingestion stops before storing anything, and a push can be resumed later by pushing again. Reloading the page keeps it running, but no longer shows its progress.',
+        'Closing KB Studio now stops a running job (an ingestion stops before storing anything; a push can be resumed later by pushing again) and discards changes not saved yet, such as prices. Reloading the page keeps a job running, but no longer shows its progress.',
       buttons: ['Stay', 'Leave anyway'],
       defaultId: 0,
       cancelId: 0,

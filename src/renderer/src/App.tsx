@@ -1,5 +1,7 @@
 import { AppLayout } from './components/AppLayout';
+import { LeaveGuardDialog } from './components/LeaveGuardDialog';
 import { IngestPage } from './features/ingest/IngestPage';
+import { IngestDraftProvider } from './features/ingest/ingestDraft';
 import { InspectPage } from './features/inspect/InspectPage';
 import { EvaluationPage } from './features/evaluation/EvaluationPage';
 import { ApiKeysPage } from './features/keys/ApiKeysPage';
@@ -15,9 +17,12 @@ import { useSection, type Section } from './lib/sections';
 export function App() {
   const section = useSection();
   return (
-    <AppLayout section={section}>
-      <SectionPage section={section} />
-    </AppLayout>
+    <IngestDraftProvider>
+      <AppLayout section={section}>
+        <SectionPage section={section} />
+      </AppLayout>
+      <LeaveGuardDialog />
+    </IngestDraftProvider>
   );
 }
 

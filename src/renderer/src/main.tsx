@@ -11,7 +11,7 @@ import { createQueryClient } from './lib/queryClient';
 import { createStudioApi, readStudioToken } from './lib/studioApi';
 import { fetchWithStudioToken, onServerRestarted } from './lib/studioToken';
 import { StudioApiProvider } from './lib/studioContext';
-import { colorSchemeManager, theme } from './theme';
+import { colorSchemeManager, cssVariablesResolver, theme } from './theme';
 
 // Files dropped outside the Ingest view's drop zone must not make the browser open them (and leave
 // the studio); the drop zone handles its own drops before these window listeners see them.
@@ -25,7 +25,12 @@ onServerRestarted(() => void queryClient.invalidateQueries());
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <MantineProvider theme={theme} colorSchemeManager={colorSchemeManager} defaultColorScheme="auto">
+    <MantineProvider
+      theme={theme}
+      cssVariablesResolver={cssVariablesResolver}
+      colorSchemeManager={colorSchemeManager}
+      defaultColorScheme="auto"
+    >
       <QueryClientProvider client={queryClient}>
         <StudioApiProvider api={api}>
           <App />

@@ -82,7 +82,7 @@ function Buyers({ listing }: { listing: Listing }) {
     <Stack gap="lg">
       <Card withBorder padding="lg">
         <Group justify="space-between" align="flex-end" wrap="wrap" gap="md">
-          <div>
+          <div className="kb-break">
             <Text fw={600}>{listing.title}</Text>
             <Text size="sm" c="dimmed">
               {ACCESS_MODEL_LABELS[listing.accessModel]} · {formatListingPrice(listing)} ·{' '}
@@ -134,7 +134,7 @@ function Buyers({ listing }: { listing: Listing }) {
           No test buyers yet. Add one above with the credential state you want to try.
         </Text>
       ) : (
-        <div className="kb-table-wrap">
+        <Table.ScrollContainer minWidth={960} type="native" className="kb-table-wrap">
           <Table verticalSpacing="sm" aria-label="Test buyers">
             <Table.Thead>
               <Table.Tr>
@@ -159,7 +159,7 @@ function Buyers({ listing }: { listing: Listing }) {
               ))}
             </Table.Tbody>
           </Table>
-        </div>
+        </Table.ScrollContainer>
       )}
     </Stack>
   );

@@ -1,5 +1,6 @@
 import { Card, NumberInput, SegmentedControl, Stack, Text } from '@mantine/core';
-import type { ChunkingSettings, ChunkingStrategy } from './types';
+import { chunkingFieldErrors } from './chunkPreview';
+import type { ChunkingFormValues, ChunkingStrategy } from './types';
 
 const STRATEGIES: { value: ChunkingStrategy; label: string; hint: string }[] = [
   {
@@ -12,18 +13,21 @@ const STRATEGIES: { value: ChunkingStrategy; label: string; hint: string }[] = [
   { value: 'fixed', label: 'Fixed', hint: 'Cuts every N tokens, whatever the text says.' },
 ];
 
+/**
+ * The chunking strategy, size and overlap. A number field may be empty while the user edits it (it is
+ * not turned into 0); each field says what is wrong with it, and the caller sends nothing meanwhile.
+ */
 export function ChunkingSettingsCard({
   value,
   onChange,
-  error,
   disabled,
 }: {
-  value: ChunkingSettings;
-  onChange: (next: ChunkingSettings) => void;
-  error?: string;
+  value: ChunkingFormValues;
+  onChange: (next: ChunkingFormValues) => void;
   disabled?: boolean;
 }) {
   const hint = STRATEGIES.find((s) => s.value === value.strategy)?.hint;
+  const errors = chunkingFieldErrors(value);
   return (
     <Card withBorder radius="md" p="md">
       <Stack gap="sm">
@@ -51,19 +55,22 @@ export function ChunkingSettingsCard({
           step={64}
           disabled={disabled}
           value={value.chunkSize}
-          onChange={(v) => onChange({ ...value, chunkSize: Number(v) })}
+          onChange={(v) => onChange({ ...value, chunkSize: v })}
           allowDecimal={false}
+          allowNegative={false}
+          error={errors.chunkSize}
         />
         <NumberInput
           label="Overlap (tokens)"
           min={0}
-          max={Math.max(0, value.chunkSize - 1)}
+          max={typeof value.chunkSize === 'number' ? Math.max(0, value.chunkSize - 1) : undefined}
           step={16}
           disabled={disabled}
           value={value.chunkOverlap}
-          onChange={(v) => onChange({ ...value, chunkOverlap: Number(v) })}
+          onChange={(v) => onChange({ ...value, chunkOverlap: v })}
           allowDecimal={false}
-          error={error}
+          allowNegative={false}
+          error={errors.chunkOverlap}
         />
       </Stack>
     </Card>

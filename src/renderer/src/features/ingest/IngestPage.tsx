@@ -2,13 +2,13 @@ import { ActionIcon, Button, Card, Grid, Group, Stack, Table, Text, ThemeIcon } 
 import { Dropzone } from '@mantine/dropzone';
 import { IconFileImport, IconFolderOpen, IconPaperclip, IconTrash, IconUpload } from '@tabler/icons-react';
 import { useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
 import { queryKeys } from '../../lib/queryClient';
 import { useJobRun } from '../../lib/useJobRun';
 import { ChunkingSettingsCard } from './ChunkingSettingsCard';
-import { chunkingError } from './chunkPreview';
+import { chunkingError, validChunking } from './chunkPreview';
 import { formatSize } from './formatSize';
 import { filesFromDropzone, filesFromInput, mergeQueue } from './dropFiles';
 import { useServerLaunch } from '../../lib/useServerLaunch';
@@ -16,17 +16,15 @@ import { followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi
 import { JobPanel } from './JobPanel';
 import { ListingPicker } from './ListingPicker';
 import { PreviewPanel } from './PreviewPanel';
-import type { ChunkingSettings, IngestJob, QueuedFile } from './types';
+import { useIngestDraft } from './ingestDraft';
+import type { IngestJob, QueuedFile } from './types';
 import { useListingChoice } from './useListingChoice';
-
-const DEFAULT_SETTINGS: ChunkingSettings = { strategy: 'recursive', chunkSize: 512, chunkOverlap: 64 };
 
 export function IngestPage() {
   const [listingId] = useListingChoice();
   const queryClient = useQueryClient();
-  const [queue, setQueue] = useState<QueuedFile[]>([]);
-  const [settings, setSettings] = useState(DEFAULT_SETTINGS);
-  const [previewPath, setPreviewPath] = useState<string | null>(null);
+  // Kept above the sections: leaving Ingest for another view and coming back finds it as it was.
+  const { queue, setQueue, settings, setSettings, previewPath, setPreviewPath } = useIngestDraft();
   const {
     job,
     setJob,
@@ -45,7 +43,9 @@ export function IngestPage() {
 
   const refreshListing = useCallback(() => {
     void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
-    void queryClient.invalidateQueries({ queryKey: ['documents'] });
+    // Dropped rather than marked stale: Inspect would first show the cached list, whose replaced
+    // documents (a changed file is stored under a new id) it would ask the chunks of, and get 404s.
+    queryClient.removeQueries({ queryKey: ['documents'] });
   }, [queryClient]);
 
   // Back on the page (or reloaded, or the studio started again, even with this page open): show the
@@ -79,12 +79,13 @@ export function IngestPage() {
   const openFilePicker = useRef<() => void>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const settingsError = chunkingError(settings);
+  const chunking = useMemo(() => validChunking(settings), [settings]);
 
   const add = (files: QueuedFile[]) => setQueue((q) => mergeQueue(q, files));
 
   const start = async () => {
-    if (!listingId || queue.length === 0) return;
-    const final = await run(() => startIngest(listingId, queue, settings));
+    if (!listingId || queue.length === 0 || !chunking) return;
+    const final = await run(() => startIngest(listingId, queue, chunking));
     if (!final) return;
     if (final.state === 'done') setQueue([]);
     refreshListing();
@@ -95,6 +96,8 @@ export function IngestPage() {
     <>
       <Dropzone.FullScreen
         active={!running}
+        // Invisible until files are dragged over the window: never a stop of the Tab key.
+        activateOnKeyboard={false}
         openRef={openFilePicker}
         onDrop={(files) => add(filesFromDropzone(files))}
         aria-label="Drop files to ingest"
@@ -252,19 +255,8 @@ export function IngestPage() {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 5, xl: 4 }}>
           <Stack gap="md">
-            <ChunkingSettingsCard
-              value={settings}
-              onChange={setSettings}
-              error={settingsError}
-              disabled={running}
-            />
-            <PreviewPanel
-              files={queue}
-              chosen={previewPath}
-              onChoose={setPreviewPath}
-              settings={settings}
-              settingsError={settingsError}
-            />
+            <ChunkingSettingsCard value={settings} onChange={setSettings} disabled={running} />
+            <PreviewPanel files={queue} chosen={previewPath} onChoose={setPreviewPath} settings={chunking} />
           </Stack>
         </Grid.Col>
       </Grid>

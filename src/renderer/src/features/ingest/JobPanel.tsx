@@ -170,7 +170,7 @@ function Outcomes({ job, inspectLink }: { job: IngestJob; inspectLink: boolean }
                   </Text>
                 )}
                 {o.skippedRows && o.skippedRows.length > 0 && (
-                  <Text size="xs" c="yellow.8">
+                  <Text size="xs" c="var(--mantine-color-yellow-light-color)">
                     {o.skippedRows.length} CSV {o.skippedRows.length === 1 ? 'row' : 'rows'} skipped:{' '}
                     {o.skippedRows
                       .slice(0, 5)

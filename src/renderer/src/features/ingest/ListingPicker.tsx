@@ -1,6 +1,7 @@
 import { Select } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect } from 'react';
+import { leaveThen } from '../../lib/leaveGuard';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
 import { useListingChoice } from './useListingChoice';
@@ -15,6 +16,7 @@ export function ListingPicker() {
   });
   const options = (listings.data?.data ?? []).map((l) => ({ value: l.id, label: l.title }));
   const known = options.some((o) => o.value === listingId);
+  const chosenTitle = known ? options.find((o) => o.value === listingId)?.label : undefined;
 
   useEffect(() => {
     if (listings.isSuccess && !known && options[0]) setListingId(options[0].value);
@@ -26,11 +28,15 @@ export function ListingPicker() {
       placeholder={listings.isPending ? 'Loading listings…' : 'No listings yet'}
       data={options}
       value={known ? listingId : null}
-      onChange={(value) => value && setListingId(value)}
+      // Another listing leaves the open view's unsaved changes (Pricing): asked first.
+      onChange={(value) => value && leaveThen(() => setListingId(value))}
       searchable
       allowDeselect={false}
       nothingFoundMessage="No such listing"
       w={300}
+      // A long title is cut with an ellipsis in the field (shown whole on hover) and wraps in the list.
+      title={chosenTitle}
+      styles={{ input: { textOverflow: 'ellipsis' }, option: { overflowWrap: 'anywhere' } }}
       error={listings.isError ? 'Could not load the listings' : undefined}
     />
   );

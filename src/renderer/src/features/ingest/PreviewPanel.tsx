@@ -17,21 +17,21 @@ export function PreviewPanel({
   chosen,
   onChoose,
   settings,
-  settingsError,
 }: {
   files: QueuedFile[];
   chosen: string | null;
   onChoose: (path: string | null) => void;
-  settings: ChunkingSettings;
-  settingsError?: string;
+  /** Undefined while the settings form holds something the server would refuse: nothing is asked. */
+  settings: ChunkingSettings | undefined;
 }) {
   const candidates = files.filter((f) => PREVIEWABLE.test(f.path));
   const file = candidates.find((f) => f.path === chosen) ?? candidates[0];
   const [debounced] = useDebouncedValue(settings, 300);
   const preview = useQuery({
     queryKey: ['chunk-preview', file?.path, file?.file.size, file?.file.lastModified, debounced],
-    queryFn: ({ signal }) => previewFile(file!, debounced, PREVIEW_LIMIT, signal),
-    enabled: Boolean(file) && !settingsError,
+    queryFn: ({ signal }) => previewFile(file!, debounced!, PREVIEW_LIMIT, signal),
+    // Both: the settings as they are now, and as they settled (the debounced ones lag behind).
+    enabled: Boolean(file) && settings !== undefined && debounced !== undefined,
     retry: false,
     staleTime: Infinity,
   });
@@ -74,7 +74,7 @@ export function PreviewPanel({
                   )}
                 </Text>
                 {preview.data.warnings?.map((w) => (
-                  <Text key={w} size="xs" c="yellow.8">
+                  <Text key={w} size="xs" c="var(--mantine-color-yellow-light-color)">
                     {w}
                   </Text>
                 ))}
@@ -88,7 +88,7 @@ export function PreviewPanel({
                   ))}
                 </Stack>
               </>
-            ) : settingsError ? null : (
+            ) : !settings ? null : (
               <Text size="sm" c="dimmed">
                 Chunking {file?.path}…
               </Text>

@@ -1,4 +1,4 @@
-import type { ChunkingSettings } from './types';
+import type { ChunkingFormValues, ChunkingSettings } from './types';
 
 /** Keys every stored chunk carries that say nothing about where in the document it comes from. */
 const RESERVED = new Set(['source', 'format', 'documentId', 'chunkIndex']);
@@ -46,16 +46,38 @@ function formatValue(key: string, value: unknown): string {
   return String(value);
 }
 
+const isWhole = (value: number | string): value is number =>
+  typeof value === 'number' && Number.isInteger(value);
+
+/** What is wrong with each chunking field as the user typed it, checked as the server checks it. */
+export function chunkingFieldErrors(values: ChunkingFormValues): {
+  chunkSize?: string;
+  chunkOverlap?: string;
+} {
+  const { chunkSize, chunkOverlap } = values;
+  if (!isWhole(chunkSize) || chunkSize < 16 || chunkSize > 8192) {
+    // The overlap's bound depends on the size: it is checked once the size is right.
+    return { chunkSize: 'Chunk size must be a whole number from 16 to 8192 tokens.' };
+  }
+  if (!isWhole(chunkOverlap) || chunkOverlap < 0 || chunkOverlap >= chunkSize) {
+    return {
+      chunkOverlap: `Overlap must be a whole number from 0 to ${chunkSize - 1} tokens (less than the chunk size).`,
+    };
+  }
+  return {};
+}
+
 /** The chunking settings as the user typed them, checked as the server checks them. */
-export function chunkingError(settings: ChunkingSettings): string | undefined {
-  const { chunkSize, chunkOverlap } = settings;
-  if (!Number.isInteger(chunkSize) || chunkSize < 16 || chunkSize > 8192) {
-    return 'Chunk size must be a whole number from 16 to 8192 tokens.';
-  }
-  if (!Number.isInteger(chunkOverlap) || chunkOverlap < 0 || chunkOverlap >= chunkSize) {
-    return `Overlap must be a whole number from 0 to ${chunkSize - 1} tokens (less than the chunk size).`;
-  }
-  return undefined;
+export function chunkingError(values: ChunkingFormValues): string | undefined {
+  const errors = chunkingFieldErrors(values);
+  return errors.chunkSize ?? errors.chunkOverlap;
+}
+
+/** The settings a request may carry, or undefined while the form holds something the server refuses. */
+export function validChunking(values: ChunkingFormValues): ChunkingSettings | undefined {
+  const { strategy, chunkSize, chunkOverlap } = values;
+  if (chunkingError(values) || typeof chunkSize !== 'number' || typeof chunkOverlap !== 'number') return;
+  return { strategy, chunkSize, chunkOverlap };
 }
 
 /**

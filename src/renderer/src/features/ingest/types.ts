@@ -15,6 +15,16 @@ export interface ChunkingSettings {
   chunkOverlap: number;
 }
 
+/**
+ * The chunking settings as the form holds them while the user edits: a number field is a string when
+ * it does not hold a number (empty, or "-" half typed), as Mantine's NumberInput gives it.
+ */
+export interface ChunkingFormValues {
+  strategy: ChunkingStrategy;
+  chunkSize: number | string;
+  chunkOverlap: number | string;
+}
+
 /** `interrupted`: each file of an ingestion a stop of the studio cut short. */
 export type Stage = IngestStage | 'processed' | 'interrupted';
 

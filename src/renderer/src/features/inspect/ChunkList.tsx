@@ -9,6 +9,9 @@ import { listChunks, type DocumentSummary } from './documentsApi';
 
 const PAGE_SIZE = 20;
 
+/** The queries of one document's chunks (each search and page is one below it). */
+export const chunksKey = (documentId: string) => ['documents', 'chunks', documentId] as const;
+
 /** A document's chunks in order, searchable (full text) and paginated. */
 export function ChunkList({ document }: { document: DocumentSummary }) {
   const [search, setSearch] = useState('');
@@ -16,7 +19,7 @@ export function ChunkList({ document }: { document: DocumentSummary }) {
   const [page, setPage] = useState(1);
   const offset = (page - 1) * PAGE_SIZE;
   const chunks = useQuery({
-    queryKey: ['documents', 'chunks', document.id, { q, offset }],
+    queryKey: [...chunksKey(document.id), { q, offset }],
     // The search is kept with its result: while the next search loads, the previous result stays on
     // screen (keepPreviousData) and its count must not be labelled with the new search.
     queryFn: async () => ({

@@ -24,7 +24,7 @@ import { sectionHref } from '../../lib/sections';
 import { errorMessage } from '../../lib/studioApi';
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
-import { ChunkList } from './ChunkList';
+import { ChunkList, chunksKey } from './ChunkList';
 import { formatSize } from '../ingest/formatSize';
 import { deleteDocument, listDocuments, type DocumentSummary } from './documentsApi';
 import { ReingestModal } from './ReingestModal';
@@ -37,20 +37,45 @@ export function InspectPage() {
   const [confirming, setConfirming] = useState<DocumentSummary>();
   const [reingesting, setReingesting] = useState<DocumentSummary>();
   const queryClient = useQueryClient();
+  const documentsKey = ['documents', listingId] as const;
   const documents = useQuery({
-    queryKey: ['documents', listingId],
+    queryKey: documentsKey,
     queryFn: () => listDocuments(listingId!),
     enabled: Boolean(listingId),
   });
+
+  /**
+   * The queries of a document that no longer exists are dropped, never refetched (the server would
+   * answer 404): only the list is asked again, not everything under ['documents'].
+   */
+  const dropChunks = (doc: DocumentSummary) => {
+    void queryClient.cancelQueries({ queryKey: chunksKey(doc.id) });
+    queryClient.removeQueries({ queryKey: chunksKey(doc.id) });
+  };
+
   const remove = useMutation({
     mutationFn: (doc: DocumentSummary) => deleteDocument(doc.id),
-    onSuccess: () => {
+    onSuccess: (_result, doc) => {
       setConfirming(undefined);
       setSelectedSource(undefined);
-      void queryClient.invalidateQueries({ queryKey: ['documents'] });
+      // Out of the list at once, so its chunk list is unmounted before anything could ask for it.
+      queryClient.setQueryData<DocumentSummary[]>(documentsKey, (docs) =>
+        docs?.filter((d) => d.id !== doc.id),
+      );
+      dropChunks(doc);
+      void queryClient.invalidateQueries({ queryKey: documentsKey, exact: true });
       void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
     },
   });
+
+  /** A re-ingested document is stored anew under a new id (unless unchanged): the view follows its name. */
+  const reingested = async (doc: DocumentSummary) => {
+    setSelectedSource(doc.source);
+    void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+    await queryClient.invalidateQueries({ queryKey: documentsKey, exact: true });
+    const docs = queryClient.getQueryData<DocumentSummary[]>(documentsKey);
+    if (!docs?.some((d) => d.id === doc.id)) dropChunks(doc);
+  };
 
   const all = documents.data ?? [];
   const shown = all.filter((d) => d.source.toLowerCase().includes(filter.trim().toLowerCase()));
@@ -202,10 +227,7 @@ export function InspectPage() {
           key={reingesting.id}
           document={reingesting}
           onClose={() => setReingesting(undefined)}
-          onFinished={() => {
-            void queryClient.invalidateQueries({ queryKey: ['documents'] });
-            void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
-          }}
+          onFinished={() => void reingested(reingesting)}
         />
       )}
       <Modal

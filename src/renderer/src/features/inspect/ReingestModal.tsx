@@ -7,7 +7,7 @@ import { useJobRun } from '../../lib/useJobRun';
 import { ChunkingSettingsCard } from '../ingest/ChunkingSettingsCard';
 import { REINGEST_JOBS } from '../ingest/ingestApi';
 import { JobPanel } from '../ingest/JobPanel';
-import type { ChunkingSettings, IngestJob } from '../ingest/types';
+import type { ChunkingFormValues, IngestJob } from '../ingest/types';
 import { reingestDocument, type DocumentSummary } from './documentsApi';
 import { chunkingOfDocument, reingestPlan } from './reingest';
 
@@ -24,7 +24,7 @@ export function ReingestModal({
   onClose: () => void;
   onFinished: (job: IngestJob) => void;
 }) {
-  const [settings, setSettings] = useState<ChunkingSettings | null>(() => chunkingOfDocument(document));
+  const [settings, setSettings] = useState<ChunkingFormValues | null>(() => chunkingOfDocument(document));
   const { job, error, lost, cancelling, running, run, cancel } = useJobRun<IngestJob>(REINGEST_JOBS);
   const plan = reingestPlan(document, settings);
 
@@ -52,12 +52,7 @@ export function ReingestModal({
           </Text>
         )}
         {settings ? (
-          <ChunkingSettingsCard
-            value={settings}
-            onChange={setSettings}
-            error={plan.error}
-            disabled={running || Boolean(job)}
-          />
+          <ChunkingSettingsCard value={settings} onChange={setSettings} disabled={running || Boolean(job)} />
         ) : (
           <Alert variant="light" color="gray" icon={<IconInfoCircle size={16} />}>
             This document was ingested with its own embeddings: it is stored again as it is.

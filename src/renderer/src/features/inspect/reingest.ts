@@ -1,5 +1,5 @@
-import { chunkingError } from '../ingest/chunkPreview';
-import type { ChunkingSettings, ChunkingStrategy } from '../ingest/types';
+import { chunkingError, validChunking } from '../ingest/chunkPreview';
+import type { ChunkingFormValues, ChunkingSettings, ChunkingStrategy } from '../ingest/types';
 import type { DocumentSummary } from './documentsApi';
 
 const STRATEGIES: readonly string[] = ['recursive', 'sentence', 'markdown', 'fixed'];
@@ -19,7 +19,7 @@ export function chunkingOfDocument(doc: Pick<DocumentSummary, 'metadata'>): Chun
 }
 
 export interface ReingestPlan {
-  /** The JSON body of POST /studio/documents/:id/reingest. */
+  /** The JSON body of POST /studio/documents/:id/reingest (not sent while there is an `error`). */
   body: Partial<ChunkingSettings>;
   /** Same bytes and same settings: the server will answer that nothing changed. */
   unchanged: boolean;
@@ -30,7 +30,7 @@ export interface ReingestPlan {
 /** What re-ingesting `doc` with `settings` sends, and whether it would change anything. */
 export function reingestPlan(
   doc: Pick<DocumentSummary, 'metadata'>,
-  settings: ChunkingSettings | null,
+  settings: ChunkingFormValues | null,
 ): ReingestPlan {
   const current = chunkingOfDocument(doc);
   if (!settings || !current) return { body: {}, unchanged: true };
@@ -39,5 +39,5 @@ export function reingestPlan(
     settings.strategy === current.strategy &&
     settings.chunkSize === current.chunkSize &&
     settings.chunkOverlap === current.chunkOverlap;
-  return { body: { ...settings }, unchanged, error };
+  return { body: { ...validChunking(settings) }, unchanged, error };
 }

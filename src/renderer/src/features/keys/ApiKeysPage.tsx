@@ -83,7 +83,7 @@ export function ApiKeysPage() {
 
 function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke: (key: ApiKey) => void }) {
   return (
-    <div className="kb-table-wrap">
+    <Table.ScrollContainer minWidth={760} type="native" className="kb-table-wrap">
       <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="API keys">
         <Table.Thead>
           <Table.Tr>
@@ -165,6 +165,6 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke: (key: ApiKey)
           })}
         </Table.Tbody>
       </Table>
-    </div>
+    </Table.ScrollContainer>
   );
 }

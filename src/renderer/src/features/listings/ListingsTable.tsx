@@ -44,9 +44,10 @@ export function ListingsTable({
         <Table.Tbody>
           {listings.map((listing) => (
             <Table.Tr key={listing.id} data-listing-id={listing.id}>
-              <Table.Td maw={320}>
-                <Stack gap={2}>
-                  <Text fw={600} size="sm" truncate="end">
+              <Table.Td>
+                {/* The width is capped on the content: a cell's own max-width does not bind a table. */}
+                <Stack gap={2} maw={320}>
+                  <Text fw={600} size="sm" truncate="end" title={listing.title}>
                     {listing.title}
                   </Text>
                   <Text size="xs" c="dimmed" ff="monospace">

@@ -81,8 +81,13 @@ export function PlaygroundPage() {
   });
 
   const [query, setQuery] = useState('');
-  const [topK, setTopK] = useState(5);
-  const [minScore, setMinScore] = useState(0);
+  // As the fields hold them: a cleared field stays empty while the user types (it is not put back to
+  // a number under the caret), and a run waits for a number.
+  const [topKInput, setTopK] = useState<number | string>(5);
+  const [minScoreInput, setMinScore] = useState<number | string>(0);
+  const topK = typeof topKInput === 'number' ? topKInput : undefined;
+  // An empty min score means none, as 0 does.
+  const minScore = typeof minScoreInput === 'number' ? minScoreInput : minScoreInput === '' ? 0 : undefined;
   const [mode, setMode] = useState<RetrievalMode>('hybrid');
   const [rows, setRows] = useState<FilterRow[]>([]);
   const [stream, setStream] = useState(false);
@@ -90,10 +95,17 @@ export function PlaygroundPage() {
   const abort = useRef<AbortController | null>(null);
   const built = useMemo(() => buildFilters(rows), [rows]);
 
-  const canRun = Boolean(listingId && key.data && query.trim() && Object.keys(built.errors).length === 0);
+  const canRun = Boolean(
+    listingId &&
+    key.data &&
+    query.trim() &&
+    topK !== undefined &&
+    minScore !== undefined &&
+    Object.keys(built.errors).length === 0,
+  );
 
   const start = async () => {
-    if (!canRun || !listingId || !key.data) return;
+    if (!canRun || !listingId || !key.data || topK === undefined || minScore === undefined) return;
     abort.current?.abort();
     const controller = new AbortController();
     abort.current = controller;
@@ -228,9 +240,12 @@ export function PlaygroundPage() {
                     label="Top k"
                     min={1}
                     max={20}
-                    value={topK}
-                    onChange={(v) => setTopK(typeof v === 'number' ? v : 5)}
+                    allowDecimal={false}
+                    allowNegative={false}
+                    value={topKInput}
+                    onChange={setTopK}
                     clampBehavior="strict"
+                    error={topK === undefined ? 'A whole number from 1 to 20' : undefined}
                   />
                   <NumberInput
                     label="Min score"
@@ -238,9 +253,11 @@ export function PlaygroundPage() {
                     max={1}
                     step={0.05}
                     decimalScale={2}
-                    value={minScore}
-                    onChange={(v) => setMinScore(typeof v === 'number' ? v : 0)}
+                    allowNegative={false}
+                    value={minScoreInput}
+                    onChange={setMinScore}
                     clampBehavior="strict"
+                    error={minScore === undefined ? 'A number from 0 to 1' : undefined}
                   />
                 </Group>
                 <div>

@@ -41,7 +41,7 @@ export function ListingPreview({ listing, unsaved }: { listing: Listing; unsaved
           <Card withBorder padding="md" radius="md" bg="var(--mantine-color-default-hover)">
             <Stack gap="xs">
               <Group justify="space-between" align="flex-start" wrap="nowrap">
-                <Text fw={650} size="lg" lh={1.3}>
+                <Text fw={650} size="lg" lh={1.3} className="kb-break">
                   {listing.title}
                 </Text>
                 <Text

@@ -19,6 +19,7 @@ import type { AccessModel, Listing } from '../../../../shared/listings';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { ACCESS_MODEL_LABELS } from '../../lib/format';
+import { useLeaveGuard } from '../../lib/leaveGuard';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage, fieldErrorsOf } from '../../lib/studioApi';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
@@ -97,6 +98,8 @@ function PricingEditor({
   const [values, setValues] = useState<PricingFormValues>(() => pricingValuesOf(listing));
   const result = parsePricing(values);
   const changed = pricingChanged(listing, result.pricing);
+  // Leaving for another section or listing, or closing the window, asks before dropping the changes.
+  useLeaveGuard(changed, 'unsaved');
   const save = useMutation({
     mutationFn: () => marketplaceApi.savePricing(listing.id, result.pricing!),
     onSuccess: async (saved) => {

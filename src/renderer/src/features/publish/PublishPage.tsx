@@ -90,7 +90,7 @@ export function PublishPage() {
             <TargetCard targetId={targetId} onChange={setTargetId} disabled={running} />
             <Card withBorder radius="md" p="md">
               <Stack gap="sm">
-                <Text fw={600} size="sm">
+                <Text fw={600} size="sm" className="kb-break">
                   {listing.data ? listing.data.title : 'Knowledge base'}
                 </Text>
                 {listing.data && (
@@ -100,7 +100,7 @@ export function PublishPage() {
                   </Text>
                 )}
                 {empty && (
-                  <Text size="sm" c="yellow.8">
+                  <Text size="sm" c="var(--mantine-color-yellow-light-color)">
                     This knowledge base is empty: ingest documents first.
                   </Text>
                 )}

@@ -131,7 +131,7 @@ function WalletsTable({
   onSelect: (address: string) => void;
 }) {
   return (
-    <div className="kb-table-wrap">
+    <Table.ScrollContainer minWidth={480} type="native" className="kb-table-wrap">
       <Radio.Group value={selected ?? null} onChange={onSelect} aria-label="Wallet shown below">
         <Table verticalSpacing="sm" highlightOnHover aria-label="Studio wallets">
           <Table.Thead>
@@ -186,7 +186,7 @@ function WalletsTable({
           </Table.Tbody>
         </Table>
       </Radio.Group>
-    </div>
+    </Table.ScrollContainer>
   );
 }
 
