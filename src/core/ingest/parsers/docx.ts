@@ -1,6 +1,6 @@
 import rehypeParse from 'rehype-parse';
 import { unified } from 'unified';
-import type { Element } from 'hast';
+import type { Element, Root } from 'hast';
 import { InvalidDocument } from '../errors';
 import type { Metadata, Parser } from '../types';
 import { DEFAULT_DOCX_LIMITS, screenDocxArchive, type DocxArchiveLimits } from './docxArchive';
@@ -31,7 +31,7 @@ export function createDocxParser(options: DocxParserOptions = {}): Parser {
     const properties = await screenDocxArchive(bytes, source, limits);
     const { html, messages } = await convertInWorker(bytes, source, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const sections = guardNesting(source, () =>
-      htmlToSections(htmlParser.parse(html), { strip: isFootnoteBacklink }),
+      htmlToSections(withNotesHeading(htmlParser.parse(html)), { strip: isFootnoteBacklink }),
     );
     const warnings = messages.filter((m) => m.type === 'error').map((m) => `${source}: ${m.message}`);
     if (sections.length === 0) warnings.push(`${source}: the document has no text.`);
@@ -41,6 +41,43 @@ export function createDocxParser(options: DocxParserOptions = {}): Parser {
 }
 
 export const parseDocx: Parser = createDocxParser();
+
+/** The heading the document's footnotes and endnotes are filed under. */
+export const NOTES_HEADING = 'Notes';
+
+/**
+ * mammoth writes the footnotes and endnotes as lists at the end of the body (`<li id="footnote-1">`),
+ * where they would be filed under the document's last heading, whatever they annotate. A "Notes" heading
+ * before them gives them a section of their own, as Word sets them apart at the foot of the page.
+ */
+function withNotesHeading(root: Root): Root {
+  const visit = (parent: Root | Element) => {
+    const children: (typeof parent.children)[number][] = [];
+    for (const child of parent.children) {
+      if (child.type === 'element' && isNotesList(child)) {
+        children.push({
+          type: 'element',
+          tagName: 'h1',
+          properties: {},
+          children: [{ type: 'text', value: NOTES_HEADING }],
+        });
+      } else if (child.type === 'element') {
+        visit(child);
+      }
+      children.push(child);
+    }
+    parent.children = children as typeof parent.children;
+  };
+  visit(root);
+  return root;
+}
+
+function isNotesList(element: Element): boolean {
+  if (element.tagName !== 'ol') return false;
+  const first = element.children.find((c): c is Element => c.type === 'element');
+  const id = first?.properties.id;
+  return first?.tagName === 'li' && typeof id === 'string' && /^(footnote|endnote)-/.test(id);
+}
 
 /** mammoth ends each footnote with a "↑" link back to its reference: not text. */
 function isFootnoteBacklink(element: Element): boolean {

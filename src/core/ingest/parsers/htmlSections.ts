@@ -9,6 +9,9 @@ export interface HtmlSectionOptions {
   strip?: (element: Element) => boolean;
 }
 
+/** Elements whose header, footer and aside belong to them, not to the page. */
+const SECTIONING = new Set(['main', 'article', 'section']);
+
 /** Page chrome, non-text elements and form controls: never content a reader came for. */
 const CHROME_TAGS = new Set([
   'nav',
@@ -103,7 +106,7 @@ function prune(parent: Root | Element, strip: (element: Element) => boolean, inC
       continue;
     }
     if (child.type !== 'element' || isStripped(child, strip, inContent)) continue;
-    prune(child, strip, inContent || child.tagName === 'main' || child.tagName === 'article');
+    prune(child, strip, inContent || SECTIONING.has(child.tagName));
     kept.push(child);
   }
   setChildren(parent, kept);
@@ -111,7 +114,11 @@ function prune(parent: Root | Element, strip: (element: Element) => boolean, inC
 
 function isStripped(element: Element, strip: (element: Element) => boolean, inContent: boolean): boolean {
   const { tagName, properties } = element;
-  if (CHROME_TAGS.has(tagName) || properties.hidden || properties.ariaHidden === 'true') return true;
+  // An article's or a section's header and footer (its title, byline, notes) are its content; only the
+  // page's own are chrome (the banner and contentinfo of HTML-AAM: not inside main, article, section).
+  const ownsIt = inContent && (tagName === 'header' || tagName === 'footer');
+  if ((CHROME_TAGS.has(tagName) && !ownsIt) || properties.hidden || properties.ariaHidden === 'true')
+    return true;
   if (tagName === 'dialog' && !properties.open) return true;
   const role = typeof properties.role === 'string' ? properties.role : '';
   if (CHROME_ROLES.has(role)) return true;
@@ -149,12 +156,71 @@ function flattenTable(table: Element, nested: boolean): Element {
     const blocks = rows.flat().map((cell) => block(cell.children));
     return block(caption ? [caption, ...blocks] : blocks);
   }
-  const lines = rowTexts.filter((cells) => cells.length > 0).map((cells) => cells.join(' | '));
+  const lines = withoutEmptyColumns(alignedRows(rows))
+    .filter((cells) => cells.some((text) => text !== ''))
+    .map((cells) => trimEmptyEnd(cells).join(' | '));
   if (caption) lines.unshift(inlineText(caption));
   // A table inside a cell must stay on the cell's line: its rows are bracketed and separated by '; '.
   if (nested) return block([{ type: 'text', value: `[${lines.join('; ')}]` }]);
   return block(lines.map((line) => block([{ type: 'text', value: line }])));
 }
+
+/**
+ * Each row's cell texts at their columns: an empty cell stays (`Bob |  | bob@example.com`, not `Bob |
+ * bob@example.com`, whose email would read as the phone). A cell spanning rows is repeated in each
+ * (mammoth writes a vertically merged DOCX cell so): a row then still says what its merged label is,
+ * as a row read alone (a chunk) must. The other columns a cell spans stay empty.
+ */
+function alignedRows(rows: Element[][]): string[][] {
+  /** Per column: a cell above still reaching down, its text and the rows it has left. */
+  let above: ({ text: string; rowsLeft: number } | undefined)[] = [];
+  return rows.map((cells) => {
+    const texts: string[] = [];
+    const next = above.map((cell) =>
+      cell && cell.rowsLeft > 1 ? { ...cell, rowsLeft: cell.rowsLeft - 1 } : undefined,
+    );
+    let column = 0;
+    const fillFromAbove = () => {
+      for (let cell = above[column]; cell !== undefined; cell = above[++column]) texts.push(cell.text);
+    };
+    for (const cell of cells) {
+      fillFromAbove();
+      const text = inlineText(cell);
+      const colSpan = span(cell.properties.colSpan, MAX_COLSPAN);
+      const rowSpan = span(cell.properties.rowSpan, MAX_ROWSPAN);
+      for (let k = 0; k < colSpan; k++, column++) {
+        texts.push(k === 0 ? text : '');
+        if (rowSpan > 1) next[column] = { text: k === 0 ? text : '', rowsLeft: rowSpan - 1 };
+      }
+    }
+    fillFromAbove();
+    above = next;
+    return texts;
+  });
+}
+
+/** HTML's limits on spans; 0 ("to the end of the group") and anything unreadable count as 1. */
+const MAX_COLSPAN = 1000;
+const MAX_ROWSPAN = 65534;
+const span = (value: unknown, max: number): number => {
+  const n = typeof value === 'number' ? value : Number.parseInt(String(value ?? ''), 10);
+  return Number.isInteger(n) && n >= 1 ? Math.min(n, max) : 1;
+};
+
+/** Rows without the columns empty in every row: the spacer columns of laid-out tables (SEC filings). */
+function withoutEmptyColumns(rows: string[][]): string[][] {
+  const width = Math.max(0, ...rows.map((cells) => cells.length));
+  const used = Array.from({ length: width }, (_, column) =>
+    rows.some((cells) => (cells[column] ?? '') !== ''),
+  );
+  return rows.map((cells) => cells.filter((_, column) => used[column]));
+}
+
+const trimEmptyEnd = (cells: string[]): string[] => {
+  let end = cells.length;
+  while (end > 0 && cells[end - 1] === '') end--;
+  return cells.slice(0, end);
+};
 
 function isCell(node: ElementContent): node is Element {
   return node.type === 'element' && (node.tagName === 'td' || node.tagName === 'th');
@@ -275,7 +341,9 @@ function splitAtHeadings(text: string): Section[] {
 function tidy(text: string): string {
   return text
     .replace(/[ \u00a0]*\u00a0[ \u00a0]*/g, ' ')
-    .replace(/[\u200b\ufeff]/g, '')
+    // Zero-width spaces, BOMs and soft hyphens (`&shy;`, Word's optional hyphens) are invisible: left
+    // in, "soft\u00adhyphen" matches no search for "softhyphen".
+    .replace(/[\u200b\ufeff\u00ad]/g, '')
     .split('\n')
     .map((line) => line.trimEnd())
     .join('\n')

@@ -141,7 +141,8 @@ describe('parseDocx on the fixtures', () => {
         'Nested Table',
         'a | >b< | c\nd | [e | f; g&t | h] | i\nj | k | l',
         'Table with merged cells',
-        'a | b\nc | d\ne',
+        // Merged cells: one spanning rows is repeated in each, so every row keeps its columns.
+        'a | b\na | c | d\ne | | d',
       ].join('\n\n'),
     );
   });
@@ -205,13 +206,16 @@ describe('parseDocx on built documents', () => {
     expect(JSON.stringify(doc)).not.toContain('CONFIDENTIAL');
   });
 
-  it('keeps footnote references and footnotes, without their back-links', async () => {
+  it('keeps footnote references and footnotes, without their back-links, the notes under a heading of their own', async () => {
     const body =
+      '<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Results</w:t></w:r></w:p>' +
       '<w:p><w:r><w:t>Claim</w:t></w:r><w:r><w:footnoteReference w:id="1"/></w:r>' +
       '<w:r><w:t xml:space="preserve"> continues.</w:t></w:r></w:p>';
     const doc = await parseDocx({ bytes: zip(docxEntries(body)), source: 'notes.docx' });
+    // Filed under "Notes", not under the last heading of the body, which the note may not annotate.
     expect(doc.sections).toEqual([
-      { text: 'Claim[1] continues.\n\n1. The source of the claim.', metadata: {} },
+      { text: 'Results\n\nClaim[1] continues.', metadata: { headings: ['Results'] } },
+      { text: 'Notes\n\n1. The source of the claim.', metadata: { headings: ['Notes'] } },
     ]);
   });
 

@@ -106,6 +106,11 @@ describe('parseHtml text and sections', () => {
     expect(allText(doc)).toBe('one\ntwo\n\nthree\n\nfour\nfive\n\nsix seven\na | b\nc | d');
   });
 
+  it('drops invisible characters: soft hyphens, zero-width spaces', async () => {
+    const doc = await parseString('<p>hyphen&shy;ation and zero\u200bwidth</p>');
+    expect(allText(doc)).toBe('hyphenation and zerowidth');
+  });
+
   it('leaves out hidden elements and form controls, keeps labels', async () => {
     const doc = await parseString(
       '<body><p>Visible</p><p hidden>attr-hidden</p><div aria-hidden="true">aria-hidden</div>' +
@@ -124,6 +129,43 @@ describe('parseHtml text and sections', () => {
         '<nav>Menu</nav><div role="navigation">Role menu</div>',
     );
     expect(allText(doc)).toBe('Body text.\n\nA note in the article.');
+  });
+
+  it("keeps an article's or a section's own header and footer, strips the page's", async () => {
+    const doc = await parseString(
+      '<header>Site banner</header><main><h1>Archive</h1><p>Latest posts.</p>' +
+        '<article><header><h2>How we cut our build time</h2><p>By Jane Doe</p></header><p>Body.</p>' +
+        '<footer><p>Filed under: builds</p></footer></article>' +
+        '<section><header hidden>Hidden header</header><p>Section text.</p></section></main>' +
+        '<footer>Site footer</footer><div role="contentinfo">Role footer</div>',
+    );
+    expect(doc.sections).toEqual([
+      { text: 'Archive\n\nLatest posts.', metadata: { headings: ['Archive'] } },
+      {
+        text: 'How we cut our build time\n\nBy Jane Doe\n\nBody.\n\nFiled under: builds\n\nSection text.',
+        metadata: { headings: ['Archive', 'How we cut our build time'] },
+      },
+    ]);
+  });
+
+  it('keeps empty table cells in their column, drops columns empty in every row, repeats a cell spanning rows', async () => {
+    const doc = await parseString(
+      '<table><tr><th>Name</th><td></td><th>Phone</th><th>Email</th></tr>' +
+        '<tr><td>Ada</td><td></td><td>555</td><td>ada@example.com</td></tr>' +
+        '<tr><td>Bob</td><td></td><td></td><td>bob@example.com</td></tr>' +
+        '<tr><td>Carol</td><td></td><td>556</td><td></td></tr>' +
+        '<tr><td rowspan="2">North</td><td></td><td colspan="2">777 (shared)</td></tr><tr><td></td><td>778</td><td>n@example.com</td></tr></table>',
+    );
+    expect(allText(doc)).toBe(
+      [
+        'Name | Phone | Email',
+        'Ada | 555 | ada@example.com',
+        'Bob | | bob@example.com',
+        'Carol | 556',
+        'North | 777 (shared)',
+        'North | 778 | n@example.com',
+      ].join('\n'),
+    );
   });
 
   it('builds heading paths across levels, with text before the first heading in its own section', async () => {
