@@ -5,6 +5,7 @@ import { resolveChunkingOptions, type ChunkingOptions, type ChunkingStrategy } f
 import { recursiveChunker } from './recursive';
 import { sentenceChunker } from './sentence';
 import { finishChunk, type Chunker } from './spans';
+import { isLowSurrogate } from './tokenizer';
 
 export { countTokens } from './tokenizer';
 export {
@@ -38,9 +39,11 @@ const CHUNKERS: Record<ChunkingStrategy, Chunker> = {
  * non-whitespace character of the input is in at least one chunk.
  */
 export function chunkSections(sections: Section[], options?: ChunkingOptions): TextChunk[] {
-  const chunkSection = sectionChunker(options);
+  const chunkPart = partChunker(options);
   const chunks: TextChunk[] = [];
-  for (const section of sections) chunkSection(section, chunks);
+  for (const section of sections) {
+    for (const part of sectionParts(section)) chunkPart(section, part, chunks);
+  }
   return chunks;
 }
 
@@ -54,10 +57,16 @@ export async function chunkSectionsPausing(
   options: ChunkingOptions | undefined,
   pause: () => Promise<void>,
 ): Promise<TextChunk[]> {
-  const chunkSection = sectionChunker(options);
+  const chunkPart = partChunker(options);
   const chunks: TextChunk[] = [];
   for (let i = 0; i < sections.length; i++) {
-    chunkSection(sections[i]!, chunks);
+    const section = sections[i]!;
+    const parts = sectionParts(section);
+    for (const part of parts) {
+      chunkPart(section, part, chunks);
+      // A large section's parts each take a look at the clock.
+      if (parts.length > 1) await pause();
+    }
     // A few sections between looks at the clock: most are short (a CSV row, a paragraph).
     if (i % PAUSE_EVERY_SECTIONS === PAUSE_EVERY_SECTIONS - 1) await pause();
   }
@@ -66,17 +75,59 @@ export async function chunkSectionsPausing(
 
 const PAUSE_EVERY_SECTIONS = 32;
 
-/** Appends one section's chunks to `out`, with the options resolved once. */
-function sectionChunker(options?: ChunkingOptions): (section: Section, out: TextChunk[]) => void {
+/**
+ * Sections longer than this are chunked in parts of at most this many characters, cut at a paragraph
+ * break (else a line break, else a space): one 4.2 MB section (a Markdown file of base64 without a blank
+ * line) held the server's thread for 8 s in one chunker call. A part takes at most some tens of
+ * milliseconds; the cost is that no chunk spans two parts (one shorter chunk, without overlap, every
+ * 32,768 characters, about sixteen chunks of 512 tokens of English).
+ */
+export const MAX_PART_CHARS = 32_768;
+
+/** [start, end) ranges covering the section's text, one when it is short or atomic. */
+export function sectionParts(section: Section): [number, number][] {
+  const { text } = section;
+  if (section.atomic || text.length <= MAX_PART_CHARS) return [[0, text.length]];
+  const parts: [number, number][] = [];
+  for (let start = 0; start < text.length;) {
+    const end = partEnd(text, start);
+    parts.push([start, end]);
+    start = end;
+  }
+  return parts;
+}
+
+/** Where the part starting at `start` ends: after the last separator in its second half, else at the limit. */
+function partEnd(text: string, start: number): number {
+  const limit = start + MAX_PART_CHARS;
+  if (limit >= text.length) return text.length;
+  const floor = start + MAX_PART_CHARS / 2;
+  // Searched within the window only: lastIndexOf on the whole text walks back to its start.
+  const window = text.slice(floor, limit);
+  for (const separator of ['\n\n', '\n']) {
+    const at = window.lastIndexOf(separator);
+    if (at >= 0) return floor + at + separator.length;
+  }
+  const space = /\s(?=\S*$)/.exec(window);
+  if (space) return floor + space.index + 1;
+  // No whitespace at all: a hard cut, never between the halves of a surrogate pair.
+  return isLowSurrogate(text.charCodeAt(limit)) ? limit - 1 : limit;
+}
+
+/** Appends the chunks of one part of a section to `out`, with the options resolved once. */
+function partChunker(
+  options?: ChunkingOptions,
+): (section: Section, part: [number, number], out: TextChunk[]) => void {
   const { strategy, chunkSize, chunkOverlap } = resolveChunkingOptions(options);
   const chunker = CHUNKERS[strategy];
-  return (section, out) => {
+  return (section, [start, end], out) => {
+    const text = start === 0 && end === section.text.length ? section.text : section.text.slice(start, end);
     const spans = section.atomic
-      ? [finishChunk(section.text, 0, section.text.length)].filter((s) => s !== undefined)
-      : chunker(section.text, { chunkSize, chunkOverlap });
+      ? [finishChunk(text, 0, text.length)].filter((s) => s !== undefined)
+      : chunker(text, { chunkSize, chunkOverlap });
     for (const span of spans) {
       out.push({
-        text: section.text.slice(span.start, span.end),
+        text: text.slice(span.start, span.end),
         tokenCount: span.tokens,
         metadata: { ...section.metadata },
       });

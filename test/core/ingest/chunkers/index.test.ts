@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   chunkSections,
   chunkSectionsPausing,
+  MAX_PART_CHARS,
   resolveChunkingOptions,
+  sectionParts,
 } from '../../../../src/core/ingest/chunkers';
 import { InvalidInput } from '../../../../src/core/errors';
 
@@ -94,5 +96,52 @@ describe('chunkSectionsPausing', () => {
     expect(paused.length).toBeGreaterThan(sections.length);
     // Every 32 sections.
     expect(pauses).toBe(6);
+  });
+});
+
+describe('a section longer than MAX_PART_CHARS', () => {
+  const paragraph = (i: number) => `Paragraph ${i} tells the ferry timetable of pier ${i % 7}, line by line.`;
+
+  it('is cut at paragraph breaks, else line breaks, else spaces, else hard, never inside a surrogate pair', () => {
+    const cover = (text: string) => {
+      const parts = sectionParts({ text, metadata: {} });
+      expect(parts[0]![0]).toBe(0);
+      expect(parts.at(-1)![1]).toBe(text.length);
+      parts.forEach(([start, end], k) => {
+        expect(end - start).toBeLessThanOrEqual(MAX_PART_CHARS);
+        if (k > 0) expect(start).toBe(parts[k - 1]![1]);
+      });
+      return parts;
+    };
+    const paragraphs = Array.from({ length: 3000 }, (_, i) => paragraph(i)).join('\n\n');
+    const byParagraph = cover(paragraphs);
+    expect(byParagraph.length).toBeGreaterThan(5);
+    for (const [, end] of byParagraph.slice(0, -1)) expect(paragraphs.slice(end - 2, end)).toBe('\n\n');
+    const lines = paragraphs.replaceAll('\n\n', '\n');
+    for (const [, end] of cover(lines).slice(0, -1)) expect(lines[end - 1]).toBe('\n');
+    const words = paragraphs.replaceAll('\n\n', ' ');
+    for (const [, end] of cover(words).slice(0, -1)) expect(words[end - 1]).toBe(' ');
+    const emoji = '🎉'.repeat(MAX_PART_CHARS);
+    for (const [, end] of cover(emoji).slice(0, -1)) expect(end % 2).toBe(0);
+    // Short and atomic sections stay whole.
+    expect(sectionParts({ text: paragraphs, metadata: {}, atomic: true })).toEqual([[0, paragraphs.length]]);
+    expect(sectionParts({ text: paragraph(1), metadata: {} })).toEqual([[0, paragraph(1).length]]);
+  });
+
+  it('is chunked part by part, pausing between parts, every word in a chunk', async () => {
+    const text = Array.from({ length: 3000 }, (_, i) => paragraph(i)).join('\n\n');
+    const sections = [{ text, metadata: { page: 1 } }];
+    let pauses = 0;
+    const chunks = await chunkSectionsPausing(sections, undefined, async () => {
+      pauses++;
+    });
+    expect(pauses).toBe(sectionParts(sections[0]!).length);
+    expect(chunks).toEqual(chunkSections(sections));
+    for (const chunk of chunks) {
+      expect(text).toContain(chunk.text);
+      expect(chunk.metadata).toEqual({ page: 1 });
+    }
+    const covered = new Set(chunks.flatMap((c) => c.text.match(/Paragraph \d+/g) ?? []));
+    expect(covered.size).toBe(3000);
   });
 });

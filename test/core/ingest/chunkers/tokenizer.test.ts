@@ -321,3 +321,16 @@ describe('countTokensOffThread', () => {
     expect(child.stdout.trim()).toBe('2');
   }, 30_000);
 });
+
+describe("gpt-tokenizer's own merge cache", () => {
+  it('is off: past 100,000 distinct pieces its eviction cost 28 µs a piece (a base64 file took 46 s)', async () => {
+    // Internals, read on purpose: the fix is a setting of that library, and a version that renames it
+    // must make this fail rather than quietly bring the slow path back.
+    const encoding = (await import('gpt-tokenizer/encoding/cl100k_base')).default as unknown as {
+      bytePairEncodingCoreProcessor: { mergeCacheSize: number; mergeCache?: Map<string, number[]> };
+    };
+    expect(countTokens('words counted once')).toBe(3);
+    expect(encoding.bytePairEncodingCoreProcessor.mergeCacheSize).toBe(0);
+    expect(encoding.bytePairEncodingCoreProcessor.mergeCache).toBeUndefined();
+  });
+});
