@@ -339,16 +339,18 @@ function splitAtHeadings(text: string): Section[] {
 
 /** Non-breaking spaces to plain ones (runs of them to one), no trailing spaces, at most one blank line. */
 function tidy(text: string): string {
-  return text
-    .replace(/[ \u00a0]*\u00a0[ \u00a0]*/g, ' ')
-    // Zero-width spaces, BOMs and soft hyphens (`&shy;`, Word's optional hyphens) are invisible: left
-    // in, "soft\u00adhyphen" matches no search for "softhyphen".
-    .replace(/[\u200b\ufeff\u00ad]/g, '')
-    .split('\n')
-    .map((line) => line.trimEnd())
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  return (
+    text
+      .replace(/[ \u00a0]*\u00a0[ \u00a0]*/g, ' ')
+      // Zero-width spaces, BOMs and soft hyphens (`&shy;`, Word's optional hyphens) are invisible: left
+      // in, "soft\u00adhyphen" matches no search for "softhyphen".
+      .replace(/[\u200b\ufeff\u00ad]/g, '')
+      .split('\n')
+      .map((line) => line.trimEnd())
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim()
+  );
 }
 
 function setChildren(parent: Root | Element, children: (RootContent | ElementContent)[]): void {

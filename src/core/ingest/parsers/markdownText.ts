@@ -140,9 +140,18 @@ function listItemText(item: ListItem, marker: string): string {
   return marker + task + body.replace(/\n(?!$)/g, `\n${indent}`);
 }
 
+/** Rows one per line, cells between ' | '; a '|' inside a cell stays escaped, or it would read as a cell edge. */
 function tableText(table: Table): string {
   return table.children
-    .map((row) => row.children.map((cell) => blockText(cell).replace(/\s*\n\s*/g, ' ')).join(' | '))
+    .map((row) =>
+      row.children
+        .map((cell) =>
+          blockText(cell)
+            .replace(/\s*\n\s*/g, ' ')
+            .replaceAll('|', '\\|'),
+        )
+        .join(' | '),
+    )
     .join('\n');
 }
 

@@ -78,6 +78,7 @@ describe('parseMarkdown text', () => {
         '| Name | Role |',
         '|---|---|',
         '| Ada | `Engineer` |',
+        '| Bo | Value with \\| pipe |',
         '',
         '## Usage',
         'Use it.',
@@ -96,7 +97,8 @@ describe('parseMarkdown text', () => {
           '3. three\n4. four',
           '> quoted text',
           'Bold html',
-          'Name | Role\nAda | Engineer',
+          // A '|' in a cell stays escaped: "Value with | pipe" would read as two cells.
+          'Name | Role\nAda | Engineer\nBo | Value with \\| pipe',
         ].join('\n\n'),
         metadata: { headings: ['Guide', 'Install'] },
       },
