@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { storageFailure } from '../core/uploads/storageErrors';
+import { DomainError, InvalidInput } from '../core/errors';
+import { DataDirNotADirectory, storageFailure } from '../core/uploads/storageErrors';
 import { openServices, type StudioServices } from '../db/services';
 import { resolveDataDir } from './dataDir';
 import { createOutput, type Output } from './output';
@@ -21,14 +22,26 @@ export async function withServices(
 ) {
   const globals = command.optsWithGlobals<GlobalOptions>();
   const dataDir = resolveDataDir(globals.dataDir);
-  const services = openServices(dataDir, { environment: process.env });
+  const services = openDataDirServices(dataDir);
   try {
     await run({ services, out: createOutput(Boolean(globals.json)) });
   } catch (err) {
     // SQLite's "database or disk is full" names neither the disk nor the folder.
-    throw storageFailure(err, dataDir) ?? err;
+    throw storageFailure(err, dataDir) ?? inFlagTerms(err, command);
   } finally {
     services.close();
+  }
+}
+
+/** The studio's services on `dataDir`; a data directory that is a file says how to choose another. */
+export function openDataDirServices(dataDir: string): StudioServices {
+  try {
+    return openServices(dataDir, { environment: process.env });
+  } catch (err) {
+    if (err instanceof DataDirNotADirectory) {
+      throw new InvalidInput(err.message.replace(/\.$/, ' (--data-dir or KBSTUDIO_DATA_DIR).'));
+    }
+    throw err;
   }
 }
 
@@ -39,3 +52,38 @@ export const listFlag = (value: string): string[] =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+/** Fields of the services' inputs whose flag is not their name in kebab case. */
+const FLAG_OF_FIELD: Record<string, string> = {
+  retrievalRateLimit: '--rate-limit',
+  retrievalDenseWeight: '--dense-weight',
+  creatorWallet: '--wallet',
+  baseUrl: '--to',
+  listingId: '--listing',
+  strategy: '--chunking',
+};
+
+/** zod's wording for a flag left out or not a number, as a person who typed flags would put it. */
+const PLAIN_WORDS: [RegExp, string][] = [
+  [/^Invalid input: expected \w+, received undefined$/, 'required'],
+  [/^Invalid input: expected (number|int), received NaN$/, 'expected a number'],
+  [/^Invalid input: expected int, received number$/, 'expected a whole number'],
+];
+
+/**
+ * A validation error of the services names the field of their input (`retrievalRateLimit: ...`,
+ * `chunk_size: ...`); on the command line it names the flag typed instead (`--rate-limit: ...`). Only
+ * fields that are flags of `command` are renamed.
+ */
+export function inFlagTerms(err: unknown, command: Command): unknown {
+  if (!(err instanceof DomainError) || err.code !== 'invalid_request') return err;
+  const match = /^([A-Za-z_]\w*)((?:\.[^\s:]+)?): (.*)$/s.exec(err.message);
+  if (!match) return err;
+  const [, field, path, rest] = match as unknown as [string, string, string, string];
+  const flag =
+    FLAG_OF_FIELD[field] ?? `--${field.replace(/_/g, '-').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  if (!command.options.some((o) => o.long === flag)) return err;
+  const where = path && !/^\.\d+$/.test(path) ? ` ${path.slice(1)}` : '';
+  const words = PLAIN_WORDS.find(([pattern]) => pattern.test(rest))?.[1] ?? rest;
+  return new InvalidInput(`${flag}${where}: ${words}`, err.details);
+}

@@ -9,17 +9,25 @@ import { queryCommand } from './commands/query';
 import { serveCommand } from './commands/serve';
 import { settingsCommand } from './commands/settings';
 import { walletCommand } from './commands/wallet';
-import { reportError } from './output';
+import { exitQuietlyOnClosedPipe, reportError } from './output';
 import { packageVersion } from './version';
 
-export function buildProgram(): Command {
+/** A CommanderError with the command that raised it (for the commands a missing command lists). */
+type CommandExit = CommanderError & { command?: Command };
+
+export function buildProgram(options: { json?: boolean } = {}): Command {
+  const json = Boolean(options.json);
   const program = new Command('kbstudio')
     .description('KB Studio: build, test, price and publish knowledge bases')
-    .version(packageVersion())
+    .option('-V, --version', 'print the version')
     .option('--data-dir <dir>', 'data directory (default: $KBSTUDIO_DATA_DIR, else the OS app-data folder)')
-    .option('--json', 'print one JSON document on stdout (errors as the API error body)')
-    .showHelpAfterError()
-    .exitOverride();
+    .option('--json', 'print one JSON document on stdout (errors as the API error body)');
+  // Printed here rather than by commander's .version(), whose output cannot be JSON.
+  program.on('option:version', () => {
+    const version = packageVersion();
+    process.stdout.write(json ? `${JSON.stringify({ version })}\n` : `${version}\n`);
+    throw new CommanderError(0, 'commander.version', version);
+  });
   serveCommand(program);
   keysCommand(program);
   walletCommand(program);
@@ -30,25 +38,65 @@ export function buildProgram(): Command {
   queryCommand(program);
   evalCommand(program);
   pushCommand(program);
-  for (const command of program.commands) {
-    command.exitOverride();
-    for (const sub of command.commands) sub.exitOverride();
-  }
+  configure(program, json);
   return program;
 }
 
+/**
+ * Every command, subcommands included, reports its argument errors the same way: commander's own
+ * printing is replaced, so main() prints each error once (one line and a hint, or with --json the one
+ * error document on stdout and nothing on stderr). Help asked for goes to stdout.
+ */
+function configure(command: Command, json: boolean): void {
+  command
+    .exitOverride((err: CommandExit) => {
+      err.command ??= command;
+      throw err;
+    })
+    .configureOutput({
+      outputError: () => {},
+      // The help of a group run without its command; --json keeps stderr quiet (main() says it as JSON).
+      writeErr: json ? () => {} : (text) => process.stderr.write(text),
+    })
+    .showHelpAfterError(false);
+  for (const sub of command.commands) configure(sub, json);
+}
+
+const commandPath = (command: Command): string => {
+  const names: string[] = [];
+  for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+};
+
 export async function main(argv: string[]): Promise<void> {
+  exitQuietlyOnClosedPipe();
   const json = argv.includes('--json');
-  const program = buildProgram();
-  if (json) program.configureOutput({ writeErr: () => {} });
+  const program = buildProgram({ json });
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    // --help and --version end through exitOverride too; they are not failures.
-    if (err instanceof CommanderError && (err.exitCode === 0 || err.code === 'commander.helpDisplayed')) {
-      process.exitCode = 0;
-      return;
-    }
-    process.exitCode = reportError(err, json);
+    process.exitCode = commanderExit(err, json) ?? reportError(err, json);
   }
+}
+
+/**
+ * The exit code of commander's own endings: help and version printed (0), a group run without its
+ * command (1, its help on stderr, or a JSON error), an argument error (1, printed once with a hint).
+ * Undefined for anything else.
+ */
+function commanderExit(err: unknown, json: boolean): number | undefined {
+  if (!(err instanceof CommanderError)) return undefined;
+  const command = (err as CommandExit).command;
+  if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
+  if (err.code === 'commander.help') {
+    if (err.exitCode === 0 || !json || !command) return err.exitCode;
+    const names = command.commands.map((c) => c.name());
+    return reportError(
+      new CommanderError(1, 'commander.missingCommand', `missing command: one of ${names.join(', ')}`),
+      json,
+    );
+  }
+  const code = reportError(err, json);
+  if (!json && command) process.stderr.write(`(run '${commandPath(command)} --help' for usage)\n`);
+  return code;
 }

@@ -22,8 +22,32 @@ export function createOutput(json: boolean, write = (s: string) => process.stdou
   };
 }
 
-/** Prints a failure as the API's error body (with --json, on stdout) or as one line on stderr. */
+/** The command was stopped by SIGINT (Ctrl-C) or SIGTERM; `message` says what of its work was kept. */
+export class Interrupted extends Error {
+  /** 128 + the signal's number, as a shell reports a process the signal ended. */
+  readonly exitCode: number;
+  constructor(signal: 'SIGINT' | 'SIGTERM', message: string) {
+    super(message);
+    this.name = 'Interrupted';
+    this.exitCode = signal === 'SIGINT' ? 130 : 143;
+  }
+}
+
+/** The status of an interrupted command in its --json error body, as push reports its own cancel. */
+const INTERRUPTED_STATUS = 499;
+
+/**
+ * Prints a failure as the API's error body (with --json, on stdout) or as one line on stderr, and
+ * returns the exit code.
+ */
 export function reportError(err: unknown, json: boolean): number {
+  if (err instanceof Interrupted) {
+    if (json) {
+      const error = { code: 'cancelled', message: err.message, status: INTERRUPTED_STATUS };
+      process.stdout.write(`${JSON.stringify({ error })}\n`);
+    } else process.stderr.write(`${err.message}\n`);
+    return err.exitCode;
+  }
   let code: ErrorCode = 'internal_error';
   let message: string;
   if (err instanceof DomainError) {
@@ -40,6 +64,19 @@ export function reportError(err: unknown, json: boolean): number {
     process.stdout.write(`${JSON.stringify({ error: { code, message, status: ERROR_STATUS[code] } })}\n`);
   else process.stderr.write(`kbstudio: ${message}\n`);
   return 1;
+}
+
+/**
+ * `kbstudio ... | head` closes the pipe before everything is written: the reader has all it wanted, so
+ * the CLI stops quietly (exit 0) instead of dying of an unhandled EPIPE with a stack trace.
+ */
+export function exitQuietlyOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
 }
 
 /** A plain aligned table for terminals. */

@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { getLoadablePath } from 'sqlite-vec';
 import { claimScratch } from '../core/uploads/scratch';
-import { storageFailure } from '../core/uploads/storageErrors';
+import { DataDirNotADirectory, storageFailure } from '../core/uploads/storageErrors';
 import { migrate } from './migrations';
 
 export type Db = Database.Database;
@@ -32,7 +32,7 @@ export const QUERY_LOG_SPILL_FILE = 'query-log-kept.jsonl';
  */
 export function openDataDir(dataDir: string, options: OpenOptions = {}): Db {
   try {
-    mkdirSync(dataDir, { recursive: true });
+    makeDataDir(dataDir);
     const db = openDatabase(join(dataDir, DATABASE_FILE), options);
     try {
       claimScratch(join(dataDir, SCRATCH_DIR));
@@ -43,6 +43,28 @@ export function openDataDir(dataDir: string, options: OpenOptions = {}): Db {
     return db;
   } catch (err) {
     throw storageFailure(err, dataDir) ?? err;
+  }
+}
+
+/** Creates the data directory; where it, or a folder it would be in, is a file, says which. */
+function makeDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'ENOTDIR') throw err;
+    // The one of the directory and its parents that is a file (a stat of a path under it is ENOTDIR).
+    let path = dataDir;
+    while (dirname(path) !== path && !isFile(path)) path = dirname(path);
+    throw new DataDirNotADirectory(dataDir, path);
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return !statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

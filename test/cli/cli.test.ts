@@ -36,7 +36,7 @@ describe('kbstudio CLI', () => {
     expect(again.code).toBe(1);
     expect(again.json.error).toMatchObject({ code: 'conflict' });
     const list = await cli('--json', 'wallet', 'list');
-    expect(list.json.map((w: { name: string }) => w.name)).toEqual(['default', 'buyer', 'cli']);
+    expect(list.json.data.map((w: { name: string }) => w.name)).toEqual(['default', 'buyer', 'cli']);
   });
 
   it('creates keys shown once, lists them without the key, and revokes them', async () => {
@@ -48,7 +48,7 @@ describe('kbstudio CLI', () => {
     });
     const list = await cli('--json', 'keys', 'list');
     expect(list.stdout).not.toContain(created.json.key);
-    expect(list.json.find((k: { id: string }) => k.id === created.json.id)).toMatchObject({
+    expect(list.json.data.find((k: { id: string }) => k.id === created.json.id)).toMatchObject({
       label: 'ci',
       revokedAt: null,
     });
@@ -56,7 +56,7 @@ describe('kbstudio CLI', () => {
     expect(revoked.json.revokedAt).not.toBeNull();
     const bad = await cli('--json', 'keys', 'create', '--wallet', 'nope');
     expect(bad.code).toBe(1);
-    expect(bad.json.error.message).toMatch(/^wallet: /);
+    expect(bad.json.error.message).toMatch(/^--wallet: /);
   });
 
   it('creates, updates, shows, lists and publishes listings', async () => {
@@ -97,7 +97,25 @@ describe('kbstudio CLI', () => {
     expect(human.stdout).toContain('500000000 lamports');
     expect((await cli('--json', 'listings', 'publish', id)).json.status).toBe('published');
     const list = await cli('--json', 'listings', 'list', '--q', 'case');
-    expect(list.json.map((l: { id: string }) => l.id)).toEqual([id]);
+    expect(list.json.data.map((l: { id: string }) => l.id)).toEqual([id]);
+    expect(list.json.pagination).toEqual({ total: 1, limit: 20, offset: 0, hasMore: false });
+  });
+
+  it('prints lists as the API does: { data, pagination } when paged', async () => {
+    const create = (title: string) =>
+      cli('--json', 'listings', 'create', '--title', title, '--access-model', 'one_time', '--price', '1');
+    await create('Paged one');
+    await create('Paged two');
+    const all = (await cli('--json', 'listings', 'list')).json.pagination.total;
+    const first = await cli('--json', 'listings', 'list', '--limit', '1');
+    expect(first.json.data).toHaveLength(1);
+    expect(first.json.pagination).toEqual({ total: all, limit: 1, offset: 0, hasMore: true });
+    const last = await cli('--json', 'listings', 'list', '--limit', '1', '--offset', String(all - 1));
+    expect(last.json.pagination).toEqual({ total: all, limit: 1, offset: all - 1, hasMore: false });
+    const human = await cli('listings', 'list', '--limit', '1');
+    expect(human.stdout).toContain(`(1 of ${all}; use --offset)`);
+    const limit = await cli('--json', 'listings', 'list', '--limit', '0');
+    expect(limit.json.error.message).toMatch(/^--limit: /);
   });
 
   it('reports bad input as the API error body with a non-zero exit', async () => {
@@ -114,7 +132,7 @@ describe('kbstudio CLI', () => {
     );
     expect(badPrice.code).toBe(1);
     expect(badPrice.json.error).toMatchObject({ code: 'invalid_request', status: 400 });
-    expect(badPrice.json.error.message).toMatch(/^price: /);
+    expect(badPrice.json.error.message).toBe('--price: expected a number');
     const missing = await cli('--json', 'listings', 'show', 'lst_missing');
     expect(missing.json.error).toMatchObject({ code: 'listing_not_found', status: 404 });
     const unknown = await cli('--json', 'frobnicate');

@@ -98,11 +98,11 @@ describe('kbstudio credentials', () => {
 
     const list = await cli('credentials', 'list', '--listing', perQuery);
     expect(
-      list.json.map((c: { holderWallet: string; status: string }) => [c.holderWallet, c.status]),
+      list.json.data.map((c: { holderWallet: string; status: string }) => [c.holderWallet, c.status]),
     ).toEqual([[tester, 'low_balance']]);
     const revoked = await cli('credentials', 'revoke', '--listing', perQuery, '--wallet', tester);
     expect(revoked.json).toEqual({ listingId: perQuery, wallet: tester, refunded: 0 });
-    expect((await cli('credentials', 'list', '--listing', perQuery)).json).toEqual([]);
+    expect((await cli('credentials', 'list', '--listing', perQuery)).json).toEqual({ data: [] });
   });
 
   it('prints the error body for refused grants', async () => {
@@ -120,7 +120,7 @@ describe('kbstudio credentials', () => {
     expect(wrong.json.error).toEqual({
       code: 'invalid_request',
       status: 400,
-      message: 'expiresAt: does not apply to a per_query credential.',
+      message: '--expires-at: does not apply to a per_query credential.',
     });
     const missing = await cli('credentials', 'revoke', '--listing', perQuery, '--wallet', tester);
     expect(missing.json.error).toMatchObject({

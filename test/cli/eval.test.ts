@@ -78,7 +78,7 @@ describe('kbstudio eval', () => {
     const badK = await cli('--json', 'eval', '--listing', listing, DBPEDIA, '--k', '0');
     expect(badK.json.error).toMatchObject({
       code: 'invalid_request',
-      message: expect.stringMatching(/^k: /),
+      message: expect.stringMatching(/^--k: /),
     });
   });
 });

@@ -1,13 +1,14 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURES, tempDir } from '../helpers/studio';
-import { cliRunner } from '../helpers/cli';
+import { cliInTerminal, cliRunner } from '../helpers/cli';
 
 const dir = tempDir();
 afterAll(() => dir.remove());
 
-const cli = cliRunner(join(dir.path, 'data'));
+const dataDir = join(dir.path, 'data');
+const cli = cliRunner(dataDir);
 const createListing = async (title: string): Promise<{ id: string }> =>
   JSON.parse(
     (
@@ -115,8 +116,77 @@ describe('kbstudio ingest', () => {
       join(FIXTURES, 'codeblock.md'),
     );
     expect(res.code).toBe(1);
-    expect(JSON.parse(res.stdout).error.message).toMatch(/^chunking: /);
+    expect(JSON.parse(res.stdout).error.message).toMatch(/^--chunking: /);
     const missing = await cli('--json', 'ingest', '--listing', 'lst_missing', join(FIXTURES, 'codeblock.md'));
     expect(JSON.parse(missing.stdout).error.code).toBe('listing_not_found');
+  });
+
+  it('refuses a chunk overlap not smaller than the chunk size before ingesting anything', async () => {
+    const listing = await createListing('Overlap');
+    const res = await cli(
+      '--json',
+      'ingest',
+      '--listing',
+      listing.id,
+      '--chunk-size',
+      '16',
+      '--chunk-overlap',
+      '64',
+      join(FIXTURES, 'codeblock.md'),
+    );
+    expect(res.code).toBe(1);
+    expect(res.json.error).toMatchObject({ code: 'invalid_request', status: 400 });
+    expect(res.json.error.message).toMatch(/^--chunk-overlap: .*--chunk-size/);
+    expect((await cli('--json', 'listings', 'show', listing.id)).json.documentCount).toBe(0);
+    const notANumber = await cli(
+      '--json',
+      'ingest',
+      '--listing',
+      listing.id,
+      '--chunk-size',
+      'abc',
+      FIXTURES,
+    );
+    expect(notANumber.json.error.message).toMatch(/^--chunk-size: /);
+  });
+
+  it('shows a progress bar in a terminal whose first frame has its values, and gives the cursor back', async () => {
+    const listing = await createListing('Terminal');
+    const { code, output } = await cliInTerminal(dataDir, [
+      'ingest',
+      '--listing',
+      listing.id,
+      join(FIXTURES, 'codeblock.md'),
+    ]).done;
+    expect(code).toBe(0);
+    expect(output).toContain('codeblock.md');
+    expect(output).not.toMatch(/\{(stage|filesDone|filesTotal|file)\}/);
+    // cli-progress hides the cursor and turns line wrap off while it draws; both come back.
+    expect(output.lastIndexOf('\x1b[?25h')).toBeGreaterThan(output.lastIndexOf('\x1b[?25l'));
+  });
+
+  it('on Ctrl-C restores the terminal, says nothing was stored, and exits 130', async () => {
+    const listing = await createListing('Interrupted');
+    const folder = join(dir.path, 'many');
+    mkdirSync(folder);
+    const paragraph = (i: number) =>
+      `Paragraph ${i} on topic ${i % 97}: ${'retrieval augmented knowledge base chunks '.repeat(12)}\n\n`;
+    for (let f = 0; f < 60; f++) {
+      writeFileSync(
+        join(folder, `doc${f}.md`),
+        `# Document ${f}\n\n${Array.from({ length: 250 }, (_, i) => paragraph(f * 1000 + i)).join('')}`,
+      );
+    }
+    const run = cliInTerminal(dataDir, ['ingest', '--listing', listing.id, folder]);
+    // Ctrl-C once the progress bar is drawn: the ingestion is under way.
+    await expect.poll(() => /\d+\/60 files/.test(run.output()), { timeout: 20_000, interval: 50 }).toBe(true);
+    run.type('\x03');
+    const { code, output } = await run.done;
+    expect(code).toBe(130);
+    expect(output).toContain('Interrupted: nothing of this ingestion was stored.');
+    expect(output.lastIndexOf('\x1b[?25h')).toBeGreaterThan(output.lastIndexOf('\x1b[?25l'));
+    expect(output.lastIndexOf('\x1b[?7h')).toBeGreaterThan(output.lastIndexOf('\x1b[?7l'));
+    const shown = (await cli('--json', 'listings', 'show', listing.id)).json;
+    expect(shown).toMatchObject({ documentCount: 0, chunkCount: 0 });
   });
 });

@@ -94,10 +94,10 @@ describe('kbstudio query', () => {
     expect(topK.code).toBe(1);
     expect(topK.json.error).toMatchObject({
       code: 'invalid_request',
-      message: expect.stringMatching(/^topK: /),
+      message: expect.stringMatching(/^--top-k: /),
     });
     const filters = await cli('--json', 'query', '--listing', listing, 'fox', '--filters', '{topic:');
-    expect(filters.json.error.message).toMatch(/^filters: not valid JSON/);
+    expect(filters.json.error.message).toMatch(/^--filters: not valid JSON/);
     const unknown = await cli('--json', 'query', '--listing', 'lst_nope', 'fox');
     expect(unknown.json.error.code).toBe('listing_not_found');
   });

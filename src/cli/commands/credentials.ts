@@ -77,7 +77,7 @@ export function credentialsCommand(program: Command): void {
     .action((flags: { listing?: string }, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
         const list = services.credentials.listAll(flags.listing);
-        out.result(list, () =>
+        out.result({ data: list }, () =>
           table(
             ['LISTING', 'WALLET', 'ACCESS', 'STATUS', 'EXPIRES', 'BALANCE (SOL)', 'TEST'],
             list.map((c) => [

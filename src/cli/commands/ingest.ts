@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
+import { InvalidInput } from '../../core/errors';
+import { DEFAULT_CHUNK_SIZE } from '../../core/ingest/chunkers/options';
 import { STUDIO_LIMITS } from '../../core/ingest/limits';
-import type { IngestProgress } from '../../core/ingest/pipeline';
+import type { IngestProgress, IngestResult } from '../../core/ingest/pipeline';
 import { parseOrThrow } from '../../core/validation';
 import { UploadConfigSchema, type FileOutcome } from '../../shared/uploads';
-import { table } from '../output';
+import { Interrupted, table } from '../output';
 import { listFlag, numberFlag, withServices } from '../context';
 
 interface IngestFlags {
@@ -42,22 +44,48 @@ export function ingestCommand(program: Command): void {
           },
           'options',
         );
+        const chunking = {
+          strategy: config.chunking,
+          chunkSize: config.chunk_size,
+          chunkOverlap: config.chunk_overlap,
+        };
+        checkChunkOverlap(config.chunk_size, config.chunk_overlap);
         const bar = !out.json && process.stderr.isTTY ? progressBar() : undefined;
-        const result = await services.ingestion
-          .run({
+        // Ctrl-C (or a SIGTERM) cancels the ingestion, as push does. The bar is stopped at once so the
+        // terminal gets its cursor and line wrap back even while the cancel is under way; a second
+        // Ctrl-C, with the handler gone, ends the process.
+        const controller = new AbortController();
+        let interruptedBy: 'SIGINT' | 'SIGTERM' | undefined;
+        const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
+          interruptedBy = signal;
+          bar?.stop();
+          controller.abort(new Error(`Interrupted by ${signal}`));
+        };
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        let result: IngestResult;
+        try {
+          result = await services.ingestion.run({
             listingId: flags.listing,
             inputs: paths.map((path) => ({ path })),
-            chunking: {
-              strategy: config.chunking,
-              chunkSize: config.chunk_size,
-              chunkOverlap: config.chunk_overlap,
-            },
+            chunking,
             csvRequiredColumns: config.required_columns,
             atomic: false,
             limits: STUDIO_LIMITS,
+            signal: controller.signal,
             onProgress: bar?.update,
-          })
-          .finally(() => bar?.stop());
+          });
+        } catch (err) {
+          // The one commit comes last: an ingestion cancelled before it has written nothing, not even
+          // the files already processed.
+          if (interruptedBy)
+            throw new Interrupted(interruptedBy, 'Interrupted: nothing of this ingestion was stored.');
+          throw err;
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          bar?.stop();
+        }
         const summary = {
           listingId: result.listingId,
           documents: result.documents,
@@ -81,7 +109,11 @@ export function ingestCommand(program: Command): void {
             `\nThe knowledge base now holds ${result.documentCount} documents, ${result.chunkCount} chunks (${(result.durationMs / 1000).toFixed(1)} s).`,
           ].join('\n'),
         );
-        if (result.documents.some((d) => d.status === 'rejected')) process.exitCode = 1;
+        if (interruptedBy) {
+          // The signal came once the commit was under way, which a cancel does not stop: it was kept.
+          out.info('Interrupted while the ingestion was being stored: it was stored in full, as shown.');
+          process.exitCode = interruptedBy === 'SIGINT' ? 130 : 143;
+        } else if (result.documents.some((d) => d.status === 'rejected')) process.exitCode = 1;
       }),
     );
 }
@@ -113,6 +145,19 @@ function warningLines(documents: FileOutcome[]): string[] {
   return lines.length > 0 ? ['\nWarnings:', ...lines] : [];
 }
 
+/**
+ * The flags' chunk overlap against their chunk size (its default when not given), before any file is
+ * read: an overlap not below the size would reject every file. The schema has checked each on its own.
+ */
+function checkChunkOverlap(chunkSize: number | undefined, chunkOverlap: number | undefined): void {
+  const size = chunkSize ?? DEFAULT_CHUNK_SIZE;
+  if (chunkOverlap !== undefined && chunkOverlap >= size) {
+    throw new InvalidInput(
+      `--chunk-overlap: must be smaller than --chunk-size (${size} tokens${chunkSize === undefined ? ', the default' : ''}); got ${chunkOverlap}.`,
+    );
+  }
+}
+
 function progressBar() {
   const bar = new SingleBar({
     format: '{stage} |{bar}| {percentage}% | {filesDone}/{filesTotal} files | {file}',
@@ -121,19 +166,27 @@ function progressBar() {
     clearOnComplete: true,
   });
   let started = false;
+  let stopped = false;
   return {
     update: (p: IngestProgress) => {
+      // Progress still reported while a cancel is under way must not draw the bar again.
+      if (stopped) return;
       if (!started) {
-        bar.start(Math.max(p.bytesTotal, 1), 0, {});
+        bar.start(Math.max(p.bytesTotal, 1), 0, payloadOf(p));
         started = true;
       }
-      bar.update(p.bytesDone, {
-        stage: p.stage.padEnd(9),
-        filesDone: p.filesDone,
-        filesTotal: p.filesTotal,
-        file: p.file ?? '',
-      });
+      bar.update(p.bytesDone, payloadOf(p));
     },
-    stop: () => bar.stop(),
+    stop: () => {
+      stopped = true;
+      bar.stop();
+    },
   };
 }
+
+const payloadOf = (p: IngestProgress) => ({
+  stage: p.stage.padEnd(9),
+  filesDone: p.filesDone,
+  filesTotal: p.filesTotal,
+  file: p.file ?? '',
+});

@@ -30,7 +30,7 @@ export function keysCommand(program: Command): void {
     .action((_opts: unknown, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
         const list = services.apiKeys.list();
-        out.result(list, () =>
+        out.result({ data: list }, () =>
           table(
             ['ID', 'PREFIX', 'LABEL', 'WALLET', 'CREATED', 'LAST USED', 'REVOKED'],
             list.map((k) => [

@@ -7,6 +7,7 @@ import {
   type Listing,
   type UpdateListingInput,
 } from '../../shared/listings';
+import { paginationOf } from '../../shared/pagination';
 import { table } from '../output';
 import { listFlag, numberFlag, withServices } from '../context';
 
@@ -102,8 +103,9 @@ export function listingsCommand(program: Command): void {
       withServices(cmd, ({ services, out }) => {
         const query = parseOrThrow(ListingSearchQuerySchema, flags, 'options');
         const page = services.listings.search(query, 'studio');
+        // As GET /v1/listings: the page and where it sits in the whole list.
         out.result(
-          page.items,
+          { data: page.items, pagination: paginationOf(page) },
           () =>
             table(
               ['ID', 'TITLE', 'DOMAIN', 'ACCESS', 'PRICE (SOL)', 'STATUS', 'CHUNKS'],

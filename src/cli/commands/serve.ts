@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { InvalidInput } from '../../core/errors';
-import { openServices } from '../../db/services';
 import { createServer } from '../../server/createServer';
 import { resolveDataDir } from '../dataDir';
-import type { GlobalOptions } from '../context';
+import { openDataDirServices, type GlobalOptions } from '../context';
 import { createOutput } from '../output';
 import { packageVersion } from '../version';
 
@@ -30,7 +29,7 @@ export function serveCommand(program: Command): void {
         throw new InvalidInput(`--port: '${opts.port}' is not a port number (0-65535).`);
       }
       const dataDir = resolveDataDir(globals.dataDir);
-      const services = openServices(dataDir, { environment: process.env });
+      const services = openDataDirServices(dataDir);
       const server = createServer({
         services,
         studioToken: randomBytes(32).toString('base64url'),
@@ -45,6 +44,13 @@ export function serveCommand(program: Command): void {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE')
           throw new InvalidInput(`--port: ${port} is already in use; pick another or use --port 0.`);
+        if (code === 'EACCES')
+          throw new InvalidInput(`--port: ${port} needs privileges this user lacks; pick one above 1023.`);
+        // A name that does not resolve, or an address no interface of this machine has.
+        if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL')
+          throw new InvalidInput(
+            `--host: '${opts.host}' is not an address of this machine; use 127.0.0.1 (the default), or 0.0.0.0 to listen on every interface.`,
+          );
         throw err;
       }
       // Large knowledge bases get their search codes loaded now, a slice at a time, not on a buyer's query.

@@ -51,7 +51,7 @@ export function walletCommand(program: Command): void {
     .action((_opts: unknown, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
         const list = services.wallets.list();
-        out.result(list, () =>
+        out.result({ data: list }, () =>
           table(
             ['NAME', 'ADDRESS', 'DEFAULT', 'CREATED'],
             list.map((w) => [w.name, w.address, w.isDefault ? 'yes' : '', w.createdAt]),

@@ -26,6 +26,21 @@ export class DataDirNotWritable extends DomainError {
   }
 }
 
+/** The data directory, or a folder it would be created in, is a file. */
+export class DataDirNotADirectory extends DomainError {
+  constructor(
+    readonly dataDir: string,
+    readonly file: string,
+  ) {
+    super(
+      'invalid_request',
+      file === dataDir
+        ? `The data directory ${dataDir} is a file, not a directory: choose another data directory.`
+        : `The data directory ${dataDir} cannot be created: ${file} is a file, not a directory: choose another data directory.`,
+    );
+  }
+}
+
 const codeOf = (err: unknown): string => String((err as { code?: unknown } | null)?.code ?? '');
 
 /** SQLite refused a write because another connection held the write lock past the busy timeout. */
