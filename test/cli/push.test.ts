@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliRunner } from '../helpers/cli';
+import { BIN, cliRunner } from '../helpers/cli';
 import { remoteKey } from '../helpers/pushRemote';
 import { FIXTURES, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 
@@ -128,6 +130,44 @@ describe('kbstudio push', () => {
     );
     expect(human.code).toBe(1);
     expect(human.stderr).toContain('kbstudio: Authentication failed at');
+  });
+
+  it('Ctrl-C (SIGINT) cancels a push waiting on the service and exits 130 with the cancelled report', async () => {
+    // A service that takes every request and never answers: the push waits until it is interrupted.
+    let received!: () => void;
+    const first = new Promise<void>((resolve) => (received = resolve));
+    const silent: Server = createServer(() => received());
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    try {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          '--data-dir',
+          join(dir.path, 'data'),
+          '--json',
+          'push',
+          '--listing',
+          listingId,
+          '--to',
+          url,
+          '--api-key',
+          key,
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stdout = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+      await first;
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(JSON.parse(stdout).error).toMatchObject({ code: 'cancelled' });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('pushes to the hosted.url setting without --to, with the key saved for it', async () => {

@@ -65,8 +65,14 @@ export function pushCommand(program: Command): void {
         };
         const bars = !out.json && process.stderr.isTTY ? progressBars() : undefined;
         const controller = new AbortController();
-        const onSigint = () => controller.abort();
-        process.once('SIGINT', onSigint);
+        // As ingest: Ctrl-C (or SIGTERM) cancels, and the exit code says which signal (130, 143).
+        let interruptedBy: 'SIGINT' | 'SIGTERM' | undefined;
+        const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
+          interruptedBy = signal;
+          controller.abort();
+        };
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
         let report: PushReport;
         try {
           report = await pushListing(
@@ -82,11 +88,18 @@ export function pushCommand(program: Command): void {
             targets,
           );
         } finally {
-          process.off('SIGINT', onSigint);
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
           bars?.stop();
         }
         process.exitCode =
-          report.state === 'completed' && report.totals.rejected + report.totals.missing === 0 ? 0 : 1;
+          report.state === 'cancelled' && interruptedBy
+            ? interruptedBy === 'SIGINT'
+              ? 130
+              : 143
+            : report.state === 'completed' && report.totals.rejected + report.totals.missing === 0
+              ? 0
+              : 1;
         if (report.error) {
           failWith(report, out.json);
           return;
