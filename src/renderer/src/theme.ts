@@ -49,9 +49,13 @@ export function readableOn(color: string, background: string, direction: 'darker
  */
 export const cssVariablesResolver: CSSVariablesResolver = (t) => {
   const lightColors: Record<string, string> = {};
+  const darkColors: Record<string, string> = {};
   for (const [name, shades] of Object.entries(t.colors)) {
     // A light variant's text (color 9) sits on its background (color 1).
     lightColors[`--mantine-color-${name}-light-color`] = readableOn(shades[9], shades[1], 'darker');
+    // Colored text (`c="indigo"`, color 4 in the dark scheme) on cards and inset cards (dark 6, dark 5):
+    // the Pricing preview's price was 3.8:1.
+    darkColors[`--mantine-color-${name}-text`] = readableOn(shades[4], t.colors.dark[5], 'lighter');
   }
   return {
     variables: {},
@@ -61,6 +65,7 @@ export const cssVariablesResolver: CSSVariablesResolver = (t) => {
       '--mantine-color-dimmed': readableOn(t.colors.gray[6], t.colors.gray[1], 'darker'),
     },
     dark: {
+      ...darkColors,
       // Cards and table headers are dark 6, hovered rows and inset cards dark 5.
       '--mantine-color-dimmed': readableOn(t.colors.dark[2], t.colors.dark[5], 'lighter'),
     },
