@@ -71,6 +71,31 @@ export function checkSetting(key: string, value: string): SettingKey {
   return key as SettingKey;
 }
 
+/** The stored secret sent to each base URL: moving the URL must not take the secret along. */
+const SECRET_OF_URL: Partial<Record<SettingKey, SettingKey>> = {
+  'openai.baseUrl': 'openai.apiKey',
+  'cohere.baseUrl': 'cohere.apiKey',
+};
+
+/**
+ * Stores a setting in `store`. A base URL changed while a key for it is stored clears that key: the
+ * masked key was never shown again, but pointing the URL at one's own server would have had the studio
+ * send it there. Returns the keys cleared so (none, usually).
+ */
+export function storeSetting(
+  store: { all(): Record<string, string>; set(key: string, value: string): void },
+  key: SettingKey,
+  value: string,
+): SettingKey[] {
+  const stored = store.all();
+  const secret = SECRET_OF_URL[key];
+  const moved = secret !== undefined && (stored[key] ?? '') !== value && Boolean(stored[secret]);
+  store.set(key, value);
+  if (!moved) return [];
+  store.set(secret, '');
+  return [secret];
+}
+
 /** Stored settings with the environment applied on top; read once at the edge and passed in. */
 export function effectiveSettings(
   stored: Record<string, string>,

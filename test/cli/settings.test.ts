@@ -22,6 +22,30 @@ describe('kbstudio settings', () => {
     });
   });
 
+  it("clears a provider's stored key when its base URL moves: the key goes only where it was stored for", async () => {
+    await cli({}, 'settings', 'set', 'cohere.apiKey', 'co-test-1234567890abcd');
+    const moved = await cli({}, 'settings', 'set', 'cohere.baseUrl', 'http://127.0.0.1:9');
+    expect(moved.json).toMatchObject({ key: 'cohere.baseUrl', cleared: ['cohere.apiKey'] });
+    const shown = await cli({}, 'settings', 'show');
+    expect(shown.json.find((s: { key: string }) => s.key === 'cohere.apiKey')).toMatchObject({
+      source: 'unset',
+      value: null,
+    });
+    // A key stored for the new address stays when the same address is stored again.
+    await cli({}, 'settings', 'set', 'cohere.apiKey', 'co-test-abcdefghijklmn');
+    const same = await cli({}, 'settings', 'set', 'cohere.baseUrl', 'http://127.0.0.1:9');
+    expect(same.json.cleared).toBeUndefined();
+    const human = await cliRunner(dir.path, { env: { COHERE_API_KEY: '' } })(
+      'settings',
+      'set',
+      'cohere.baseUrl',
+      'http://127.0.0.1:10',
+    );
+    expect(human.stdout).toContain(
+      'cohere.apiKey cleared: a key is sent only to the address it was stored for',
+    );
+  });
+
   it('refuses unknown keys and bad URLs naming them', async () => {
     const unknown = await cli({}, 'settings', 'set', 'openai.key', 'x');
     expect(unknown.code).toBe(1);

@@ -95,5 +95,17 @@ describe('/studio playground key and settings', () => {
 
     const cleared = (await json(await put('openai.apiKey', ''))).data;
     expect(cleared).toMatchObject({ source: 'unset', value: null });
+
+    // A stored key is not sent to a new base URL: moving the URL clears it (the masked key could not
+    // be read back, but the studio would have sent it to whoever answers at the new address).
+    await put('openai.apiKey', 'sk-test-1234567890abcdef');
+    const moved = await json(await put('openai.baseUrl', 'http://127.0.0.1:9/v1'));
+    expect(moved).toMatchObject({ data: { key: 'openai.baseUrl' }, cleared: ['openai.apiKey'] });
+    const after = (await json(await studioFetch('/studio/settings'))).data as {
+      key: string;
+      source: string;
+    }[];
+    expect(after.find((s) => s.key === 'openai.apiKey')).toMatchObject({ source: 'unset' });
+    await put('openai.baseUrl', '');
   });
 });

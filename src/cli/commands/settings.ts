@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { checkSetting, describeSettings } from '../../core/settings';
+import { checkSetting, describeSettings, storeSetting } from '../../core/settings';
 import { table } from '../output';
 import { withServices } from '../context';
 
@@ -31,14 +31,19 @@ export function settingsCommand(program: Command): void {
     .action((key: string, value: string, _opts: unknown, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
         const checked = checkSetting(key, value);
-        services.settings.set(checked, value);
+        const cleared = storeSetting(services.settings, checked, value);
         const view = describeSettings(services.settings.all(), services.environment).find(
           (v) => v.key === checked,
         )!;
-        out.result(view, () =>
-          view.source === 'environment'
-            ? `Stored ${checked}, but the environment overrides it while it is set.`
-            : `Stored ${checked}.`,
+        const clearedNote = cleared.length
+          ? `\n${cleared.join(', ')} cleared: a key is sent only to the address it was stored for; set it again for this one.`
+          : '';
+        out.result(
+          cleared.length ? { ...view, cleared } : view,
+          () =>
+            (view.source === 'environment'
+              ? `Stored ${checked}, but the environment overrides it while it is set.`
+              : `Stored ${checked}.`) + clearedNote,
         );
       }),
     );

@@ -71,6 +71,13 @@ export class PushTargets {
     const baseUrl = patch.baseUrl === undefined ? record.baseUrl : normalizeBaseUrl(patch.baseUrl);
     const clash = this.findByUrl(baseUrl);
     if (clash && clash.id !== id) throw new InvalidInput(`baseUrl: a target for ${baseUrl} already exists.`);
+    // The saved key goes only to the address it was saved for: pointing a target elsewhere without a
+    // key would have sent that key (never shown again, masked) to whoever answers there.
+    if (baseUrl !== record.baseUrl && patch.apiKey === undefined) {
+      throw new InvalidInput(
+        `apiKey: required to move a target to another address (${baseUrl}): the key saved for ${record.baseUrl} is not sent anywhere else.`,
+      );
+    }
     const updated: StoredTarget = {
       ...record,
       baseUrl,

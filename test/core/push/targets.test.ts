@@ -50,7 +50,17 @@ describe('PushTargets', () => {
     expect(targets.apiKeyOf(first.id)).toBe('kbs_another-key-0000000000000');
     expect(targets.findByUrl('https://api.example.com')?.id).toBe(first.id);
 
-    const renamed = targets.update(first.id, { label: 'Prod', baseUrl: 'https://kb.example.org' });
+    // Moved elsewhere, a target needs its key again: the saved one is never sent to another address.
+    expect(() => targets.update(first.id, { baseUrl: 'http://127.0.0.1:9/v1' })).toThrow(
+      /^apiKey: required to move a target to another address \(http:\/\/127\.0\.0\.1:9\/v1\)/,
+    );
+    expect(targets.get(first.id).baseUrl).toBe('https://api.example.com/v1');
+    expect(targets.update(first.id, { label: 'Renamed only' })).toMatchObject({ label: 'Renamed only' });
+    const renamed = targets.update(first.id, {
+      label: 'Prod',
+      baseUrl: 'https://kb.example.org',
+      apiKey: 'kbs_another-key-0000000000000',
+    });
     expect(renamed).toMatchObject({ label: 'Prod', baseUrl: 'https://kb.example.org/v1' });
     expect(targets.list().map((t) => t.baseUrl)).toEqual(['https://kb.example.org/v1']);
 

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { checkSetting, describeSettings, SETTINGS, type SettingKey } from '../../../core/settings';
+import {
+  checkSetting,
+  describeSettings,
+  SETTINGS,
+  storeSetting,
+  type SettingKey,
+} from '../../../core/settings';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
 
@@ -37,8 +43,8 @@ export function settingsRoutes(route: ReturnType<typeof defineRoutes>, { service
     handler: ({ params, body }) => {
       const value = body.value.trim();
       const key = value === '' ? checkKey(params.key) : checkSetting(params.key, value);
-      services.settings.set(key, value);
-      return { data: views().find((v) => v.key === key) };
+      const cleared = storeSetting(services.settings, key, value);
+      return { data: views().find((v) => v.key === key), ...(cleared.length ? { cleared } : {}) };
     },
   });
 }
