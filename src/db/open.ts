@@ -49,7 +49,11 @@ export function openDataDir(dataDir: string, options: OpenOptions = {}): Db {
 /** Creates the data directory; where it, or a folder it would be in, is a file, says which. */
 function makeDataDir(dataDir: string): void {
   try {
-    mkdirSync(dataDir, { recursive: true });
+    // Private to this user where the system has modes (wallet secrets and provider keys stored as is
+    // outside the desktop app's keychain, the original documents): a folder made by --data-dir or
+    // KBSTUDIO_DATA_DIR outside a private home was readable by every local user. An existing one is
+    // left as its owner set it.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EEXIST' && code !== 'ENOTDIR') throw err;
