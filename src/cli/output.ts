@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import { DomainError } from '../core/errors';
 import { ERROR_STATUS, type ErrorCode } from '../shared/errors';
+import { exitCodeOf, type StopSignal } from './interrupt';
 
 export interface Output {
   json: boolean;
@@ -24,12 +25,11 @@ export function createOutput(json: boolean, write = (s: string) => process.stdou
 
 /** The command was stopped by SIGINT (Ctrl-C) or SIGTERM; `message` says what of its work was kept. */
 export class Interrupted extends Error {
-  /** 128 + the signal's number, as a shell reports a process the signal ended. */
   readonly exitCode: number;
-  constructor(signal: 'SIGINT' | 'SIGTERM', message: string) {
+  constructor(signal: StopSignal, message: string) {
     super(message);
     this.name = 'Interrupted';
-    this.exitCode = signal === 'SIGINT' ? 130 : 143;
+    this.exitCode = exitCodeOf(signal);
   }
 }
 

@@ -8,6 +8,7 @@ import { parseOrThrow } from '../../core/validation';
 import { UploadConfigSchema, type FileOutcome } from '../../shared/uploads';
 import { Interrupted, table } from '../output';
 import { listFlag, numberFlag, withServices } from '../context';
+import { abortOnStopSignals, exitCodeOf } from '../interrupt';
 
 interface IngestFlags {
   listing: string;
@@ -51,18 +52,8 @@ export function ingestCommand(program: Command): void {
         };
         checkChunkOverlap(config.chunk_size, config.chunk_overlap);
         const bar = !out.json && process.stderr.isTTY ? progressBar() : undefined;
-        // Ctrl-C (or a SIGTERM) cancels the ingestion, as push does. The bar is stopped at once so the
-        // terminal gets its cursor and line wrap back even while the cancel is under way; a second
-        // Ctrl-C, with the handler gone, ends the process.
-        const controller = new AbortController();
-        let interruptedBy: 'SIGINT' | 'SIGTERM' | undefined;
-        const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
-          interruptedBy = signal;
-          bar?.stop();
-          controller.abort(new Error(`Interrupted by ${signal}`));
-        };
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
+        // Ctrl-C (or a SIGTERM) cancels the ingestion, as push does; the bar is stopped at once.
+        const stop = abortOnStopSignals(() => bar?.stop());
         let result: IngestResult;
         try {
           result = await services.ingestion.run({
@@ -72,18 +63,18 @@ export function ingestCommand(program: Command): void {
             csvRequiredColumns: config.required_columns,
             atomic: false,
             limits: STUDIO_LIMITS,
-            signal: controller.signal,
+            signal: stop.signal,
             onProgress: bar?.update,
           });
         } catch (err) {
           // The one commit comes last: an ingestion cancelled before it has written nothing, not even
           // the files already processed.
+          const interruptedBy = stop.interruptedBy();
           if (interruptedBy)
             throw new Interrupted(interruptedBy, 'Interrupted: nothing of this ingestion was stored.');
           throw err;
         } finally {
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
+          stop.dispose();
           bar?.stop();
         }
         const summary = {
@@ -109,10 +100,11 @@ export function ingestCommand(program: Command): void {
             `\nThe knowledge base now holds ${result.documentCount} documents, ${result.chunkCount} chunks (${(result.durationMs / 1000).toFixed(1)} s).`,
           ].join('\n'),
         );
+        const interruptedBy = stop.interruptedBy();
         if (interruptedBy) {
           // The signal came once the commit was under way, which a cancel does not stop: it was kept.
           out.info('Interrupted while the ingestion was being stored: it was stored in full, as shown.');
-          process.exitCode = interruptedBy === 'SIGINT' ? 130 : 143;
+          process.exitCode = exitCodeOf(interruptedBy);
         } else if (result.documents.some((d) => d.status === 'rejected')) process.exitCode = 1;
       }),
     );

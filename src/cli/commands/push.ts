@@ -8,6 +8,7 @@ import { pushTargetsOf } from '../../core/push/wiring';
 import { effectiveSettings } from '../../core/settings';
 import type { PushFileReport, PushReport } from '../../shared/push';
 import { numberFlag, withServices } from '../context';
+import { abortOnStopSignals, exitCodeOf } from '../interrupt';
 import { table } from '../output';
 
 interface PushFlags {
@@ -64,15 +65,8 @@ export function pushCommand(program: Command): void {
           maxFiles: partLimit(flags.maxPartFiles, BULK_PART_LIMITS.maxFiles, '--max-part-files'),
         };
         const bars = !out.json && process.stderr.isTTY ? progressBars() : undefined;
-        const controller = new AbortController();
         // As ingest: Ctrl-C (or SIGTERM) cancels, and the exit code says which signal (130, 143).
-        let interruptedBy: 'SIGINT' | 'SIGTERM' | undefined;
-        const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
-          interruptedBy = signal;
-          controller.abort();
-        };
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
+        const stop = abortOnStopSignals();
         let report: PushReport;
         try {
           report = await pushListing(
@@ -81,22 +75,20 @@ export function pushCommand(program: Command): void {
               baseUrl,
               apiKey,
               partLimits,
-              signal: controller.signal,
+              signal: stop.signal,
               onUpdate: bars?.update,
             },
             services,
             targets,
           );
         } finally {
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
+          stop.dispose();
           bars?.stop();
         }
+        const interruptedBy = stop.interruptedBy();
         process.exitCode =
           report.state === 'cancelled' && interruptedBy
-            ? interruptedBy === 'SIGINT'
-              ? 130
-              : 143
+            ? exitCodeOf(interruptedBy)
             : report.state === 'completed' && report.totals.rejected + report.totals.missing === 0
               ? 0
               : 1;
