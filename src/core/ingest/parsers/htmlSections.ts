@@ -142,7 +142,8 @@ function flattenTables(parent: Root | Element, inCell: boolean): void {
 
 function flattenTable(table: Element, nested: boolean): Element {
   const rows = elements(table, 'tr').map((row) => row.children.filter(isCell));
-  const rowTexts = rows.map((cells) => cells.map(inlineText).filter(Boolean));
+  const cellTexts = rows.map((cells) => cells.map(inlineText));
+  const rowTexts = cellTexts.map((texts) => texts.filter(Boolean));
   const caption = elements(table, 'caption')[0];
   const role = table.properties.role;
   const layout =
@@ -156,7 +157,7 @@ function flattenTable(table: Element, nested: boolean): Element {
     const blocks = rows.flat().map((cell) => block(cell.children));
     return block(caption ? [caption, ...blocks] : blocks);
   }
-  const lines = withoutEmptyColumns(alignedRows(rows))
+  const lines = withoutEmptyColumns(alignedRows(rows, cellTexts))
     .filter((cells) => cells.some((text) => text !== ''))
     .map((cells) => trimEmptyEnd(cells).join(' | '));
   if (caption) lines.unshift(inlineText(caption));
@@ -171,10 +172,10 @@ function flattenTable(table: Element, nested: boolean): Element {
  * (mammoth writes a vertically merged DOCX cell so): a row then still says what its merged label is,
  * as a row read alone (a chunk) must. The other columns a cell spans stay empty.
  */
-function alignedRows(rows: Element[][]): string[][] {
+function alignedRows(rows: Element[][], cellTexts: string[][]): string[][] {
   /** Per column: a cell above still reaching down, its text and the rows it has left. */
   let above: ({ text: string; rowsLeft: number } | undefined)[] = [];
-  return rows.map((cells) => {
+  return rows.map((cells, r) => {
     const texts: string[] = [];
     const next = above.map((cell) =>
       cell && cell.rowsLeft > 1 ? { ...cell, rowsLeft: cell.rowsLeft - 1 } : undefined,
@@ -183,9 +184,9 @@ function alignedRows(rows: Element[][]): string[][] {
     const fillFromAbove = () => {
       for (let cell = above[column]; cell !== undefined; cell = above[++column]) texts.push(cell.text);
     };
-    for (const cell of cells) {
+    for (const [c, cell] of cells.entries()) {
       fillFromAbove();
-      const text = inlineText(cell);
+      const text = cellTexts[r]![c]!;
       const colSpan = span(cell.properties.colSpan, MAX_COLSPAN);
       const rowSpan = span(cell.properties.rowSpan, MAX_ROWSPAN);
       for (let k = 0; k < colSpan; k++, column++) {

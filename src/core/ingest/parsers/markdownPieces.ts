@@ -140,7 +140,8 @@ function indentOf(line: string): number {
  * document's code in two, and the rest of the document became code).
  */
 function closesAt(indent: number, openIndent: number): boolean {
-  return indent - (openIndent > 3 ? openIndent : 0) <= 3 && indent >= (openIndent > 3 ? openIndent : 0);
+  const container = openIndent > 3 ? openIndent : 0;
+  return indent >= container && indent - container <= 3;
 }
 
 /**
