@@ -4,6 +4,7 @@ import { app, BrowserWindow, dialog, safeStorage } from 'electron';
 import { APP_NAME } from '../cli/dataDir';
 import { openServices, type StudioServices } from '../db/services';
 import { createServer, type KbServer } from '../server/createServer';
+import { studioLink } from '../server/studioSession';
 import { devServerLink } from './devServer';
 import { describeStartupError, resolveNativeBinding } from './nativeBinding';
 import { chooseSecretBox } from './secretBox';
@@ -75,9 +76,10 @@ async function startStudio(): Promise<RunningStudio> {
   });
   try {
     const dev = devServerLink(process.env, app.isPackaged);
+    const studioToken = dev?.token ?? randomBytes(32).toString('base64url');
     const server = createServer({
       services,
-      studioToken: dev?.token ?? randomBytes(32).toString('base64url'),
+      studioToken,
       version: app.getVersion(),
       rendererDir: join(import.meta.dirname, '../renderer'),
       log,
@@ -89,7 +91,8 @@ async function startStudio(): Promise<RunningStudio> {
     services
       .pruneSources()
       .catch((err: unknown) => log(`Kept source files not tidied: ${(err as Error).message}`));
-    return { services, server, pageUrl: dev?.rendererUrl ?? url };
+    // The window opens the studio's link, which signs its session in (server/studioSession.ts).
+    return { services, server, pageUrl: dev?.rendererUrl ?? studioLink(url, studioToken) };
   } catch (err) {
     services.close();
     throw err;

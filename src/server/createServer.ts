@@ -6,9 +6,11 @@ import type { ServerDeps } from './deps';
 import { errorHandler } from './middleware/errors';
 import { requestId } from './middleware/requestId';
 import { hostGuard } from './middleware/studioGuard';
+import { studioSessionKey } from '../db/studioSessionKey';
 import { rendererRouter } from './renderer';
 import { studioRouter } from './routes/studio';
 import { v1Router } from './routes/v1';
+import { StudioSession } from './studioSession';
 
 export interface RunningServer {
   url: string;
@@ -42,7 +44,11 @@ export function createServer(deps: ServerDeps): KbServer {
   );
   app.use(
     (req, res, next) => (allowedHosts ? guardHost(req, res, next) : next()),
-    rendererRouter(deps.rendererDir, deps.studioToken),
+    rendererRouter(
+      deps.rendererDir,
+      deps.studioToken,
+      new StudioSession(deps.studioSessionKey ?? studioSessionKey(deps.services.dataDir), deps.studioToken),
+    ),
   );
   app.use(errorHandler(deps.log));
 

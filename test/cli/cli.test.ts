@@ -161,8 +161,11 @@ describe('kbstudio CLI', () => {
         });
         child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
       });
-      const { url, api } = JSON.parse(line);
+      const { url, api, studioUrl } = JSON.parse(line);
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      // The studio's link, which signs a browser in (the page alone no longer carries the token).
+      expect(studioUrl).toMatch(new RegExp(`^${url}/\\?token=[A-Za-z0-9_-]{43}$`));
+      expect((await fetch(studioUrl, { redirect: 'manual' })).status).toBe(303);
       const anonymous = await fetch(`${api}/listings`);
       expect(anonymous.status).toBe(401);
       expect((await json(anonymous)).error.code).toBe('unauthorized');

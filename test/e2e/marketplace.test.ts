@@ -303,8 +303,7 @@ describe('pricing, wallet, API keys and test buyers in Chromium against kbstudio
       });
       await page.reload();
       // A listing created by the browser wallet's address, through the studio API with the page's token.
-      const html = await (await fetch(studio.baseUrl)).text();
-      const token = /name="kbstudio-token" content="([^"]+)"/.exec(html)![1]!;
+      const token = studio.studioToken;
       const created = await fetch(`${studio.baseUrl}/studio/listings`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-Studio-Token': token },

@@ -30,9 +30,7 @@ export interface ServeChild {
 }
 
 export async function serve(dataDir: string, apiKey: string): Promise<ServeChild> {
-  const { child, url } = await startServer(dataDir);
-  const page = await (await fetch(`${url}/`)).text();
-  const studioToken = /name="kbstudio-token" content="([^"]+)"/.exec(page)?.[1] ?? '';
+  const { child, url, token: studioToken } = await startServer(dataDir);
   const withHeader =
     (name: string, value: string) =>
     (path: string, init: RequestInit = {}) => {

@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, request, type Server } from 'node:http';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import {
 import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
 import { generateKeypair } from '../../src/core/wallets/keypair';
 import { routeTable, type DefinedRoute } from '../../src/server/route';
-import { CHROMIUM, REPO_ROOT, startServer, stopServer } from '../helpers/e2e';
+import { CHROMIUM, REPO_ROOT, SCREENSHOTS, startServer, stopServer } from '../helpers/e2e';
 import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 import { writeZip } from '../helpers/zip';
 
@@ -287,6 +287,7 @@ describe('the /studio API from a page of another origin (real Chromium)', () => 
   const data = tempDir('kbs-origin-');
   let child: Awaited<ReturnType<typeof startServer>>['child'] | undefined;
   let studioUrl = '';
+  let studioLink = '';
   let token = '';
   let evil: Server;
   let evilUrl = '';
@@ -296,8 +297,8 @@ describe('the /studio API from a page of another origin (real Chromium)', () => 
     const started = await startServer(data.path);
     child = started.child;
     studioUrl = started.url;
-    const html = await (await fetch(`${studioUrl}/`)).text();
-    token = /<meta name="kbstudio-token" content="([^"]+)">/.exec(html)?.[1] ?? '';
+    studioLink = started.studioUrl;
+    token = started.token;
     expect(token.length).toBeGreaterThanOrEqual(32);
     evil = createHttpServer((_req, res) => {
       res.setHeader('Content-Type', 'text/html');
@@ -394,6 +395,50 @@ describe('the /studio API from a page of another origin (real Chromium)', () => 
     };
     expect(wallets.data.map((w) => w.name)).not.toContain('csrf');
     await page.close();
+  });
+
+  it('gives the studio token only to a browser that opened the printed link, not to any local process', async () => {
+    // What any process on this machine (or, bound past loopback, the network) gets by asking for the page.
+    for (const path of ['/', '/#/wallet', '/listings/x', `/?token=${token.slice(1)}`]) {
+      const page = await (await fetch(`${studioUrl}${path}`)).text();
+      expect(page).not.toContain(token);
+      expect(page).not.toContain('kbstudio-token');
+    }
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    // Without the link: the studio says how to open it, and calls nothing.
+    const studioCalls: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname.startsWith('/studio/')) studioCalls.push(r.url());
+    });
+    await page.goto(`${studioUrl}/#/wallet`);
+    await page.getByRole('heading', { name: 'Open the studio from its link' }).waitFor();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'studio-sign-in-1280x800-light.png') });
+    // A link of an earlier launch says so.
+    await page.goto(`${studioUrl}/?token=${token.slice(1)}#/wallet`);
+    await page.getByRole('heading', { name: 'This studio link is out of date' }).waitFor();
+    expect(studioCalls).toEqual([]);
+
+    // The printed link: the token leaves the address bar at once, the view asked for opens.
+    await page.goto(`${studioLink}#/wallet`);
+    await page.getByRole('heading', { name: 'Wallet', exact: true }).waitFor();
+    expect(page.url()).toBe(`${studioUrl}/#/wallet`);
+    // The session cookie is out of the page's reach, and the plain address now opens the studio.
+    expect(await page.evaluate('document.cookie')).toBe('');
+    const [cookie] = await context.cookies(studioUrl);
+    expect(cookie).toMatchObject({
+      name: `kbstudio_session_${new URL(studioUrl).port}`,
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/',
+    });
+    expect(cookie!.value).not.toContain(token);
+    const fresh = await context.newPage();
+    await fresh.goto(`${studioUrl}/#/listings`);
+    await fresh.getByRole('heading', { name: 'Listings' }).waitFor();
+    await context.close();
   });
 
   it('refuses another Origin even with the token (403), no token (401), and a foreign Host (403)', async () => {

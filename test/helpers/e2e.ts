@@ -41,8 +41,18 @@ export async function runCli(dataDir: string, args: string[], timeout = 30_000):
   return stdout;
 }
 
-/** Starts `kbstudio serve --port <port> --json` (0: any free port) and resolves with the URL it prints. */
-export function startServer(dataDir: string, port = 0): Promise<{ child: ChildProcess; url: string }> {
+export interface StartedServer {
+  child: ChildProcess;
+  /** The server's address, no trailing slash. */
+  url: string;
+  /** The link that signs a browser in to the studio (`<url>/?token=<token>`). */
+  studioUrl: string;
+  /** This launch's studio token, read from the link. */
+  token: string;
+}
+
+/** Starts `kbstudio serve --port <port> --json` (0: any free port) and resolves with what it prints. */
+export function startServer(dataDir: string, port = 0): Promise<StartedServer> {
   const child = spawn(
     process.execPath,
     [CLI, '--data-dir', dataDir, 'serve', '--port', String(port), '--json'],
@@ -61,7 +71,8 @@ export function startServer(dataDir: string, port = 0): Promise<{ child: ChildPr
     createInterface({ input: child.stdout! }).once('line', (line) => {
       clearTimeout(timer);
       try {
-        resolve({ child, url: (JSON.parse(line) as { url: string }).url });
+        const { url, studioUrl } = JSON.parse(line) as { url: string; studioUrl: string };
+        resolve({ child, url, studioUrl, token: new URL(studioUrl).searchParams.get('token') ?? '' });
       } catch {
         reject(new Error(`kbstudio serve printed something that is not JSON: ${line}\n${stderr}`));
       }
@@ -145,6 +156,8 @@ export interface OpenOptions {
 export class E2eStudio {
   dataDir = '';
   baseUrl = '';
+  /** This launch's studio token (what the studio's link carries). */
+  studioToken = '';
   /** The browser context of the page `openStudio` last opened. */
   context: BrowserContext | undefined;
   private server: ChildProcess | undefined;
@@ -182,6 +195,7 @@ export class E2eStudio {
     const started = await startServer(this.dataDir);
     this.server = started.child;
     this.baseUrl = started.url;
+    this.studioToken = started.token;
     this.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }
 
@@ -205,6 +219,12 @@ export class E2eStudio {
     const started = await startServer(this.dataDir, samePort ? Number(new URL(this.baseUrl).port) : 0);
     this.server = started.child;
     this.baseUrl = started.url;
+    this.studioToken = started.token;
+  }
+
+  /** The studio's link (which signs the browser in), opening the view `hash` (e.g. `#/publish`). */
+  studioLink(hash = ''): string {
+    return `${this.baseUrl}/?token=${encodeURIComponent(this.studioToken)}${hash}`;
   }
 
   async openStudio(hash = '', options: OpenOptions = {}): Promise<Page> {
@@ -217,7 +237,8 @@ export class E2eStudio {
     const page = await this.context.newPage();
     if (options.defaultTimeout) page.setDefaultTimeout(options.defaultTimeout);
     options.beforeGoto?.(page);
-    await page.goto(`${this.baseUrl}/${hash}`);
+    // As a creator does: the link `kbstudio serve` printed; the server takes the token out of the address.
+    await page.goto(this.studioLink(hash));
     return page;
   }
 

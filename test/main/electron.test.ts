@@ -105,6 +105,8 @@ describe('Electron main process: security settings in the source', () => {
     const main = read('src/main/index.ts');
     expect(main).toMatch(/listen\([^)]*'127\.0\.0\.1'\)/);
     expect(main).toMatch(/randomBytes\(32\)\.toString\('base64url'\)/);
+    // The window opens the studio's link: the page carries the token only for a session it signed in.
+    expect(main).toMatch(/pageUrl: dev\?\.rendererUrl \?\? studioLink\(url, studioToken\)/);
     expect(main).toMatch(/will-quit[\s\S]*stopStudio/);
     expect(main).toMatch(/server\.close\(\)[\s\S]*services\.close\(\)/);
   });

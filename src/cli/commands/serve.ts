@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { InvalidInput } from '../../core/errors';
 import { createServer } from '../../server/createServer';
+import { studioLink } from '../../server/studioSession';
 import { resolveDataDir } from '../dataDir';
 import { openDataDirServices, type GlobalOptions } from '../context';
 import { createOutput } from '../output';
@@ -30,9 +31,10 @@ export function serveCommand(program: Command): void {
       }
       const dataDir = resolveDataDir(globals.dataDir);
       const services = openDataDirServices(dataDir);
+      const studioToken = randomBytes(32).toString('base64url');
       const server = createServer({
         services,
-        studioToken: randomBytes(32).toString('base64url'),
+        studioToken,
         version: packageVersion(),
         rendererDir: RENDERER_DIR,
       });
@@ -62,11 +64,16 @@ export function serveCommand(program: Command): void {
         .pruneSources()
         .catch((err: unknown) => out.info(`Kept source files not tidied: ${(err as Error).message}`));
       if (!LOOPBACK.has(opts.host)) {
-        out.info(`Warning: bound to ${opts.host}. Anyone who can reach this address can open the studio.`);
+        out.info(
+          `Warning: bound to ${opts.host}. Anyone who can reach this address can call /v1 with an API key, and anyone who sees the studio link below (or the traffic: it is plain HTTP) can use the studio.`,
+        );
       }
-      out.result({ url: running.url, api: `${running.url}/v1`, dataDir }, () =>
+      // The studio page carries the studio token only for a browser that opened this link (studioSession.ts).
+      const studioUrl = studioLink(running.url, studioToken);
+      out.result({ url: running.url, studioUrl, api: `${running.url}/v1`, dataDir }, () =>
         [
           `KB Studio is serving at ${running.url}/`,
+          `  Studio:   ${studioUrl}  (open this link; it signs this browser in)`,
           `  API:      ${running.url}/v1  (OpenAPI: ${running.url}/v1/openapi.json)`,
           `  Data dir: ${dataDir}`,
           'Press Ctrl+C to stop.',
