@@ -59,6 +59,16 @@ export interface SettingView {
   value: string | null;
   source: 'environment' | 'stored' | 'unset';
   description: string;
+  /** A stored secret: whether it is encrypted at rest (the desktop app's OS keychain). */
+  encryptedAtRest?: boolean;
+  /** A stored secret this process cannot open (encrypted by the desktop app); `value` is then null. */
+  unreadable?: true;
+}
+
+/** What the settings store knows of its sealed secrets (core/sealedSettings.ts). */
+export interface SecretSealing {
+  unreadable(): SettingKey[];
+  encryptedAtRest(key: SettingKey): boolean;
 }
 
 export function checkSetting(key: string, value: string): SettingKey {
@@ -83,13 +93,15 @@ const SECRET_OF_URL: Partial<Record<SettingKey, SettingKey>> = {
  * send it there. Returns the keys cleared so (none, usually).
  */
 export function storeSetting(
-  store: { all(): Record<string, string>; set(key: string, value: string): void },
+  store: { all(): Record<string, string>; set(key: string, value: string): void } & Partial<SecretSealing>,
   key: SettingKey,
   value: string,
 ): SettingKey[] {
   const stored = store.all();
   const secret = SECRET_OF_URL[key];
-  const moved = secret !== undefined && (stored[key] ?? '') !== value && Boolean(stored[secret]);
+  // A key this process cannot open (sealed by the desktop app) is stored all the same.
+  const keyStored = (k: SettingKey) => Boolean(stored[k]) || (store.unreadable?.().includes(k) ?? false);
+  const moved = secret !== undefined && (stored[key] ?? '') !== value && keyStored(secret);
   store.set(key, value);
   if (!moved) return [];
   store.set(secret, '');
@@ -113,16 +125,23 @@ export function effectiveSettings(
 export function describeSettings(
   stored: Record<string, string>,
   env: Record<string, string | undefined>,
+  sealing?: SecretSealing,
 ): SettingView[] {
+  const unreadable = new Set(sealing?.unreadable() ?? []);
   return (Object.entries(SETTINGS) as [SettingKey, SettingDefinition][]).map(([key, def]) => {
     const fromEnv = env[def.env];
     const value = fromEnv || stored[key];
-    return {
+    const view: SettingView = {
       key,
       value: value ? (def.secret ? mask(value) : value) : null,
       source: fromEnv ? 'environment' : value ? 'stored' : 'unset',
       description: def.description,
     };
+    if (!fromEnv && unreadable.has(key))
+      return { ...view, source: 'stored', encryptedAtRest: true, unreadable: true };
+    if (def.secret && view.source === 'stored' && sealing)
+      view.encryptedAtRest = sealing.encryptedAtRest(key);
+    return view;
   });
 }
 

@@ -2,11 +2,12 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { batchedEmbedder, cachedEmbedder } from '../core/embed/cachedEmbedder';
 import type { Embedder } from '../core/embed/embedder';
-import { UnsupportedEmbeddingModel } from '../core/embed/errors';
+import { EmbeddingModelUnavailable, UnsupportedEmbeddingModel } from '../core/embed/errors';
 import { EMBEDDING_MODELS } from '../core/embed/models';
 import { OFFLINE_MODEL, offlineGloveEmbedder } from '../core/embed/offlineGlove';
 import { HOSTED_MODELS, hostedEmbedder, isHostedModel } from '../core/embed/providers';
-import { effectiveSettings, type Settings } from '../core/settings';
+import { SealedSettings, sealedKeyMessage } from '../core/sealedSettings';
+import { effectiveSettings, type SettingKey, type Settings } from '../core/settings';
 import { IngestionService } from '../core/ingest/service';
 import { SourceStore } from '../core/ingest/sourceStore';
 import { sharedWithLiveProcess } from '../core/uploads/scratch';
@@ -50,7 +51,8 @@ export interface StudioServices {
   listings: ListingService;
   apiKeys: ApiKeyService;
   wallets: WalletService;
-  settings: SqliteSettingsRepository;
+  /** The settings table; the providers' API keys sealed with `secretBox` (core/sealedSettings.ts). */
+  settings: SealedSettings;
   /** The environment overrides this process was started with. */
   environment: Record<string, string | undefined>;
   knowledgeBase: SqliteKnowledgeBaseStore;
@@ -105,13 +107,14 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
   const now = options.now ?? (() => new Date());
   const listings = new ListingService(new SqliteListingRepository(db), now);
   const knowledgeBase = new SqliteKnowledgeBaseStore(db, options.nativeBinding);
-  const settings = new SqliteSettingsRepository(db);
+  const settings = new SealedSettings(new SqliteSettingsRepository(db), options.secretBox ?? plainSecretBox);
   const environment = options.environment ?? {};
   const embedderFor =
     options.embedderFor ??
     embedderRegistry(
       db,
       () => effectiveSettings(settings.all(), environment),
+      () => settings.unreadable(),
       options.embeddingThread ?? embeddingThreadWanted(environment),
     );
   const sources = new SourceStore(join(dataDir, 'sources'));
@@ -230,13 +233,22 @@ async function warmOfflineModel(db: Db, embedderFor: (model: string) => Embedder
  * model's are computed again (faster than reading them back). Hosted providers read their keys when
  * used, so a key set in Settings takes effect without a restart.
  */
-function embedderRegistry(db: Db, settings: () => Settings, thread: boolean): (model: string) => Embedder {
+function embedderRegistry(
+  db: Db,
+  settings: () => Settings,
+  unreadable: () => SettingKey[],
+  thread: boolean,
+): (model: string) => Embedder {
   const cache = new SqliteEmbeddingCache(db);
   const offline = batchedEmbedder(offlineGloveEmbedder({ thread }), { batchSize: 512 });
   return (model) => {
     if (model === OFFLINE_MODEL.id) return offline;
     if (!isHostedModel(model)) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));
     const s = settings();
+    const keySetting: SettingKey = HOSTED_MODELS[model] === 'openai' ? 'openai.apiKey' : 'cohere.apiKey';
+    if (!s[keySetting] && unreadable().includes(keySetting)) {
+      throw new EmbeddingModelUnavailable(model, sealedKeyMessage(keySetting));
+    }
     const inner = hostedEmbedder(model, {
       openaiApiKey: s['openai.apiKey'],
       openaiBaseUrl: s['openai.baseUrl'],

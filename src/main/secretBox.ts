@@ -29,12 +29,14 @@ export function chooseSecretBox(
 ): SecretBox {
   if (!storage.isEncryptionAvailable()) {
     warn(
-      'OS encryption (safeStorage) is not available: wallet secrets are stored unencrypted in the data directory.',
+      'OS encryption (safeStorage) is not available: wallet secrets and API keys are stored unencrypted in the data directory.',
     );
     return plainSecretBox;
   }
   if (platform === 'linux' && storage.getSelectedStorageBackend?.() === 'basic_text') {
-    warn('No OS keyring was found (safeStorage backend basic_text): wallet secrets are stored unencrypted.');
+    warn(
+      'No OS keyring was found (safeStorage backend basic_text): wallet secrets and API keys are stored unencrypted.',
+    );
     return plainSecretBox;
   }
   return safeStorageSecretBox(storage);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { checkSetting, describeSettings, storeSetting } from '../../core/settings';
+import { checkSetting, storeSetting } from '../../core/settings';
 import { table } from '../output';
 import { withServices } from '../context';
 
@@ -13,11 +13,16 @@ export function settingsCommand(program: Command): void {
     .description('show every setting (secrets masked) and where its value comes from')
     .action((_opts: unknown, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
-        const views = describeSettings(services.settings.all(), services.environment);
+        const views = services.settings.describe(services.environment);
         out.result(views, () =>
           table(
             ['KEY', 'VALUE', 'FROM', 'WHAT'],
-            views.map((v) => [v.key, v.value ?? '-', v.source, v.description]),
+            views.map((v) => [
+              v.key,
+              v.unreadable ? '(encrypted by the app)' : (v.value ?? '-'),
+              v.source,
+              v.description,
+            ]),
           ),
         );
       }),
@@ -32,9 +37,7 @@ export function settingsCommand(program: Command): void {
       withServices(cmd, ({ services, out }) => {
         const checked = checkSetting(key, value);
         const cleared = storeSetting(services.settings, checked, value);
-        const view = describeSettings(services.settings.all(), services.environment).find(
-          (v) => v.key === checked,
-        )!;
+        const view = services.settings.describe(services.environment).find((v) => v.key === checked)!;
         const clearedNote = cleared.length
           ? `\n${cleared.join(', ')} cleared: a key is sent only to the address it was stored for; set it again for this one.`
           : '';

@@ -1,11 +1,5 @@
 import { z } from 'zod';
-import {
-  checkSetting,
-  describeSettings,
-  SETTINGS,
-  storeSetting,
-  type SettingKey,
-} from '../../../core/settings';
+import { checkSetting, SETTINGS, storeSetting, type SettingKey } from '../../../core/settings';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
 
@@ -18,7 +12,7 @@ const ValueBody = z.object({ value: z.string().max(4_000) });
  */
 export function settingsRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
   const views = () =>
-    describeSettings(services.settings.all(), services.environment).map((view) => ({
+    services.settings.describe(services.environment).map((view) => ({
       ...view,
       secret: SETTINGS[view.key].secret,
       env: SETTINGS[view.key].env,

@@ -5,7 +5,7 @@ import { Conflict, InvalidInput } from '../../../core/errors';
 import { lamportsToSol, solToLamports } from '../../../core/money';
 import { SolanaProgramClient } from '../../../core/marketplace/solana/client';
 import { resolveProgramId } from '../../../core/marketplace/solana/pda';
-import { describeSettings, effectiveSettings } from '../../../core/settings';
+import { effectiveSettings } from '../../../core/settings';
 import { isWalletAddress, signMessage } from '../../../core/wallets/keypair';
 import {
   AirdropSchema,
@@ -158,9 +158,9 @@ function parseTransaction(bytes: Uint8Array): Transaction {
 export function networkView(services: StudioServices): NetworkView {
   const settings = effectiveSettings(services.settings.all(), services.environment);
   const rpcUrl = settings['solana.rpcUrl'] ?? null;
-  const source = describeSettings(services.settings.all(), services.environment).find(
-    (s) => s.key === 'solana.rpcUrl',
-  )!.source;
+  const source = services.settings
+    .describe(services.environment)
+    .find((s) => s.key === 'solana.rpcUrl')!.source;
   const network = networkOfRpcUrl(rpcUrl);
   return {
     network,

@@ -9,6 +9,7 @@ import {
   Text,
   TextInput,
   Title,
+  Tooltip,
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -22,6 +23,10 @@ interface SettingView {
   description: string;
   secret: boolean;
   env: string;
+  /** A stored secret: sealed with the OS keychain (desktop app) or stored as typed. */
+  encryptedAtRest?: boolean;
+  /** Stored encrypted, but this keychain cannot open it. */
+  unreadable?: true;
 }
 
 const PROVIDER_KEYS = ['openai.apiKey', 'openai.baseUrl', 'cohere.apiKey', 'cohere.baseUrl'];
@@ -83,9 +88,11 @@ function SettingRow({ setting }: { setting: SettingView }) {
   const current = setting.value ?? '';
   const placeholder = fromEnv
     ? `Set by ${setting.env}`
-    : setting.secret
-      ? current || 'Not set'
-      : current || 'Default';
+    : setting.unreadable
+      ? 'Stored encrypted, but this keychain cannot open it: set it again'
+      : setting.secret
+        ? current || 'Not set'
+        : current || 'Default';
   const error = save.error instanceof Error ? save.error.message : undefined;
   return (
     <form
@@ -102,6 +109,22 @@ function SettingRow({ setting }: { setting: SettingView }) {
               <Badge size="xs" variant="light" color={SOURCE_COLOR[setting.source]}>
                 {setting.source}
               </Badge>
+              {setting.encryptedAtRest !== undefined && (
+                <Tooltip
+                  label={
+                    setting.encryptedAtRest
+                      ? 'Sealed with the OS keychain (Electron safeStorage)'
+                      : 'Stored unencrypted in the data directory (kbstudio serve / CLI have no OS keychain)'
+                  }
+                  withArrow
+                  multiline
+                  w={260}
+                >
+                  <Badge size="xs" variant="light" color={setting.encryptedAtRest ? 'teal' : 'yellow'}>
+                    {setting.encryptedAtRest ? 'encrypted' : 'plain'}
+                  </Badge>
+                </Tooltip>
+              )}
             </Group>
           }
           description={setting.description}
