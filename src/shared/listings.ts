@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PageQuerySchema } from './pagination';
+import { queryDecimal } from './queryNumbers';
 
 export const ACCESS_MODELS = ['one_time', 'subscription', 'per_query'] as const;
 export const AccessModelSchema = z.enum(ACCESS_MODELS).meta({ id: 'AccessModel' });
@@ -45,8 +46,7 @@ export const ListingSchema = z
 
 export type Listing = z.infer<typeof ListingSchema>;
 
-const optionalNumber = (description: string) =>
-  z.coerce.number().refine(Number.isFinite, 'must be a finite number').optional().meta({ description });
+const optionalNumber = (description: string) => queryDecimal().optional().meta({ description });
 
 export const ListingSearchQuerySchema = PageQuerySchema.extend({
   q: z

@@ -1,18 +1,17 @@
 import { z } from 'zod';
+import { queryInteger } from './queryNumbers';
 
 export const LIST_LIMIT_DEFAULT = 20;
 export const LIST_LIMIT_MAX = 100;
 
 /** Query parameters shared by every list endpoint. */
 export const PageQuerySchema = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(LIST_LIMIT_MAX)
+  limit: queryInteger((n) => n.min(1).max(LIST_LIMIT_MAX))
     .default(LIST_LIMIT_DEFAULT)
     .meta({ description: `Results per page, 1..${LIST_LIMIT_MAX} (default ${LIST_LIMIT_DEFAULT}).` }),
-  offset: z.coerce.number().int().min(0).default(0).meta({ description: 'Pagination offset.' }),
+  offset: queryInteger((n) => n.min(0))
+    .default(0)
+    .meta({ description: 'Pagination offset.' }),
 });
 
 export const PaginationSchema = z

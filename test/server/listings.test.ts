@@ -230,6 +230,14 @@ describe('GET /v1/listings', () => {
     ['?maxPrice=cheap', 'maxPrice'],
     ['?maxPrice=-1', 'maxPrice'],
     ['?minRating=6', 'minRating'],
+    // Numbers are decimal digits: Number() would have read these as 16, 10, 2, 0 and 0.
+    ['?limit=0x10', 'limit'],
+    ['?limit=1e1', 'limit'],
+    ['?limit=%202', 'limit'],
+    ['?offset=', 'offset'],
+    ['?maxPrice=', 'maxPrice'],
+    ['?maxPrice=0x1', 'maxPrice'],
+    ['?minRating=Infinity', 'minRating'],
   ])('%s is a 400 naming the field', async (query, field) => {
     const res = await studio.api(`/v1/listings${query}`, { key });
     expect(res.status).toBe(400);
@@ -237,6 +245,18 @@ describe('GET /v1/listings', () => {
     expect(body.error).toMatchObject({ code: 'invalid_request', status: 400 });
     expect(body.error.message).toMatch(new RegExp(`^${field}: `));
     expect(body.error.requestId).toBe(res.headers.get('x-request-id'));
+  });
+
+  it('says what a number must look like', async () => {
+    const messages = await Promise.all(
+      ['?limit=0x10', '?maxPrice=', '?limit=500'].map(
+        async (query) => (await json(await studio.api(`/v1/listings${query}`, { key }))).error.message,
+      ),
+    );
+    expect(messages[0]).toBe('limit: must be a whole number written in decimal digits');
+    expect(messages[1]).toBe('maxPrice: must be a number written in decimal digits, like 0.5');
+    expect(messages[2]).toMatch(/^limit: .*100/);
+    expect((await search('?maxPrice=.5&limit=007&offset=0')).body.pagination).toMatchObject({ limit: 7 });
   });
 
   it('a parameter given twice is a 400 saying so; an unknown one given twice is ignored', async () => {

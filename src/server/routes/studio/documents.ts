@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { SqliteDocumentRepository, type DocumentSummary } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
+import { queryInteger } from '../../../shared/queryNumbers';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 const ChunkQuerySchema = z.object({
   q: z.string().max(500).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: queryInteger((n) => n.min(1).max(200)).default(50),
+  offset: queryInteger((n) => n.min(0)).default(0),
 });
 
 /** The Inspect view: a knowledge base's documents and their chunks; deleting a document. */
