@@ -42,7 +42,7 @@ export function chunkSections(sections: Section[], options?: ChunkingOptions): T
   const chunkPart = partChunker(options);
   const chunks: TextChunk[] = [];
   for (const section of sections) {
-    for (const part of sectionParts(section)) chunkPart(section, part, chunks);
+    for (let start: number | undefined = 0; start !== undefined;) start = chunkPart(section, start, chunks);
   }
   return chunks;
 }
@@ -61,11 +61,10 @@ export async function chunkSectionsPausing(
   const chunks: TextChunk[] = [];
   for (let i = 0; i < sections.length; i++) {
     const section = sections[i]!;
-    const parts = sectionParts(section);
-    for (const part of parts) {
-      chunkPart(section, part, chunks);
+    for (let start: number | undefined = 0; start !== undefined;) {
+      start = chunkPart(section, start, chunks);
       // A large section's parts each take a look at the clock.
-      if (parts.length > 1) await pause();
+      if (start !== undefined || section.text.length > MAX_PART_CHARS) await pause();
     }
     // A few sections between looks at the clock: most are short (a CSV row, a paragraph).
     if (i % PAUSE_EVERY_SECTIONS === PAUSE_EVERY_SECTIONS - 1) await pause();
@@ -79,22 +78,26 @@ const PAUSE_EVERY_SECTIONS = 32;
  * Sections longer than this are chunked in parts of at most this many characters, cut at a paragraph
  * break (else a line break, else a space): one 4.2 MB section (a Markdown file of base64 without a blank
  * line) held the server's thread for 8 s in one chunker call. A part takes at most some tens of
- * milliseconds; the cost is that no chunk spans two parts (one shorter chunk, without overlap, every
- * 32,768 characters, about sixteen chunks of 512 tokens of English).
+ * milliseconds. The last chunk of a part (cut short by the part's end, and without the overlap a next
+ * chunk would have had) is dropped, and the next part starts where it started: chunks straddle part
+ * ends as they would in one call, with the same overlap.
  */
 export const MAX_PART_CHARS = 32_768;
 
-/** [start, end) ranges covering the section's text, one when it is short or atomic. */
-export function sectionParts(section: Section): [number, number][] {
-  const { text } = section;
-  if (section.atomic || text.length <= MAX_PART_CHARS) return [[0, text.length]];
-  const parts: [number, number][] = [];
-  for (let start = 0; start < text.length;) {
-    const end = partEnd(text, start);
-    parts.push([start, end]);
-    start = end;
-  }
-  return parts;
+/** The end of the part starting at `start` (exported for tests): the whole section when it is short or atomic. */
+export function partEndOf(section: Section, start: number): number {
+  if (section.atomic || section.text.length <= MAX_PART_CHARS) return section.text.length;
+  return partEnd(section.text, start);
+}
+
+/**
+ * Where a chunk's text starts once the whitespace before it is taken back (but not past `floor`): the
+ * chunker's tokens carry their leading space, so chunking again from there meets the same tokens.
+ */
+function withLeadingSpace(text: string, at: number, floor: number): number {
+  let from = at;
+  while (from > floor + 1 && /\s/.test(text[from - 1]!)) from--;
+  return from;
 }
 
 /** Where the part starting at `start` ends: after the last separator in its second half, else at the limit. */
@@ -114,23 +117,35 @@ function partEnd(text: string, start: number): number {
   return isLowSurrogate(text.charCodeAt(limit)) ? limit - 1 : limit;
 }
 
-/** Appends the chunks of one part of a section to `out`, with the options resolved once. */
+/**
+ * Appends the chunks of the part of a section starting at `start` to `out`, with the options resolved
+ * once, and returns where the next part starts (undefined after the section's last part).
+ */
 function partChunker(
   options?: ChunkingOptions,
-): (section: Section, part: [number, number], out: TextChunk[]) => void {
+): (section: Section, start: number, out: TextChunk[]) => number | undefined {
   const { strategy, chunkSize, chunkOverlap } = resolveChunkingOptions(options);
   const chunker = CHUNKERS[strategy];
-  return (section, [start, end], out) => {
+  return (section, start, out) => {
+    const end = partEndOf(section, start);
     const text = start === 0 && end === section.text.length ? section.text : section.text.slice(start, end);
     const spans = section.atomic
       ? [finishChunk(text, 0, text.length)].filter((s) => s !== undefined)
       : chunker(text, { chunkSize, chunkOverlap });
-    for (const span of spans) {
+    // Not the last part: its last chunk is made again, whole, at the start of the next part.
+    const last = spans.at(-1);
+    const next =
+      end < section.text.length && spans.length > 1 && last!.start > 0
+        ? start + withLeadingSpace(text, last!.start, spans.at(-2)!.start)
+        : undefined;
+    const kept = next === undefined ? spans : spans.slice(0, -1);
+    for (const span of kept) {
       out.push({
         text: text.slice(span.start, span.end),
         tokenCount: span.tokens,
         metadata: { ...section.metadata },
       });
     }
+    return next ?? (end < section.text.length ? end : undefined);
   };
 }

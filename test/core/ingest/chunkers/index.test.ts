@@ -1,11 +1,17 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  CHUNKING_STRATEGIES,
   chunkSections,
   chunkSectionsPausing,
   MAX_PART_CHARS,
+  partEndOf,
   resolveChunkingOptions,
-  sectionParts,
 } from '../../../../src/core/ingest/chunkers';
+import { markdownChunker } from '../../../../src/core/ingest/chunkers/markdown';
+import { recursiveChunker } from '../../../../src/core/ingest/chunkers/recursive';
+import { sentenceChunker } from '../../../../src/core/ingest/chunkers/sentence';
+import type { Section } from '../../../../src/core/ingest/types';
 import { InvalidInput } from '../../../../src/core/errors';
 
 describe('chunkSections', () => {
@@ -101,6 +107,16 @@ describe('chunkSectionsPausing', () => {
 
 describe('a section longer than MAX_PART_CHARS', () => {
   const paragraph = (i: number) => `Paragraph ${i} tells the ferry timetable of pier ${i % 7}, line by line.`;
+  /** Where the parts of a section would be cut, each part starting where the last one ended. */
+  const sectionParts = (section: Section) => {
+    const parts: [number, number][] = [];
+    for (let start = 0; start < section.text.length;) {
+      const end = partEndOf(section, start);
+      parts.push([start, end]);
+      start = end;
+    }
+    return parts;
+  };
 
   it('is cut at paragraph breaks, else line breaks, else spaces, else hard, never inside a surrogate pair', () => {
     const cover = (text: string) => {
@@ -135,7 +151,10 @@ describe('a section longer than MAX_PART_CHARS', () => {
     const chunks = await chunkSectionsPausing(sections, undefined, async () => {
       pauses++;
     });
-    expect(pauses).toBe(sectionParts(sections[0]!).length);
+    // A part each, and a little more: each part after the first starts at its forerunner's last chunk.
+    const cuts = sectionParts(sections[0]!).length;
+    expect(pauses).toBeGreaterThanOrEqual(cuts);
+    expect(pauses).toBeLessThanOrEqual(cuts + Math.ceil(cuts / 8));
     expect(chunks).toEqual(chunkSections(sections));
     for (const chunk of chunks) {
       expect(text).toContain(chunk.text);
@@ -143,5 +162,72 @@ describe('a section longer than MAX_PART_CHARS', () => {
     }
     const covered = new Set(chunks.flatMap((c) => c.text.match(/Paragraph \d+/g) ?? []));
     expect(covered.size).toBe(3000);
+  });
+
+  const long = (i: number) => `${paragraph(i)} ${'More words follow here. '.repeat(i % 5)}`;
+  const paragraphs = Array.from({ length: 3000 }, (_, i) => long(i)).join('\n\n');
+  const texts = [paragraphs, paragraphs.replaceAll('\n\n', '\n'), paragraphs.replaceAll('\n\n', ' ')];
+
+  it('gives the chunks one chunker call over the whole section would, overlaps included', () => {
+    const chunkers = { recursive: recursiveChunker, markdown: markdownChunker, sentence: sentenceChunker };
+    for (const strategy of ['recursive', 'markdown', 'sentence'] as const) {
+      for (const [chunkSize, chunkOverlap] of [
+        [512, 64],
+        [128, 32],
+      ] as const) {
+        for (const text of texts) {
+          const label = `${strategy} ${chunkSize}/${chunkOverlap} ${JSON.stringify(text.slice(95, 115))}`;
+          expect(sectionParts({ text, metadata: {} }).length, label).toBeGreaterThan(2);
+          const whole = chunkers[strategy](text, { chunkSize, chunkOverlap }).map((span) =>
+            text.slice(span.start, span.end),
+          );
+          const parted = chunkSections([{ text, metadata: {} }], { strategy, chunkSize, chunkOverlap });
+          expect(
+            parted.map((c) => c.text),
+            label,
+          ).toEqual(whole);
+        }
+      }
+    }
+  });
+
+  it('gives full, overlapping chunks across every cut: fixed windows, and text without a space (base64)', () => {
+    // Letters from SHA-256 blocks: one pre-token for the tokenizer, so parts are cut hard, and chunks
+    // made again after a cut (as fixed windows restarted inside a number) may sit a token off one
+    // chunker call's. None is cut short, and none is lost.
+    const letters = Array.from({ length: (3 * MAX_PART_CHARS) / 32 }, (_, block) =>
+      [...createHash('sha256').update(String(block)).digest()]
+        .map((b) => String.fromCharCode(97 + (b % 26)))
+        .join(''),
+    ).join('');
+    const cases = [
+      ...CHUNKING_STRATEGIES.map((strategy) => ({ strategy, text: letters })),
+      ...texts.map((text) => ({ strategy: 'fixed' as const, text })),
+    ];
+    for (const { strategy, text } of cases) {
+      const label = `${strategy} ${JSON.stringify(text.slice(95, 115))}`;
+      expect(sectionParts({ text, metadata: {} }).length, label).toBeGreaterThan(2);
+      const chunks = chunkSections([{ text, metadata: {} }], { strategy, chunkSize: 512, chunkOverlap: 64 });
+      let previous = -1;
+      let coveredTo = 0;
+      chunks.forEach((chunk, k) => {
+        const at = text.indexOf(chunk.text, previous + 1);
+        expect(at, `${label} chunk ${k} not found after the one before`).toBeGreaterThan(previous);
+        // No gap after the chunk before (the first at the start); fixed windows overlap it.
+        if (k === 0) expect(at, label).toBe(0);
+        else if (strategy === 'fixed')
+          expect(at, `${label} chunk ${k} does not overlap`).toBeLessThan(coveredTo);
+        else expect(at, `${label} chunk ${k} leaves a gap`).toBeLessThanOrEqual(coveredTo);
+        previous = at;
+        coveredTo = at + chunk.text.length;
+        expect(chunk.tokenCount).toBeLessThanOrEqual(512);
+        // (The sentence chunker makes shorter chunks of such text in one call too: its own limit on a
+        // "sentence" of thousands of letters.)
+        if (k < chunks.length - 1 && strategy !== 'sentence') {
+          expect(chunk.tokenCount, `${label} chunk ${k}`).toBeGreaterThan(460);
+        }
+      });
+      expect(coveredTo, label).toBe(text.trimEnd().length);
+    }
   });
 });
