@@ -6,6 +6,7 @@ const FENCE = /^\s*(`{3,}|~{3,})/;
 /** A list item after a blank line may continue the same (loose) list: never cut there. */
 const LIST_ITEM = /^(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)/;
 const LINK_DEFINITION = /^ {0,3}\[(?!\^)([^\]]+)\]:[ \t]*\S/;
+const FOOTNOTE_DEFINITION = /^ {0,3}\[\^([^\]\s][^\]]*)\]:/;
 /** CommonMark HTML blocks 1-5 run across blank lines until their end marker. */
 const MULTILINE_HTML: [start: RegExp, end: RegExp][] = [
   [/^ {0,3}<(script|pre|style|textarea)(?=[\s>]|$)/i, /<\/(script|pre|style|textarea)>/i],
@@ -23,12 +24,15 @@ const MULTILINE_HTML: [start: RegExp, end: RegExp][] = [
  * blank line (not a list item, which may continue a loose list), outside front matter, fenced code and
  * multi-line HTML blocks: such a line closes every open list, quote or paragraph, so each piece parses as
  * it would in the whole. The link reference definitions a piece mentions are appended to it so
- * `[text][ref]` still resolves. Not used for MDX, whose JSX elements and expressions span blank lines.
+ * `[text][ref]` still resolves, and so is an empty definition of each footnote it mentions but does not
+ * define (a footnote's text is kept once, where it is; an empty one gives no text), so a reference
+ * reads `[1]` as in the whole, not `[^1]`. Not used for MDX, whose JSX elements and expressions span
+ * blank lines.
  */
 export function markdownPieces(text: string): string[] {
   if (text.length <= SPLIT_ABOVE) return [text];
   const lines = splitLines(text);
-  const { cuts, definitions, openAtEnd } = scan(lines);
+  const { cuts, definitions, footnotes, openAtEnd } = scan(lines);
 
   const pieces: string[] = [];
   let start = 0;
@@ -42,10 +46,10 @@ export function markdownPieces(text: string): string[] {
     size += line.length;
   });
   pieces.push(lines.slice(start).join(''));
-  if (pieces.length === 1 || definitions.size === 0) return pieces;
+  if (pieces.length === 1 || (definitions.size === 0 && footnotes.size === 0)) return pieces;
   // A fence left open at the end of the file would swallow the appended definitions as code.
   return pieces.map((piece, index) =>
-    openAtEnd && index === pieces.length - 1 ? piece : withDefinitions(piece, definitions),
+    openAtEnd && index === pieces.length - 1 ? piece : withDefinitions(piece, definitions, footnotes),
   );
 }
 
@@ -66,12 +70,24 @@ export function splitLines(text: string): string[] {
   }
 }
 
-/** The piece, followed by the definitions of the labels it mentions (`[label]`). */
-function withDefinitions(piece: string, definitions: Map<string, string>): string {
+/**
+ * The piece, followed by the definitions of the labels it mentions (`[label]`), and an empty definition
+ * of each footnote it mentions (`[^label]`) that is defined in another piece.
+ */
+function withDefinitions(piece: string, definitions: Map<string, string>, footnotes: Set<string>): string {
   const used = new Set<string>();
+  const notes = new Set<string>();
   for (const [, label] of piece.matchAll(/\[([^[\]]{1,999})\]/g)) {
     const definition = definitions.get(normalizeLabel(label as string));
     if (definition) used.add(definition);
+    if (label!.startsWith('^') && footnotes.has(normalizeLabel(label!.slice(1)))) notes.add(label!.slice(1));
+  }
+  if (notes.size > 0) {
+    for (const line of splitLines(piece)) {
+      const defined = FOOTNOTE_DEFINITION.exec(line)?.[1];
+      if (defined !== undefined) notes.delete(defined);
+    }
+    for (const label of notes) used.add(`[^${label}]:`);
   }
   return used.size === 0 ? piece : `${piece}\n\n${[...used].join('\n')}\n`;
 }
@@ -80,9 +96,16 @@ function normalizeLabel(label: string): string {
   return label.trim().replace(/\s+/g, ' ').toLowerCase();
 }
 
-function scan(lines: string[]): { cuts: Set<number>; definitions: Map<string, string>; openAtEnd: boolean } {
+function scan(lines: string[]): {
+  cuts: Set<number>;
+  definitions: Map<string, string>;
+  /** The footnote labels defined in the document, normalized. */
+  footnotes: Set<string>;
+  openAtEnd: boolean;
+} {
   const cuts = new Set<number>();
   const definitions = new Map<string, string>();
+  const footnotes = new Set<string>();
   let fence: { char: string; length: number; indent: number } | undefined;
   let htmlEnd: RegExp | undefined;
   let previousBlank = true;
@@ -114,11 +137,13 @@ function scan(lines: string[]): { cuts: Set<number>; definitions: Map<string, st
         // The first definition of a label wins, as in CommonMark.
         if (label !== undefined && !definitions.has(normalizeLabel(label)))
           definitions.set(normalizeLabel(label), line);
+        const note = FOOTNOTE_DEFINITION.exec(line)?.[1];
+        if (note !== undefined) footnotes.add(normalizeLabel(note));
       }
     }
     previousBlank = blank;
   }
-  return { cuts, definitions, openAtEnd: fence !== undefined || htmlEnd !== undefined };
+  return { cuts, definitions, footnotes, openAtEnd: fence !== undefined || htmlEnd !== undefined };
 }
 
 /** Columns of leading whitespace, a tab reaching the next multiple of 4 (as CommonMark counts them). */

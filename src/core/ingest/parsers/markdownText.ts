@@ -46,7 +46,11 @@ export function blockText(node: Nodes): string {
     case 'html':
       return htmlText(node.value).trim();
     case 'footnoteDefinition':
-      return `[${node.label ?? node.identifier}]: ${blocksText(node.children)}`;
+      // Empty: nothing to keep (markdownPieces gives a piece such a definition of a footnote defined
+      // in another piece, so its references read as in the whole document).
+      return node.children.length === 0
+        ? ''
+        : `[${node.label ?? node.identifier}]: ${blocksText(node.children)}`;
     case 'thematicBreak':
     case 'definition':
     case 'yaml':

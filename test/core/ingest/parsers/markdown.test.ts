@@ -183,6 +183,23 @@ describe('parseMarkdown on a large document', () => {
       expect(section).toEqual({ text: expected(i), metadata: { headings: [`Unit ${i}`] } });
     });
   });
+
+  it('reads footnote references as a whole parse does, the note kept once where it is defined', async () => {
+    let source = '';
+    for (let i = 0; source.length < 70_000; i++)
+      source += `## Unit ${i}\n\nSee the note[^shared], ${filler}.\n\n`;
+    source += '[^shared]: The shared note.\n';
+
+    const doc = await markdown(source, 'big.md');
+
+    expect(doc.sections.length).toBeGreaterThan(100);
+    const last = doc.sections.length - 1;
+    doc.sections.forEach((section, i) => {
+      // Not `[^shared]`, as pieces without the definition read it.
+      const note = i === last ? '\n\n[shared]: The shared note.' : '';
+      expect(section.text, `section ${i}`).toBe(`Unit ${i}\n\nSee the note[shared], ${filler}.${note}`);
+    });
+  });
 });
 
 describe('parseMarkdown front matter', () => {
