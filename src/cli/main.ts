@@ -45,7 +45,8 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
 /**
  * Every command, subcommands included, reports its argument errors the same way: commander's own
  * printing is replaced, so main() prints each error once (one line and a hint, or with --json the one
- * error document on stdout and nothing on stderr). Help asked for goes to stdout.
+ * error document on stdout and nothing on stderr). Help asked for goes to stdout (as `{"help": text}`
+ * with --json).
  */
 function configure(command: Command, json: boolean): void {
   command
@@ -55,6 +56,10 @@ function configure(command: Command, json: boolean): void {
     })
     .configureOutput({
       outputError: () => {},
+      // Help asked for: with --json too, one JSON document on stdout (DESIGN §6), the text in `help`.
+      writeOut: json
+        ? (text) => process.stdout.write(`${JSON.stringify({ help: text })}\n`)
+        : (text) => process.stdout.write(text),
       // The help of a group run without its command; --json keeps stderr quiet (main() says it as JSON).
       writeErr: json ? () => {} : (text) => process.stderr.write(text),
     })

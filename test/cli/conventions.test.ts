@@ -66,6 +66,11 @@ describe('kbstudio conventions', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: kbstudio listings/);
     expect(help.stderr).toBe('');
+    // With --json, still one JSON document: the same text under `help`.
+    const jsonHelp = await cli('--json', 'listings', '--help');
+    expect(jsonHelp.code).toBe(0);
+    expect(jsonHelp.stderr).toBe('');
+    expect(jsonHelp.json).toEqual({ help: help.stdout });
   });
 
   it('prints the version, as JSON with --json', async () => {
