@@ -42,6 +42,8 @@ export const StartPushSchema = z
       .max(500 * 1024 * 1024)
       .optional(),
     maxPartFiles: z.number().int().min(1).max(1000).optional(),
+    /** A new draft listing on the remote, not the one this listing was pushed to before. */
+    newListing: z.boolean().optional(),
   })
   .refine((v) => v.targetId !== undefined || v.baseUrl !== undefined, {
     message: 'give targetId (a remembered target) or baseUrl with apiKey',
@@ -116,6 +118,19 @@ export interface PushReport {
   error: PushError | null;
   startedAt: string;
   finishedAt: string | null;
+}
+
+/**
+ * What the remote holds that this listing does not, after a completed push: a push adds and replaces
+ * documents, it never deletes, so a document deleted (or renamed) here stays on the service, found by
+ * its buyers, until it is deleted there. Undefined when the remote holds no more than was pushed.
+ */
+export function remoteOnlyNote(report: PushReport): string | undefined {
+  if (report.state !== 'completed' || report.remoteDocumentCount === null) return undefined;
+  const extra = report.remoteDocumentCount - report.totals.files;
+  if (extra <= 0) return undefined;
+  const documents = extra === 1 ? '1 document' : `${extra} documents`;
+  return `The service holds ${documents} more than this listing: a push never deletes, so documents deleted or renamed here stay there (and are found by its buyers) until deleted on the service.`;
 }
 
 /** A studio push job: the report as it grows. */

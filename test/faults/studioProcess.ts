@@ -422,7 +422,8 @@ export function rememberedRemoteListing(
       .prepare(`SELECT value FROM settings WHERE key = ?`)
       .pluck()
       .get(`push.remoteListing.${baseUrl}|${listingId}`) as string | undefined;
-    return value || undefined;
+    // Stored as `<remote id>\t<fingerprint of the key that pushed>` (PushTargets.rememberRemoteListing).
+    return value?.split('\t')[0] || undefined;
   } finally {
     db.close();
   }

@@ -6,7 +6,7 @@ import { pushListing } from '../../core/push/push';
 import { normalizeBaseUrl } from '../../core/push/targets';
 import { pushTargetsOf } from '../../core/push/wiring';
 import { effectiveSettings } from '../../core/settings';
-import type { PushFileReport, PushReport } from '../../shared/push';
+import { remoteOnlyNote, type PushFileReport, type PushReport } from '../../shared/push';
 import { numberFlag, withServices } from '../context';
 import { abortOnStopSignals, exitCodeOf } from '../interrupt';
 import { table } from '../output';
@@ -18,12 +18,15 @@ interface PushFlags {
   remember?: boolean;
   maxPartBytes?: number;
   maxPartFiles?: number;
+  newListing?: boolean;
 }
 
 /** Wire codes of the push's own failures, with the status each would have as an API error. */
 const FAILURE_STATUS: Record<string, number> = {
   unauthorized: 401,
   forbidden: 403,
+  remote_listing_not_visible: 403,
+  not_a_marketplace_api: 400,
   unsupported_embedding_model: 400,
   remote_unreachable: 503,
   cancelled: 499,
@@ -42,6 +45,10 @@ export function pushCommand(program: Command): void {
     .option('--remember', 'save the target and its key for later pushes')
     .option('--max-part-bytes <n>', 'smaller parts than the 500 MB bulk threshold', numberFlag)
     .option('--max-part-files <n>', 'fewer files per part than 1,000', numberFlag)
+    .option(
+      '--new-listing',
+      'make a new draft listing on the service, not the one this listing was pushed to',
+    )
     .action((flags: PushFlags, cmd: Command) =>
       withServices(cmd, async ({ services, out }) => {
         const targets = pushTargetsOf(services);
@@ -77,6 +84,7 @@ export function pushCommand(program: Command): void {
               partLimits,
               signal: stop.signal,
               onUpdate: bars?.update,
+              newRemoteListing: flags.newListing,
             },
             services,
             targets,
@@ -145,6 +153,7 @@ function human(report: PushReport): string {
       (report.remoteChunkCount === null
         ? ''
         : ` The remote knowledge base holds ${report.remoteDocumentCount} documents, ${report.remoteChunkCount} chunks.`),
+    ...[remoteOnlyNote(report)].filter((note) => note !== undefined),
   ].join('\n');
 }
 

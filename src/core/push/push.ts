@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -36,7 +37,19 @@ export interface PushDeps {
 /** Where a push remembers the remote listing of each local listing, per service. */
 export interface RemoteListingMemory {
   remoteListing(baseUrl: string, listingId: string): string | undefined;
-  rememberRemoteListing(baseUrl: string, listingId: string, remoteId: string | undefined): void;
+  /** The fingerprint (apiKeyFingerprint) of the key the remote listing was last pushed with, if known. */
+  remoteListingKey(baseUrl: string, listingId: string): string | undefined;
+  rememberRemoteListing(
+    baseUrl: string,
+    listingId: string,
+    remoteId: string | undefined,
+    keyFingerprint?: string,
+  ): void;
+}
+
+/** Which API key a remote listing was pushed with, without keeping the key: 16 hex of its SHA-256. */
+export function apiKeyFingerprint(apiKey: string): string {
+  return createHash('sha256').update(apiKey).digest('hex').slice(0, 16);
 }
 
 export interface PushRequest {
@@ -58,6 +71,8 @@ export interface PushRequest {
   onUpdate?: (report: PushReport) => void;
   /** Another fetch for the remote (tests). */
   fetch?: Fetch;
+  /** Make a new draft listing on the remote, even if one is remembered for this listing there. */
+  newRemoteListing?: boolean;
   now?: () => Date;
 }
 
@@ -97,7 +112,7 @@ export async function pushListing(
   const report: PushReport = {
     listingId: listing.id,
     target: baseUrl,
-    remoteListingId: memory.remoteListing(baseUrl, listing.id) ?? null,
+    remoteListingId: request.newRemoteListing ? null : (memory.remoteListing(baseUrl, listing.id) ?? null),
     state: 'running',
     parts: plan.parts.map((part, i) => partReport(part, i + 1)),
     missing: plan.missing.map((m) => ({
@@ -123,15 +138,22 @@ export async function pushListing(
     timeoutMs: request.timeoutMs ?? 60_000,
     fetch: request.fetch,
   });
-  const sender = new PartSender(request, client, listing, report, notifier, (remoteId) => {
+  const keyFingerprint = apiKeyFingerprint(request.apiKey);
+  // Pushed before with another key: a 404 for the remembered listing may mean "not this key's".
+  const madeWithOtherKey = () => {
+    const madeWith = memory.remoteListingKey(baseUrl, listing.id);
+    return madeWith !== undefined && madeWith !== keyFingerprint;
+  };
+  const sender = new PartSender(request, client, listing, report, notifier, madeWithOtherKey, (remoteId) => {
     report.remoteListingId = remoteId ?? null;
-    memory.rememberRemoteListing(baseUrl, listing.id, remoteId);
+    memory.rememberRemoteListing(baseUrl, listing.id, remoteId, remoteId ? keyFingerprint : undefined);
   });
 
   const workDir = join(deps.dataDir, 'tmp', newId('push', 12));
   await mkdir(workDir, { recursive: true });
   notifier.update(true);
   try {
+    await checkRemoteApi(client, baseUrl, request.signal);
     for (const [i, planned] of plan.parts.entries()) {
       const part = report.parts[i]!;
       const zip = join(workDir, `part-${part.index}.zip`);
@@ -192,6 +214,7 @@ class PartSender {
     private readonly listing: Listing,
     private readonly report: PushReport,
     private readonly notifier: Notifier,
+    private readonly madeWithOtherKey: () => boolean,
     private readonly remember: (remoteId: string | undefined) => void,
   ) {}
 
@@ -211,6 +234,16 @@ class PartSender {
         if (signal?.aborted || err instanceof UserAbortError) throw err;
         this.refuseAccess(err);
         if (err instanceof NotFoundError && err.code === 'listing_not_found' && this.report.remoteListingId) {
+          // A draft is shown only to its own wallet (404, not 403): with another key than the last push's,
+          // "not found" may mean "not this wallet's", and a new draft would orphan the real one.
+          if (this.madeWithOtherKey()) {
+            const id = this.report.remoteListingId;
+            throw new PushFailed(
+              'remote_listing_not_visible',
+              `${this.report.target} does not show listing ${id} to this API key, and it was pushed there with another key: a draft is visible only to its own wallet. Push with a key of the wallet that owns ${id}; to make a new listing there instead, push with --new-listing (the studio's Publish view offers it after this error).`,
+              403,
+            );
+          }
           // The remembered remote listing is gone (deleted there): the next attempt creates a new draft.
           this.remember(undefined);
           continue;
@@ -295,13 +328,7 @@ class PartSender {
   /** 401 and 403 stop the whole push: every other part would be refused the same way. */
   private refuseAccess(err: unknown): void {
     const target = this.report.target;
-    if (err instanceof AuthenticationError) {
-      throw new PushFailed(
-        'unauthorized',
-        `Authentication failed at ${target}: the API key was refused (${err.message}). Check the key, or create one on that service.`,
-        401,
-      );
-    }
+    if (err instanceof AuthenticationError) throw keyRefused(target, err);
     if (err instanceof AccessError) {
       const listing = this.report.remoteListingId ? ` to listing ${this.report.remoteListingId}` : '';
       throw new PushFailed(
@@ -444,6 +471,40 @@ function slug(title: string): string {
       .trim()
       .slice(0, 100) || 'knowledge-base'
   );
+}
+
+/** The push stops: the remote refused the API key. */
+function keyRefused(target: string, err: AuthenticationError): PushFailed {
+  return new PushFailed(
+    'unauthorized',
+    `Authentication failed at ${target}: the API key was refused (${err.message}). Check the key, or create one on that service.`,
+    401,
+  );
+}
+
+/**
+ * Asks the remote for one listing before anything is packed: a base URL that is not a marketplace
+ * API (a 404 page, HTML) used to have every part uploaded in full, API key included, only for each to
+ * fail with the page as its error; a refused key now stops the push before the first part is packed.
+ * Anything else (unreachable, a 5xx) is left to the parts' own retries.
+ */
+async function checkRemoteApi(client: KnowledgeClient, target: string, signal?: AbortSignal): Promise<void> {
+  try {
+    await client.listings.search({ limit: 1 }, { signal, maxRetries: 0 });
+  } catch (err) {
+    if (signal?.aborted || err instanceof UserAbortError) throw err;
+    if (err instanceof AuthenticationError) throw keyRefused(target, err);
+    const notAnApi =
+      err instanceof NotFoundError ||
+      (err instanceof ApiError && (err.code === 'invalid_response' || err.status === 405));
+    if (notAnApi) {
+      throw new PushFailed(
+        'not_a_marketplace_api',
+        `${target} does not answer as a Knowledge Marketplace API (GET ${target}/listings: ${(err as ApiError).status ?? ''} ${(err as ApiError).code}). Check the base URL: the API's paths start from it, e.g. https://api.example.com/v1.`,
+        400,
+      );
+    }
+  }
 }
 
 function describe(err: unknown): string {

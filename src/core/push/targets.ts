@@ -116,11 +116,28 @@ export class PushTargets {
 
   /** The remote listing a local listing was pushed to on `baseUrl`, if any. */
   remoteListing(baseUrl: string, listingId: string): string | undefined {
-    return this.store.get(remoteKey(baseUrl, listingId)) || undefined;
+    return this.remembered(baseUrl, listingId)[0] || undefined;
   }
 
-  rememberRemoteListing(baseUrl: string, listingId: string, remoteId: string | undefined): void {
-    this.store.set(remoteKey(baseUrl, listingId), remoteId ?? '');
+  /** The fingerprint of the API key that push used, if known (pushes before it was kept have none). */
+  remoteListingKey(baseUrl: string, listingId: string): string | undefined {
+    return this.remembered(baseUrl, listingId)[1] || undefined;
+  }
+
+  rememberRemoteListing(
+    baseUrl: string,
+    listingId: string,
+    remoteId: string | undefined,
+    keyFingerprint?: string,
+  ): void {
+    const value = remoteId ? (keyFingerprint ? `${remoteId}\t${keyFingerprint}` : remoteId) : '';
+    this.store.set(remoteKey(baseUrl, listingId), value);
+  }
+
+  /** `<remote id>` or `<remote id>\t<key fingerprint>`, as stored. */
+  private remembered(baseUrl: string, listingId: string): [string, string] {
+    const [id = '', fingerprint = ''] = (this.store.get(remoteKey(baseUrl, listingId)) ?? '').split('\t');
+    return [id, fingerprint];
   }
 
   private seal(apiKey: string): Pick<StoredTarget, 'sealedKey' | 'encrypted' | 'maskedKey'> {

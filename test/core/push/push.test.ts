@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KnowledgeClient } from '../../../src/client';
 import { pushListing, type PushRequest } from '../../../src/core/push/push';
 import { pushTargetsOf } from '../../../src/core/push/wiring';
-import type { PushReport } from '../../../src/shared/push';
+import { remoteOnlyNote, type PushReport } from '../../../src/shared/push';
+import { SqliteDocumentRepository } from '../../../src/db/repositories/documents';
 import { listingWithFixtures, remoteKey } from '../../helpers/pushRemote';
 import { startStudio, type TestStudio } from '../../helpers/studio';
 
@@ -186,8 +187,87 @@ describe('pushListing', () => {
         new RegExp(`^Authentication failed at ${remote.url}/v1: the API key was refused`),
       ),
     });
-    expect(report.parts.map((p) => p.attempts)).toEqual([1, 0]);
+    // Found by the check before the first part: nothing was packed or sent.
+    expect(report.parts.map((p) => p.attempts)).toEqual([0, 0]);
     expect(report.totals.not_stored).toBe(2);
+  });
+
+  it('says when the service holds documents this listing no longer has (a push never deletes)', async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md', 'umlauts-utf8.md']);
+    const first = await push(listingId);
+    expect(first.state).toBe('completed');
+    expect(remoteOnlyNote(first)).toBeUndefined();
+    const gone = local.services.knowledgeBase
+      .documents(listingId)
+      .find((d) => d.source === 'docs/umlauts-utf8.md')!;
+    new SqliteDocumentRepository(local.services.db).delete(gone.id);
+    const again = await push(listingId);
+    expect(again).toMatchObject({
+      state: 'completed',
+      remoteDocumentCount: 2,
+      totals: { files: 1, unchanged: 1 },
+    });
+    expect(remoteOnlyNote(again)).toBe(
+      'The service holds 1 document more than this listing: a push never deletes, so documents deleted or renamed here stay there (and are found by its buyers) until deleted on the service.',
+    );
+  });
+
+  it('stops before packing anything when the base URL is not the API (a 404 page)', async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md', 'fake.docx']);
+    const uploadsBefore = remote.services.db.prepare('SELECT count(*) AS n FROM uploads').get() as {
+      n: number;
+    };
+    const report = await push(listingId, {
+      baseUrl: `${remote.url}/api/v1`,
+      partLimits: { maxBytes: 1e9, maxFiles: 1 },
+    });
+    expect(report.state).toBe('failed');
+    expect(report.error).toEqual({
+      code: 'not_a_marketplace_api',
+      message: `${remote.url}/api/v1 does not answer as a Knowledge Marketplace API (GET ${remote.url}/api/v1/listings: 404 http_404). Check the base URL: the API's paths start from it, e.g. https://api.example.com/v1.`,
+    });
+    expect(report.parts.map((p) => [p.attempts, p.archiveBytes])).toEqual([
+      [0, null],
+      [0, null],
+    ]);
+    expect(remote.services.db.prepare('SELECT count(*) AS n FROM uploads').get()).toEqual(uploadsBefore);
+  });
+
+  it("stops, keeping the remote listing, when another wallet's key cannot see it; --new-listing makes one", async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md']);
+    const first = await push(listingId);
+    expect(first.state).toBe('completed');
+    const theirs = first.remoteListingId!;
+    const other = remote.services.wallets.create('other-wallet').address;
+    const otherKey = remote.services.apiKeys.create(other).key;
+    const targets = pushTargetsOf(local.services);
+
+    const refused = await push(listingId, { apiKey: otherKey });
+    expect(refused.state).toBe('failed');
+    expect(refused.error).toEqual({
+      code: 'remote_listing_not_visible',
+      message: expect.stringMatching(
+        new RegExp(
+          `^${remote.url}/v1 does not show listing ${theirs} to this API key, and it was pushed there with another key`,
+        ),
+      ),
+    });
+    // Not forgotten, and no second draft made for the other wallet.
+    expect(targets.remoteListing(`${remote.url}/v1`, listingId)).toBe(theirs);
+    const ownedBy = (wallet: string) =>
+      remote.services.db
+        .prepare('SELECT count(*) AS n FROM listings WHERE creator_wallet = ?')
+        .get(wallet) as {
+        n: number;
+      };
+    expect(ownedBy(other).n).toBe(0);
+
+    // Asked for: a new draft for the other wallet, remembered from then on.
+    const fresh = await push(listingId, { apiKey: otherKey, newRemoteListing: true });
+    expect(fresh.state).toBe('completed');
+    expect(fresh.remoteListingId).not.toBe(theirs);
+    expect(targets.remoteListing(`${remote.url}/v1`, listingId)).toBe(fresh.remoteListingId);
+    expect(ownedBy(other).n).toBe(1);
   });
 
   it('says the host is unreachable after its retries', async () => {

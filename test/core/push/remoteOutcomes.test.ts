@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PushJobs } from '../../../src/core/push/jobs';
-import { pushListing, type PushRequest } from '../../../src/core/push/push';
+import { apiKeyFingerprint, pushListing, type PushRequest } from '../../../src/core/push/push';
 import { pushTargetsOf } from '../../../src/core/push/wiring';
 import type { PushReport } from '../../../src/shared/push';
 import type { Upload } from '../../../src/shared/uploads';
@@ -38,6 +38,10 @@ function upload(status: Upload['status'], patch: Partial<Upload> = {}): Upload {
 const reply = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
+/** The remote's answer to the push's first question (`GET /listings?limit=1`): it is an API. */
+const listingsPage = () =>
+  reply(200, { data: [], pagination: { total: 0, limit: 1, offset: 0, hasMore: false } });
+
 function push(fetch: PushRequest['fetch'], options: Partial<PushRequest> = {}): Promise<PushReport> {
   return pushListing(
     {
@@ -46,7 +50,10 @@ function push(fetch: PushRequest['fetch'], options: Partial<PushRequest> = {}): 
       apiKey: 'kbs_scripted',
       pollIntervalMs: 1,
       backoffMs: () => 1,
-      fetch,
+      fetch:
+        fetch &&
+        (async (url, init) =>
+          new URL(String(url)).pathname === '/v1/listings' ? listingsPage() : fetch(url, init)),
       ...options,
     },
     local.services,
@@ -120,30 +127,40 @@ describe('what the remote says, per file', () => {
     expect(report).toMatchObject({ state: 'completed', remoteDocumentCount: 2, remoteChunkCount: 3 });
   });
 
-  it('forgets a remembered remote listing that is gone and creates a new draft', async () => {
-    const targets = pushTargetsOf(local.services);
-    targets.rememberRemoteListing('http://remote.test/v1', listingId, 'lst_deleted');
-    const configs: Record<string, unknown>[] = [];
-    const report = await push(async (url, init) => {
-      if (init.method !== 'POST') return reply(200, { data: upload('completed', { listingId: 'lst_new' }) });
-      const form = await new Request(url, {
-        method: 'POST',
-        body: init.body,
-        headers: init.headers,
-        duplex: 'half',
-      } as RequestInit).formData();
-      const config = JSON.parse(String(form.get('config'))) as Record<string, unknown>;
-      configs.push(config);
-      return config.listing_id === 'lst_deleted'
-        ? reply(404, {
-            error: { code: 'listing_not_found', message: "Listing 'lst_deleted' was not found." },
-          })
-        : reply(202, { data: upload('queued', { listingId: 'lst_new' }) });
-    });
-    expect(configs.map((c) => c.listing_id)).toEqual(['lst_deleted', undefined]);
-    expect(report.remoteListingId).toBe('lst_new');
-    expect(targets.remoteListing('http://remote.test/v1', listingId)).toBe('lst_new');
-  });
+  it.each([
+    ['pushed with this key', apiKeyFingerprint('kbs_scripted')],
+    ['remembered before keys were', undefined],
+  ])(
+    'forgets a remembered remote listing that is gone (%s) and creates a new draft',
+    async (_when, fingerprint) => {
+      const targets = pushTargetsOf(local.services);
+      targets.rememberRemoteListing('http://remote.test/v1', listingId, 'lst_deleted', fingerprint);
+      const configs: Record<string, unknown>[] = [];
+      const report = await push(async (url, init) => {
+        if (init.method !== 'POST')
+          return reply(200, { data: upload('completed', { listingId: 'lst_new' }) });
+        const form = await new Request(url, {
+          method: 'POST',
+          body: init.body,
+          headers: init.headers,
+          duplex: 'half',
+        } as RequestInit).formData();
+        const config = JSON.parse(String(form.get('config'))) as Record<string, unknown>;
+        configs.push(config);
+        return config.listing_id === 'lst_deleted'
+          ? reply(404, {
+              error: { code: 'listing_not_found', message: "Listing 'lst_deleted' was not found." },
+            })
+          : reply(202, { data: upload('queued', { listingId: 'lst_new' }) });
+      });
+      expect(configs.map((c) => c.listing_id)).toEqual(['lst_deleted', undefined]);
+      expect(report.remoteListingId).toBe('lst_new');
+      expect(targets.remoteListing('http://remote.test/v1', listingId)).toBe('lst_new');
+      expect(targets.remoteListingKey('http://remote.test/v1', listingId)).toBe(
+        apiKeyFingerprint('kbs_scripted'),
+      );
+    },
+  );
 });
 
 /** A remote that never answers, until the request is aborted. */

@@ -99,7 +99,15 @@ export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }:
       const job = await jobs
         .start((signal, onUpdate) =>
           pushListing(
-            { listingId: body.listingId, baseUrl, apiKey, partLimits, signal, onUpdate },
+            {
+              listingId: body.listingId,
+              baseUrl,
+              apiKey,
+              partLimits,
+              signal,
+              onUpdate,
+              newRemoteListing: body.newListing,
+            },
             services,
             targets,
           ),

@@ -70,10 +70,10 @@ export function PublishPage() {
     enabled: Boolean(listingId),
   });
 
-  const push = async () => {
+  const push = async (options: { newListing?: boolean } = {}) => {
     if (!listingId || !targetId) return;
     setJob(undefined);
-    await run(() => startPush(listingId, targetId));
+    await run(() => startPush(listingId, targetId, options));
   };
 
   const empty = listing.data && listing.data.documentCount === 0;
@@ -106,7 +106,7 @@ export function PublishPage() {
                 )}
                 <Button
                   leftSection={<IconCloudUpload size={16} />}
-                  onClick={push}
+                  onClick={() => void push()}
                   loading={starting}
                   disabled={!listingId || !targetId || running || Boolean(empty)}
                 >
@@ -127,6 +127,7 @@ export function PublishPage() {
                 onCancel={cancel}
                 cancelling={cancelling}
                 onDismiss={() => void dismiss(shown)}
+                onPushToNewListing={running ? undefined : () => void push({ newListing: true })}
               />
             ) : (
               <HowItWorks />

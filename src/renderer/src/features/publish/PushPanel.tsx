@@ -1,7 +1,7 @@
 import { Alert, Badge, Button, Card, Group, Progress, ScrollArea, Stack, Table, Text } from '@mantine/core';
 import { IconAlertTriangle, IconCircleCheck } from '@tabler/icons-react';
 import { CancelJobButton } from '../../components/CancelJobButton';
-import type { PushJob, PushPart } from '../../../../shared/push';
+import { remoteOnlyNote, type PushJob, type PushPart } from '../../../../shared/push';
 import { counted, formatDateTime } from '../../lib/format';
 import { formatSize } from '../ingest/formatSize';
 import {
@@ -35,12 +35,15 @@ export function PushPanel({
   onCancel,
   cancelling,
   onDismiss,
+  onPushToNewListing,
 }: {
   job: PushJob;
   onCancel: () => void;
   cancelling: boolean;
   /** Forgets an interrupted push's report (offered only for one). */
   onDismiss?: () => void;
+  /** Pushes again to a new remote listing (offered when the key cannot see the remembered one). */
+  onPushToNewListing?: () => void;
 }) {
   const running = job.state === 'running';
   const interrupted = job.state === 'interrupted';
@@ -76,7 +79,14 @@ export function PushPanel({
             title={failureTitle(job.error.code)}
             role="alert"
           >
-            <Text size="sm">{job.error.message}</Text>
+            <Stack gap="xs" align="flex-start">
+              <Text size="sm">{job.error.message}</Text>
+              {job.error.code === 'remote_listing_not_visible' && onPushToNewListing && (
+                <Button size="xs" variant="light" onClick={onPushToNewListing}>
+                  Push to a new listing there
+                </Button>
+              )}
+            </Stack>
           </Alert>
         )}
         <Stack gap="xs" aria-label="Parts">
@@ -202,6 +212,7 @@ function PhaseBar({
 function Report({ job }: { job: PushJob }) {
   const t = job.totals;
   const files = reportFiles(job);
+  const remoteOnly = remoteOnlyNote(job);
   return (
     <Stack gap="sm">
       <Group gap="xs">
@@ -234,6 +245,16 @@ function Report({ job }: { job: PushJob }) {
           </Text>
         )}
       </Group>
+      {remoteOnly && (
+        <Alert
+          color="yellow"
+          variant="light"
+          icon={<IconAlertTriangle size={16} />}
+          title="Documents only on the service"
+        >
+          <Text size="sm">{remoteOnly}</Text>
+        </Alert>
+      )}
       <ScrollArea.Autosize mah={420} type="auto">
         <Table aria-label="Push report" verticalSpacing={6} striped stickyHeader>
           <Table.Thead>

@@ -22,8 +22,8 @@ export const saveTarget = (input: PushTargetInput) =>
 export const removeTarget = (id: string) =>
   studioJson<PushTarget>(`/push/targets/${encodeURIComponent(id)}`, { method: 'DELETE' });
 
-export const startPush = (listingId: string, targetId: string) =>
-  studioJson<PushJob>('/push', { method: 'POST', ...json({ listingId, targetId }) });
+export const startPush = (listingId: string, targetId: string, options: { newListing?: boolean } = {}) =>
+  studioJson<PushJob>('/push', { method: 'POST', ...json({ listingId, targetId, ...options }) });
 
 /** Push jobs of this launch, then those a stop of the studio interrupted, newest first. */
 export const listPushJobs = () => studioJson<PushJob[]>('/push/jobs');

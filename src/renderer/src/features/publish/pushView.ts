@@ -56,6 +56,10 @@ export function failureTitle(code: string): string {
       return 'Authentication failed';
     case 'forbidden':
       return 'The key may not upload to this listing';
+    case 'remote_listing_not_visible':
+      return 'This key cannot see the listing pushed before';
+    case 'not_a_marketplace_api':
+      return 'No marketplace API at this address';
     case 'remote_unreachable':
       return 'Cannot reach the service';
     case 'cancelled':
