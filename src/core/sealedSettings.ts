@@ -1,6 +1,7 @@
 import type { KeyValueStore } from './push/targets';
 import {
   describeSettings,
+  SEALED_PREFIX,
   SETTINGS,
   type SecretSealing,
   type SettingKey,
@@ -8,8 +9,7 @@ import {
 } from './settings';
 import type { SecretBox } from './wallets/wallets';
 
-/** How a secret setting sealed with an encrypting SecretBox is stored: this prefix, then base64. */
-export const SEALED_PREFIX = 'sealed:v1:';
+export { SEALED_PREFIX };
 
 /** Why a stored key cannot be used here, and what to do instead. */
 export function sealedKeyMessage(key: SettingKey): string {

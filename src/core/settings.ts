@@ -1,3 +1,4 @@
+import bs58 from 'bs58';
 import { InvalidInput } from './errors';
 
 /** A setting the user can store (`kbstudio settings set`) and the environment can override (DESIGN §8). */
@@ -17,11 +18,30 @@ const url = (value: string) => {
   }
 };
 
+/** A Solana address: base58 of 32 bytes (checked when stored, not first when a listing is published). */
+const solanaAddress = (value: string) => {
+  try {
+    return bs58.decode(value).length === 32 ? undefined : 'must be a base58 Solana address (32 bytes)';
+  } catch {
+    return 'must be a base58 Solana address (32 bytes)';
+  }
+};
+
+/** How a secret sealed with the desktop app's keychain is stored (core/sealedSettings.ts). */
+export const SEALED_PREFIX = 'sealed:v1:';
+
+/** A key typed with the sealed values' prefix would read as one sealed by the app. */
+const notSealedText = (value: string) =>
+  value.startsWith(SEALED_PREFIX)
+    ? `must not begin with '${SEALED_PREFIX}' (how sealed keys are stored)`
+    : undefined;
+
 export const SETTINGS = {
   'openai.apiKey': {
     env: 'OPENAI_API_KEY',
     secret: true,
     description: 'OpenAI API key for text-embedding-3-*',
+    validate: notSealedText,
   },
   'openai.baseUrl': {
     env: 'OPENAI_BASE_URL',
@@ -29,7 +49,12 @@ export const SETTINGS = {
     description: 'OpenAI-compatible API base URL',
     validate: url,
   },
-  'cohere.apiKey': { env: 'COHERE_API_KEY', secret: true, description: 'Cohere API key for embed-*-v3.0' },
+  'cohere.apiKey': {
+    env: 'COHERE_API_KEY',
+    secret: true,
+    description: 'Cohere API key for embed-*-v3.0',
+    validate: notSealedText,
+  },
   'cohere.baseUrl': {
     env: 'COHERE_BASE_URL',
     secret: false,
@@ -42,7 +67,12 @@ export const SETTINGS = {
     description: 'Solana JSON-RPC URL (devnet during the beta)',
     validate: url,
   },
-  'solana.programId': { env: 'KBSTUDIO_PROGRAM_ID', secret: false, description: 'Marketplace program ID' },
+  'solana.programId': {
+    env: 'KBSTUDIO_PROGRAM_ID',
+    secret: false,
+    description: 'Marketplace program ID',
+    validate: solanaAddress,
+  },
   'hosted.url': {
     env: 'KBSTUDIO_HOSTED_URL',
     secret: false,

@@ -12,11 +12,11 @@ describe('kbstudio settings', () => {
   it('stores settings, masks secrets, and lets the environment override them', async () => {
     expect((await cli({}, 'settings', 'set', 'openai.apiKey', 'sk-test-1234567890abcd')).code).toBe(0);
     const shown = await cli({}, 'settings', 'show');
-    const key = shown.json.find((s: { key: string }) => s.key === 'openai.apiKey');
+    const key = shown.json.data.find((s: { key: string }) => s.key === 'openai.apiKey');
     expect(key).toMatchObject({ source: 'stored', value: 'sk-••••abcd' });
-    expect(JSON.stringify(shown.json)).not.toContain('1234567890');
+    expect(JSON.stringify(shown.json.data)).not.toContain('1234567890');
     const overridden = await cli({ OPENAI_API_KEY: 'sk-from-env-xyzw9876' }, 'settings', 'show');
-    expect(overridden.json.find((s: { key: string }) => s.key === 'openai.apiKey')).toMatchObject({
+    expect(overridden.json.data.find((s: { key: string }) => s.key === 'openai.apiKey')).toMatchObject({
       source: 'environment',
       value: 'sk-••••9876',
     });
@@ -27,7 +27,7 @@ describe('kbstudio settings', () => {
     const moved = await cli({}, 'settings', 'set', 'cohere.baseUrl', 'http://127.0.0.1:9');
     expect(moved.json).toMatchObject({ key: 'cohere.baseUrl', cleared: ['cohere.apiKey'] });
     const shown = await cli({}, 'settings', 'show');
-    expect(shown.json.find((s: { key: string }) => s.key === 'cohere.apiKey')).toMatchObject({
+    expect(shown.json.data.find((s: { key: string }) => s.key === 'cohere.apiKey')).toMatchObject({
       source: 'unset',
       value: null,
     });
@@ -52,5 +52,16 @@ describe('kbstudio settings', () => {
     expect(unknown.json.error.message).toMatch(/'openai\.key' is not a setting/);
     const badUrl = await cli({}, 'settings', 'set', 'solana.rpcUrl', 'devnet');
     expect(badUrl.json.error.message).toMatch(/^solana\.rpcUrl: must be an http\(s\) URL/);
+    // Checked when stored, not first when a listing is published.
+    const badProgram = await cli({}, 'settings', 'set', 'solana.programId', 'notbase58!');
+    expect(badProgram.code).toBe(1);
+    expect(badProgram.json.error.message).toBe(
+      'solana.programId: must be a base58 Solana address (32 bytes).',
+    );
+    const program = await cli({}, 'settings', 'set', 'solana.programId', '11111111111111111111111111111111');
+    expect(program.code).toBe(0);
+    // A typed key that would read as one the desktop app sealed.
+    const sealedLike = await cli({}, 'settings', 'set', 'openai.apiKey', 'sealed:v1:QUJD');
+    expect(sealedLike.json.error.message).toMatch(/^openai\.apiKey: must not begin with 'sealed:v1:'/);
   });
 });

@@ -11,6 +11,7 @@ import { packageVersion } from '../version';
 
 const RENDERER_DIR = fileURLToPath(new URL('../../../out/renderer', import.meta.url));
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+const WILDCARD = new Set(['0.0.0.0', '::']);
 
 export function serveCommand(program: Command): void {
   program
@@ -69,7 +70,11 @@ export function serveCommand(program: Command): void {
         );
       }
       // The studio page carries the studio token only for a browser that opened this link (studioSession.ts).
-      const studioUrl = studioLink(running.url, studioToken);
+      // Bound to every interface, it names this machine's loopback: 0.0.0.0 is not an address to browse to.
+      const studioUrl = studioLink(
+        WILDCARD.has(opts.host) ? `http://127.0.0.1:${running.port}` : running.url,
+        studioToken,
+      );
       out.result({ url: running.url, studioUrl, api: `${running.url}/v1`, dataDir }, () =>
         [
           `KB Studio is serving at ${running.url}/`,

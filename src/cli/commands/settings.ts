@@ -14,7 +14,8 @@ export function settingsCommand(program: Command): void {
     .action((_opts: unknown, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
         const views = services.settings.describe(services.environment);
-        out.result(views, () =>
+        // As every list command: the API's list envelope (GET /studio/settings answers the same).
+        out.result({ data: views }, () =>
           table(
             ['KEY', 'VALUE', 'FROM', 'WHAT'],
             views.map((v) => [
