@@ -167,4 +167,54 @@ describe('/studio evaluations', () => {
     expect(res.status).toBe(400);
     expect((await json(res)).error.message).toContain('the qrels file is missing');
   });
+
+  it('refuses a hand-written question without an expected answer, as a question file row', async () => {
+    const listingId = createListing('hand-written');
+    const res = await studioFetch(`/studio/listings/${listingId}/evaluations`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ questions: [{ question: 'x' }] }),
+    });
+    expect(res.status).toBe(400);
+    expect((await json(res)).error.message).toMatch(
+      /^questions\.0\.expectedSource: give expectedSource or expectedText/,
+    );
+  });
+
+  it('names an uploaded file as sent, checks the name field, and refuses qrels judging no query, before ingesting', async () => {
+    const listingId = createListing('beir checks');
+    const post = async (files: [string, string][], name?: string) => {
+      const form = new FormData();
+      for (const [file, text] of files) form.append('files', new Blob([text]), file);
+      if (name !== undefined) form.append('name', name);
+      const res = await studioFetch(`/studio/listings/${listingId}/evaluations`, {
+        method: 'POST',
+        body: form,
+      });
+      return { status: res.status, message: (await json(res)).error?.message as string };
+    };
+    const queries: [string, string] = ['queries.jsonl', '{"_id":"q1","text":"who won the cup"}\n'];
+    const corpus: [string, string] = ['corpus.jsonl', '{"_id":"d1","title":"Cup","text":"The Blues won."}\n'];
+
+    const badQrels = await post([queries, ['bad.tsv', 'query-id,corpus-id,score\nq1,d1,1\n']]);
+    expect(badQrels).toEqual({
+      status: 400,
+      message: 'bad.tsv line 2: expected "query-id<TAB>corpus-id<TAB>score".',
+    });
+    expect(badQrels.message).not.toContain(studio.services.dataDir);
+
+    const longName = await post([queries, ['test.tsv', 'q1\td1\t1\n']], 'a'.repeat(300));
+    expect(longName.status).toBe(400);
+    expect(longName.message).toMatch(/^name: /);
+
+    const nothingJudged = await post([corpus, queries, ['test.tsv', 'nope-1\td1\t1\n']]);
+    expect(nothingJudged).toEqual({
+      status: 400,
+      message:
+        'qrels: no query has a judgment (1 queries, 1 judged query ids): the wrong qrels file, or query ids written differently?',
+    });
+    // Refused before the corpus was ingested into the empty listing.
+    expect(studio.services.listings.get(listingId, 'studio').chunkCount).toBe(0);
+    expect((await json(await studioFetch(`/studio/listings/${listingId}/evaluations`))).data).toEqual([]);
+  });
 });

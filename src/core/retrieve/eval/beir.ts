@@ -47,16 +47,20 @@ async function* lines(path: string): AsyncGenerator<{ line: string; number: numb
   }
 }
 
-async function* jsonLines(path: string): AsyncGenerator<{ value: Record<string, unknown>; number: number }> {
+/** `shownAs`: the file's name in messages (an uploaded file's own name, not where it was stored). */
+async function* jsonLines(
+  path: string,
+  shownAs: string,
+): AsyncGenerator<{ value: Record<string, unknown>; number: number }> {
   for await (const { line, number } of lines(path)) {
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (err) {
-      throw new InvalidInput(`${path} line ${number}: not valid JSON (${(err as Error).message}).`);
+      throw new InvalidInput(`${shownAs} line ${number}: not valid JSON (${(err as Error).message}).`);
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value))
-      throw new InvalidInput(`${path} line ${number}: expected a JSON object.`);
+      throw new InvalidInput(`${shownAs} line ${number}: expected a JSON object.`);
     yield { value: value as Record<string, unknown>, number };
   }
 }
@@ -70,28 +74,37 @@ function idOf(value: Record<string, unknown>, path: string, number: number): str
 
 const textField = (value: unknown) => (typeof value === 'string' ? value : '');
 
-/** The corpus, one document at a time (a BEIR corpus can hold millions). */
-export async function* readCorpus(dir: string): AsyncGenerator<CorpusDocument> {
+/** The corpus, one document at a time (a BEIR corpus can hold millions). `shownAs`: its name in messages. */
+export async function* readCorpus(
+  dir: string,
+  shownAs = join(dir, BEIR_FILES.corpus),
+): AsyncGenerator<CorpusDocument> {
   const path = join(dir, BEIR_FILES.corpus);
-  for await (const { value, number } of jsonLines(path)) {
-    yield { id: idOf(value, path, number), title: textField(value.title), text: textField(value.text) };
+  for await (const { value, number } of jsonLines(path, shownAs)) {
+    yield { id: idOf(value, shownAs, number), title: textField(value.title), text: textField(value.text) };
   }
 }
 
-export async function readQueries(dir: string): Promise<BeirQuery[]> {
+export async function readQueries(
+  dir: string,
+  shownAs = join(dir, BEIR_FILES.queries),
+): Promise<BeirQuery[]> {
   const path = join(dir, BEIR_FILES.queries);
   const queries: BeirQuery[] = [];
-  for await (const { value, number } of jsonLines(path)) {
+  for await (const { value, number } of jsonLines(path, shownAs)) {
     const text = textField(value.text);
     if (text.trim() === '')
-      throw new InvalidInput(`${path} line ${number}: "text" must be a non-empty string.`);
-    queries.push({ id: idOf(value, path, number), text });
+      throw new InvalidInput(`${shownAs} line ${number}: "text" must be a non-empty string.`);
+    queries.push({ id: idOf(value, shownAs, number), text });
   }
   return queries;
 }
 
 /** Graded judgments per query id; a repeated pair keeps its highest grade. */
-export async function readQrels(dir: string): Promise<Map<string, Map<string, number>>> {
+export async function readQrels(
+  dir: string,
+  shownAs = join(dir, BEIR_FILES.qrels),
+): Promise<Map<string, Map<string, number>>> {
   const path = join(dir, BEIR_FILES.qrels);
   const qrels = new Map<string, Map<string, number>>();
   let first = true;
@@ -104,7 +117,7 @@ export async function readQrels(dir: string): Promise<Map<string, Map<string, nu
       if (!Number.isFinite(grade)) continue; // the header line
     }
     if (!queryId || !docId || score === undefined || !Number.isFinite(grade)) {
-      throw new InvalidInput(`${path} line ${number}: expected "query-id<TAB>corpus-id<TAB>score".`);
+      throw new InvalidInput(`${shownAs} line ${number}: expected "query-id<TAB>corpus-id<TAB>score".`);
     }
     const judged = qrels.get(queryId) ?? new Map<string, number>();
     judged.set(docId, Math.max(grade, judged.get(docId) ?? -Infinity));

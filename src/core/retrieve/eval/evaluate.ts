@@ -1,3 +1,4 @@
+import { InvalidInput } from '../../errors';
 import type { BeirQuery } from './beir';
 import { mean, median, ndcgAt, recallAt, reciprocalRank } from './metrics';
 
@@ -43,10 +44,27 @@ export interface EvaluateOptions {
   onQuery?(done: number, total: number): void;
 }
 
+/**
+ * The queries with a judgment in the qrels. None is a 400: a run of zeros would read as a real result
+ * in the comparison of runs.
+ */
+export function judgedQueries<Q extends { id: string }>(
+  queries: readonly Q[],
+  qrels: ReadonlyMap<string, unknown>,
+): Q[] {
+  const judged = queries.filter((q) => qrels.has(q.id));
+  if (judged.length === 0) {
+    throw new InvalidInput(
+      `qrels: no query has a judgment (${queries.length} queries, ${qrels.size} judged query ids): the wrong qrels file, or query ids written differently?`,
+    );
+  }
+  return judged;
+}
+
 /** Runs every judged query in order and averages the metrics over them (macro average). */
 export async function evaluate(options: EvaluateOptions): Promise<EvalReport> {
   const { k, qrels } = options;
-  const judged = options.queries.filter((q) => qrels.has(q.id));
+  const judged = judgedQueries(options.queries, qrels);
   const perQuery: QueryReport[] = [];
   for (const query of judged) {
     const judgments = qrels.get(query.id)!;

@@ -7,6 +7,7 @@ import { newId } from '../../../core/ids';
 import { BULK_LIMITS } from '../../../core/ingest/limits';
 import { BEIR_FILES, readCorpus, readQrels, readQueries } from '../../../core/retrieve/eval/beir';
 import { writeCorpusAsJson } from '../../../core/retrieve/eval/corpusFiles';
+import { judgedQueries } from '../../../core/retrieve/eval/evaluate';
 import {
   EVAL_DEPTH,
   expectedQuestionSet,
@@ -36,11 +37,17 @@ const HandWrittenSchema = z.object({
   mode: ModeSchema,
   questions: z
     .array(
-      z.object({
-        question: z.string().trim().min(1),
-        expectedSource: z.string().trim().min(1).optional(),
-        expectedText: z.string().trim().min(1).optional(),
-      }),
+      z
+        .object({
+          question: z.string().trim().min(1),
+          expectedSource: z.string().trim().min(1).optional(),
+          expectedText: z.string().trim().min(1).optional(),
+        })
+        // As a question file's row: without an expected answer there is nothing to score.
+        .refine((q) => q.expectedSource !== undefined || q.expectedText !== undefined, {
+          message: 'give expectedSource or expectedText',
+          path: ['expectedSource'],
+        }),
     )
     .min(1),
 });
@@ -167,7 +174,7 @@ async function fromMultipart(
     { maxFileBytes: MAX_FILE_BYTES, maxFiles: 4, maxFieldBytes: 1024 },
   );
   const mode = parseOrThrow(ModeSchema, form.fields.mode || undefined, 'mode');
-  const name = form.fields.name?.trim() || undefined;
+  const name = parseOrThrow(NameSchema, form.fields.name, 'name') || undefined;
   if (form.files.length === 0) throw new InvalidInput('files: send a question file or the BEIR files.');
   const byName = (test: (n: string) => boolean) => form.files.find((f) => test(f.name.toLowerCase()));
   const queries = byName((n) => n === 'queries.jsonl');
@@ -181,12 +188,19 @@ async function fromMultipart(
     await mkdir(join(dir, 'qrels'), { recursive: true });
     await rename(queries.path, join(dir, BEIR_FILES.queries));
     await rename(qrels.path, join(dir, BEIR_FILES.qrels));
+    // Messages name the files as sent, not where they were put (nor the data directory with them).
+    const set: QuestionSet = {
+      kind: 'beir',
+      queries: await readQueries(dir, queries.name),
+      qrels: await readQrels(dir, qrels.name),
+    };
+    // Refused before a corpus is ingested for it.
+    judgedQueries(set.queries, set.qrels);
     const corpus = byName((n) => n === 'corpus.jsonl');
     if (corpus && services.listings.get(listingId, 'studio').chunkCount === 0) {
       await rename(corpus.path, join(dir, BEIR_FILES.corpus));
-      await ingestCorpus(services, listingId, dir, join(work, 'corpus'));
+      await ingestCorpus(services, listingId, dir, join(work, 'corpus'), corpus.name);
     }
-    const set: QuestionSet = { kind: 'beir', queries: await readQueries(dir), qrels: await readQrels(dir) };
     return { set, mode, name, dataset: 'BEIR set' };
   }
   if (form.files.length > 1)
@@ -199,8 +213,14 @@ async function fromMultipart(
 }
 
 /** Ingests a BEIR corpus through the normal pipeline, as JSON documents carrying their corpus id. */
-async function ingestCorpus(services: StudioServices, listingId: string, dir: string, out: string) {
-  const { files } = await writeCorpusAsJson(readCorpus(dir), out);
+async function ingestCorpus(
+  services: StudioServices,
+  listingId: string,
+  dir: string,
+  out: string,
+  shownAs: string,
+) {
+  const { files } = await writeCorpusAsJson(readCorpus(dir, shownAs), out);
   await services.ingestion.run({
     listingId,
     // Written under the evaluation's scratch folder, removed when it ends: kept sources are moved.
