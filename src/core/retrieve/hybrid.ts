@@ -39,7 +39,9 @@ export function rankChunks(index: SearchIndex, query: RankQuery): RankedChunk[] 
   const wantLexical = query.mode !== 'dense' && query.phrases.length > 0;
   const useDense = query.mode !== 'lexical' && query.vector !== null;
   // Only phrases that carry weight are searched: a word in most chunks adds nothing to BM25.
-  const weighted = wantLexical ? weightedPhrases(query.phrases, index.lexicalStats(query.phrases)) : [];
+  const weighted = wantLexical
+    ? weightedPhrases(query.phrases, index.lexicalStats(query.phrases, query.listingId))
+    : [];
   const phrases = weighted.map((w) => w.phrase);
   const ceiling = bm25Ceiling(weighted);
   const useLexical = phrases.length > 0;

@@ -18,6 +18,13 @@ export interface LexicalStats {
   rows: number;
   /** Exact below rows / 2; any value from rows / 2 up means "in at least half of the rows". */
   docFreq: number[];
+  /**
+   * Per phrase, whether any chunk of the listing searched holds it (absent: all that are in the index).
+   * The index holds every local listing: a word found only in another one weighed in the ceiling of
+   * this one and lowered every score there (0.717 -> 0.557 for a CSV row once a 5,000-document
+   * listing shared the index).
+   */
+  inListing?: boolean[];
 }
 
 /** FTS5's idf: never below 1e-6, so a very common phrase still counts a little. */
@@ -32,8 +39,8 @@ export interface WeightedPhrase {
 }
 
 /**
- * The phrases that carry weight, with their idf: those present in the index and in fewer than half of
- * its rows. FTS5 gives the others an idf of 1e-6, i.e. none, while matching them costs a pass over most
+ * The phrases that carry weight, with their idf: those present in the listing searched and in fewer
+ * than half of the index's rows. FTS5 gives the others an idf of 1e-6, i.e. none, while matching them costs a pass over most
  * of the index, so they are left out. When every phrase present is that common (a query of stop words,
  * or a knowledge base of one or two chunks), they are all kept: their equal idfs cancel out in the
  * share of the ceiling, which then still says how much of the query a chunk matches.
@@ -41,7 +48,7 @@ export interface WeightedPhrase {
 export function weightedPhrases(phrases: string[], stats: LexicalStats): WeightedPhrase[] {
   const present = phrases.flatMap((phrase, i) => {
     const n = stats.docFreq[i]!;
-    return n > 0 ? [{ phrase, n }] : [];
+    return n > 0 && stats.inListing?.[i] !== false ? [{ phrase, n }] : [];
   });
   const informative = present.filter((p) => p.n < stats.rows / 2);
   return (informative.length > 0 ? informative : present).map((p) => ({

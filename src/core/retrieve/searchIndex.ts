@@ -45,8 +45,11 @@ export interface SearchIndex {
   lexicalSearch(listingId: string, phrases: string[], filters: FieldFilter[], limit: number): LexicalHit[];
   /** BM25 scores of the given chunks for the phrases; chunks matching none are left out. */
   lexicalScores(phrases: string[], ids: number[]): LexicalHit[];
-  /** Rows in the full-text index and how many contain each phrase (BM25's idf inputs). */
-  lexicalStats(phrases: string[]): LexicalStats;
+  /**
+   * Rows in the full-text index and how many contain each phrase (BM25's idf inputs), and whether the
+   * listing holds each phrase at all.
+   */
+  lexicalStats(phrases: string[], listingId: string): LexicalStats;
   /**
    * The `limit` chunks of the listing nearest to `vector` under its model, nearest first: exact over
    * the chunks passing `filters` when there are any. When fewer than `limit` chunks with a vector pass,

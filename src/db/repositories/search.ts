@@ -165,14 +165,29 @@ export class SqliteSearchRepository implements SearchIndex {
     ).all(phrases.join(' OR '), idsParam(ids)) as LexicalHit[];
   }
 
-  lexicalStats(phrases: string[]): LexicalStats {
+  lexicalStats(phrases: string[], listingId: string): LexicalStats {
     const rows = this.sql(`SELECT count(*) FROM chunks`).pluck().get() as number;
     // Counting stops at half the rows: past that a phrase has no weight, and the exact count is not needed.
     const cap = Math.ceil(rows / 2);
     const count = this.sql(
       `SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)`,
     ).pluck();
-    return { rows, docFreq: phrases.map((p) => count.get(p, cap) as number) };
+    const docFreq = phrases.map((p) => count.get(p, cap) as number);
+    const own = this.sql(`SELECT chunk_count FROM listings WHERE id = ?`).pluck().get(listingId) as
+      number | undefined;
+    // The listing holds every row: what the index holds, it holds.
+    if (own === undefined || own >= rows) return { rows, docFreq };
+    // Else each weighing phrase is looked for in the listing (a phrase in half the rows or more weighs
+    // nothing, so its presence is not asked): its first match in the listing ends the look.
+    const held = this.sql(
+      `SELECT EXISTS (SELECT 1 FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+        WHERE chunks_fts MATCH ? AND c.listing_id = ?)`,
+    ).pluck();
+    const inListing = phrases.map((p, i) => {
+      const n = docFreq[i]!;
+      return n > 0 && (n >= cap || held.get(p, listingId) === 1);
+    });
+    return { rows, docFreq, inListing };
   }
 
   denseSearch(

@@ -107,6 +107,20 @@ describe('ranking', () => {
     expect(topics(theirs)).toEqual(['other']);
   });
 
+  it("weighs only the listing's own words: a word found only in another listing does not lower its scores", async () => {
+    await kb.addListing(
+      [{ text: 'A vulpine quasar observatory.' }, { text: 'Quasar light curves and vulpine nebulae.' }],
+      'words-elsewhere.json',
+    );
+    const score = async (query: string) =>
+      (await retrieve({ query, mode: 'lexical', topK: 1 })).chunks.map((c) => [c.text, c.score]);
+    // `quasar` is in the index (the other listing), not in this one: the query weighs as `fox` alone.
+    const fox = await score('fox');
+    expect(fox[0]![1]).toBeGreaterThan(0.3);
+    expect(await score('fox quasar')).toEqual(fox);
+    expect(await score('quasar')).toEqual([]);
+  });
+
   it('finds words in a knowledge base of one chunk, where every word is in half of the rows', async () => {
     const single = await buildKnowledgeBase([{ text: 'Hugh Downs hosted a television show.' }]);
     try {
