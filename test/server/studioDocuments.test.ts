@@ -111,6 +111,19 @@ describe('/studio documents', () => {
     const again = await json(await reingest(after.id, {}));
     const unchanged = await settled(again.data.jobId);
     expect(unchanged.result!.documents[0]).toMatchObject({ status: 'unchanged', chunks: after.chunkCount });
+
+    // A smaller size alone: the kept overlap (16) does not fit 16 tokens, so the size's default (2).
+    const smaller = await reingest(after.id, { chunkSize: 16 });
+    expect(smaller.status).toBe(202);
+    await settled((await json(smaller)).data.jobId);
+    const small = (await documents()).find((d) => d.source === 'layout-parser-paper-fast.pdf')!;
+    expect(small.metadata.chunking).toEqual({ strategy: 'recursive', chunkSize: 16, chunkOverlap: 2 });
+    // An overlap the creator does send is still checked, and named.
+    const bad = await reingest(small.id, { chunkSize: 16, chunkOverlap: 16 });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error.message).toMatch(
+      /^chunkOverlap must be an integer from 0 to less than chunkSize \(16\)/,
+    );
   });
 
   it('keeps CSV documents CSV, with their rows, when re-ingested', async () => {

@@ -6,7 +6,12 @@ import { DomainError } from '../errors';
 import { sha256Hex } from '../embed/cachedEmbedder';
 import type { Embedder } from '../embed/embedder';
 import { OFFLINE_MODEL } from '../embed/offlineGlove';
-import { chunkSectionsPausing, type ChunkingOptions, type TextChunk } from './chunkers';
+import {
+  chunkSectionsPausing,
+  resolveChunkingOptions,
+  type ChunkingOptions,
+  type TextChunk,
+} from './chunkers';
 import { countTokensOffThread } from './chunkers/tokenCounter';
 import { CommitStart, WritesInFlight } from './commitOverlap';
 import { EmbeddingBudget, EmbeddingsAhead } from './embeddingsAhead';
@@ -651,12 +656,17 @@ function parse(
   );
 }
 
+/**
+ * The chunking a document is recorded with (for "unchanged", re-ingestion and push): the one the
+ * chunkers use. It wrote an overlap of 64 when none was given, where the chunkers take an eighth of a
+ * smaller size (`--chunk-size 256`: 32 used, 64 recorded and pushed).
+ */
 function normalizeChunking(request: IngestRequest): Record<string, unknown> {
-  const c = request.chunking ?? {};
+  const c = resolveChunkingOptions(request.chunking);
   return {
-    strategy: c.strategy ?? 'recursive',
-    chunkSize: c.chunkSize ?? 512,
-    chunkOverlap: c.chunkOverlap ?? 64,
+    strategy: c.strategy,
+    chunkSize: c.chunkSize,
+    chunkOverlap: c.chunkOverlap,
     ...(request.csvRequiredColumns ? { csvRequiredColumns: request.csvRequiredColumns } : {}),
   };
 }

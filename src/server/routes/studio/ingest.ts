@@ -150,10 +150,18 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
         );
       }
       const previous = (document.metadata.chunking ?? {}) as Record<string, unknown>;
+      const chunkSize = body.chunkSize ?? (previous.chunkSize as number | undefined);
+      // The kept overlap only where it fits the chunk size asked for: a smaller size without an
+      // overlap was refused for an overlap the creator never sent. Else the default for that size.
+      const keptOverlap = previous.chunkOverlap as number | undefined;
       const chunking = {
         strategy: body.strategy ?? (previous.strategy as ChunkingOptions['strategy']),
-        chunkSize: body.chunkSize ?? (previous.chunkSize as number | undefined),
-        chunkOverlap: body.chunkOverlap ?? (previous.chunkOverlap as number | undefined),
+        chunkSize,
+        chunkOverlap:
+          body.chunkOverlap ??
+          (keptOverlap !== undefined && (chunkSize === undefined || keptOverlap < chunkSize)
+            ? keptOverlap
+            : undefined),
       };
       resolveChunkingOptions(chunking);
       const csvRequiredColumns = Array.isArray(previous.csvRequiredColumns)
