@@ -65,6 +65,8 @@ export const FilterOperatorsSchema = z
   )
   .refine((ops) => Object.values(ops).some((v) => v !== undefined), {
     error: `an operator object needs at least one operator (${FILTER_OPERATORS.join(' ')})`,
+    // Only for an object that is otherwise right: `{"$foo": 1}` is an unknown operator, said once.
+    when: (payload) => payload.issues.length === 0,
   })
   .meta({ id: 'FilterOperators', description: 'Conditions on one metadata key, ANDed.' });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFilters } from '../../../src/core/retrieve/filters';
+import { FiltersSchema } from '../../../src/shared/retrieval';
 import { buildKnowledgeBase, type TestKnowledgeBase } from './knowledgeBase';
 
 let kb: TestKnowledgeBase;
@@ -145,5 +146,12 @@ describe('parseFilters', () => {
     expect(() => parseFilters(filters)).toThrow(
       expect.objectContaining({ code: 'invalid_request', message: expect.stringContaining(message) }),
     );
+  });
+
+  it('says an unknown operator once, not also that the object has no operator', () => {
+    const issues = FiltersSchema.safeParse({ a: { $foo: 1 } }).error?.issues.map((issue) => issue.message);
+    expect(issues).toEqual([
+      "unknown operator '$foo'; supported: $eq $ne $gt $gte $lt $lte $in $nin $exists",
+    ]);
   });
 });
