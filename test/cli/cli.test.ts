@@ -5,6 +5,7 @@ import { Keypair } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, tempDir } from '../helpers/studio';
 import { BIN, cliRunner } from '../helpers/cli';
+import { startServer, stopServer } from '../helpers/e2e';
 
 const dir = tempDir();
 afterAll(() => dir.remove());
@@ -144,31 +145,14 @@ describe('kbstudio CLI', () => {
   });
 
   it('bound to every interface, prints a studio link to browse to (loopback), not 0.0.0.0', async () => {
-    const child = spawn(
-      process.execPath,
-      [BIN, '--data-dir', dir.path, '--json', 'serve', '--host', '0.0.0.0', '--port', '0'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const { child, url, studioUrl } = await startServer(dir.path, 0, ['--host', '0.0.0.0']);
     try {
-      const line = await new Promise<string>((resolve, reject) => {
-        let buf = '';
-        child.stdout.on('data', (d: Buffer) => {
-          buf += d.toString();
-          if (buf.includes('\n')) resolve(buf.split('\n')[0]!);
-        });
-        child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-      });
-      const { url, studioUrl } = JSON.parse(line);
       const port = new URL(url).port;
       expect(url).toBe(`http://0.0.0.0:${port}`);
       expect(studioUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/\\?token=[A-Za-z0-9_-]{43}$`));
       expect((await fetch(studioUrl, { redirect: 'manual' })).status).toBe(303);
     } finally {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await stopServer(child);
     }
   });
 

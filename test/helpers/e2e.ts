@@ -51,11 +51,14 @@ export interface StartedServer {
   token: string;
 }
 
-/** Starts `kbstudio serve --port <port> --json` (0: any free port) and resolves with what it prints. */
-export function startServer(dataDir: string, port = 0): Promise<StartedServer> {
+/**
+ * Starts `kbstudio serve --port <port> --json [...args]` (0: any free port) and resolves with what it
+ * prints.
+ */
+export function startServer(dataDir: string, port = 0, args: string[] = []): Promise<StartedServer> {
   const child = spawn(
     process.execPath,
-    [CLI, '--data-dir', dataDir, 'serve', '--port', String(port), '--json'],
+    [CLI, '--data-dir', dataDir, 'serve', '--port', String(port), '--json', ...args],
     {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,10 +9,10 @@ import {
   Text,
   TextInput,
   Title,
-  Tooltip,
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { EncryptedAtRestBadge } from '../../components/EncryptedAtRestBadge';
 import { ErrorState } from '../../components/QueryStates';
 import { studioCall } from '../playground/studioCalls';
 
@@ -110,20 +110,7 @@ function SettingRow({ setting }: { setting: SettingView }) {
                 {setting.source}
               </Badge>
               {setting.encryptedAtRest !== undefined && (
-                <Tooltip
-                  label={
-                    setting.encryptedAtRest
-                      ? 'Sealed with the OS keychain (Electron safeStorage)'
-                      : 'Stored unencrypted in the data directory (kbstudio serve / CLI have no OS keychain)'
-                  }
-                  withArrow
-                  multiline
-                  w={260}
-                >
-                  <Badge size="xs" variant="light" color={setting.encryptedAtRest ? 'teal' : 'yellow'}>
-                    {setting.encryptedAtRest ? 'encrypted' : 'plain'}
-                  </Badge>
-                </Tooltip>
+                <EncryptedAtRestBadge encrypted={setting.encryptedAtRest} size="xs" />
               )}
             </Group>
           }

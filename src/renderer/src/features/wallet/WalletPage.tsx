@@ -19,6 +19,7 @@ import { IconDroplet, IconFileImport, IconPlus, IconRefresh, IconSignature } fro
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { TEST_BUYER_PREFIX, type Wallet } from '../../../../shared/studio';
+import { EncryptedAtRestBadge } from '../../components/EncryptedAtRestBadge';
 import { CopyValue } from '../../components/CopyValue';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
@@ -166,20 +167,7 @@ function WalletsTable({
                   </Text>
                 </Table.Td>
                 <Table.Td>
-                  <Tooltip
-                    label={
-                      w.encryptedAtRest
-                        ? 'Sealed with the OS keychain (Electron safeStorage)'
-                        : 'Stored unencrypted in the data directory (kbstudio serve / CLI have no OS keychain)'
-                    }
-                    withArrow
-                    multiline
-                    w={260}
-                  >
-                    <Badge size="sm" variant="light" color={w.encryptedAtRest ? 'teal' : 'yellow'}>
-                      {w.encryptedAtRest ? 'Encrypted' : 'Plain'}
-                    </Badge>
-                  </Tooltip>
+                  <EncryptedAtRestBadge encrypted={w.encryptedAtRest} />
                 </Table.Td>
               </Table.Tr>
             ))}
