@@ -123,7 +123,7 @@ function SettingRow({ setting }: { setting: SettingView }) {
           style={{ flex: 1 }}
           autoComplete="off"
         />
-        <Group gap={4} w={140} wrap="nowrap" style={{ flex: 'none' }}>
+        <Group gap={4} w={168} wrap="nowrap" style={{ flex: 'none' }}>
           <Button type="submit" variant="light" disabled={fromEnv || !value.trim()} loading={save.isPending}>
             Save
           </Button>
