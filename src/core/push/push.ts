@@ -81,6 +81,8 @@ const TRANSIENT_REMOTE_CODES = new Set(['internal_error', 'embedding_provider_un
 /** The longest Retry-After a push waits for before giving up on a part. */
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
 const UPDATE_EVERY_MS = 100;
+/** The longest wait for the remote's answer to the push's first question (is it an API?). */
+const PREFLIGHT_TIMEOUT_MS = 15_000;
 
 /**
  * Pushes a listing's knowledge base to a `/v1` service: packs its kept sources into ZIP parts within
@@ -153,7 +155,12 @@ export async function pushListing(
   await mkdir(workDir, { recursive: true });
   notifier.update(true);
   try {
-    await checkRemoteApi(client, baseUrl, request.signal);
+    await checkRemoteApi(
+      client,
+      baseUrl,
+      request.signal,
+      Math.min(PREFLIGHT_TIMEOUT_MS, request.timeoutMs ?? Infinity),
+    );
     for (const [i, planned] of plan.parts.entries()) {
       const part = report.parts[i]!;
       const zip = join(workDir, `part-${part.index}.zip`);
@@ -488,9 +495,15 @@ function keyRefused(target: string, err: AuthenticationError): PushFailed {
  * fail with the page as its error; a refused key now stops the push before the first part is packed.
  * Anything else (unreachable, a 5xx) is left to the parts' own retries.
  */
-async function checkRemoteApi(client: KnowledgeClient, target: string, signal?: AbortSignal): Promise<void> {
+async function checkRemoteApi(
+  client: KnowledgeClient,
+  target: string,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+): Promise<void> {
   try {
-    await client.listings.search({ limit: 1 }, { signal, maxRetries: 0 });
+    // Not the parts' 60 s: a host that does not answer is the parts' retries' to report.
+    await client.listings.search({ limit: 1 }, { signal, maxRetries: 0, timeoutMs });
   } catch (err) {
     if (signal?.aborted || err instanceof UserAbortError) throw err;
     if (err instanceof AuthenticationError) throw keyRefused(target, err);
