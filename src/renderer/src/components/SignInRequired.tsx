@@ -28,7 +28,7 @@ export function SignInRequired({ staleLink }: SignInRequiredProps) {
               In a terminal, <Code>kbstudio serve</Code> (or <Code>npm run serve</Code>) prints a line{' '}
               <Code>Studio: http://127.0.0.1:7410/?token=…</Code>: open that link in this browser. It signs
               this browser in; from then on the plain address works too, also after the server is started
-              again.
+              again on the same port.
             </List.Item>
             <List.Item>The desktop app opens its link by itself.</List.Item>
           </List>
