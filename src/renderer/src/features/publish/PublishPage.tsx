@@ -112,6 +112,11 @@ export function PublishPage() {
                 >
                   Push
                 </Button>
+                {/* An upload's config carries chunking and model only (spec): nothing else travels. */}
+                <Text size="xs" c="dimmed">
+                  The first push makes a draft on the service titled after this listing, sold one-time at 0
+                  SOL: set its price, access model, description and domain there before publishing it.
+                </Text>
               </Stack>
             </Card>
           </Stack>
