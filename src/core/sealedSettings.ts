@@ -23,10 +23,17 @@ const isSecretSetting = (key: string): key is SettingKey =>
  * The settings table with the providers' API keys sealed with the SecretBox, as wallet secrets and
  * push targets' keys are: in the desktop app that is the OS keychain (safeStorage); the CLI's box does
  * not encrypt, so what it stores stays as typed (as before, and readable by the app). A key sealed by
- * the app cannot be opened by the CLI: `all()` and `get()` leave it out and `unreadable()` names it, so the CLI says where to use it instead of sending a provider ciphertext. Other keys (the push
+ * the app cannot be opened by the CLI: `all()` and `get()` leave it out and `unreadable()` names it,
+ * so the CLI says where to use it instead of sending a provider ciphertext. Other keys (the push
  * targets' records, which seal their own keys) pass through.
  */
 export class SealedSettings implements KeyValueStore, SecretSealing {
+  /**
+   * Opened values by their sealed text: the keychain is asked once per stored value, not on every read
+   * of the settings (the marketplace ledger reads them each time it is used).
+   */
+  private readonly opened = new Map<string, string | undefined>();
+
   constructor(
     private readonly store: KeyValueStore,
     private readonly box: SecretBox,
@@ -52,6 +59,7 @@ export class SealedSettings implements KeyValueStore, SecretSealing {
         ? SEALED_PREFIX + Buffer.from(this.box.seal(new TextEncoder().encode(value))).toString('base64')
         : value;
     this.store.set(key, sealed);
+    this.opened.clear();
   }
 
   /**
@@ -79,6 +87,11 @@ export class SealedSettings implements KeyValueStore, SecretSealing {
   private open(stored: string): string | undefined {
     if (!stored.startsWith(SEALED_PREFIX)) return stored;
     if (!this.box.encrypts) return undefined;
+    if (!this.opened.has(stored)) this.opened.set(stored, this.unseal(stored));
+    return this.opened.get(stored);
+  }
+
+  private unseal(stored: string): string | undefined {
     try {
       const sealed = Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64');
       return new TextDecoder().decode(this.box.open(new Uint8Array(sealed)));

@@ -106,6 +106,21 @@ describe('SealedSettings', () => {
     }
   });
 
+  it('asks the keychain once per stored value, however often the settings are read', () => {
+    const box = keychainBox();
+    let opens = 0;
+    const counting: SecretBox = { ...box, open: (sealed) => (opens++, box.open(sealed)) };
+    const settings = new SealedSettings(memoryStore(), counting);
+    settings.set('openai.apiKey', KEY);
+    for (let i = 0; i < 5; i++) expect(settings.all()['openai.apiKey']).toBe(KEY);
+    settings.describe({});
+    expect(opens).toBe(1);
+    // A new value is opened anew.
+    settings.set('openai.apiKey', `${KEY}-2`);
+    expect(settings.get('openai.apiKey')).toBe(`${KEY}-2`);
+    expect(opens).toBe(2);
+  });
+
   it('clears a key it cannot open when its base URL moves: it must not follow the URL', () => {
     const store = memoryStore();
     new SealedSettings(store, keychainBox()).set('openai.apiKey', KEY);
