@@ -63,8 +63,8 @@ export async function chunkSectionsPausing(
     const section = sections[i]!;
     for (let start: number | undefined = 0; start !== undefined;) {
       start = chunkPart(section, start, chunks);
-      // A large section's parts each take a look at the clock.
-      if (start !== undefined || section.text.length > MAX_PART_CHARS) await pause();
+      // A large section's parts each take a look at the clock (only a large section has parts).
+      if (section.text.length > MAX_PART_CHARS) await pause();
     }
     // A few sections between looks at the clock: most are short (a CSV row, a paragraph).
     if (i % PAUSE_EVERY_SECTIONS === PAUSE_EVERY_SECTIONS - 1) await pause();
