@@ -557,6 +557,37 @@ describe('POST /v1/upload refusals and failures leave nothing behind', () => {
     expect(count('listings')).toBe(listings);
   });
 
+  it('keeps the draft and the failed upload together when writing the upload back fails', async () => {
+    // Removing the draft removes its uploads: the failed upload's record is written back in the same
+    // transaction, or neither happens. A failing write-back must not leave an upload that reads 404.
+    const repo = (studio.services.uploads as unknown as { repo: UploadRepository }).repo;
+    const insert = repo.insert.bind(repo);
+    let inserts = 0;
+    // The first insert registers the upload; the second is the write-back.
+    const spy = vi.spyOn(repo, 'insert').mockImplementation((record) => {
+      if (++inserts === 2) throw new Error('SQLITE_FULL: database or disk is full');
+      insert(record);
+    });
+    try {
+      const jsonl = await archive('vectors-kept.zip', [
+        { name: 'vectors.jsonl', data: `${JSON.stringify({ text: 'hello', embedding: [0.1, 0.2] })}\n` },
+      ]);
+      const res = await send(form([jsonl], { embedding_model: 'text-embedding-3-small' }));
+      expect(res.status).toBe(202);
+      const { uploadId, listingId } = (await json(res)).data;
+      await studio.services.uploads.idle();
+      expect(inserts).toBe(2);
+      const polled = await studio.api(`/v1/upload/${uploadId}`, { key: ownKey });
+      expect(polled.status).toBe(200);
+      expect((await json(polled)).data).toMatchObject({ uploadId, status: 'failed' });
+      const listing = await studio.api(`/v1/listings/${listingId}`, { key: ownKey });
+      expect(listing.status).toBe(200);
+      expect((await json(listing)).data).toMatchObject({ status: 'draft', documentCount: 0 });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('reports the files a failed upload did not store as not_stored, the failing one as rejected', async () => {
     const mixed = await archive('half.zip', [
       { name: 'a.md', data: '# Alpha\n\nRead without error.' },

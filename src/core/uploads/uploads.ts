@@ -27,6 +27,8 @@ export interface UploadRepository {
   findById(id: string): UploadRecord | undefined;
   /** Uploads a previous process left queued or processing. */
   unfinished(): UploadRecord[];
+  /** Runs `work` in one transaction (nested work of other repositories on the same database included). */
+  atomically<T>(work: () => T): T;
 }
 
 export interface AcceptUpload {
@@ -330,25 +332,23 @@ export class UploadService {
    * at once: GET /v1/upload/:id still reports the failure, with the id of the listing that is gone.
    */
   private discardCreatedListing(listingId: string, wallet: string, keepUpload?: string): void {
-    let kept: UploadRecord | undefined;
     try {
-      const listing = this.listings.get(listingId, { wallet });
-      if (listing.status !== 'draft' || listing.documentCount > 0) return;
-      const waiting = this.repo
-        .unfinished()
-        .some((u) => u.listingId === listingId && u.uploadId !== keepUpload);
-      if (waiting) return;
-      kept = keepUpload === undefined ? undefined : this.repo.findById(keepUpload);
-      this.listings.delete(listingId, { wallet });
+      // One transaction: the listing's removal takes its uploads with it, and the failed upload's record
+      // must not be lost between the two (a crash, a full disk).
+      this.repo.atomically(() => {
+        const listing = this.listings.get(listingId, { wallet });
+        if (listing.status !== 'draft' || listing.documentCount > 0) return;
+        const waiting = this.repo
+          .unfinished()
+          .some((u) => u.listingId === listingId && u.uploadId !== keepUpload);
+        if (waiting) return;
+        const kept = keepUpload === undefined ? undefined : this.repo.findById(keepUpload);
+        this.listings.delete(listingId, { wallet });
+        if (kept) this.repo.insert(kept);
+      });
     } catch {
-      // The draft stays (the database is locked or closed): an empty draft its creator may delete.
-      return;
-    }
-    try {
-      if (kept) this.repo.insert(kept);
-    } catch {
-      // Written back in the same turn as the delete; should even that fail, GET answers 404 for the
-      // upload as for its listing.
+      // The draft stays, and the upload's record with it (the database is locked, closed or full): an
+      // empty draft its creator may delete.
     }
   }
 }

@@ -68,6 +68,10 @@ export class SqliteUploadRepository implements UploadRepository {
     return writeWithoutWaiting(this.db, () => this.update(id, patch));
   }
 
+  atomically<T>(work: () => T): T {
+    return this.db.transaction(work).immediate();
+  }
+
   findById(id: string): UploadRecord | undefined {
     const row = this.db.prepare(`SELECT * FROM uploads WHERE id = ?`).get(id) as UploadRow | undefined;
     return row && fromRow(row);
