@@ -50,7 +50,7 @@ export function createServer(deps: ServerDeps): KbServer {
       new StudioSession(deps.studioSessionKey ?? studioSessionKey(deps.services.dataDir), deps.studioToken),
     ),
   );
-  app.use(errorHandler(deps.log));
+  app.use(errorHandler(deps.log, deps.services.dataDir));
 
   return {
     app,

@@ -209,4 +209,23 @@ describe('error bodies', () => {
       studio.services.db.prepare(`SELECT count(*) FROM listings WHERE title = 'Busy'`).pluck().get(),
     ).toBe(0);
   });
+
+  it('a write to a data directory that became read-only is a 500 naming the directory', async () => {
+    studio = await startStudio();
+    // What SQLite answers once the directory is read-only (a remount, a permissions change): SQLITE_READONLY.
+    studio.services.db.pragma('query_only = 1');
+    try {
+      const res = await studio.api('/studio/listings', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Studio-Token': studio.studioToken },
+        body: JSON.stringify({ title: 'Read-only', accessModel: 'one_time', price: 1 }),
+      });
+      const err = await expectErrorBody(res, 500, 'internal_error');
+      expect(err.message).toContain(
+        `The data directory ${studio.services.dataDir} cannot be written (SQLITE_READONLY`,
+      );
+    } finally {
+      studio.services.db.pragma('query_only = 0');
+    }
+  });
 });

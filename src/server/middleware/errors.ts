@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { DomainError, NotFound } from '../../core/errors';
-import { isDatabaseBusy } from '../../core/uploads/storageErrors';
+import { isDatabaseBusy, storageFailure } from '../../core/uploads/storageErrors';
 import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '../../shared/errors';
 
 export function sendError(
@@ -78,7 +78,10 @@ function bodyFailureMessage(err: HttpParserError, contentEncoding: string | unde
  * The one place where failures become HTTP: domain errors by their code, body-parser failures by
  * type, everything else a 500 whose details stay in the server log.
  */
-export function errorHandler(log: (message: string) => void = console.error): ErrorRequestHandler {
+export function errorHandler(
+  log: (message: string) => void = console.error,
+  dataDir?: string,
+): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
     if (res.headersSent) return next(err);
     if (err instanceof DomainError) {
@@ -128,6 +131,9 @@ export function errorHandler(log: (message: string) => void = console.error): Er
         { retryAfter: BUSY_RETRY_AFTER_S },
       );
     }
+    // A full disk or a data directory that became read-only: say so, not "an internal error".
+    const storage = dataDir === undefined ? undefined : storageFailure(err, dataDir);
+    if (storage) return sendError(res, req.id, storage.code, storage.message);
     return sendError(
       res,
       req.id,
