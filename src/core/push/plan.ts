@@ -1,4 +1,5 @@
 import type { ExistingDocument } from '../ingest/store';
+import { FORMAT_BY_EXTENSION } from '../ingest/types';
 import type { PushPart } from '../../shared/push';
 
 const MB = 1024 * 1024;
@@ -107,7 +108,9 @@ function chunkingOf(value: unknown): PartChunking {
   return chunking;
 }
 
+/** The format as the upload's own report names it (`markdown` for `.md`), or the extension (`jsonl`). */
 function formatOf(doc: ExistingDocument): string {
   const dot = doc.source.lastIndexOf('.');
-  return dot >= 0 ? doc.source.slice(dot + 1).toLowerCase() : '';
+  const extension = dot >= 0 ? doc.source.slice(dot).toLowerCase() : '';
+  return FORMAT_BY_EXTENSION[extension] ?? extension.slice(1);
 }

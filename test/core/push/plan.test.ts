@@ -25,7 +25,7 @@ describe('planParts', () => {
     expect(plan.parts.map((p) => p.files.length)).toEqual([1000, 1000, 500]);
     expect(plan.parts[0]!.files[0]).toEqual({
       source: 'f0000.md',
-      format: 'md',
+      format: 'markdown',
       bytes: 10,
       path: '/kept/f0000.md',
     });

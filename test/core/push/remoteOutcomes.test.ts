@@ -68,12 +68,12 @@ describe('what the remote says, per file', () => {
       files: [
         {
           source: 'docs/codeblock.md',
-          format: 'md',
+          format: 'markdown',
           status: 'rejected',
           chunks: 0,
           error: { code: 'no_text_layer', message: 'docs/codeblock.md: refused by the remote' },
         },
-        { source: 'docs/umlauts-utf8.md', format: 'md', status: 'ingested', chunks: 1 },
+        { source: 'docs/umlauts-utf8.md', format: 'markdown', status: 'ingested', chunks: 1 },
       ],
     });
     const report = await push(async (_url, init) =>
@@ -101,8 +101,8 @@ describe('what the remote says, per file', () => {
     let posts = 0;
     const done = upload('completed', {
       files: [
-        { source: 'docs/codeblock.md', format: 'md', status: 'ingested', chunks: 2 },
-        { source: 'docs/umlauts-utf8.md', format: 'md', status: 'unchanged', chunks: 1 },
+        { source: 'docs/codeblock.md', format: 'markdown', status: 'ingested', chunks: 2 },
+        { source: 'docs/umlauts-utf8.md', format: 'markdown', status: 'unchanged', chunks: 1 },
       ],
       documentCount: 2,
       chunkCount: 3,
