@@ -148,21 +148,60 @@ export class SqliteSearchRepository implements SearchIndex {
     this.lastSearchAt = performance.now();
     if (phrases.length === 0) return [];
     const where = filterSql(filters);
+    const filtered = where.sql ? ` AND ${where.sql}` : '';
+    const window = this.rowidWindow(listingId);
+    if (window) {
+      return this.sql(
+        `SELECT c.id AS id, -bm25(chunks_fts) AS bm25
+          FROM chunks_fts CROSS JOIN chunks c ON c.id = chunks_fts.rowid
+          WHERE chunks_fts MATCH ? AND chunks_fts.rowid >= ? AND chunks_fts.rowid <= ?
+            AND c.listing_id = ?${filtered}
+          ORDER BY bm25 DESC, c.id LIMIT ?`,
+      ).all(phrases.join(' OR '), window.from, window.to, listingId, ...where.params, limit) as LexicalHit[];
+    }
     return this.sql(
       `SELECT c.id AS id, -bm25(chunks_fts) AS bm25
         FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-        WHERE chunks_fts MATCH ? AND c.listing_id = ?${where.sql ? ` AND ${where.sql}` : ''}
+        WHERE chunks_fts MATCH ? AND c.listing_id = ?${filtered}
         ORDER BY bm25 DESC, c.id LIMIT ?`,
     ).all(phrases.join(' OR '), listingId, ...where.params, limit) as LexicalHit[];
   }
 
+  /**
+   * The rowids a listing's chunks lie between, when it shares the full-text index with other listings
+   * (undefined when it holds every row). Its chunks are written together, so their rowids lie close:
+   * FTS5 then reads only that stretch of each word's postings. A word common in another, larger listing
+   * cost this one 100–300 ms a query at 500,000 rows, 10–40 ms within the window (docs/performance.md).
+   * CROSS JOIN keeps the full-text scan outside: with the join reversed, FTS5 would run once per chunk.
+   */
+  private rowidWindow(listingId: string): { from: number; to: number } | undefined {
+    const own = this.sql(`SELECT chunk_count FROM listings WHERE id = ?`).pluck().get(listingId) as
+      number | undefined;
+    const rows = this.sql(`SELECT count(*) FROM chunks`).pluck().get() as number;
+    if (own === undefined || own >= rows) return undefined;
+    // Two subqueries: SQLite answers each min() or max() alone with one index seek, both at once by a scan.
+    const window = this.sql(
+      `SELECT (SELECT min(id) FROM chunks WHERE listing_id = ?) AS "from",
+        (SELECT max(id) FROM chunks WHERE listing_id = ?) AS "to"`,
+    ).get(listingId, listingId) as { from: number | null; to: number | null };
+    // A listing without chunks: an empty window, in which nothing is found.
+    return { from: window.from ?? 1, to: window.to ?? 0 };
+  }
+
   lexicalScores(phrases: string[], ids: number[]): LexicalHit[] {
     if (phrases.length === 0 || ids.length === 0) return [];
-    // `+rowid`: a plain rowid constraint would make FTS5 rerun the whole query once per id.
+    // `+rowid`: a plain rowid constraint would make FTS5 rerun the whole query once per id. The range
+    // it does use: only that stretch of each phrase's postings is read (see rowidWindow).
+    let from = ids[0]!;
+    let to = from;
+    for (const id of ids) {
+      if (id < from) from = id;
+      else if (id > to) to = id;
+    }
     return this.sql(
       `SELECT rowid AS id, -bm25(chunks_fts) AS bm25 FROM chunks_fts
-        WHERE chunks_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))`,
-    ).all(phrases.join(' OR '), idsParam(ids)) as LexicalHit[];
+        WHERE chunks_fts MATCH ? AND rowid >= ? AND rowid <= ? AND +rowid IN (SELECT value FROM json_each(?))`,
+    ).all(phrases.join(' OR '), from, to, idsParam(ids)) as LexicalHit[];
   }
 
   lexicalStats(phrases: string[], listingId: string): LexicalStats {
@@ -173,19 +212,18 @@ export class SqliteSearchRepository implements SearchIndex {
       `SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)`,
     ).pluck();
     const docFreq = phrases.map((p) => count.get(p, cap) as number);
-    const own = this.sql(`SELECT chunk_count FROM listings WHERE id = ?`).pluck().get(listingId) as
-      number | undefined;
-    // The listing holds every row: what the index holds, it holds.
-    if (own === undefined || own >= rows) return { rows, docFreq };
+    // The listing holds every row (no window): what the index holds, it holds.
+    const window = this.rowidWindow(listingId);
+    if (!window) return { rows, docFreq };
     // Else each weighing phrase is looked for in the listing (a phrase in half the rows or more weighs
     // nothing, so its presence is not asked): its first match in the listing ends the look.
     const held = this.sql(
-      `SELECT EXISTS (SELECT 1 FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-        WHERE chunks_fts MATCH ? AND c.listing_id = ?)`,
+      `SELECT EXISTS (SELECT 1 FROM chunks_fts CROSS JOIN chunks c ON c.id = chunks_fts.rowid
+        WHERE chunks_fts MATCH ? AND chunks_fts.rowid >= ? AND chunks_fts.rowid <= ? AND c.listing_id = ?)`,
     ).pluck();
     const inListing = phrases.map((p, i) => {
       const n = docFreq[i]!;
-      return n > 0 && (n >= cap || held.get(p, listingId) === 1);
+      return n > 0 && (n >= cap || held.get(p, window.from, window.to, listingId) === 1);
     });
     return { rows, docFreq, inListing };
   }
