@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { answerClientError } from './clientError';
 import type { ServerDeps } from './deps';
-import { errorHandler } from './middleware/errors';
+import { errorHandler, notFoundRoute } from './middleware/errors';
 import { requestId } from './middleware/requestId';
 import { hostGuard } from './middleware/studioGuard';
 import { studioSessionKey } from '../db/studioSessionKey';
@@ -50,6 +50,8 @@ export function createServer(deps: ServerDeps): KbServer {
       new StudioSession(deps.studioSessionKey ?? studioSessionKey(deps.services.dataDir), deps.studioToken),
     ),
   );
+  // Whatever nothing above serves (another API version, a POST outside /v1): the JSON 404 of the API.
+  app.use(notFoundRoute);
   app.use(errorHandler(deps.log, deps.services.dataDir));
 
   return {

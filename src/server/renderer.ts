@@ -68,7 +68,7 @@ export function rendererRouter(
   };
   router.get('/', sendIndex);
   router.use(express.static(rendererDir, { index: false, immutable: true, maxAge: '1y' }));
-  // Client-side routes of the single-page app.
-  router.get(/^\/(?!v1\/|studio\/|assets\/).*/, sendIndex);
+  // Client-side routes of the single-page app; never an API path (`/v2/…`, `/v1.1/…`), which gets a JSON 404.
+  router.get(/^\/(?!v\d+(?:[./]|$)|studio\/|assets\/).*/, sendIndex);
   return router;
 }

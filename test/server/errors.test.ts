@@ -1,9 +1,11 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { walletAuthorization } from '../../src/core/auth/walletSignature';
 import { generateKeypair } from '../../src/core/wallets/keypair';
-import { startStudio, type TestStudio, json } from '../helpers/studio';
+import { startStudio, tempDir, type TestStudio, json } from '../helpers/studio';
 
 let studio: TestStudio | undefined;
 afterEach(() => studio?.close());
@@ -24,6 +26,34 @@ describe('error bodies', () => {
     const err = await expectErrorBody(await studio.api('/v1/nothing-here', { key }), 404, 'not_found');
     expect(err.message).toContain('/v1/nothing-here');
     await expectErrorBody(await studio.api('/v1/listings', { key, method: 'DELETE' }), 404, 'not_found');
+  });
+
+  it('another API version, or a method outside /v1 and /studio, is the JSON 404 of the API, never the page', async () => {
+    const rendererDir = tempDir('kbs-errors-ui-');
+    writeFileSync(
+      join(rendererDir.path, 'index.html'),
+      '<!doctype html><html><head></head><body></body></html>',
+    );
+    studio = await startStudio({ rendererDir: rendererDir.path });
+    const key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
+    for (const [method, path] of [
+      ['GET', '/v2/listings'],
+      ['GET', '/v2'],
+      ['GET', '/v1.1/listings'],
+      ['GET', '/v2/openapi.json'],
+      ['POST', '/v2/retrieve'],
+      ['POST', '/anything'],
+    ] as const) {
+      const err = await expectErrorBody(await studio.api(path, { key, method }), 404, 'not_found');
+      expect(err.message).toBe(`No route ${method} ${path}. See /v1/openapi.json for the API.`);
+    }
+    // The studio's own client-side routes are still the page.
+    const page = await studio.api('/listings/lst_x');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    await studio.close();
+    studio = undefined;
+    rendererDir.remove();
   });
 
   it('malformed JSON is a 400 naming the body', async () => {
