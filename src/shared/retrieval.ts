@@ -34,7 +34,7 @@ const bound = z.union([z.number(), z.string()], {
 });
 const scalarList = z
   .array(scalar, { error: 'expected an array of strings, numbers or booleans' })
-  .max(FILTER_VALUES_MAX);
+  .max(FILTER_VALUES_MAX, { error: `at most ${FILTER_VALUES_MAX} values` });
 
 export const FilterOperatorsSchema = z
   .strictObject(
@@ -108,33 +108,47 @@ export const FiltersSchema = z
   });
 export type Filters = z.output<typeof FiltersSchema>;
 
+const retrieveFields = {
+  listingId: z.string().min(1).max(100).meta({ description: 'Listing to query.' }),
+  query: z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(QUERY_MAX_CHARS)
+    // Control characters (a NUL) count as white space: a query of them asks nothing.
+    .refine((q) => q.replace(/[\s\p{Cc}]/gu, '').length > 0, {
+      error: 'must not be empty or only white space',
+      // An empty query is said once, by min(1).
+      when: (payload) => payload.issues.length === 0,
+    })
+    .meta({ description: `Natural-language search query, 1..${QUERY_MAX_CHARS} characters.` }),
+  topK: z
+    .number()
+    .int()
+    .min(1)
+    .max(TOP_K_MAX)
+    .default(TOP_K_DEFAULT)
+    .meta({ description: `Number of chunks to return, 1..${TOP_K_MAX} (default ${TOP_K_DEFAULT}).` }),
+  minScore: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0)
+    .meta({ description: 'Minimum relevance score, 0..1 (scores are comparable across queries).' }),
+  filters: FiltersSchema.optional(),
+  mode: z.enum(RETRIEVAL_MODES).default('hybrid').meta({
+    description:
+      'KB Studio extension: `hybrid` (default; full-text BM25 fused with the embedding model), `dense` (embeddings only) or `lexical` (full-text only).',
+  }),
+};
+const RETRIEVE_FIELDS = Object.keys(retrieveFields);
+
 export const RetrieveRequestSchema = z
-  .object({
-    listingId: z.string().min(1).max(100).meta({ description: 'Listing to query.' }),
-    query: z
-      .string()
-      .min(1, { error: 'must not be empty' })
-      .max(QUERY_MAX_CHARS)
-      .refine((q) => q.trim().length > 0, { error: 'must not be empty' })
-      .meta({ description: `Natural-language search query, 1..${QUERY_MAX_CHARS} characters.` }),
-    topK: z
-      .number()
-      .int()
-      .min(1)
-      .max(TOP_K_MAX)
-      .default(TOP_K_DEFAULT)
-      .meta({ description: `Number of chunks to return, 1..${TOP_K_MAX} (default ${TOP_K_DEFAULT}).` }),
-    minScore: z
-      .number()
-      .min(0)
-      .max(1)
-      .default(0)
-      .meta({ description: 'Minimum relevance score, 0..1 (scores are comparable across queries).' }),
-    filters: FiltersSchema.optional(),
-    mode: z.enum(RETRIEVAL_MODES).default('hybrid').meta({
-      description:
-        'KB Studio extension: `hybrid` (default; full-text BM25 fused with the embedding model), `dense` (embeddings only) or `lexical` (full-text only).',
-    }),
+  .strictObject(retrieveFields, {
+    // A misspelt field (`topk`, `minscore`) would otherwise be dropped and its default used without a word.
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}; the fields are ${RETRIEVE_FIELDS.join(', ')} (snake_case also accepted, e.g. top_k)`
+        : undefined,
   })
   .meta({ id: 'RetrieveRequest' });
 export type RetrieveRequest = z.input<typeof RetrieveRequestSchema>;

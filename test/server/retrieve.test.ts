@@ -198,12 +198,25 @@ describe('POST /v1/retrieve', () => {
     { patch: { mode: 'semantic' }, message: 'mode: ' },
     { patch: { filters: { topic: { $regex: 'a' } } }, message: "filters.topic: unknown operator '$regex'" },
     { patch: { filters: [] }, message: 'filters: ' },
+    { patch: { query: '\u0000 ' }, message: 'query: must not be empty or only white space' },
+    {
+      patch: { filters: { a: { $in: Array.from({ length: 1001 }, (_, i) => i) } } },
+      message: 'filters.a: $in: at most 1000 values',
+    },
+    // A misspelt field is not dropped for its default.
+    {
+      patch: { topk: 20, minscore: 0.99 },
+      message:
+        "body: unknown fields 'topk', 'minscore'; the fields are listingId, query, topK, minScore, filters, mode",
+    },
   ])('refuses $patch with 400 naming the field: $message', async ({ patch, message }) => {
     const res = await post('/v1/retrieve', { listingId, query: 'fox', ...patch });
     expect(res.status).toBe(400);
     const body = await json(res);
     expect(body.error).toMatchObject({ code: 'invalid_request', status: 400 });
-    expect(body.error.message.startsWith(message)).toBe(true);
+    expect(body.error.message.startsWith(message), body.error.message).toBe(true);
+    // The fault said once (an empty query was also "only white space"; unknown fields are one issue).
+    expect(body.error.details.issues).toHaveLength(1);
   });
 
   it('answers 401 without a key, 404 for an unknown listing or another wallet’s draft, 403 without a credential', async () => {
