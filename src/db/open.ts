@@ -1,9 +1,9 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { getLoadablePath } from 'sqlite-vec';
 import { claimScratch } from '../core/uploads/scratch';
-import { DataDirNotADirectory, storageFailure } from '../core/uploads/storageErrors';
+import { DatabaseLost, DataDirNotADirectory, storageFailure } from '../core/uploads/storageErrors';
 import { migrate } from './migrations';
 
 export type Db = Database.Database;
@@ -33,7 +33,9 @@ export const QUERY_LOG_SPILL_FILE = 'query-log-kept.jsonl';
 export function openDataDir(dataDir: string, options: OpenOptions = {}): Db {
   try {
     makeDataDir(dataDir);
-    const db = openDatabase(join(dataDir, DATABASE_FILE), options);
+    const file = join(dataDir, DATABASE_FILE);
+    refuseLostDatabase(dataDir, file);
+    const db = openDatabase(file, options);
     try {
       claimScratch(join(dataDir, SCRATCH_DIR));
     } catch (err) {
@@ -43,6 +45,30 @@ export function openDataDir(dataDir: string, options: OpenOptions = {}): Db {
     return db;
   } catch (err) {
     throw storageFailure(err, dataDir) ?? err;
+  }
+}
+
+/**
+ * A database file of 0 bytes (SQLite would take it for a new, empty database) beside kept original
+ * documents: the database was lost, and opening it as new would have the next start prune them all.
+ */
+function refuseLostDatabase(dataDir: string, file: string): void {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    return; // No database yet: a new data directory (or one whose database was removed on purpose).
+  }
+  if (size > 0) return;
+  const kept = countFiles(join(dataDir, 'sources'));
+  if (kept > 0) throw new DatabaseLost(file, kept);
+}
+
+function countFiles(dir: string): number {
+  try {
+    return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
+  } catch {
+    return 0;
   }
 }
 

@@ -1,7 +1,8 @@
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDataDir } from '../../src/db/open';
+import { DatabaseDamaged, DatabaseLost } from '../../src/core/uploads/storageErrors';
+import { DATABASE_FILE, openDataDir } from '../../src/db/open';
 import { tempDir } from '../helpers/studio';
 
 const dir = tempDir();
@@ -18,5 +19,41 @@ describe.skipIf(process.platform === 'win32')('openDataDir', () => {
     chmodSync(existing, 0o755);
     openDataDir(existing).close();
     expect(statSync(existing).mode & 0o777).toBe(0o755);
+  });
+});
+
+describe('a database that was lost or damaged', () => {
+  it('refuses a 0-byte database beside kept documents, changing nothing', () => {
+    const data = join(dir.path, 'lost');
+    openDataDir(data).close();
+    mkdirSync(join(data, 'sources', 'ab'), { recursive: true });
+    writeFileSync(join(data, 'sources', 'ab', 'abcdef.md'), '# Kept');
+    truncateSync(join(data, DATABASE_FILE), 0);
+    expect(() => openDataDir(data)).toThrow(DatabaseLost);
+    expect(() => openDataDir(data)).toThrow(
+      `The database ${join(data, DATABASE_FILE)} is empty, yet the data directory keeps 1 original document in sources/`,
+    );
+    expect(statSync(join(data, DATABASE_FILE)).size).toBe(0);
+    expect(readFileSync(join(data, 'sources', 'ab', 'abcdef.md'), 'utf8')).toBe('# Kept');
+  });
+
+  it('opens a 0-byte database as new when nothing was kept', () => {
+    const data = join(dir.path, 'empty');
+    mkdirSync(data);
+    writeFileSync(join(data, DATABASE_FILE), '');
+    openDataDir(data).close();
+    expect(statSync(join(data, DATABASE_FILE)).size).toBeGreaterThan(0);
+  });
+
+  it('names a damaged database and says what to do', () => {
+    const data = join(dir.path, 'damaged');
+    openDataDir(data).close();
+    writeFileSync(join(data, DATABASE_FILE), Buffer.alloc(8192, 7));
+    expect(() => openDataDir(data)).toThrow(DatabaseDamaged);
+    expect(() => openDataDir(data)).toThrow(
+      new RegExp(
+        `^The database of the data directory ${data} \\(kbstudio\\.db\\) is damaged \\(SQLITE_NOTADB: .*\\)\\. Nothing was changed\\. Restore it`,
+      ),
+    );
   });
 });

@@ -41,6 +41,35 @@ export class DataDirNotADirectory extends DomainError {
   }
 }
 
+/** The database file cannot be read as a database (truncated, overwritten, not SQLite at all). */
+export class DatabaseDamaged extends DomainError {
+  constructor(
+    readonly dataDir: string,
+    cause: string,
+  ) {
+    super(
+      'internal_error',
+      `The database of the data directory ${dataDir} (kbstudio.db) is damaged (${cause}). Nothing was changed. Restore it from a backup, or move the data directory aside to start afresh.`,
+    );
+  }
+}
+
+/**
+ * The data directory keeps original documents (sources/) but its database holds nothing: it was
+ * truncated or replaced. Opening it as new would prune those documents at the next start.
+ */
+export class DatabaseLost extends DomainError {
+  constructor(
+    readonly file: string,
+    readonly keptSources: number,
+  ) {
+    super(
+      'internal_error',
+      `The database ${file} is empty, yet the data directory keeps ${keptSources} original document${keptSources === 1 ? '' : 's'} in sources/: the database was truncated or replaced. Nothing was changed. Restore it from a backup, or move the data directory aside to start afresh.`,
+    );
+  }
+}
+
 const codeOf = (err: unknown): string => String((err as { code?: unknown } | null)?.code ?? '');
 
 /** SQLite refused a write because another connection held the write lock past the busy timeout. */
@@ -56,6 +85,9 @@ export function storageFailure(err: unknown, dataDir: string): DomainError | und
   const code = codeOf(err);
   const message = err instanceof Error ? err.message : String(err);
   if (FULL.has(code)) return new DiskFull(dataDir);
+  if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
+    return new DatabaseDamaged(dataDir, message.startsWith(code) ? message : `${code}: ${message}`);
+  }
   if (NOT_WRITABLE.has(code) || code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN') {
     return new DataDirNotWritable(dataDir, message.startsWith(code) ? message : `${code}: ${message}`);
   }
