@@ -74,7 +74,15 @@ export async function receiveMultipart(
             new InvalidInput(`${field}: unexpected file field; send files in \`${accept.fileField}\`.`),
           );
         }
-        const name = safeName(info.filename || 'upload.zip');
+        if (!info.filename) {
+          stream.resume();
+          return fail(
+            new InvalidInput(
+              `${field}: part ${form.files.length + 1} has no file name; send each file with its name (curl: -F ${field}=@archive.zip).`,
+            ),
+          );
+        }
+        const name = safeName(info.filename);
         const path = join(dir, `${form.files.length}-${name}`);
         const entry = { path, name, bytes: 0 };
         form.files.push(entry);
@@ -95,12 +103,22 @@ export async function receiveMultipart(
           return fail(new InvalidInput(`${field}: unexpected form field.`));
         if (info.valueTruncated)
           return fail(
-            new PayloadTooLarge(`${field}: the field exceeds ${formatBytes(limits.maxFieldBytes)}.`),
+            new PayloadTooLarge(`${field}: the field exceeds ${formatBytes(limits.maxFieldBytes)}.`, {
+              planLimit: false,
+            }),
           );
+        // The last of two would silently win.
+        if (field in form.fields)
+          return fail(new InvalidInput(`${field}: given more than once; send it once.`));
         form.fields[field] = value;
       });
       bb.on('filesLimit', () =>
-        fail(new PayloadTooLarge(`files: at most ${limits.maxFiles} files per upload.`)),
+        fail(
+          new PayloadTooLarge(
+            `files: at most ${limits.maxFiles} file parts per upload; put the documents in ZIP archives (an archive may hold any number of files).`,
+            { planLimit: false },
+          ),
+        ),
       );
       bb.on('error', (err: Error) =>
         fail(new InvalidInput(`body: malformed multipart data (${err.message}).`)),

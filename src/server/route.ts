@@ -192,14 +192,17 @@ export function camelKeys(value: unknown): unknown {
   return out;
 }
 
-/** The reverse, for the upload `config`, whose documented keys are snake_case. */
+/**
+ * The reverse, for the upload `config`, whose documented keys are snake_case. As everywhere in the API
+ * (docs/api.md), the camelCase spelling wins when both are sent.
+ */
 export function camelToSnakeKeys(value: unknown): unknown {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
   const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
   for (const [key, v] of Object.entries(value)) {
     if (!/[A-Z]/.test(key)) continue;
     const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-    if (!(snake in out)) out[snake] = v;
+    out[snake] = v;
     delete out[key];
   }
   return out;
@@ -249,12 +252,20 @@ function toOpenApi(def: RouteDefinition, prefix: string): RouteConfig {
     summary: def.summary,
     description: def.description,
     tags: def.tags,
-    security: def.public ? [] : [{ bearerAuth: [] }, { walletSignature: [] }],
+    // Wallet signatures cover JSON bodies only (docs/api.md): a multipart route takes an API key.
+    security: def.public
+      ? []
+      : def.formBody
+        ? [{ bearerAuth: [] }]
+        : [{ bearerAuth: [] }, { walletSignature: [] }],
     request: {
       ...(def.params ? { params: def.params as z.ZodObject } : {}),
       ...(def.query ? { query: def.query as z.ZodObject } : {}),
       ...(def.body
         ? { body: { required: true, content: { 'application/json': { schema: def.body } } } }
+        : {}),
+      ...(def.formBody
+        ? { body: { required: true, content: { 'multipart/form-data': { schema: def.formBody } } } }
         : {}),
     },
     responses,

@@ -26,6 +26,7 @@ async function expect401(headers: Record<string, string>, message: RegExp) {
     },
   });
   expect(res.headers.get('x-ratelimit-limit')).toBe('100');
+  expect(res.headers.get('www-authenticate')).toBe('Bearer realm="kbstudio"');
 }
 
 describe('API key authentication', () => {

@@ -63,4 +63,13 @@ describe('GET /v1/openapi.json', () => {
     expect(Object.keys(search.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '429']));
     expect(Object.keys(doc.paths['/v1/listings/{id}'].get.responses)).toContain('404');
   });
+
+  it('documents the upload form, its 422 refusals and that it takes an API key, not a wallet signature', async () => {
+    const upload = (await json(await studio.api('/v1/openapi.json'))).paths['/v1/upload'].post;
+    const form = upload.requestBody.content['multipart/form-data'].schema;
+    expect(Object.keys(form.properties).sort()).toEqual(['config', 'files']);
+    expect(form.properties.files).toMatchObject({ type: 'string', format: 'binary' });
+    expect(Object.keys(upload.responses)).toEqual(expect.arrayContaining(['202', '413', '415', '422']));
+    expect(upload.security).toEqual([{ bearerAuth: [] }]);
+  });
 });

@@ -24,7 +24,18 @@ describe('rate limits', () => {
     expect(retryAfter).toBeLessThanOrEqual(60);
     const body = await json(limited);
     expect(body.error).toMatchObject({ code: 'rate_limited', status: 429, retryAfter });
+    expect(body.error.message).toMatch(/^Rate limit exceeded: 3 requests per 60 s per API key or wallet\./);
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+  });
+
+  it('count callers without valid credentials by their address, and say so', async () => {
+    studio = await startStudio({ rateLimits: { perKey: 2, windowMs: 60_000 } });
+    for (let i = 0; i < 2; i++) expect((await studio.api('/v1/listings')).status).toBe(401);
+    const limited = await studio.api('/v1/listings');
+    expect(limited.status).toBe(429);
+    expect((await json(limited)).error.message).toMatch(
+      /^Rate limit exceeded: 2 requests per 60 s per client address without valid credentials\./,
+    );
   });
 
   it('count each key separately', async () => {

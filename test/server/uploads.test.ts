@@ -377,6 +377,10 @@ describe('POST /v1/upload', () => {
 
   it('validates config and the form with 400s naming the field', async () => {
     const zip = await writeZip(join(scratch.path, 'ok.zip'), { 'a.md': '# A' });
+    const snakeListing = studio.services.listings.create(
+      { title: 'Named in snake_case', accessModel: 'one_time', price: 0 },
+      studio.services.wallets.defaultWallet().address,
+    ).id;
     const cases: [FormData | string, RegExp, number][] = [
       [form([{ path: zip, name: 'ok.zip' }], '{not json'), /^config: not valid JSON/, 400],
       [form([{ path: zip, name: 'ok.zip' }], { chunking: 'by-vibes' }), /^config\.?chunking: /, 400],
@@ -387,6 +391,35 @@ describe('POST /v1/upload', () => {
       ],
       [form([], { chunking: 'recursive' }), /^files: /, 400],
       [form([{ path: zip, name: 'ok.zip' }], { listing_id: 'lst_nope' }), /lst_nope/, 404],
+      // The camelCase spelling wins, as everywhere in the API: this one names the unknown listing.
+      [
+        form([{ path: zip, name: 'ok.zip' }], { listing_id: snakeListing, listingId: 'lst_camel' }),
+        /lst_camel/,
+        404,
+      ],
+      [
+        (() => {
+          const twice = form([{ path: zip, name: 'ok.zip' }], {});
+          twice.append('config', JSON.stringify({ chunking: 'fixed' }));
+          return twice;
+        })(),
+        /^config: given more than once; send it once\.$/,
+        400,
+      ],
+      [
+        (() => {
+          const nameless = new FormData();
+          nameless.append('files', new Blob([readFileSync(zip)]), '');
+          return nameless;
+        })(),
+        /^files: part 1 has no file name; send each file with its name/,
+        400,
+      ],
+      [
+        form([{ path: zip, name: 'ok.zip' }], `{"chunking":"${'x'.repeat(70 * 1024)}"}`),
+        /^config: the field exceeds 64 KB\.$/,
+        413,
+      ],
     ];
     for (const [body, message, status] of cases) {
       const res = await upload(body as FormData);

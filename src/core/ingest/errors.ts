@@ -53,10 +53,13 @@ export class UnsupportedFileType extends DomainError {
 }
 
 export class PayloadTooLarge extends DomainError {
-  constructor(message: string) {
+  /** `planLimit: false` for a limit of the request's form (a field's size), which no plan raises. */
+  constructor(message: string, { planLimit = true }: { planLimit?: boolean } = {}) {
     super(
       'payload_too_large',
-      `${message} Larger knowledge bases require a creator plan upgrade or contacting support.`,
+      planLimit
+        ? `${message} Larger knowledge bases require a creator plan upgrade or contacting support.`
+        : message,
     );
   }
 }

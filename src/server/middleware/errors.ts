@@ -11,6 +11,8 @@ export function sendError(
   extra: { retryAfter?: number; details?: unknown } = {},
 ): void {
   const status = ERROR_STATUS[code];
+  // RFC 9110 §11.6.1: a 401 names the scheme it wants.
+  if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="kbstudio"');
   const body: ErrorBody = { error: { code, message, status, requestId, ...extra } };
   res.status(status).json(body);
 }

@@ -38,7 +38,7 @@ export function keyRateLimit(options: RateLimitOptions): RequestHandler {
         res,
         req.id,
         'rate_limited',
-        `Rate limit exceeded: ${options.perKey} requests per ${Math.round(options.windowMs / 1000)} s per API key or wallet. Retry after ${retryAfter} s.`,
+        `Rate limit exceeded: ${options.perKey} requests per ${Math.round(options.windowMs / 1000)} s per ${req.principal ? 'API key or wallet' : 'client address without valid credentials'}. Retry after ${retryAfter} s.`,
         { retryAfter },
       );
     },

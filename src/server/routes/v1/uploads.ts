@@ -51,7 +51,7 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
       }),
     }),
     response: { status: 202, description: 'Accepted; processing in the background.', schema: UploadEnvelope },
-    errors: [403, 404, 413, 415],
+    errors: [403, 404, 413, 415, 422],
     handler: async ({ req }) => {
       const dir = join(services.dataDir, 'tmp', newId('upl', 12));
       const form = await receiveMultipart(
