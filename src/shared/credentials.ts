@@ -29,7 +29,10 @@ export const CredentialSchema = z
 export type Credential = z.infer<typeof CredentialSchema>;
 
 export const CredentialListQuerySchema = PageQuerySchema.extend({
-  status: CredentialStatusSchema.optional().meta({ description: 'Only credentials with this status.' }),
+  // Spec §4: GET /credentials lists the caller's *active* credentials; the filter asks for the others.
+  status: CredentialStatusSchema.default('active').meta({
+    description: 'Only credentials with this status (default `active`).',
+  }),
 });
 export type CredentialListQuery = z.infer<typeof CredentialListQuerySchema>;
 

@@ -116,15 +116,16 @@ describe('GET /v1/credentials/:listing_id', () => {
     await grant({ listingId: perQuery.id, balance: 0.001 });
     expect(await verify(perQuery.id)).toMatchObject({ valid: true, status: 'active' });
 
+    // Spec §4: the caller's active credentials; the status filter asks for the others.
     const list = await json(await studio.api('/v1/credentials', { key: buyerKey }));
-    expect(list.pagination).toEqual({ total: 3, limit: 20, offset: 0, hasMore: false });
+    expect(list.pagination).toEqual({ total: 2, limit: 20, offset: 0, hasMore: false });
     expect(
       list.data.map((c: { listingTitle: string; status: string }) => [c.listingTitle, c.status]),
     ).toEqual([
       ['Metered', 'active'],
-      ['Monthly', 'expired'],
       ['Once', 'active'],
     ]);
+
     expect(list.data[0]).toEqual({
       listingId: perQuery.id,
       listingTitle: 'Metered',
@@ -139,8 +140,8 @@ describe('GET /v1/credentials/:listing_id', () => {
     });
     const expired = await json(await studio.api('/v1/credentials?status=expired', { key: buyerKey }));
     expect(expired.data.map((c: { listingId: string }) => c.listingId)).toEqual([sub.id]);
-    const paged = await json(await studio.api('/v1/credentials?limit=2&offset=2', { key: buyerKey }));
-    expect(paged.pagination).toEqual({ total: 3, limit: 2, offset: 2, hasMore: false });
+    const paged = await json(await studio.api('/v1/credentials?limit=1&offset=1', { key: buyerKey }));
+    expect(paged.pagination).toEqual({ total: 2, limit: 1, offset: 1, hasMore: false });
     expect(paged.data.map((c: { listingId: string }) => c.listingId)).toEqual([once.id]);
 
     const revoked = await studioCall('/studio/credentials/revoke', 'POST', {

@@ -7,7 +7,7 @@ import type { Credential, CredentialListParams, CredentialVerification } from '.
 export class Credentials {
   constructor(private readonly transport: Transport) {}
 
-  /** GET /credentials: the caller's credentials, newest first; await for a page or iterate for all. */
+  /** GET /credentials: the caller's active credentials (another `status` on request), newest first; await for a page or iterate for all. */
   list(params: CredentialListParams = {}, options?: RequestOptions): PagePromise<Credential> {
     return listCall<Credential>(this.transport, '/credentials', { ...params }, options);
   }

@@ -99,13 +99,17 @@ export class CredentialService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** GET /v1/credentials: the holder's credentials, optionally of one status. */
-  list(holder: string, query: CredentialListQuery): Page<Credential> {
+  /** GET /v1/credentials: the holder's credentials of one status (`active` unless asked otherwise). */
+  list(
+    holder: string,
+    query: Omit<CredentialListQuery, 'status'> & { status?: CredentialListQuery['status'] },
+  ): Page<Credential> {
+    const status = query.status ?? 'active';
     const now = this.now();
     const all = this.repo
       .listByHolder(holder)
       .map((record) => this.describe(record, now))
-      .filter((c) => !query.status || c.status === query.status);
+      .filter((c) => c.status === status);
     return {
       items: all.slice(query.offset, query.offset + query.limit),
       total: all.length,

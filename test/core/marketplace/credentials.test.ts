@@ -180,16 +180,21 @@ describe('CredentialService', () => {
     await f.services.credentials.grant(b.id, f.buyer, { expiresAt: '2020-01-01T00:00:00Z' });
     f.clock.advanceDays(1 / 24);
     await f.services.credentials.grant(c.id, f.buyer, { balance: 0.5 });
+    f.clock.advanceDays(1 / 24);
+    const d = await f.listing({ accessModel: 'one_time', price: 1, title: 'Delta' });
+    await f.services.credentials.grant(d.id, f.buyer);
     await f.services.credentials.grant(a.id, f.outsider);
 
-    const all = f.services.credentials.list(f.buyer, page);
-    expect(all.total).toBe(3);
-    expect(all.items.map((i) => [i.listingTitle, i.status])).toEqual([
-      ['Gamma', 'low_balance'],
-      ['Beta', 'expired'],
+    // Spec §4: the active ones unless another status is asked for.
+    const active = f.services.credentials.list(f.buyer, page);
+    expect(active.total).toBe(2);
+    expect(active.items.map((i) => [i.listingTitle, i.status])).toEqual([
+      ['Delta', 'active'],
       ['Alpha', 'active'],
     ]);
-    expect(all.items[0]).toEqual({
+    const lowBalance = f.services.credentials.list(f.buyer, { ...page, status: 'low_balance' });
+    expect(lowBalance.items.map((i) => i.listingTitle)).toEqual(['Gamma']);
+    expect(lowBalance.items[0]).toEqual({
       listingId: c.id,
       listingTitle: 'Gamma',
       holderWallet: f.buyer,
@@ -205,8 +210,8 @@ describe('CredentialService', () => {
       f.services.credentials.list(f.buyer, { ...page, status: 'expired' }).items.map((i) => i.listingId),
     ).toEqual([b.id]);
     const second = f.services.credentials.list(f.buyer, { limit: 1, offset: 1 });
-    expect(second).toMatchObject({ total: 3, limit: 1, offset: 1 });
-    expect(second.items.map((i) => i.listingTitle)).toEqual(['Beta']);
+    expect(second).toMatchObject({ total: 2, limit: 1, offset: 1 });
+    expect(second.items.map((i) => i.listingTitle)).toEqual(['Alpha']);
     expect(
       f.services.credentials
         .listAll(a.id)

@@ -21,7 +21,7 @@ export function credentialRoutes(route: ReturnType<typeof defineRoutes>, { servi
     path: '/credentials',
     summary: "List the caller's access credentials",
     description:
-      "The credentials held by the caller's wallet (the API key's wallet, or the signing wallet), newest first, with their status computed now: `active`, `expired` (a subscription past `expiresAt`) or `low_balance` (a per-query balance below one query's price). `status` filters; without it every credential is listed. Revoked credentials no longer exist.",
+      "The credentials held by the caller's wallet (the API key's wallet, or the signing wallet), newest first, with their status computed now: `active`, `expired` (a subscription past `expiresAt`) or `low_balance` (a per-query balance below one query's price). Without `status`, the active ones (spec §4); `status=expired` or `status=low_balance` lists those instead. Revoked credentials no longer exist.",
     tags: ['Credentials'],
     query: CredentialListQuerySchema,
     response: { status: 200, description: 'A page of credentials.', schema: CredentialPageSchema },
