@@ -60,6 +60,17 @@ describe('kbstudio CLI', () => {
     expect(bad.json.error.message).toMatch(/^--wallet: /);
   });
 
+  it('says which listing flags are required, in the help and when one is missing', async () => {
+    const help = (await cli('listings', 'create', '--help')).stdout.replace(/\s+/g, ' ');
+    for (const flag of ['--title <title>', '--access-model <model>', '--price <sol>']) {
+      expect(help).toMatch(new RegExp(`${flag} [^-]*\\(required\\)`));
+    }
+    expect((await cli('listings', 'update', '--help')).stdout).not.toContain('(required)');
+    const missing = await cli('--json', 'listings', 'create', '--title', 'x', '--price', '1');
+    expect(missing.code).toBe(1);
+    expect(missing.json.error.message).toBe('--access-model: required (one_time | subscription | per_query)');
+  });
+
   it('creates, updates, shows, lists and publishes listings', async () => {
     const created = await cli(
       '--json',

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { InvalidInput } from '../../core/errors';
 import { lamportsToSol, solToLamports } from '../../core/money';
 import { parseOrThrow } from '../../core/validation';
 import {
@@ -31,10 +32,10 @@ function listingOptions(cmd: Command, creating: boolean): Command {
     .option('--description <text>', 'description')
     .option('--domain <domain>', 'domain, e.g. legal, medicine')
     .option('--tags <a,b>', 'comma-separated tags', listFlag)
-    .option('--access-model <model>', 'one_time | subscription | per_query')
+    .option('--access-model <model>', `one_time | subscription | per_query${creating ? ' (required)' : ''}`)
     .option(
       '--price <sol>',
-      'price in SOL (per query for per_query, per period for subscription)',
+      `price in SOL (per query for per_query, per period for subscription)${creating ? ' (required)' : ''}`,
       numberFlag,
     )
     .option('--subscription-days <n>', 'subscription period in days', numberFlag)
@@ -82,6 +83,10 @@ export function listingsCommand(program: Command): void {
     .option('--wallet <address>', 'creator wallet (default: the studio default wallet)')
     .action((flags: ListingFlags, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
+        // The schema would only say the value is not one of the three.
+        if (flags.accessModel === undefined) {
+          throw new InvalidInput('--access-model: required (one_time | subscription | per_query)');
+        }
         const created = services.listings.create(
           toInput(flags) as CreateListingInput,
           flags.wallet ?? services.wallets.defaultWallet().address,
