@@ -61,7 +61,7 @@ describe('Publish in Chromium: push to a second server', () => {
       await expect
         .poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue())
         .toBe('Field guide');
-      await page.getByText('5 documents').waitFor();
+      await page.getByText(/^5 documents · \d+ chunks · /).waitFor();
       await shoot(page, 'publish-empty-1280x800-light');
 
       await addTarget(page, remote.url, 'kbs_wrongwrongwrongwrongwrongwrong0');

@@ -88,7 +88,7 @@ describe('request as code', () => {
   };
   it('quotes the body for the shell and leaves defaults out', () => {
     const curl = curlOf(request, 'http://127.0.0.1:4000/v1', false);
-    expect(curl).toContain('curl -X POST http://127.0.0.1:4000/v1/retrieve \\');
+    expect(curl).toContain("curl -X POST 'http://127.0.0.1:4000/v1/retrieve' \\");
     expect(curl).toContain(
       `-d '{"listingId":"lst_1","query":"tenant'\\''s notice","topK":3,"mode":"lexical","filters":{"year":{"$gte":2020}}}'`,
     );

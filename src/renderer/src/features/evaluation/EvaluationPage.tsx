@@ -1,5 +1,6 @@
 import {
   ActionIcon,
+  Alert,
   Badge,
   Button,
   Card,
@@ -8,6 +9,7 @@ import {
   Grid,
   Input,
   Group,
+  Modal,
   Paper,
   SegmentedControl,
   Select,
@@ -31,7 +33,9 @@ import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
+import { errorMessage } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
+import { listingSelectProps } from '../ingest/listingOptions';
 import { studioCall } from '../playground/studioCalls';
 import { METRICS, parseHandWritten, type EvalRun } from './evalTypes';
 import { RunComparison } from './RunComparison';
@@ -80,7 +84,7 @@ export function EvaluationPage() {
           listings.data.data.length > 0 && (
             <Select
               aria-label="Listing"
-              data={listings.data.data.map((l) => ({ value: l.id, label: l.title }))}
+              {...listingSelectProps(listings.data.data)}
               value={listingId}
               onChange={(v) => v && (setChosen(v), setSelected(null), setCompared([]))}
               allowDeselect={false}
@@ -273,10 +277,19 @@ function RunsTable({
   onToggleCompared: (id: string) => void;
 }) {
   const client = useQueryClient();
+  // Asked first, as documents, listings and API keys are: a run's report cannot be made again as it was.
+  const [confirming, setConfirming] = useState<EvalRun>();
   const remove = useMutation({
     mutationFn: (run: EvalRun) => studioCall('DELETE', `/listings/${run.listingId}/evaluations/${run.id}`),
-    onSuccess: () => void client.invalidateQueries({ queryKey: ['evaluations'] }),
+    onSuccess: async () => {
+      await client.invalidateQueries({ queryKey: ['evaluations'] });
+      closeConfirm();
+    },
   });
+  function closeConfirm() {
+    remove.reset();
+    setConfirming(undefined);
+  }
   const best = Object.fromEntries(
     METRICS.map(({ key }) => [key, Math.max(...runs.map((r) => r.report.metrics[key]))]),
   );
@@ -373,7 +386,7 @@ function RunsTable({
                       variant="subtle"
                       color="gray"
                       aria-label={`Delete run ${run.name}`}
-                      onClick={(e) => (e.stopPropagation(), remove.mutate(run))}
+                      onClick={(e) => (e.stopPropagation(), setConfirming(run))}
                     >
                       <IconTrash size={15} />
                     </ActionIcon>
@@ -384,6 +397,31 @@ function RunsTable({
           </Table.Tbody>
         </Table>
       </Table.ScrollContainer>
+      <Modal opened={confirming !== undefined} onClose={closeConfirm} title="Delete evaluation run" centered>
+        <Stack gap="md">
+          <Text size="sm">
+            Delete the run <b>{confirming?.name}</b>? Its metrics and per-question results go with it. This
+            cannot be undone.
+          </Text>
+          {remove.isError && (
+            <Alert color="red" variant="light" title="Not deleted" role="alert">
+              {errorMessage(remove.error)}
+            </Alert>
+          )}
+          <Group justify="flex-end" gap="sm">
+            <Button variant="default" onClick={closeConfirm} data-autofocus>
+              Keep it
+            </Button>
+            <Button
+              color="red"
+              loading={remove.isPending}
+              onClick={() => confirming && remove.mutate(confirming)}
+            >
+              Delete run
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
     </Card>
   );
 }

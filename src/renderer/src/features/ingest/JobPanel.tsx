@@ -3,7 +3,7 @@ import { IconAlertTriangle } from '@tabler/icons-react';
 import { CancelJobButton } from '../../components/CancelJobButton';
 import { counted, formatDateTime } from '../../lib/format';
 import { sectionHref } from '../../lib/sections';
-import { filePercent, outcomeCounts, overallPercent, STAGE_LABELS } from './jobView';
+import { filePercent, ingestErrorText, outcomeCounts, overallPercent, STAGE_LABELS } from './jobView';
 import type { FileOutcome, IngestJob } from './types';
 
 const STATUS_COLOR: Record<FileOutcome['status'], string> = {
@@ -85,7 +85,7 @@ export function JobPanel({
             icon={<IconAlertTriangle size={16} />}
             role="alert"
           >
-            <Text size="sm">{job.error.message}</Text>
+            <Text size="sm">{ingestErrorText(job.error)}</Text>
           </Alert>
         )}
         {job.result ? (
@@ -166,7 +166,7 @@ function Outcomes({ job, inspectLink }: { job: IngestJob; inspectLink: boolean }
                 <Text size="sm">{o.source}</Text>
                 {o.error && (
                   <Text size="xs" c="red">
-                    {o.error.message}
+                    {ingestErrorText(o.error)}
                   </Text>
                 )}
                 {o.skippedRows && o.skippedRows.length > 0 && (

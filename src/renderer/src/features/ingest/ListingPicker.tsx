@@ -4,6 +4,7 @@ import { useEffect } from 'react';
 import { leaveThen } from '../../lib/leaveGuard';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
+import { listingSelectProps } from './listingOptions';
 import { useListingChoice } from './useListingChoice';
 
 /** Chooses the listing whose knowledge base the page works on (the first one when none was chosen). */
@@ -14,7 +15,8 @@ export function ListingPicker() {
     queryKey: [...queryKeys.listings, { picker: true }],
     queryFn: () => api.listings.list({ limit: 100 }),
   });
-  const options = (listings.data?.data ?? []).map((l) => ({ value: l.id, label: l.title }));
+  // Titles need not be unique: each option says its documents and id (and the field, when it must).
+  const { data: options, renderOption } = listingSelectProps(listings.data?.data ?? []);
   const known = options.some((o) => o.value === listingId);
   const chosenTitle = known ? options.find((o) => o.value === listingId)?.label : undefined;
 
@@ -27,6 +29,7 @@ export function ListingPicker() {
       aria-label="Listing"
       placeholder={listings.isPending ? 'Loading listings…' : 'No listings yet'}
       data={options}
+      renderOption={renderOption}
       value={known ? listingId : null}
       // Another listing leaves the open view's unsaved changes (Pricing): asked first.
       onChange={(value) => value && leaveThen(() => setListingId(value))}

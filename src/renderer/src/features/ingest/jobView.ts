@@ -39,3 +39,13 @@ export function outcomeCounts(outcomes: FileOutcome[]): Record<FileOutcome['stat
   for (const o of outcomes) counts[o.status]++;
   return counts;
 }
+
+/** What the server says of a missing or refused provider key names the CLI and the environment only. */
+const PROVIDER_KEY_HINT = /`kbstudio settings set (openai|cohere)\.apiKey/;
+
+/** An ingestion's error (the job's or a file's) as shown, with where the studio sets a provider key. */
+export function ingestErrorText(error: { code: string; message: string }): string {
+  return error.code === 'embedding_provider_unavailable' && PROVIDER_KEY_HINT.test(error.message)
+    ? `${error.message} (in the studio: Settings → Embedding providers)`
+    : error.message;
+}

@@ -58,11 +58,15 @@ export function CreateKeyModal({
   return (
     <Modal
       opened={opened}
-      onClose={close}
+      // While the key is shown only "I have copied the key" closes: Escape or a click beside the dialog
+      // would lose a key that is never shown again.
+      onClose={create.data ? () => {} : close}
       title={create.data ? 'Copy your new API key' : 'Create API key'}
       size="lg"
       centered
       closeOnClickOutside={!create.data}
+      closeOnEscape={!create.data}
+      withCloseButton={!create.data}
     >
       {create.data ? (
         <CreatedKey created={create.data} onDone={close} />

@@ -1,7 +1,8 @@
-import { Alert, Text } from '@mantine/core';
+import { Text } from '@mantine/core';
 import type { Listing } from '../../../../shared/listings';
 import { ACCESS_MODEL_LABELS, formatListingPrice } from '../../lib/format';
 import { useStudioApi } from '../../lib/studioContext';
+import { EmptyKnowledgeBaseAlert } from './EmptyKnowledgeBaseAlert';
 import { ListingActionModal } from './ListingActionModal';
 
 /** Confirms publishing a draft; `listing` undefined = closed. */
@@ -37,11 +38,7 @@ export function PublishListingModal({
             The studio signs create_listing with the creator&apos;s wallet it holds. To review every field
             that is signed first, or to sign with a browser wallet, use the Wallet page.
           </Text>
-          {listing.chunkCount === 0 && (
-            <Alert color="yellow" variant="light">
-              Its knowledge base is still empty: buyers would get no results until you ingest documents.
-            </Alert>
-          )}
+          <EmptyKnowledgeBaseAlert listing={listing} />
         </>
       )}
     </ListingActionModal>

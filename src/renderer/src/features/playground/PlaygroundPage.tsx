@@ -300,6 +300,7 @@ export function PlaygroundPage() {
               run={run}
               stream={stream}
               apiKey={key.data?.apiKey}
+              listingEmpty={listings.data.data.find((l) => l.id === run.request?.listingId)?.chunkCount === 0}
               actingAs={actingAs ? (heldBuyers.find((b) => b.wallet === actingAs)?.name ?? actingAs) : null}
             />
           </Grid.Col>
@@ -313,11 +314,14 @@ function Results({
   run,
   stream,
   apiKey,
+  listingEmpty,
   actingAs,
 }: {
   run: RunState;
   stream: boolean;
   apiKey: string | undefined;
+  /** The queried listing has no chunks: nothing could match, whatever the query. */
+  listingEmpty: boolean;
   actingAs: string | null;
 }) {
   if (run.status === 'idle') {
@@ -369,7 +373,9 @@ function Results({
       {run.status === 'done' && run.chunks.length === 0 && (
         <Card withBorder padding="lg">
           <Text size="sm" c="dimmed">
-            No chunk matched. Lower the minimum score, loosen the filters or try other words.
+            {listingEmpty
+              ? 'The knowledge base of this listing is empty: ingest documents first, then query it.'
+              : 'No chunk matched. Lower the minimum score, loosen the filters or try other words.'}
           </Text>
         </Card>
       )}

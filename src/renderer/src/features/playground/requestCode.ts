@@ -23,12 +23,18 @@ export function requestBody(request: PlaygroundRequest): Record<string, unknown>
 }
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+/** Inside double quotes the shell still expands `$`, `` ` `` and `\`: a real key has them escaped. */
+const doubleQuoted = (text: string) => text.replace(/[\\"$`]/g, '\\$&');
 
-/** The request as a curl command; the key is a placeholder unless `apiKey` is given. */
-export function curlOf(request: PlaygroundRequest, apiBase: string, stream: boolean, apiKey = '$KB_API_KEY') {
+/**
+ * The request as a curl command; the key is `$KB_API_KEY` unless `apiKey` is given. The header is in
+ * double quotes so that the shell expands the variable (in single quotes curl sent it as typed: 401).
+ */
+export function curlOf(request: PlaygroundRequest, apiBase: string, stream: boolean, apiKey?: string) {
+  const key = apiKey === undefined ? '$KB_API_KEY' : doubleQuoted(apiKey);
   return [
-    `curl -X POST ${apiBase}/retrieve${stream ? '/stream' : ''}`,
-    `  -H ${shellQuote(`Authorization: Bearer ${apiKey}`)}`,
+    `curl -X POST ${shellQuote(`${apiBase}/retrieve${stream ? '/stream' : ''}`)}`,
+    `  -H "Authorization: Bearer ${key}"`,
     `  -H 'Content-Type: application/json'`,
     `  -d ${shellQuote(JSON.stringify(requestBody(request)))}`,
   ].join(' \\\n');

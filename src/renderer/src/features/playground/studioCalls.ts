@@ -6,6 +6,15 @@ import { fetchWithStudioToken, requireStudioToken } from '../../lib/studioToken'
  * token; failures throw StudioApiError with the server's code and message, like the shared client.
  */
 export async function studioCall<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return (await studioCallAnswer<T>(method, path, body)).data;
+}
+
+/** The whole answer: `data` and what the server sends beside it (such as the settings' `cleared`). */
+export async function studioCallAnswer<T, Beside extends object = object>(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ data: T } & Partial<Beside>> {
   requireStudioToken();
   const headers: Record<string, string> = { Accept: 'application/json' };
   const isForm = body instanceof FormData;
@@ -25,7 +34,9 @@ export async function studioCall<T>(method: string, path: string, body?: unknown
     });
   }
   const text = await response.text();
-  let json: { data?: T; error?: { code: string; message: string; requestId?: string } } | undefined;
+  let json:
+    | ({ data?: T; error?: { code: string; message: string; requestId?: string } } & Partial<Beside>)
+    | undefined;
   try {
     json = text ? (JSON.parse(text) as typeof json) : undefined;
   } catch {
@@ -41,5 +52,5 @@ export async function studioCall<T>(method: string, path: string, body?: unknown
       requestId: error?.requestId,
     });
   }
-  return json.data as T;
+  return { ...json, data: json.data as T };
 }

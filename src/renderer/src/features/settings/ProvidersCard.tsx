@@ -3,6 +3,7 @@ import {
   Button,
   Card,
   Group,
+  Notification,
   PasswordInput,
   Skeleton,
   Stack,
@@ -14,7 +15,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { EncryptedAtRestBadge } from '../../components/EncryptedAtRestBadge';
 import { ErrorState } from '../../components/QueryStates';
-import { studioCall } from '../playground/studioCalls';
+import { studioCall, studioCallAnswer } from '../playground/studioCalls';
 
 interface SettingView {
   key: string;
@@ -32,12 +33,20 @@ interface SettingView {
 const PROVIDER_KEYS = ['openai.apiKey', 'openai.baseUrl', 'cohere.apiKey', 'cohere.baseUrl'];
 const SOURCE_COLOR = { environment: 'violet', stored: 'teal', unset: 'gray' } as const;
 
+/** The key a base URL is sent with: storing another URL clears it on the server (docs/studio.md). */
+const KEY_OF_BASE_URL: Record<string, { key: string; provider: string }> = {
+  'openai.baseUrl': { key: 'openai.apiKey', provider: 'OpenAI' },
+  'cohere.baseUrl': { key: 'cohere.apiKey', provider: 'Cohere' },
+};
+
 /** Embedding provider keys and base URLs. Secrets are write-only: the server sends them back masked. */
 export function ProvidersCard() {
   const settings = useQuery({
     queryKey: ['settings'],
     queryFn: () => studioCall<SettingView[]>('GET', '/settings'),
   });
+  // The keys the server cleared when a base URL was saved; shown until dismissed or the next save.
+  const [cleared, setCleared] = useState<string[]>([]);
   return (
     <Card withBorder padding="lg">
       <Title order={3} fz="md" mb={4}>
@@ -47,6 +56,19 @@ export function ProvidersCard() {
         Keys and base URLs for OpenAI and Cohere models. Keys are stored on this machine and never shown
         again; an environment variable overrides what is stored here.
       </Text>
+      {cleared.length > 0 && (
+        <Notification
+          color="yellow"
+          title={`Cleared ${cleared.join(' and ')}`}
+          onClose={() => setCleared([])}
+          closeButtonProps={{ 'aria-label': 'Dismiss' }}
+          withBorder
+          mb="md"
+          role="status"
+        >
+          A key is sent only to the address it was stored for: set it again for the new base URL.
+        </Notification>
+      )}
       {settings.isError ? (
         <ErrorState
           title="Could not load settings"
@@ -64,7 +86,14 @@ export function ProvidersCard() {
           {settings.data
             .filter((s) => PROVIDER_KEYS.includes(s.key))
             .map((s) => (
-              <SettingRow key={s.key} setting={s} />
+              <SettingRow
+                key={s.key}
+                setting={s}
+                keyStored={settings.data.some(
+                  (k) => k.key === KEY_OF_BASE_URL[s.key]?.key && k.source === 'stored',
+                )}
+                onSaved={setCleared}
+              />
             ))}
         </Stack>
       )}
@@ -72,17 +101,32 @@ export function ProvidersCard() {
   );
 }
 
-function SettingRow({ setting }: { setting: SettingView }) {
+function SettingRow({
+  setting,
+  keyStored,
+  onSaved,
+}: {
+  setting: SettingView;
+  /** A base URL whose provider's key is stored (which saving it clears). */
+  keyStored: boolean;
+  onSaved: (cleared: string[]) => void;
+}) {
   const client = useQueryClient();
   const [value, setValue] = useState('');
   const save = useMutation({
     mutationFn: (next: string) =>
-      studioCall<SettingView>('PUT', `/settings/${encodeURIComponent(setting.key)}`, { value: next }),
-    onSuccess: () => {
+      studioCallAnswer<SettingView, { cleared: string[] }>(
+        'PUT',
+        `/settings/${encodeURIComponent(setting.key)}`,
+        { value: next },
+      ),
+    onSuccess: (answer) => {
       setValue('');
+      onSaved(answer.cleared ?? []);
       void client.invalidateQueries({ queryKey: ['settings'] });
     },
   });
+  const clears = keyStored ? KEY_OF_BASE_URL[setting.key] : undefined;
   const fromEnv = setting.source === 'environment';
   const Input = setting.secret ? PasswordInput : TextInput;
   const current = setting.value ?? '';
@@ -134,6 +178,11 @@ function SettingRow({ setting }: { setting: SettingView }) {
           )}
         </Group>
       </Group>
+      {clears && !fromEnv && (
+        <Text size="xs" c="var(--mantine-color-orange-light-color)" mt={4}>
+          Saving a new base URL clears the stored {clears.provider} API key.
+        </Text>
+      )}
     </form>
   );
 }

@@ -10,6 +10,7 @@ import { queryKeys } from '../../lib/queryClient';
 import { errorMessage } from '../../lib/studioApi';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
 import { signAndSubmitListing, type TransactionSigner } from '../../lib/wallet/signListing';
+import { EmptyKnowledgeBaseAlert } from '../listings/EmptyKnowledgeBaseAlert';
 
 /**
  * The explicit confirmation before a wallet signs create_listing: every field the signature covers,
@@ -79,6 +80,7 @@ export function SignListingModal({
             terms, which buyers then agree to when they buy access.
           </Text>
           <SummaryTable summary={prepared.data.summary} />
+          {listing && <EmptyKnowledgeBaseAlert listing={listing} />}
           {sign.error && (
             <Alert color="red" variant="light" title="Not signed" role="alert">
               {errorMessage(sign.error)}
