@@ -81,4 +81,24 @@ describe('kbstudio eval', () => {
       message: expect.stringMatching(/^--k: /),
     });
   });
+
+  it('refuses qrels that judge no query before ingesting the corpus, leaving the listing empty', async () => {
+    const listing = await newListing('mismatched');
+    const dataset = join(dir.path, 'mismatched');
+    mkdirSync(join(dataset, 'qrels'), { recursive: true });
+    writeFileSync(
+      join(dataset, 'corpus.jsonl'),
+      '{"_id":"d1","title":"Boeing","text":"The Boeing 747 is a wide-body airliner."}\n',
+    );
+    writeFileSync(join(dataset, 'queries.jsonl'), '{"_id":"q1","text":"jumbo jet"}\n');
+    writeFileSync(join(dataset, 'qrels', 'test.tsv'), 'query-id\tcorpus-id\tscore\nQ-1\td1\t1\n');
+    const res = await cli('--json', 'eval', '--listing', listing, dataset);
+    expect(res.code).toBe(1);
+    expect(res.json.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/^qrels: no query has a judgment \(1 queries, 1 judged query ids\)/),
+    });
+    const shown = (await cli('--json', 'listings', 'show', listing)).json;
+    expect(shown).toMatchObject({ documentCount: 0, chunkCount: 0 });
+  });
 });

@@ -6,7 +6,7 @@ import { newId } from '../../core/ids';
 import { BULK_LIMITS } from '../../core/ingest/limits';
 import { checkBeirFolder, readCorpus, readQrels, readQueries } from '../../core/retrieve/eval/beir';
 import { writeCorpusAsJson } from '../../core/retrieve/eval/corpusFiles';
-import { corpusIdsOf, evaluate, type EvalReport } from '../../core/retrieve/eval/evaluate';
+import { corpusIdsOf, evaluate, judgedQueries, type EvalReport } from '../../core/retrieve/eval/evaluate';
 import { parseOrThrow } from '../../core/validation';
 import type { StudioServices } from '../../db/services';
 import { RetrieveRequestSchema, type RetrievalMode } from '../../shared/retrieval';
@@ -41,10 +41,12 @@ export function evalCommand(program: Command): void {
         const dir = resolve(datasetDir);
         await checkBeirFolder(dir);
         const listing = services.listings.get(flags.listing, 'studio');
+        // Everything that can refuse the dataset is read before the corpus fills the listing: qrels that
+        // match no query used to fail after the ingestion, leaving the listing full (as the studio does).
+        const [queries, qrels] = await Promise.all([readQueries(dir), readQrels(dir)]);
+        const judged = judgedQueries(queries, qrels).length;
         const ingested = listing.chunkCount === 0 ? await ingestCorpus(services, listing.id, dir, out) : null;
 
-        const [queries, qrels] = await Promise.all([readQueries(dir), readQrels(dir)]);
-        const judged = queries.filter((q) => qrels.has(q.id)).length;
         out.info(
           `Running ${judged} judged queries (${mode}; ${queries.length - judged} without judgments skipped)…`,
         );
