@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { app, BrowserWindow, dialog, safeStorage } from 'electron';
 import { APP_NAME } from '../cli/dataDir';
+import { expandHome } from '../core/homePath';
 import { openServices, type StudioServices } from '../db/services';
 import { createServer, type KbServer } from '../server/createServer';
 import { studioLink } from '../server/studioSession';
@@ -27,7 +28,10 @@ let studio: RunningStudio | undefined;
 // The data directory is the userData folder: KBSTUDIO_DATA_DIR, else <appData>/KB Studio, the CLI's
 // default too. Set before anything reads it, so the single-instance lock is per data directory.
 const dataDirOverride = process.env.KBSTUDIO_DATA_DIR;
-app.setPath('userData', dataDirOverride ? resolve(dataDirOverride) : join(app.getPath('appData'), APP_NAME));
+app.setPath(
+  'userData',
+  dataDirOverride ? resolve(expandHome(dataDirOverride)) : join(app.getPath('appData'), APP_NAME),
+);
 
 if (!app.requestSingleInstanceLock()) {
   // Another window already serves this data directory: it gets focused instead (second-instance).
