@@ -1,14 +1,25 @@
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURES, tempDir } from '../helpers/studio';
-import { cliInTerminal, cliRunner } from '../helpers/cli';
+import { BIN, cliInTerminal, cliRunner } from '../helpers/cli';
 
 const dir = tempDir();
 afterAll(() => dir.remove());
 
 const dataDir = join(dir.path, 'data');
 const cli = cliRunner(dataDir);
+/** `kbstudio --json ...args` run in the folder `cwd`, where relative paths such as `.` are read. */
+const cliIn = async (cwd: string, ...args: string[]) => {
+  const argv = [BIN, '--data-dir', dataDir, '--json', ...args];
+  const done = await promisify(execFile)(process.execPath, argv, { cwd }).then(
+    ({ stdout }) => ({ code: 0, stdout }),
+    (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
+  );
+  return { code: done.code, json: JSON.parse(done.stdout) };
+};
 const createListing = async (title: string): Promise<{ id: string }> =>
   JSON.parse(
     (
@@ -188,5 +199,101 @@ describe('kbstudio ingest', () => {
     expect(output.lastIndexOf('\x1b[?7h')).toBeGreaterThan(output.lastIndexOf('\x1b[?7l'));
     const shown = (await cli('--json', 'listings', 'show', listing.id)).json;
     expect(shown).toMatchObject({ documentCount: 0, chunkCount: 0 });
+  });
+
+  it('names sources by the real folder name however the path is written, and reads a file given twice once', async () => {
+    const parent = join(dir.path, 'paths');
+    const sub = join(parent, 'sub');
+    mkdirSync(join(sub, 'inner'), { recursive: true });
+    copyFileSync(join(FIXTURES, 'codeblock.md'), join(sub, 'codeblock.md'));
+    const sourcesOf = (result: { code: number; json: { documents: { source: string }[] } }) => {
+      expect(result.code).toBe(0);
+      return result.json.documents.map((d) => d.source);
+    };
+    const listing = await createListing('Paths');
+    for (const [cwd, path] of [
+      [sub, '.'],
+      [sub, './'],
+      [join(sub, 'inner'), '..'],
+      [parent, 'sub/'],
+      [parent, 'sub'],
+    ] as const) {
+      expect(sourcesOf(await cliIn(cwd, 'ingest', '--listing', listing.id, path))).toEqual([
+        'sub/codeblock.md',
+      ]);
+    }
+    const shown = (await cli('--json', 'listings', 'show', listing.id)).json;
+    expect(shown.documentCount).toBe(1);
+
+    const files = await createListing('Same file');
+    const twice = await cliIn(
+      sub,
+      'ingest',
+      '--listing',
+      files.id,
+      'codeblock.md',
+      'codeblock.md',
+      './codeblock.md',
+      join(sub, 'codeblock.md'),
+    );
+    expect(twice.json.documents).toEqual([
+      expect.objectContaining({ source: 'codeblock.md', format: 'markdown', status: 'ingested' }),
+    ]);
+    // Two different files under one name: the second is still refused, with the format name of the first.
+    writeFileSync(join(parent, 'codeblock.md'), '# Another\n\nAnother file of the same name.\n');
+    const clash = await cliIn(sub, 'ingest', '--listing', files.id, 'codeblock.md', '../codeblock.md');
+    expect(clash.code).toBe(1);
+    expect(
+      clash.json.documents.map((d: { format: string; status: string }) => `${d.format} ${d.status}`).sort(),
+    ).toEqual(['markdown rejected', 'markdown unchanged']);
+  });
+
+  it('refuses a missing path as a bad request naming it, and an empty folder given alone', async () => {
+    const listing = await createListing('Missing');
+    const missing = await cli('--json', 'ingest', '--listing', listing.id, '/nonexistent/dir/');
+    expect(missing.code).toBe(1);
+    expect(missing.json.error).toMatchObject({
+      code: 'invalid_request',
+      status: 400,
+      message: '/nonexistent/dir/: no such file or folder.',
+    });
+    const empty = join(dir.path, 'empty-folder');
+    mkdirSync(empty);
+    writeFileSync(join(empty, '.DS_Store'), 'x');
+    const refused = await cli('--json', 'ingest', '--listing', listing.id, empty);
+    expect(refused.code).toBe(1);
+    expect(refused.json.error).toMatchObject({ code: 'invalid_document' });
+    expect(refused.json.error.message).toMatch(
+      new RegExp(
+        `^${empty.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: no file to ingest: .*\\(supported: \\.pdf, `,
+      ),
+    );
+    // Beside a file, an empty folder is no reason to stop.
+    const beside = await cli(
+      '--json',
+      'ingest',
+      '--listing',
+      listing.id,
+      empty,
+      join(FIXTURES, 'codeblock.md'),
+    );
+    expect(beside.code).toBe(0);
+    expect(beside.json.documents.map((d: { source: string }) => d.source)).toEqual(['codeblock.md']);
+  });
+
+  it('rejects binary content under a text extension instead of ingesting mojibake', async () => {
+    const listing = await createListing('Binary');
+    const pdfAsMd = join(dir.path, 'renamed.md');
+    writeFileSync(pdfAsMd, readFileSync(join(FIXTURES, 'fake-memo.pdf')));
+    const noise = join(dir.path, 'noise.md');
+    writeFileSync(noise, Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 97 + 13) % 256)));
+    const result = await cli('--json', 'ingest', '--listing', listing.id, pdfAsMd, noise);
+    expect(result.code).toBe(1);
+    expect(result.json.documents).toHaveLength(2);
+    for (const document of result.json.documents) {
+      expect(document).toMatchObject({ status: 'rejected', chunks: 0, error: { code: 'invalid_document' } });
+      expect(document.error.message).toMatch(new RegExp(`^${document.source}: binary content, not text; `));
+    }
+    expect((await cli('--json', 'listings', 'show', listing.id)).json.chunkCount).toBe(0);
   });
 });

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, statSync, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { basename, extname, join, relative, sep } from 'node:path';
-import { DomainError } from '../errors';
+import { basename, extname, join, relative, resolve, sep } from 'node:path';
+import { DomainError, InvalidInput } from '../errors';
 import { EventLoopTurns } from './eventLoopTurns';
 import { InvalidDocument, PayloadTooLarge, UnsupportedFileType, type UnsupportedEntry } from './errors';
 import type { IngestLimits } from './limits';
-import type { DocumentFormat } from './types';
+import { FORMAT_BY_EXTENSION, type DocumentFormat } from './types';
 import { extractZip } from './zip';
 import { classifyArchiveFile, isOsLitter, printableName } from './zipEntryNames';
 import { archiveLimitsFor, formatBytes } from './zipLimits';
@@ -69,24 +69,30 @@ export async function collectSources(
   const rejected: RejectedSource[] = [];
   const unsupported: UnsupportedEntry[] = [];
 
-  const seen = new Map<string, string>();
+  // Each source name and the file that took it: where it came from (for messages) and its resolved path.
+  const seen = new Map<string, { origin: string; path: string }>();
+  // Every file a folder or archive held (ingested, refused or a silent duplicate): none in all is refused.
+  let yielded = 0;
   const addFile = (path: string, source: string, bytes: number, disposable: boolean, origin = source) => {
+    yielded++;
+    const kind = classifySource(source);
     const earlier = seen.get(source);
     if (earlier !== undefined) {
+      // The same file reached twice (`a.md ./a.md /abs/a.md`, a folder named twice) is ingested once.
+      if (earlier.path === resolve(path)) return;
       // Reported under where it came from (`simple.zip/a.csv`), not the name it shares: two rows named
       // `a.csv`, one ingested and one refused, left the creator guessing which copy was stored.
       rejected.push({
         source: origin,
-        format: extname(source).slice(1),
+        format: 'format' in kind ? kind.format : extname(source).slice(1),
         error: new InvalidDocument(
           origin,
-          `not ingested: the name appears twice in this ingestion, and ${earlier} took it first as "${source}"; rename one of them to keep both.`,
+          `not ingested: the name appears twice in this ingestion, and ${earlier.origin} took it first as "${source}"; rename one of them to keep both.`,
         ),
       });
       return;
     }
-    seen.set(source, origin);
-    const kind = classifySource(source);
+    seen.set(source, { origin, path: resolve(path) });
     if ('type' in kind) {
       unsupported.push({ entry: printableName(source), type: kind.type });
       return;
@@ -112,34 +118,93 @@ export async function collectSources(
     const extracted = await extractZip(path, dest, { source: name, ...archiveLimitsFor(limits) });
     // Extracted into workDir, which the ingestion removes when it ends.
     for (const f of extracted.files) addFile(f.path, f.entry, f.bytes, true, `${name}/${f.entry}`);
+    return extracted.ignored;
   };
   const isZip = (name: string) => extname(name).toLowerCase() === '.zip';
+  // Folders and archives that held no file to ingest, with the OS litter skipped in them.
+  const empty: EmptyInput[] = [];
+  const given = new Set<string>();
   // Inputs are looked at with synchronous stats, as a folder's files are (walk): a drop of 7,083 files
   // awaited one asynchronous stat after another for 0.4 s.
   const turns = new EventLoopTurns();
   for (const input of inputs) {
-    const name = input.name ?? basename(input.path);
+    // Named by what the path resolves to: `ingest .` inside `docs/` gives `docs/intro.md`, as
+    // `ingest docs` from its parent does, never `./intro.md` or `../docs/intro.md`.
+    const name = input.name ?? basename(resolve(input.path));
     const info = statOrUndefined(input.path);
-    if (!info) throw new InvalidDocument(name, 'no such file or folder.');
+    if (!info) throw new InvalidInput(`${input.name ?? shownPath(input.path)}: no such file or folder.`);
+    // The same path given twice under the same name (`a.md a.md`, `docs docs/`) is read once.
+    const key = `${resolve(input.path)}\0${name}`;
+    if (given.has(key)) continue;
+    given.add(key);
     await turns.take();
+    const before = yielded;
+    const ignored: string[] = [];
     if (info.isDirectory()) {
       for (const file of await walk(input.path, [], turns)) {
         const rel = relative(input.path, file.path).split(sep).join('/');
-        if (isOsLitter(rel)) continue;
+        if (isOsLitter(rel)) {
+          ignored.push(rel);
+          continue;
+        }
         // A ZIP in a folder is an archive given to ingest, as in a folder dropped on the studio
         // (each of its files an input): extracted, its entries named as in the archive.
         if (isZip(rel)) await addZip(file.path, `${name}/${rel}`);
         else addFile(file.path, `${name}/${rel}`, file.bytes, input.disposable === true);
       }
+      if (yielded === before)
+        empty.push({ shown: input.name ?? shownPath(input.path), archive: false, ignored });
     } else if (isZip(name)) {
-      await addZip(input.path, name);
+      ignored.push(...(await addZip(input.path, name)));
+      if (yielded === before) empty.push({ shown: name, archive: true, ignored });
     } else {
       addFile(input.path, name, info.size, input.disposable === true);
     }
   }
+  // A folder with nothing to ingest beside other inputs is no mistake worth stopping for (a drop of
+  // several folders); given alone, or with only other empty ones, it would end in "(none)" and exit 0.
+  if (yielded === 0 && empty.length > 0) throw nothingToIngest(empty);
   if (unsupported.length) throw new UnsupportedFileType(unsupported);
   files.sort((a, b) => a.source.localeCompare(b.source));
   return { files, rejected };
+}
+
+interface EmptyInput {
+  shown: string;
+  archive: boolean;
+  ignored: string[];
+}
+
+const SUPPORTED = `${Object.keys(FORMAT_BY_EXTENSION).join(', ')}, .jsonl (pre-built embeddings) and .zip archives`;
+
+/** The refusal of inputs that hold no file to ingest, worded as the upload precheck's for an archive. */
+function nothingToIngest(empty: EmptyInput[]): InvalidDocument {
+  const shown = empty.map((e) => printableName(e.shown)).join(', ');
+  if (empty.length > 1) {
+    return new InvalidDocument(
+      shown,
+      `no file to ingest: these folders and archives are empty, or hold only OS litter, which is skipped (supported: ${SUPPORTED}).`,
+    );
+  }
+  const [{ archive, ignored }] = empty as [EmptyInput];
+  const what = archive ? 'the archive' : 'the folder';
+  const why =
+    ignored.length === 0
+      ? `${what} is empty${archive ? ', or holds only folders' : ''}`
+      : `${what} holds only OS litter (${describeIgnored(ignored)}), which is skipped`;
+  return new InvalidDocument(shown, `no file to ingest: ${why} (supported: ${SUPPORTED}).`);
+}
+
+const describeIgnored = (ignored: string[]): string => {
+  const shown = ignored.slice(0, 3).map((name) => `"${printableName(name)}"`);
+  return ignored.length > shown.length
+    ? `${shown.join(', ')} and ${ignored.length - shown.length} more`
+    : shown.join(', ');
+};
+
+/** A path as the user gave it, unless that says nothing by itself (`.`, `..`, `./`): then resolved. */
+function shownPath(path: string): string {
+  return /^\.{0,2}$/.test(basename(path)) ? resolve(path) : path;
 }
 
 function statOrUndefined(path: string): Stats | undefined {

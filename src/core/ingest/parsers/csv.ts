@@ -115,7 +115,7 @@ async function readRecords(
     const packed = await readInWorker(bytes.slice(), delimiter, true, bytes.length, source, signal);
     if (packed) return unpackCsvRecords(packed, turns);
   }
-  const text = decodeText(bytes);
+  const text = decodeText(bytes, undefined, source);
   const chosen = detectDelimiter(text) ?? absentCharacter(text);
   const packed = await readInWorker(
     new TextEncoder().encode(text),

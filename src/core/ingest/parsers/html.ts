@@ -31,7 +31,7 @@ export interface HtmlParserOptions {
  */
 export function createHtmlParser(options: HtmlParserOptions = {}): CancellableParser {
   return async ({ bytes, source }, { signal } = {}) => {
-    const html = decodeText(bytes, sniffHtmlCharset(bytes));
+    const html = decodeText(bytes, sniffHtmlCharset(bytes), source);
     // The page's time starts when a worker takes it, not while it waits behind others.
     let started: ParseTimer | undefined;
     const clock = () => (started ??= parseTimer(source, 'HTML', html.length, options.budget));

@@ -27,7 +27,7 @@ export const parseJson: Parser = async ({ bytes, source }) => {
   // The parse runs on the server's thread: a large file is decoded, parsed and read in turns with its
   // requests.
   const turns = new EventLoopTurns();
-  const text = await decodeTextInTurns(bytes, turns);
+  const text = await decodeTextInTurns(bytes, turns, source);
   if (text.trim() === '') throw new InvalidDocument(source, 'the file is empty.');
   const items = topLevelItems(await parseInTurns(text, source, turns), source);
 
