@@ -57,7 +57,31 @@ describe('kbstudio CLI', () => {
     expect(revoked.json.revokedAt).not.toBeNull();
     const bad = await cli('--json', 'keys', 'create', '--wallet', 'nope');
     expect(bad.code).toBe(1);
-    expect(bad.json.error.message).toMatch(/^--wallet: /);
+    expect(bad.json.error.message).toBe(
+      "--wallet: 'nope' is neither the name of a wallet of this studio (kbstudio wallet list) nor a base58 wallet address.",
+    );
+    // A wallet by name, as `wallet show` takes it.
+    await cli('wallet', 'create', '--name', 'keyholder');
+    const holder = (await cli('--json', 'wallet', 'show', 'keyholder')).json.address;
+    expect((await cli('--json', 'keys', 'create', '--wallet', 'keyholder')).json.wallet).toBe(holder);
+  });
+
+  it('names a wallet created without a name wallet-N once a default wallet exists under another name', async () => {
+    const other = tempDir('kbs-cli-wallets-');
+    try {
+      const own = cliRunner(other.path);
+      expect((await own('--json', 'wallet', 'create', '--name', 'alice')).json).toMatchObject({
+        name: 'alice',
+        isDefault: true,
+      });
+      expect((await own('--json', 'wallet', 'create')).json).toMatchObject({
+        name: 'wallet-2',
+        isDefault: false,
+      });
+      expect((await own('--json', 'wallet', 'show')).json.name).toBe('alice');
+    } finally {
+      other.remove();
+    }
   });
 
   it('says which listing flags are required, in the help and when one is missing', async () => {

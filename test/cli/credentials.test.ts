@@ -54,7 +54,7 @@ describe('kbstudio listings publish / withdraw', () => {
       '--listing',
       subscription,
       '--wallet',
-      shopper,
+      'shopper',
       '--periods',
       '2',
     );

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { StudioCredential } from '../../shared/credentials';
 import { numberFlag, withServices } from '../context';
 import { table } from '../output';
+import { walletAddressOf } from '../walletFlag';
 
 interface GrantFlags {
   listing: string;
@@ -37,7 +38,7 @@ export function credentialsCommand(program: Command): void {
     .command('grant')
     .description("grant a test buyer access, signed by the listing's creator (free; for trying every state)")
     .requiredOption('--listing <id>', 'listing id')
-    .requiredOption('--wallet <address>', 'the test buyer')
+    .requiredOption('--wallet <name|address>', 'the test buyer, by name or address')
     .option(
       '--expires-at <iso>',
       'subscription only: end of access (a past date gives an expired credential)',
@@ -45,10 +46,14 @@ export function credentialsCommand(program: Command): void {
     .option('--balance <sol>', 'per_query only: balance in SOL (default ten queries)', numberFlag)
     .action((flags: GrantFlags, cmd: Command) =>
       withServices(cmd, async ({ services, out }) => {
-        const granted = await services.credentials.grant(flags.listing, flags.wallet, {
-          expiresAt: flags.expiresAt,
-          balance: flags.balance,
-        });
+        const granted = await services.credentials.grant(
+          flags.listing,
+          walletAddressOf(services, flags.wallet),
+          {
+            expiresAt: flags.expiresAt,
+            balance: flags.balance,
+          },
+        );
         out.result(granted, () => `Granted.\n${describe(granted)}`);
       }),
     );
@@ -57,15 +62,19 @@ export function credentialsCommand(program: Command): void {
     .command('purchase')
     .description('buy access with a wallet this studio holds (signed and paid by that wallet)')
     .requiredOption('--listing <id>', 'listing id')
-    .requiredOption('--wallet <address>', 'the buying wallet (held by this studio)')
+    .requiredOption('--wallet <name|address>', 'the buying wallet (held by this studio), by name or address')
     .option('--periods <n>', 'subscription periods to buy (default 1)', numberFlag)
     .option('--deposit <sol>', 'per_query: SOL to deposit', numberFlag)
     .action((flags: PurchaseFlags, cmd: Command) =>
       withServices(cmd, async ({ services, out }) => {
-        const bought = await services.credentials.purchase(flags.listing, flags.wallet, {
-          periods: flags.periods,
-          deposit: flags.deposit,
-        });
+        const bought = await services.credentials.purchase(
+          flags.listing,
+          walletAddressOf(services, flags.wallet),
+          {
+            periods: flags.periods,
+            deposit: flags.deposit,
+          },
+        );
         out.result(bought, () => `Purchased for ${bought.paid} SOL.\n${describe(bought.credential)}`);
       }),
     );
@@ -98,10 +107,13 @@ export function credentialsCommand(program: Command): void {
     .command('revoke')
     .description('revoke a credential (signed by the creator, else the holder); it stops existing')
     .requiredOption('--listing <id>', 'listing id')
-    .requiredOption('--wallet <address>', 'the holder')
+    .requiredOption('--wallet <name|address>', 'the holder, by name or address')
     .action((flags: { listing: string; wallet: string }, cmd: Command) =>
       withServices(cmd, async ({ services, out }) => {
-        const revoked = await services.credentials.revoke(flags.listing, flags.wallet);
+        const revoked = await services.credentials.revoke(
+          flags.listing,
+          walletAddressOf(services, flags.wallet),
+        );
         out.result(
           revoked,
           () =>

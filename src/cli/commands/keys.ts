@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { table } from '../output';
 import { withServices } from '../context';
+import { walletAddressOf } from '../walletFlag';
 
 export function keysCommand(program: Command): void {
   const keys = program.command('keys').description('API keys for the /v1 API (scoped to a wallet)');
@@ -8,12 +9,15 @@ export function keysCommand(program: Command): void {
   keys
     .command('create')
     .description('create an API key; it is printed only this once')
-    .option('--wallet <address>', 'wallet the key is scoped to (default: the studio default wallet)')
+    .option(
+      '--wallet <name|address>',
+      'wallet the key is scoped to, by name or address (default: the studio default wallet)',
+    )
     .option('--label <label>', 'a name to recognise the key by', '')
     .action((opts: { wallet?: string; label: string }, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
         const created = services.apiKeys.create(
-          opts.wallet ?? services.wallets.defaultWallet().address,
+          walletAddressOf(services, opts.wallet) ?? services.wallets.defaultWallet().address,
           opts.label,
         );
         out.result(

@@ -11,6 +11,7 @@ import {
 import { paginationOf } from '../../shared/pagination';
 import { table } from '../output';
 import { listFlag, numberFlag, withServices } from '../context';
+import { walletAddressOf } from '../walletFlag';
 
 interface ListingFlags {
   title?: string;
@@ -80,7 +81,10 @@ export function listingsCommand(program: Command): void {
     .description('knowledge-base listings (local drafts and published)');
 
   listingOptions(listings.command('create').description('create a draft listing'), true)
-    .option('--wallet <address>', 'creator wallet (default: the studio default wallet)')
+    .option(
+      '--wallet <name|address>',
+      'creator wallet, by name or address (default: the studio default wallet)',
+    )
     .action((flags: ListingFlags, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
         // The schema would only say the value is not one of the three.
@@ -89,7 +93,7 @@ export function listingsCommand(program: Command): void {
         }
         const created = services.listings.create(
           toInput(flags) as CreateListingInput,
-          flags.wallet ?? services.wallets.defaultWallet().address,
+          walletAddressOf(services, flags.wallet) ?? services.wallets.defaultWallet().address,
         );
         out.result(created, () => describe(created));
       }),

@@ -117,7 +117,8 @@ export class WalletService {
   }
 
   private freeName(): string {
-    if (!this.repo.findByName(DEFAULT_NAME)) return DEFAULT_NAME;
+    // `default` names the default wallet only: a later wallet so named read as the default one.
+    if (!this.repo.findDefault() && !this.repo.findByName(DEFAULT_NAME)) return DEFAULT_NAME;
     for (let i = 2; ; i++) if (!this.repo.findByName(`wallet-${i}`)) return `wallet-${i}`;
   }
 }

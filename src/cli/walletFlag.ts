@@ -1,0 +1,26 @@
+import { InvalidInput } from '../core/errors';
+import { isWalletAddress } from '../core/wallets/keypair';
+import type { StudioServices } from '../db/services';
+
+/**
+ * The address a `--wallet` flag stands for: a wallet of this studio by name (`wallet show` takes names
+ * too) or any base58 address; without the flag, `fallback` (the studio default wallet where there is one).
+ */
+export function walletAddressOf(services: StudioServices, flag: string, flagName?: string): string;
+export function walletAddressOf(
+  services: StudioServices,
+  flag: string | undefined,
+  flagName?: string,
+): string | undefined;
+export function walletAddressOf(
+  services: StudioServices,
+  flag: string | undefined,
+  flagName = '--wallet',
+): string | undefined {
+  if (flag === undefined || isWalletAddress(flag)) return flag;
+  const named = services.wallets.list().find((w) => w.name === flag);
+  if (named) return named.address;
+  throw new InvalidInput(
+    `${flagName}: '${flag}' is neither the name of a wallet of this studio (kbstudio wallet list) nor a base58 wallet address.`,
+  );
+}
