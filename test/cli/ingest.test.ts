@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -188,9 +188,17 @@ describe('kbstudio ingest', () => {
         `# Document ${f}\n\n${Array.from({ length: 250 }, (_, i) => paragraph(f * 1000 + i)).join('')}`,
       );
     }
+    const sources = join(dataDir, 'sources');
+    const kept = () =>
+      existsSync(sources)
+        ? readdirSync(sources, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length
+        : 0;
+    const keptBefore = kept();
     const run = cliInTerminal(dataDir, ['ingest', '--listing', listing.id, folder]);
-    // Ctrl-C once the progress bar is drawn: the ingestion is under way.
-    await expect.poll(() => /\d+\/60 files/.test(run.output()), { timeout: 20_000, interval: 50 }).toBe(true);
+    // Ctrl-C once a few files are done: the ingestion is under way, and has kept copies of them.
+    await expect
+      .poll(() => /\b([3-9]|[1-5]\d)\/60 files/.test(run.output()), { timeout: 20_000, interval: 50 })
+      .toBe(true);
     run.type('\x03');
     const { code, output } = await run.done;
     expect(code).toBe(130);
@@ -199,6 +207,8 @@ describe('kbstudio ingest', () => {
     expect(output.lastIndexOf('\x1b[?7h')).toBeGreaterThan(output.lastIndexOf('\x1b[?7l'));
     const shown = (await cli('--json', 'listings', 'show', listing.id)).json;
     expect(shown).toMatchObject({ documentCount: 0, chunkCount: 0 });
+    // Nor are the copies of the originals it had kept: nothing refers to them.
+    expect(kept()).toBe(keptBefore);
   });
 
   it('names sources by the real folder name however the path is written, and reads a file given twice once', async () => {
