@@ -637,6 +637,9 @@ describe('POST /v1/upload refusals and failures leave nothing behind', () => {
       code: 'invalid_document',
       message: expect.stringContaining('b.pdf'),
     });
+    // Its progress is where the work stopped, not an early write (`reading 0/3` beside three results).
+    expect(failed.progress).toMatchObject({ filesTotal: 3, stage: expect.not.stringMatching(/^reading$/) });
+    expect(failed.progress.filesDone).toBeGreaterThan(0);
     const bySource = Object.fromEntries(
       failed.files.map((f: { source: string }) => [f.source, f] as const),
     ) as Record<string, { status: string; chunks: number; error?: { code: string; message: string } }>;

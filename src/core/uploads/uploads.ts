@@ -310,8 +310,12 @@ export class UploadService {
           message: `The upload failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
         };
     try {
+      // The last progress this process saw (written at most every PROGRESS_EVERY_MS, and not at all
+      // while a commit held the lock): a failed upload read `reading 0/3` beside its three file results.
+      const progress = this.live.get(id)?.progress;
       await this.updateWhenFree(id, {
         status: 'failed',
+        ...(progress ? { progress } : {}),
         error,
         ...(err instanceof IngestionFailed ? { files: err.outcomes.map((o) => notStored(o, error)) } : {}),
         updatedAt: this.now().toISOString(),
