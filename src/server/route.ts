@@ -83,7 +83,11 @@ export function defineRoutes(
       try {
         const params = def.params ? parseInput(def.params, req.params, 'path') : {};
         const query = def.query
-          ? parseInput(def.query, singleValued(def.query, camelKeys(req.query)), 'query')
+          ? parseInput(
+              def.query,
+              singleValued(def.query, camelKeys(refuseBracketed(def.query, req.query))),
+              'query',
+            )
           : {};
         if (def.body && !req.is('application/json')) {
           throw new InvalidInput('body: send a JSON body with "Content-Type: application/json".');
@@ -160,6 +164,21 @@ function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: strin
 }
 
 /**
+ * qs-style arrays and objects (`q[]=a`, `limit[x]=1`) of a parameter the route reads are a 400: the
+ * simple parser keeps them as keys of their own, so the page was answered unfiltered without a word.
+ */
+function refuseBracketed(schema: z.ZodType, query: unknown): unknown {
+  const known = schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  for (const key of Object.keys((query as Record<string, unknown> | undefined) ?? {})) {
+    const base = /^([^[\]]+)\[/.exec(key)?.[1];
+    if (base && known.includes(camelKeyOf(base))) {
+      throw new InvalidInput(`${camelKeyOf(base)}: given as '${key}'; send it once, as ${base}=value.`);
+    }
+  }
+  return query;
+}
+
+/**
  * The query as given, unless a parameter the route reads is given more than once (`?limit=1&limit=2`):
  * a 400 naming it (zod would only say "expected number, received NaN"). Unknown ones stay ignored.
  */
@@ -180,12 +199,14 @@ function singleValued(schema: z.ZodType, query: unknown): unknown {
  * The hosted service's wire casing is unpublished, so requests may also use snake_case names
  * (top_k, access_model, ...); the camelCase name wins when both are sent.
  */
+const camelKeyOf = (key: string) => key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+
 export function camelKeys(value: unknown): unknown {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
   const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
   for (const [key, v] of Object.entries(value)) {
     if (!key.includes('_')) continue;
-    const camel = key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+    const camel = camelKeyOf(key);
     if (!(camel in out)) out[camel] = v;
     delete out[key];
   }

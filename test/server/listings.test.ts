@@ -269,6 +269,22 @@ describe('GET /v1/listings', () => {
     }
     expect((await studio.api('/v1/listings?utm=a&utm=b', { key })).status).toBe(200);
   });
+
+  it('a known parameter in brackets (qs-style arrays and objects) is a 400, not an unfiltered page', async () => {
+    for (const [query, message] of [
+      ['?q[]=sample', "q: given as 'q[]'; send it once, as q=value."],
+      ['?limit[x]=1', "limit: given as 'limit[x]'; send it once, as limit=value."],
+      [
+        '?access_model[]=one_time',
+        "accessModel: given as 'access_model[]'; send it once, as access_model=value.",
+      ],
+    ]) {
+      const res = await studio.api(`/v1/listings${query}`, { key });
+      expect(res.status).toBe(400);
+      expect((await json(res)).error.message).toBe(message);
+    }
+    expect((await studio.api('/v1/listings?utm[]=a', { key })).status).toBe(200);
+  });
 });
 
 describe('GET /v1/listings/:id', () => {
