@@ -41,7 +41,10 @@ export interface MarkdownParserOptions {
 export function createMarkdownParser(options: MarkdownParserOptions = {}): CancellableParser {
   return async ({ bytes, source }, { signal } = {}) => {
     // On the server's thread: a large file is decoded in turns with its requests.
-    const text = normalizeFrontMatterFence(await decodeTextInTurns(bytes, new EventLoopTurns(), source), source);
+    const text = normalizeFrontMatterFence(
+      await decodeTextInTurns(bytes, new EventLoopTurns(), source),
+      source,
+    );
     const warnings: string[] = [];
     // The document's time starts when a worker takes its first piece, not while it waits behind others.
     let timer: ParseTimer | undefined;
