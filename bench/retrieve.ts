@@ -19,7 +19,7 @@ import { startServerProcess, type ServerProcess } from './serverProcess';
 import { median, round } from './stats';
 import type { BenchContext, Check, Suite, Table } from './suite';
 
-const DBPEDIA = new URL('../../shared/eval/dbpedia-5k', import.meta.url).pathname;
+export const DBPEDIA = new URL('../../shared/eval/dbpedia-5k', import.meta.url).pathname;
 const MODES: RetrievalMode[] = ['lexical', 'dense', 'hybrid'];
 /** The issue's bound for the default ranking on dbpedia-5k. */
 const NDCG_FLOOR = 0.38;
@@ -28,14 +28,14 @@ const SYNTHETIC_CHUNKS = 100_000;
 const API_KEYS = 8;
 const TOP_K = 10;
 
-interface KnowledgeBase {
+export interface KnowledgeBase {
   services: StudioServices;
   dataDir: string;
   listingId: string;
 }
 
 /** A fresh data directory with one listing of the default wallet, as fast to query as its creator allows. */
-function newKnowledgeBase(context: BenchContext, prefix: string): KnowledgeBase {
+export function newKnowledgeBase(context: BenchContext, prefix: string): KnowledgeBase {
   const dataDir = context.tempDir(prefix);
   const services = openServices(dataDir);
   const wallet = services.wallets.defaultWallet().address;
@@ -279,7 +279,7 @@ export const retrieveLatencySuite: Suite = {
  * `count` chunks of 2-4 random dbpedia sentences, embedded with the offline model and committed through
  * the knowledge-base store in documents of 10,000 chunks: no parsing or chunking, so 100k builds fast.
  */
-async function synthesize(kb: KnowledgeBase, count: number, rng: Rng): Promise<number> {
+export async function synthesize(kb: KnowledgeBase, count: number, rng: Rng): Promise<number> {
   const started = performance.now();
   const sentences: string[] = [];
   for await (const doc of readCorpus(DBPEDIA)) {

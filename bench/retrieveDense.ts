@@ -20,7 +20,7 @@ import { startFakeEmbedServer } from './embedServer';
 import { readMemoryStatus } from './rss';
 import { startServerProcess, type ServerProcess } from './serverProcess';
 import { measureStartup } from './startup';
-import { median, round } from './stats';
+import { latencies, median, round, type Latencies } from './stats';
 import type { BenchContext, Check, Suite, Table } from './suite';
 
 const DBPEDIA = new URL('../../shared/eval/dbpedia-5k', import.meta.url).pathname;
@@ -32,20 +32,6 @@ const FILTER: FieldFilter[] = [{ key: 'bucket', conditions: [{ op: 'eq', value: 
 /** /v1 allows 100 requests a minute per key: the HTTP runs rotate over this many. */
 const API_KEYS = 60;
 const CONCURRENCY = 8;
-
-interface Latencies {
-  p50Ms: number;
-  p95Ms: number;
-}
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * p) - 1))] ?? NaN;
-};
-const latencies = (ms: number[]): Latencies => ({
-  p50Ms: round(percentile(ms, 0.5), 2),
-  p95Ms: round(percentile(ms, 0.95), 2),
-});
 
 function timed<T>(work: () => T): { value: T; ms: number } {
   const started = performance.now();

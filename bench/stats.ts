@@ -18,3 +18,19 @@ export const mb = (bytes: number, digits = 1): number => round(bytes / MB, digit
 export const perSecond = (count: number, ms: number, digits = 2): number =>
   ms > 0 ? round((count * 1000) / ms, digits) : 0;
 export const seconds = (ms: number): number => round(ms / 1000, 1);
+
+export interface Latencies {
+  p50Ms: number;
+  p95Ms: number;
+}
+
+/** The value at quantile `p` (nearest rank): 0.5 the median, 0.95 the 95th percentile. */
+export const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * p) - 1))] ?? NaN;
+};
+
+export const latencies = (ms: number[]): Latencies => ({
+  p50Ms: round(percentile(ms, 0.5), 2),
+  p95Ms: round(percentile(ms, 0.95), 2),
+});

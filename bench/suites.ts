@@ -4,6 +4,7 @@ import { ingestLargeFilesSuite } from './largeFiles';
 import type { Suite } from './suite';
 import { retrieveLatencySuite, retrieveQualitySuite } from './retrieve';
 import { retrieveDenseSuite } from './retrieveDense';
+import { retrieveLexicalSuite } from './retrieveLexical';
 import { ingestUploadSuite } from './upload';
 
 /** Every suite `npm run bench` knows, in the order they run. A new suite only needs adding here. */
@@ -16,6 +17,7 @@ export const SUITES: Suite[] = [
   retrieveQualitySuite,
   retrieveLatencySuite,
   retrieveDenseSuite,
+  retrieveLexicalSuite,
 ];
 
 /** The suites named by --only: exact names or dotted prefixes (`ingest` selects `ingest.*`). */
