@@ -224,7 +224,7 @@ describe('pushListing', () => {
     expect(report.state).toBe('failed');
     expect(report.error).toEqual({
       code: 'not_a_marketplace_api',
-      message: `${remote.url}/api/v1 does not answer as a Knowledge Marketplace API (GET ${remote.url}/api/v1/listings: 404 http_404). Check the base URL: the API's paths start from it, e.g. https://api.example.com/v1.`,
+      message: `${remote.url}/api/v1 does not answer as a Knowledge Marketplace API (GET ${remote.url}/api/v1/listings: 404 not_found). Check the base URL: the API's paths start from it, e.g. https://api.example.com/v1.`,
     });
     expect(report.parts.map((p) => [p.attempts, p.archiveBytes])).toEqual([
       [0, null],
