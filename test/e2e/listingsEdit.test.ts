@@ -56,8 +56,8 @@ describe('editing and deleting listings in the studio UI', () => {
       .toBe('Harbour tide tables');
     await expect.poll(() => dialog.getByRole('textbox', { name: 'Price' }).inputValue()).toBe('1.5');
     await expect
-      .poll(() => dialog.getByRole('textbox', { name: 'Embedding model' }).inputValue())
-      .not.toBe('');
+      .poll(() => dialog.getByRole('combobox', { name: 'Embedding model' }).inputValue())
+      .toContain('kbs-offline-hybrid-v1');
     await dialog.getByRole('textbox', { name: 'Price' }).fill('2.25');
     await shoot(page, 'edit-listing-1280x800');
     await dialog.getByRole('button', { name: 'Save changes' }).click();

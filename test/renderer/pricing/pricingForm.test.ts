@@ -5,6 +5,7 @@ import {
   parsePricing,
   previewOf,
   pricingChanged,
+  pricingErrorFields,
   pricingValuesOf,
   type PricingFormValues,
 } from '../../../src/renderer/src/features/pricing/pricingForm';
@@ -98,6 +99,16 @@ describe('the Pricing form', () => {
     });
     expect(pricingChanged(listing, pricing)).toBe(true);
     expect(pricingChanged(listing, parsePricing(pricingValuesOf(listing)).pricing)).toBe(false);
-    expect(previewOf(listing, undefined)).toBe(listing);
+  });
+
+  it('previews nothing while the form holds an error, never the saved terms as the new ones', () => {
+    const result = parsePricing(values({ accessModel: 'per_query', price: 0 }));
+    expect(previewOf(listing, result.pricing)).toBeUndefined();
+    expect(pricingChanged(listing, result.pricing)).toBe(true);
+    expect(pricingErrorFields(result.errors)).toEqual(['Price']);
+    expect(pricingErrorFields(parsePricing(values({ price: '', retrievalRateLimit: 0 })).errors)).toEqual([
+      'Price',
+      'Retrieval rate limit',
+    ]);
   });
 });

@@ -41,7 +41,7 @@ export interface Page<T> {
 }
 
 export type ListingQuery = Partial<ListingSearchQuery>;
-export type CreateListingBody = Omit<CreateListingInput, 'creatorWallet' | 'embeddingModel'>;
+export type CreateListingBody = Omit<CreateListingInput, 'creatorWallet'>;
 export type CreateApiKeyBody = { label?: string; wallet?: string };
 
 export interface StudioApi {

@@ -1,6 +1,13 @@
-import { ActionIcon, Button, Card, Grid, Group, Stack, Table, Text, ThemeIcon } from '@mantine/core';
+import { ActionIcon, Alert, Button, Card, Grid, Group, Stack, Table, Text, ThemeIcon } from '@mantine/core';
 import { Dropzone } from '@mantine/dropzone';
-import { IconFileImport, IconFolderOpen, IconPaperclip, IconTrash, IconUpload } from '@tabler/icons-react';
+import {
+  IconAlertTriangle,
+  IconFileImport,
+  IconFolderOpen,
+  IconPaperclip,
+  IconTrash,
+  IconUpload,
+} from '@tabler/icons-react';
 import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { PageHeader } from '../../components/PageHeader';
@@ -11,6 +18,7 @@ import { ChunkingSettingsCard } from './ChunkingSettingsCard';
 import { chunkingError, validChunking } from './chunkPreview';
 import { formatSize } from './formatSize';
 import { filesFromDropzone, filesFromInput, mergeQueue } from './dropFiles';
+import { unsupportedFiles, unsupportedSummary, unsupportedType } from './fileTypes';
 import { useServerLaunch } from '../../lib/useServerLaunch';
 import { followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi';
 import { JobPanel } from './JobPanel';
@@ -82,9 +90,12 @@ export function IngestPage() {
   const chunking = useMemo(() => validChunking(settings), [settings]);
 
   const add = (files: QueuedFile[]) => setQueue((q) => mergeQueue(q, files));
+  // The server refuses the whole ingestion for one file of an unsupported type: said before, not after.
+  const unsupported = unsupportedFiles(queue);
+  const removeUnsupported = () => setQueue((q) => q.filter((f) => unsupportedType(f.path) === undefined));
 
   const start = async () => {
-    if (!listingId || queue.length === 0 || !chunking) return;
+    if (!listingId || queue.length === 0 || !chunking || unsupported.length > 0) return;
     const final = await run(() => startIngest(listingId, queue, chunking));
     if (!final) return;
     if (final.state === 'done') setQueue([]);
@@ -184,31 +195,64 @@ export function IngestPage() {
                 ) : (
                   <Table aria-label="Files to ingest" verticalSpacing={4} highlightOnHover>
                     <Table.Tbody>
-                      {queue.map((f) => (
-                        <Table.Tr key={f.path}>
-                          <Table.Td style={{ overflowWrap: 'anywhere' }}>
-                            <Text size="sm">{f.path}</Text>
-                          </Table.Td>
-                          <Table.Td w={90} ta="right">
-                            <Text size="xs" c="dimmed">
-                              {formatSize(f.file.size)}
-                            </Text>
-                          </Table.Td>
-                          <Table.Td w={40}>
-                            <ActionIcon
-                              variant="subtle"
-                              color="gray"
-                              aria-label={`Remove ${f.path}`}
-                              disabled={running}
-                              onClick={() => setQueue((q) => q.filter((x) => x.path !== f.path))}
-                            >
-                              <IconTrash size={16} />
-                            </ActionIcon>
-                          </Table.Td>
-                        </Table.Tr>
-                      ))}
+                      {queue.map((f) => {
+                        const refused = unsupportedType(f.path);
+                        return (
+                          <Table.Tr key={f.path} data-unsupported={refused !== undefined || undefined}>
+                            <Table.Td style={{ overflowWrap: 'anywhere' }}>
+                              <Text size="sm">{f.path}</Text>
+                              {refused !== undefined && (
+                                <Text size="xs" c="red" fw={500}>
+                                  Unsupported type ({refused})
+                                </Text>
+                              )}
+                            </Table.Td>
+                            <Table.Td w={90} ta="right">
+                              <Text size="xs" c="dimmed">
+                                {formatSize(f.file.size)}
+                              </Text>
+                            </Table.Td>
+                            <Table.Td w={40}>
+                              <ActionIcon
+                                variant="subtle"
+                                color="gray"
+                                aria-label={`Remove ${f.path}`}
+                                disabled={running}
+                                onClick={() => setQueue((q) => q.filter((x) => x.path !== f.path))}
+                              >
+                                <IconTrash size={16} />
+                              </ActionIcon>
+                            </Table.Td>
+                          </Table.Tr>
+                        );
+                      })}
                     </Table.Tbody>
                   </Table>
+                )}
+                {unsupported.length > 0 && (
+                  <Alert
+                    color="red"
+                    variant="light"
+                    icon={<IconAlertTriangle size={16} />}
+                    title={unsupportedSummary(unsupported.length)}
+                    role="alert"
+                  >
+                    <Stack gap="xs" align="flex-start">
+                      <Text size="sm">
+                        The studio ingests PDF, DOCX, HTML, Markdown, JSON and CSV files, JSONL files of
+                        pre-built embeddings and ZIP archives. Remove the other files to ingest the rest.
+                      </Text>
+                      <Button
+                        size="xs"
+                        variant="light"
+                        color="red"
+                        onClick={removeUnsupported}
+                        disabled={running}
+                      >
+                        Remove unsupported files
+                      </Button>
+                    </Stack>
+                  </Alert>
                 )}
                 <Group justify="space-between">
                   <Text size="xs" c="dimmed">
@@ -227,7 +271,13 @@ export function IngestPage() {
                     <Button
                       leftSection={<IconUpload size={16} />}
                       onClick={() => void start()}
-                      disabled={!listingId || queue.length === 0 || Boolean(settingsError) || running}
+                      disabled={
+                        !listingId ||
+                        queue.length === 0 ||
+                        unsupported.length > 0 ||
+                        Boolean(settingsError) ||
+                        running
+                      }
                       loading={starting}
                     >
                       Ingest{' '}

@@ -5,11 +5,11 @@ import { useQuery } from '@tanstack/react-query';
 import { errorMessage } from '../../lib/studioApi';
 import { ChunkCard } from './ChunkCard';
 import { previewSummary, sharedPrefix } from './chunkPreview';
+import { isPreviewable } from './fileTypes';
 import { previewFile } from './ingestApi';
 import type { ChunkingSettings, QueuedFile } from './types';
 
 const PREVIEW_LIMIT = 20;
-const PREVIEWABLE = /\.(pdf|docx|html?|mdx?|json|csv)$/i;
 
 /** How the chosen file would be chunked with the current settings, before anything is stored. */
 export function PreviewPanel({
@@ -24,7 +24,7 @@ export function PreviewPanel({
   /** Undefined while the settings form holds something the server would refuse: nothing is asked. */
   settings: ChunkingSettings | undefined;
 }) {
-  const candidates = files.filter((f) => PREVIEWABLE.test(f.path));
+  const candidates = files.filter((f) => isPreviewable(f.path));
   const file = candidates.find((f) => f.path === chosen) ?? candidates[0];
   const [debounced] = useDebouncedValue(settings, 300);
   const preview = useQuery({

@@ -35,7 +35,9 @@ export function InspectPage() {
   // By source: a re-ingested document is a new document under the same name.
   const [selectedSource, setSelectedSource] = useState<string>();
   const [confirming, setConfirming] = useState<DocumentSummary>();
+  // Kept while its dialog closes: the dialog stays mounted, so the focus returns to Re-ingest.
   const [reingesting, setReingesting] = useState<DocumentSummary>();
+  const [reingestOpened, setReingestOpened] = useState(false);
   const queryClient = useQueryClient();
   const documentsKey = ['documents', listingId] as const;
   const documents = useQuery({
@@ -195,7 +197,11 @@ export function InspectPage() {
                           size="xs"
                           leftSection={<IconRefresh size={14} />}
                           // data-disabled, not disabled: a disabled button gets no hover, so no tooltip.
-                          onClick={() => selected.sourceKept && setReingesting(selected)}
+                          onClick={() => {
+                            if (!selected.sourceKept) return;
+                            setReingesting(selected);
+                            setReingestOpened(true);
+                          }}
                           data-disabled={!selected.sourceKept || undefined}
                           aria-disabled={!selected.sourceKept || undefined}
                           aria-label={`Re-ingest ${selected.source}`}
@@ -222,14 +228,14 @@ export function InspectPage() {
           </Grid.Col>
         </Grid>
       )}
-      {reingesting && (
-        <ReingestModal
-          key={reingesting.id}
-          document={reingesting}
-          onClose={() => setReingesting(undefined)}
-          onFinished={() => void reingested(reingesting)}
-        />
-      )}
+      <ReingestModal
+        opened={reingestOpened}
+        document={reingesting}
+        onClose={() => setReingestOpened(false)}
+        onFinished={() => {
+          if (reingesting) void reingested(reingesting);
+        }}
+      />
       <Modal
         opened={Boolean(confirming)}
         onClose={() => setConfirming(undefined)}

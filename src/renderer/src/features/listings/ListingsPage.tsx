@@ -24,7 +24,9 @@ export function ListingsPage() {
   const [page, setPage] = useState(1);
   const [creating, createModal] = useDisclosure(false);
   const [publishing, setPublishing] = useState<Listing>();
+  // Kept while its dialog closes: the dialog stays mounted, so the focus returns to its Edit button.
   const [editing, setEditing] = useState<Listing>();
+  const [editOpened, setEditOpened] = useState(false);
   const [deleting, setDeleting] = useState<Listing>();
 
   const offset = (page - 1) * PAGE_SIZE;
@@ -115,7 +117,10 @@ export function ListingsPage() {
           <ListingsTable
             listings={listings.data.data}
             onPublish={setPublishing}
-            onEdit={setEditing}
+            onEdit={(listing) => {
+              setEditing(listing);
+              setEditOpened(true);
+            }}
             onDelete={setDeleting}
             sizes={bytes}
           />
@@ -135,12 +140,7 @@ export function ListingsPage() {
           setPage(1);
         }}
       />
-      <NewListingModal
-        key={editing?.id ?? 'none'}
-        opened={editing !== undefined}
-        listing={editing}
-        onClose={() => setEditing(undefined)}
-      />
+      <NewListingModal opened={editOpened} listing={editing} onClose={() => setEditOpened(false)} />
       <PublishListingModal listing={publishing} onClose={() => setPublishing(undefined)} />
       <DeleteListingModal listing={deleting} onClose={() => setDeleting(undefined)} />
     </>

@@ -98,3 +98,49 @@ export function changedFields(listing: Listing, body: CreateListingBody): Update
   }
   return patch;
 }
+
+/**
+ * The embedding models a knowledge base may declare, with their dimensions. The server's list is the
+ * source of truth (EMBEDDING_MODELS in src/core/embed/models.ts, the offline model's size in
+ * src/core/embed/offlineGlove.ts); the renderer may not import src/core and src/shared has no copy,
+ * so it is repeated here (test/e2e/studioForms.test.ts checks the shown options against it). A model
+ * the server does not list is refused on save, and the refusal is shown on the field.
+ */
+export const EMBEDDING_MODELS = [
+  { id: 'kbs-offline-hybrid-v1', dimensions: 100, provider: 'offline, on this machine' },
+  { id: 'text-embedding-3-large', dimensions: 3072, provider: 'OpenAI' },
+  { id: 'text-embedding-3-small', dimensions: 1536, provider: 'OpenAI' },
+  { id: 'embed-english-v3.0', dimensions: 1024, provider: 'Cohere' },
+  { id: 'embed-multilingual-v3.0', dimensions: 1024, provider: 'Cohere' },
+] as const;
+
+/** A new listing's model unless another is chosen: the server's default, the offline model. */
+export const DEFAULT_EMBEDDING_MODEL = 'kbs-offline-hybrid-v1';
+
+/**
+ * The options of the Embedding model select: every supported model with its dimensions, and the
+ * listing's own model first if it is not one of them (stored before, or set from the CLI), so the
+ * field never shows empty.
+ */
+export function embeddingModelOptions(current?: string): { value: string; label: string }[] {
+  const options = EMBEDDING_MODELS.map((m) => ({
+    value: m.id as string,
+    label: `${m.id} · ${m.dimensions} dimensions · ${m.provider}`,
+  }));
+  if (current && !options.some((o) => o.value === current)) {
+    options.unshift({ value: current, label: `${current} · not supported` });
+  }
+  return options;
+}
+
+/**
+ * The server's refusal of a model, for the Embedding model field: `unsupported_embedding_model`
+ * ("embedding_model: 'x' is not supported…") or a validation failure on `embeddingModel`.
+ */
+export function embeddingModelError(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  const match = /^(?:embedding_model|embeddingModel): (.+)$/s.exec(error.message);
+  if (match?.[1]) return match[1].charAt(0).toUpperCase() + match[1].slice(1);
+  return code === 'unsupported_embedding_model' ? error.message : undefined;
+}

@@ -32,6 +32,7 @@ import {
   parsePricing,
   previewOf,
   pricingChanged,
+  pricingErrorFields,
   pricingValuesOf,
   type PricingFormValues,
 } from './pricingForm';
@@ -114,9 +115,14 @@ function PricingEditor({
   const set = <K extends keyof PricingFormValues>(key: K, value: PricingFormValues[K]) =>
     setValues((v) => ({ ...v, [key]: value }));
 
-  function submit(event: FormEvent) {
+  function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    if (result.pricing) save.mutate();
+    if (result.pricing) {
+      save.mutate();
+      return;
+    }
+    // Refused with the error in view: the focus goes to the first field the server would refuse.
+    event.currentTarget.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
   }
 
   return (
@@ -142,6 +148,9 @@ function PricingEditor({
                 label={`${PRICE_LABELS[values.accessModel]} (SOL)`}
                 description={lamportsLabel(values.price)}
                 min={0}
+                // Never clamped on blur: a value the schema refuses keeps its error until the user
+                // fixes it, and the error line does not vanish under the pointer on its way to Save.
+                clampBehavior="none"
                 decimalScale={9}
                 step={0.01}
                 value={values.price}
@@ -156,6 +165,7 @@ function PricingEditor({
                   description="How long one payment gives access"
                   min={1}
                   max={3650}
+                  clampBehavior="none"
                   allowDecimal={false}
                   value={values.subscriptionDays}
                   onChange={(v) => set('subscriptionDays', v)}
@@ -168,6 +178,7 @@ function PricingEditor({
               description="Queries per minute for each buyer; over it they get 429 with Retry-After"
               min={1}
               max={100_000}
+              clampBehavior="none"
               allowDecimal={false}
               suffix=" / minute"
               value={values.retrievalRateLimit}
@@ -208,7 +219,12 @@ function PricingEditor({
                 Saved. The preview is what the marketplace returns now.
               </Text>
             )}
-            <Group justify="flex-end" gap="sm">
+            <Group justify="flex-end" gap="sm" wrap="nowrap">
+              {!result.pricing && (
+                <Text size="xs" c="red" mr="auto" id="pricing-form-error">
+                  Fix the field marked in red to save.
+                </Text>
+              )}
               <Button
                 variant="default"
                 disabled={!changed}
@@ -224,6 +240,7 @@ function PricingEditor({
                 leftSection={<IconDeviceFloppy size={16} />}
                 loading={save.isPending}
                 disabled={!changed}
+                aria-describedby={result.pricing ? undefined : 'pricing-form-error'}
               >
                 Save pricing
               </Button>
@@ -232,7 +249,11 @@ function PricingEditor({
         </Card>
       </Grid.Col>
       <Grid.Col span={{ base: 12, md: 6 }}>
-        <ListingPreview listing={previewOf(listing, result.pricing)} unsaved={changed} />
+        <ListingPreview
+          listing={previewOf(listing, result.pricing)}
+          unsaved={changed}
+          errorFields={pricingErrorFields(result.errors)}
+        />
       </Grid.Col>
     </Grid>
   );

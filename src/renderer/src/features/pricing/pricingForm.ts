@@ -73,9 +73,13 @@ export function lamportsLabel(price: number | string, locale = 'en-US'): string 
 /**
  * The `GET /v1/listings/:id` body with the form's values applied as the server would store them
  * (trimmed domain, lower-case unique tags): what buyers will see once the changes are saved.
+ * Undefined while the form holds an error: the saved terms are not the new ones, so never shown as them.
  */
-export function previewOf(listing: Listing, pricing: PricingInput | undefined): Listing {
-  if (!pricing) return listing;
+export function previewOf(listing: Listing, pricing: PricingInput | undefined): Listing | undefined {
+  return pricing ? withPricing(listing, pricing) : undefined;
+}
+
+function withPricing(listing: Listing, pricing: PricingInput): Listing {
   return {
     ...listing,
     accessModel: pricing.accessModel,
@@ -90,7 +94,7 @@ export function previewOf(listing: Listing, pricing: PricingInput | undefined): 
 /** Whether the form holds anything the saved listing does not. */
 export function pricingChanged(listing: Listing, pricing: PricingInput | undefined): boolean {
   if (!pricing) return true;
-  const next = previewOf(listing, pricing);
+  const next = withPricing(listing, pricing);
   return (
     next.accessModel !== listing.accessModel ||
     next.price !== listing.price ||
@@ -99,4 +103,21 @@ export function pricingChanged(listing: Listing, pricing: PricingInput | undefin
     next.domain !== listing.domain ||
     JSON.stringify(next.tags) !== JSON.stringify(listing.tags)
   );
+}
+
+const FIELD_LABELS: Record<string, string> = {
+  accessModel: 'Access model',
+  price: 'Price',
+  subscriptionDays: 'Period',
+  retrievalRateLimit: 'Retrieval rate limit',
+  domain: 'Domain',
+  tags: 'Tags',
+};
+
+/**
+ * The fields in error, named as their labels, for the preview that stands in for the terms: "Price,
+ * Retrieval rate limit". Their messages stay under the fields, said once.
+ */
+export function pricingErrorFields(errors: Record<string, string>): string[] {
+  return Object.keys(errors).map((field) => FIELD_LABELS[field] ?? field);
 }

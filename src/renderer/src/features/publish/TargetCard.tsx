@@ -1,6 +1,5 @@
 import {
   ActionIcon,
-  Badge,
   Button,
   Card,
   Code,
@@ -12,10 +11,11 @@ import {
   TextInput,
   Tooltip,
 } from '@mantine/core';
-import { IconLock, IconPlus, IconTrash } from '@tabler/icons-react';
+import { IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
 import type { PushTarget } from '../../../../shared/push';
+import { EncryptedAtRestBadge } from '../../components/EncryptedAtRestBadge';
 import { errorMessage } from '../../lib/studioApi';
 import { hostedUrl, listTargets, removeTarget, saveTarget } from './publishApi';
 
@@ -128,13 +128,8 @@ function TargetDetails({
         </Text>
         <Group gap="xs">
           <Code aria-label="Saved API key (masked)">{target.maskedKey}</Code>
-          {target.encryptedAtRest && (
-            <Tooltip label="Encrypted with the OS keychain">
-              <Badge size="xs" variant="light" color="gray" leftSection={<IconLock size={10} />}>
-                encrypted
-              </Badge>
-            </Tooltip>
-          )}
+          {/* As the Settings and Wallet pages show a stored secret: the server says how it stored it. */}
+          <EncryptedAtRestBadge encrypted={target.encryptedAtRest} size="xs" />
         </Group>
       </Stack>
       <Tooltip label="Forget this target and its key">
@@ -193,7 +188,8 @@ function NewTargetForm({
         />
         <PasswordInput
           label="API key"
-          description="Shown masked once saved; stored encrypted like wallet secrets"
+          // Before it is saved the page cannot know which: the server that stores it decides.
+          description="Shown masked once saved, with a badge saying how it is stored. Like wallet secrets: encrypted with the OS keychain in the desktop app (when the OS has one), plain in the data directory under kbstudio serve."
           placeholder="kbs_…"
           value={apiKey}
           onChange={(e) => setApiKey(e.currentTarget.value)}
