@@ -1,6 +1,5 @@
 import {
   ActionIcon,
-  Alert,
   Badge,
   Button,
   Card,
@@ -9,7 +8,6 @@ import {
   Grid,
   Input,
   Group,
-  Modal,
   Paper,
   SegmentedControl,
   Select,
@@ -29,11 +27,11 @@ import { IconArrowsDiff, IconCheck, IconPlayerPlay, IconTrash, IconUpload, IconX
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
 import type { RetrievalMode } from '../../../../shared/retrieval';
+import { ConfirmDeleteModal } from '../../components/ConfirmDeleteModal';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
-import { errorMessage } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
 import { listingSelectProps } from '../ingest/listingOptions';
 import { studioCall } from '../playground/studioCalls';
@@ -397,31 +395,18 @@ function RunsTable({
           </Table.Tbody>
         </Table>
       </Table.ScrollContainer>
-      <Modal opened={confirming !== undefined} onClose={closeConfirm} title="Delete evaluation run" centered>
-        <Stack gap="md">
-          <Text size="sm">
-            Delete the run <b>{confirming?.name}</b>? Its metrics and per-question results go with it. This
-            cannot be undone.
-          </Text>
-          {remove.isError && (
-            <Alert color="red" variant="light" title="Not deleted" role="alert">
-              {errorMessage(remove.error)}
-            </Alert>
-          )}
-          <Group justify="flex-end" gap="sm">
-            <Button variant="default" onClick={closeConfirm} data-autofocus>
-              Keep it
-            </Button>
-            <Button
-              color="red"
-              loading={remove.isPending}
-              onClick={() => confirming && remove.mutate(confirming)}
-            >
-              Delete run
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDeleteModal
+        opened={confirming !== undefined}
+        title="Delete evaluation run"
+        confirmLabel="Delete run"
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => confirming && remove.mutate(confirming)}
+        onClose={closeConfirm}
+      >
+        Delete the run <b>{confirming?.name}</b>? Its metrics and per-question results go with it. This cannot
+        be undone.
+      </ConfirmDeleteModal>
     </Card>
   );
 }

@@ -5,7 +5,6 @@ import {
   EmptyState,
   Grid,
   Group,
-  Modal,
   NavLink,
   ScrollArea,
   Stack,
@@ -16,12 +15,12 @@ import {
 import { IconFileImport, IconFilter, IconFiles, IconRefresh, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { ConfirmDeleteModal } from '../../components/ConfirmDeleteModal';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { sectionHref } from '../../lib/sections';
-import { errorMessage } from '../../lib/studioApi';
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
 import { ChunkList, chunksKey } from './ChunkList';
@@ -236,36 +235,18 @@ export function InspectPage() {
           if (reingesting) void reingested(reingesting);
         }}
       />
-      <Modal
+      <ConfirmDeleteModal
         opened={Boolean(confirming)}
-        onClose={() => setConfirming(undefined)}
         title="Delete document"
-        centered
+        confirmLabel="Delete document"
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => confirming && remove.mutate(confirming)}
+        onClose={() => setConfirming(undefined)}
       >
-        <Stack gap="md">
-          <Text size="sm">
-            Delete <b>{confirming?.source}</b> and its {counted(confirming?.chunkCount ?? 0, 'chunk')} from
-            the knowledge base? Buyers stop finding them at once. This cannot be undone.
-          </Text>
-          {remove.isError && (
-            <Text size="sm" c="red" role="alert">
-              {errorMessage(remove.error)}
-            </Text>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={() => setConfirming(undefined)}>
-              Keep it
-            </Button>
-            <Button
-              color="red"
-              loading={remove.isPending}
-              onClick={() => confirming && remove.mutate(confirming)}
-            >
-              Delete document
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+        Delete <b>{confirming?.source}</b> and its {counted(confirming?.chunkCount ?? 0, 'chunk')} from the
+        knowledge base? Buyers stop finding them at once. This cannot be undone.
+      </ConfirmDeleteModal>
     </>
   );
 }
