@@ -8,3 +8,12 @@ export declare function readXmlString(
   xmlString: string,
   namespaceMap?: Record<string, string>,
 ): Promise<MammothXmlNode>;
+
+/** The tree without the runs Word hides (`w:vanish`), changed in place and returned (docxWorker.mjs). */
+export declare function withoutHiddenRuns(tree: MammothXmlNode): MammothXmlNode;
+
+/** The reader installed as mammoth's `readString`: readXmlString's trees without hidden runs. */
+export declare function readDocxXml(
+  xmlString: string,
+  namespaceMap?: Record<string, string>,
+): Promise<MammothXmlNode>;

@@ -117,11 +117,50 @@ function saxesTree(xmlString, namespaceMap) {
   return root;
 }
 
-// Only the mammoth this reader was written against (1.x, which reads XML with xmldom) gets it; another
-// major version keeps its own reader.
-if (require('mammoth/package.json').version.startsWith('1.') && typeof xmldomReadString === 'function') {
-  mammothXml.readString = readXmlString;
+/** A `w:val` that turns a toggle property off (`<w:vanish w:val="0"/>`); absent means on. */
+const OFF = new Set(['0', 'false', 'off']);
+
+const isHiddenRun = (node) =>
+  node.type === 'element' &&
+  node.name === 'w:r' &&
+  node.children.some(
+    (p) =>
+      p.type === 'element' &&
+      p.name === 'w:rPr' &&
+      p.children.some(
+        (v) => v.type === 'element' && v.name === 'w:vanish' && !OFF.has(v.attributes['w:val'] ?? 'true'),
+      ),
+  );
+
+/**
+ * The part without its hidden runs (Word's Hidden font effect, `w:vanish`): text its author chose not
+ * to show (notes to self, answers, redacted words) must not reach buyers, and mammoth keeps it. Hidden
+ * by a character style is not caught; `w:webHidden` (shown in print: a table of contents' page numbers)
+ * is kept. Styles and numbering parts hold no runs, so their shared trees are never changed.
+ */
+export function withoutHiddenRuns(tree) {
+  const stack = [tree];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node?.type !== 'element') continue;
+    if (node.children.some(isHiddenRun)) node.children = node.children.filter((c) => !isHiddenRun(c));
+    for (const child of node.children) if (child.type === 'element') stack.push(child);
+  }
+  return tree;
 }
+
+// Only the mammoth this reader was written against (1.x, which reads XML with xmldom) gets the saxes
+// reader; another major version keeps its own. Hidden runs are dropped either way.
+const reader =
+  require('mammoth/package.json').version.startsWith('1.') && typeof xmldomReadString === 'function'
+    ? readXmlString
+    : xmldomReadString;
+
+/** The reader mammoth is given: its parts' trees, without hidden runs. */
+export const readDocxXml = (xmlString, namespaceMap) =>
+  Promise.resolve(reader(xmlString, namespaceMap)).then(withoutHiddenRuns);
+
+if (typeof reader === 'function') mammothXml.readString = readDocxXml;
 
 /** The DOCX as HTML, as this worker converts it (also timed alone by bench/floorParser.mjs). */
 export function convertDocx(buffer) {

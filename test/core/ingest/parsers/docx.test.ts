@@ -184,6 +184,20 @@ describe('parseDocx on the fixtures', () => {
 });
 
 describe('parseDocx on built documents', () => {
+  it('leaves out text its author hid (Hidden font effect), keeping what is turned back on', async () => {
+    const run = (text: string, properties = '') =>
+      `<w:r>${properties ? `<w:rPr>${properties}</w:rPr>` : ''}<w:t xml:space="preserve">${text}</w:t></w:r>`;
+    const body =
+      `<w:p>${run('Shown to buyers. ')}${run('Answer: 42. ', '<w:b/><w:vanish/>')}` +
+      `${run('Also shown. ', '<w:vanish w:val="0"/>')}${run('Page 7', '<w:webHidden/>')}</w:p>` +
+      `<w:p>${run('A hidden paragraph.', '<w:vanish w:val="true"/>')}</w:p>`;
+    const doc = await parseDocx({ bytes: zip(docxEntries(body)), source: 'hidden.docx' });
+    const text = doc.sections.map((s) => s.text).join('\n');
+    expect(text).toContain('Shown to buyers. Also shown. Page 7');
+    expect(text).not.toContain('Answer: 42');
+    expect(text).not.toContain('A hidden paragraph');
+  });
+
   it('cuts sections at headings with their heading path, leaves the page header out, reads title and author', async () => {
     const body = [
       paragraph('Before any heading.'),
