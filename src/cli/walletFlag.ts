@@ -4,7 +4,7 @@ import type { StudioServices } from '../db/services';
 
 /**
  * The address a `--wallet` flag stands for: a wallet of this studio by name (`wallet show` takes names
- * too) or any base58 address; without the flag, `fallback` (the studio default wallet where there is one).
+ * too) or any base58 address; undefined without the flag (the caller's default applies).
  */
 export function walletAddressOf(services: StudioServices, flag: string, flagName?: string): string;
 export function walletAddressOf(
