@@ -54,6 +54,9 @@ describe('kbstudio eval', () => {
     expect(lexical.json).toMatchObject({ ingested: null, mode: 'lexical', queries: 40 });
     expect(lexical.json).toHaveProperty('ndcg@5');
     expect(lexical.json['ndcg@5']).toBeGreaterThan(0.3);
+    // For people, the line says it in words, not `null`.
+    const human = await cli('eval', '--listing', listing, DBPEDIA, '--mode', 'lexical', '--k', '5');
+    expect(human.stdout).toMatch(/^ingested +no \(the listing already held chunks\)$/m);
   }, 120_000);
 
   it('refuses a folder that is not a BEIR dataset, and a listing whose chunks carry no corpus id', async () => {

@@ -74,14 +74,20 @@ export function evalCommand(program: Command): void {
         const summary = summarize(report, listing.id, mode, ingested);
         out.result(out.json ? { ...summary, perQuery: perQueryOf(report) } : summary, () =>
           Object.entries(summary)
-            .map(
-              ([key, value]) =>
-                `${key.padEnd(14)} ${typeof value === 'object' ? JSON.stringify(value) : value}`,
-            )
+            .map(([key, value]) => `${key.padEnd(14)} ${humanValue(key, value)}`)
             .join('\n'),
         );
       }),
     );
+}
+
+/** A summary value for people: `ingested` says whether the corpus was ingested (it printed `null`). */
+function humanValue(key: string, value: unknown): string {
+  if (key !== 'ingested') return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  const ingested = value as { documents: number; chunks: number; durationMs: number } | null;
+  return ingested
+    ? `${ingested.documents} documents, ${ingested.chunks} chunks (${(ingested.durationMs / 1000).toFixed(1)} s)`
+    : 'no (the listing already held chunks)';
 }
 
 /** Ingests the corpus through the normal pipeline, as JSON documents carrying their corpus id. */
