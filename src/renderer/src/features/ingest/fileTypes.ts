@@ -1,15 +1,11 @@
+import { FORMAT_BY_EXTENSION, NON_DOCUMENT_EXTENSIONS } from '../../../../shared/formats';
 import type { QueuedFile } from './types';
 
-/**
- * The documents an ingestion parses, by extension. The server decides: FORMAT_BY_EXTENSION in
- * src/core/ingest/types.ts, read through classifySource (src/core/ingest/sources.ts). The renderer
- * may not import src/core and src/shared has no copy, so the list is repeated here
- * (test/e2e/studioForms.test.ts queues one file of each type the server lists: none is marked).
- */
-const DOCUMENT_EXTENSIONS = ['.pdf', '.docx', '.html', '.htm', '.md', '.mdx', '.json', '.csv'];
+/** The documents an ingestion parses, by extension: the server's list (src/shared/formats.ts). */
+const DOCUMENT_EXTENSIONS = Object.keys(FORMAT_BY_EXTENSION);
 
 /** Also taken, but not previewed: `.jsonl` files of pre-built embeddings and `.zip` archives. */
-const INGESTED_EXTENSIONS = new Set([...DOCUMENT_EXTENSIONS, '.jsonl', '.zip']);
+const INGESTED_EXTENSIONS = new Set<string>([...DOCUMENT_EXTENSIONS, ...NON_DOCUMENT_EXTENSIONS]);
 
 /**
  * A file's extension as the server reads it (Node's `path.extname` of its last segment), in lower

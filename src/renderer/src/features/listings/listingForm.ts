@@ -1,4 +1,5 @@
 import type { AccessModel, Listing, UpdateListingInput } from '../../../../shared/listings';
+import { EMBEDDING_MODEL_LIST, OFFLINE_MODEL } from '../../../../shared/embeddingModels';
 import type { CreateListingBody } from '../../lib/studioApi';
 
 /** The New listing form as the inputs hold it (Mantine's NumberInput gives '' when empty). */
@@ -99,23 +100,11 @@ export function changedFields(listing: Listing, body: CreateListingBody): Update
   return patch;
 }
 
-/**
- * The embedding models a knowledge base may declare, with their dimensions. The server's list is the
- * source of truth (EMBEDDING_MODELS in src/core/embed/models.ts, the offline model's size in
- * src/core/embed/offlineGlove.ts); the renderer may not import src/core and src/shared has no copy,
- * so it is repeated here (test/e2e/studioForms.test.ts checks the shown options against it). A model
- * the server does not list is refused on save, and the refusal is shown on the field.
- */
-export const EMBEDDING_MODELS = [
-  { id: 'kbs-offline-hybrid-v1', dimensions: 100, provider: 'offline, on this machine' },
-  { id: 'text-embedding-3-large', dimensions: 3072, provider: 'OpenAI' },
-  { id: 'text-embedding-3-small', dimensions: 1536, provider: 'OpenAI' },
-  { id: 'embed-english-v3.0', dimensions: 1024, provider: 'Cohere' },
-  { id: 'embed-multilingual-v3.0', dimensions: 1024, provider: 'Cohere' },
-] as const;
+/** The embedding models a knowledge base may declare, with their dimensions: the server's list. */
+export const EMBEDDING_MODELS = EMBEDDING_MODEL_LIST;
 
 /** A new listing's model unless another is chosen: the server's default, the offline model. */
-export const DEFAULT_EMBEDDING_MODEL = 'kbs-offline-hybrid-v1';
+export const DEFAULT_EMBEDDING_MODEL: string = OFFLINE_MODEL.id;
 
 /**
  * The options of the Embedding model select: every supported model with its dimensions, and the
