@@ -174,10 +174,12 @@ export class SqliteSearchRepository implements SearchIndex {
    * cost this one 100–300 ms a query at 500,000 rows, 10–40 ms within the window (docs/performance.md).
    * CROSS JOIN keeps the full-text scan outside: with the join reversed, FTS5 would run once per chunk.
    */
-  private rowidWindow(listingId: string): { from: number; to: number } | undefined {
+  private rowidWindow(
+    listingId: string,
+    rows = this.sql(`SELECT count(*) FROM chunks`).pluck().get() as number,
+  ): { from: number; to: number } | undefined {
     const own = this.sql(`SELECT chunk_count FROM listings WHERE id = ?`).pluck().get(listingId) as
       number | undefined;
-    const rows = this.sql(`SELECT count(*) FROM chunks`).pluck().get() as number;
     if (own === undefined || own >= rows) return undefined;
     // Two subqueries: SQLite answers each min() or max() alone with one index seek, both at once by a scan.
     const window = this.sql(
@@ -213,7 +215,7 @@ export class SqliteSearchRepository implements SearchIndex {
     ).pluck();
     const docFreq = phrases.map((p) => count.get(p, cap) as number);
     // The listing holds every row (no window): what the index holds, it holds.
-    const window = this.rowidWindow(listingId);
+    const window = this.rowidWindow(listingId, rows);
     if (!window) return { rows, docFreq };
     // Else each weighing phrase is looked for in the listing (a phrase in half the rows or more weighs
     // nothing, so its presence is not asked): its first match in the listing ends the look.
