@@ -257,6 +257,26 @@ describe('POST /v1/retrieve', () => {
     expect(lexical.status).toBe(200);
     expect((await json(lexical)).chunks[0].text).toBe(SAMPLE_ITEMS[0]!.text);
   });
+
+  it('neither logs nor charges a plain retrieval whose client hung up before the answer', async () => {
+    behaviour = 'hold';
+    const search = vi.spyOn(SqliteSearchRepository.prototype, 'lexicalSearch');
+    const before = queryLogCount();
+    const abort = new AbortController();
+    // The request is in and waits for its query's embedding; the client gives up (its timeout).
+    const pending = post('/v1/retrieve', { listingId, query: 'fox' }, key, { signal: abort.signal });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    abort.abort();
+    await expect(pending).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(search).not.toHaveBeenCalled();
+    expect(queryLogCount()).toBe(before);
+    // The server is fine afterwards.
+    behaviour = 'normal';
+    expect((await post('/v1/retrieve', { listingId, query: 'fox' })).status).toBe(200);
+  });
 });
 
 describe('POST /v1/retrieve/stream', () => {

@@ -48,9 +48,17 @@ export function retrieveRoutes(
     errors: [403, 404, 503],
     handler: async ({ req, res, body }) => {
       const timings: RetrievalTimings = { embedMs: 0, searchMs: 0 };
-      const result = await services.retrieval.retrieve(body, viewerOf(req), undefined, timings);
-      res.setHeader('Server-Timing', serverTiming(timings));
-      return result;
+      // A caller that hangs up (its timeout, a closed tab) before the answer is neither logged nor charged
+      // (docs/marketplace.md): the retrieval stops at its next step, as the stream's does.
+      const gone = abortWhenClientGoes(res);
+      try {
+        const result = await services.retrieval.retrieve(body, viewerOf(req), gone, timings);
+        res.setHeader('Server-Timing', serverTiming(timings));
+        return result;
+      } catch (err) {
+        if (gone.aborted) return undefined;
+        throw err;
+      }
     },
   });
 
@@ -73,13 +81,9 @@ export function retrieveRoutes(
       // Validation, the listing lookup and the access check happen before the stream: plain JSON errors.
       const prepared = services.retrieval.prepare(body, viewerOf(req));
       const stream = openEventStream(res, pingIntervalMs);
-      const gone = new AbortController();
-      // res, not req: a request's 'close' also fires once its body has been read.
-      res.on('close', () => {
-        if (!res.writableEnded) gone.abort(new Error('the client disconnected'));
-      });
+      const gone = abortWhenClientGoes(res);
       try {
-        const result = await prepared.run(gone.signal);
+        const result = await prepared.run(gone);
         result.chunks.forEach((chunk, i) => stream.send('chunk', chunk, i + 1));
         const done: RetrievalDone = {
           listingId: result.listingId,
@@ -89,13 +93,25 @@ export function retrieveRoutes(
         };
         stream.send('done', done);
       } catch (err) {
-        if (!gone.signal.aborted) stream.send('error', errorBody(err, req.id, log, req));
+        if (!gone.aborted) stream.send('error', errorBody(err, req.id, log, req));
       } finally {
         stream.end();
       }
       return undefined;
     },
   });
+}
+
+/**
+ * A signal aborted when the connection closes before the response was written. `res`, not `req`: a
+ * request's 'close' also fires once its body has been read.
+ */
+function abortWhenClientGoes(res: Response): AbortSignal {
+  const gone = new AbortController();
+  res.on('close', () => {
+    if (!res.writableEnded) gone.abort(new Error('the client disconnected'));
+  });
+  return gone.signal;
 }
 
 /**
