@@ -105,7 +105,12 @@ export interface ServicesOptions extends OpenOptions {
 export function openServices(dataDir: string, options: ServicesOptions = {}): StudioServices {
   const db = openDataDir(dataDir, options);
   const now = options.now ?? (() => new Date());
-  const listings = new ListingService(new SqliteListingRepository(db), now);
+  const credentialRepo = new SqliteCredentialRepository(db);
+  const listings = new ListingService(
+    new SqliteListingRepository(db),
+    now,
+    (listingId) => credentialRepo.listAll(listingId).length,
+  );
   const knowledgeBase = new SqliteKnowledgeBaseStore(db, options.nativeBinding);
   const settings = new SealedSettings(new SqliteSettingsRepository(db), options.secretBox ?? plainSecretBox);
   const environment = options.environment ?? {};
@@ -135,7 +140,6 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     recoverInterruptedJobs(db);
   }
   const wallets = new WalletService(new SqliteWalletRepository(db), options.secretBox ?? plainSecretBox, now);
-  const credentialRepo = new SqliteCredentialRepository(db);
   const local = new LocalLedger({
     credentials: credentialRepo,
     entries: new SqliteLedgerRepository(db),

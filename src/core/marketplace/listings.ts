@@ -68,10 +68,14 @@ export interface ListingRepository {
 /** Whose eyes: a wallet sees published listings and its own drafts; `studio` sees everything local. */
 export type Viewer = { wallet: string } | 'studio';
 
+/** How many wallets hold a credential for a listing (the terms of a sold listing are fixed). */
+export type AccessHolderCount = (listingId: string) => number;
+
 export class ListingService {
   constructor(
     private readonly repo: ListingRepository,
     private readonly now: () => Date = () => new Date(),
+    private readonly holdersOf: AccessHolderCount = () => 0,
   ) {}
 
   create(input: CreateListingInput, creatorWallet: string): Listing {
@@ -144,8 +148,29 @@ export class ListingService {
       next.dimensions = dimensionsOf(parsed.embeddingModel);
     }
     checkAccessTerms(next);
+    this.checkTermsFixed(current, next);
     this.repo.update(next);
     return toListing(next);
+  }
+
+  /**
+   * Credentials are held under the listing's terms: a per-query balance is debited its price, a
+   * subscription runs its days. Changing them under a holder would charge what they never agreed to
+   * (a per-query credential debited a subscription's price on each query), and the program on chain
+   * cannot change terms either. So once anyone holds access, the terms stay; the rest may change.
+   */
+  private checkTermsFixed(current: ListingRecord, next: ListingRecord): void {
+    const changed = [
+      current.accessModel !== next.accessModel && 'accessModel',
+      current.priceLamports !== next.priceLamports && 'price',
+      current.subscriptionDays !== next.subscriptionDays && 'subscriptionDays',
+    ].filter((field): field is string => field !== false);
+    if (changed.length === 0 || current.status !== 'published') return;
+    const holders = this.holdersOf(current.id);
+    if (holders === 0) return;
+    throw new Conflict(
+      `${changed.join(', ')}: listing '${current.id}' has ${holders} credential${holders === 1 ? '' : 's'} held under its current terms (${termsOf(current)}), which cannot change under them. Revoke them first (test buyers included), or create a new listing with the new terms.`,
+    );
   }
 
   /** Flips a draft to published. The wallet-signed `create_listing` instruction is added by the ledger. */
@@ -235,6 +260,12 @@ export function toListing(r: ListingRecord): Listing {
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
+}
+
+function termsOf(r: ListingRecord): string {
+  const price = `${lamportsToSol(r.priceLamports)} SOL`;
+  if (r.accessModel === 'subscription') return `subscription, ${price} per ${r.subscriptionDays} days`;
+  return r.accessModel === 'per_query' ? `per_query, ${price} per query` : `one_time, ${price}`;
 }
 
 function checkAccessTerms(r: ListingRecord): void {

@@ -111,6 +111,31 @@ describe('CredentialService', () => {
     });
   });
 
+  it("keeps a published listing's terms while anyone holds access: a per-query balance is never debited another price", async () => {
+    const listing = await f.listing({ accessModel: 'per_query', price: 0.001 });
+    const listings = f.services.listings;
+    await f.services.credentials.purchase(listing.id, f.buyer, { deposit: 0.01 });
+    const change = () =>
+      listings.update(listing.id, { accessModel: 'subscription', price: 0.004, subscriptionDays: 30 });
+    expect(change).toThrow(
+      /accessModel, price, subscriptionDays: .* 1 credential held under its current terms \(per_query, 0.001 SOL per query\)/,
+    );
+    expect(() => listings.update(listing.id, { price: 0.002 })).toThrow(/^price: /);
+    expect(listings.get(listing.id, 'studio')).toMatchObject({ accessModel: 'per_query', price: 0.001 });
+    expect(
+      f.services.credentials.heldAccess(listings.get(listing.id, 'studio'), f.buyer)?.priceLamports,
+    ).toBe(1_000_000);
+    // What is not a term still changes, and the same terms sent again are no change.
+    expect(
+      listings.update(listing.id, { title: 'Renamed', accessModel: 'per_query', price: 0.001 }),
+    ).toMatchObject({
+      title: 'Renamed',
+    });
+    // With nobody holding access, the terms are the creator's to change again.
+    await f.services.credentials.revoke(listing.id, f.buyer);
+    expect(change()).toMatchObject({ accessModel: 'subscription', price: 0.004, subscriptionDays: 30 });
+  });
+
   it('grants test buyers in every state, signed by the creator, free of charge', async () => {
     const sub = await f.listing({ accessModel: 'subscription', price: 1, subscriptionDays: 7 });
     const perQuery = await f.listing({ accessModel: 'per_query', price: 0.002 });
