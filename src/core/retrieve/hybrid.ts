@@ -29,6 +29,24 @@ export interface RankedChunk {
   lexical: number;
 }
 
+/** How far the dense search is widened to take every chunk tied at its cut (see denseUpToTies). */
+const MAX_TIED_WIDENING = 1024;
+
+/**
+ * The `limit` nearest chunks, plus every chunk tied in score with the last of them (up to
+ * MAX_TIED_WIDENING): a KNN cuts ties at its k arbitrarily, so without them which of two identical
+ * chunks (the same text in two files) came back would depend on topK, and not follow chunk id as the
+ * final sort promises (docs/retrieval.md).
+ */
+function denseUpToTies(index: SearchIndex, query: RankQuery, limit: number) {
+  for (let k = limit; ; k *= 2) {
+    const hits = index.denseSearch(query.listingId, query.model, query.vector!, query.filters, k + 1);
+    if (hits.length <= k || k >= MAX_TIED_WIDENING) return hits;
+    const cut = denseScore(hits[limit - 1]!.distance);
+    if (denseScore(hits[k]!.distance) !== cut) return hits.filter((hit) => denseScore(hit.distance) >= cut);
+  }
+}
+
 /**
  * The best `topK` chunks of a listing for a query, scored per docs/retrieval.md. In hybrid mode the
  * candidates of both searches are pooled and BOTH parts are computed exactly for every candidate (a
@@ -55,8 +73,7 @@ export function rankChunks(index: SearchIndex, query: RankQuery): RankedChunk[] 
       lexical.set(hit.id, hit.bm25);
   }
   if (useDense) {
-    for (const hit of index.denseSearch(query.listingId, query.model, query.vector!, query.filters, limit))
-      dense.set(hit.id, hit.distance);
+    for (const hit of denseUpToTies(index, query, limit)) dense.set(hit.id, hit.distance);
   }
   if (useLexical && useDense) {
     const missingLexical = [...dense.keys()].filter((id) => !lexical.has(id));

@@ -191,6 +191,25 @@ describe('score contract', () => {
     }
   });
 
+  it('breaks ties at the topK cut by chunk id in every mode: the same text twice comes back in ingestion order', async () => {
+    // The same sentence in many items (a footer repeated in every file): equal scores in every mode.
+    const twin = 'Warranty claims are handled by the service desk within ten days.';
+    const items = [
+      ...SAMPLE_ITEMS.slice(0, 3),
+      ...Array.from({ length: 12 }, (_, i) => ({ text: twin, copy: i })),
+    ];
+    const listingId = await kb.addListing(items, 'twins.json');
+    for (const mode of ['dense', 'hybrid', 'lexical'] as const) {
+      const all = await retrieve({ query: 'warranty claims service desk', mode, topK: 20 }, listingId);
+      const copies = all.chunks.filter((c) => c.text === twin).map((c) => c.sourceMetadata.copy);
+      expect(copies, mode).toEqual([...Array(12).keys()]);
+      for (const topK of [1, 2, 3, 5, 8]) {
+        const cut = await retrieve({ query: 'warranty claims service desk', mode, topK }, listingId);
+        expect(cut.chunks, `${mode} topK ${topK}`).toEqual(all.chunks.slice(0, topK));
+      }
+    }
+  });
+
   it('scores a chunk the same for the same query whatever else is retrieved (topK, filters, minScore)', async () => {
     for (const query of queries) {
       const all = await retrieve({ query, topK: 20 });
