@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { EMBEDDING_MODELS } from '../embed/models';
 import { InvalidDocument, UnsupportedEmbeddingModel } from './errors';
+import { uniqueName } from './parsers/flatten';
 
 export interface EmbeddingRecord {
   /** 1-based line number in the file (blank lines count). */
@@ -20,7 +21,8 @@ export const MAX_EMBEDDINGS_LINE_BYTES = 1024 * 1024;
 /**
  * Streams a JSONL file of pre-built embeddings (spec §2): one `{"text", "embedding", "metadata"?}` object
  * per line, each embedding as long as the declared model's dimensions. An unknown model throws at once;
- * a bad line throws InvalidDocument naming the file, the line and what is wrong.
+ * a bad line throws InvalidDocument naming the file, the line and what is wrong. A metadata key the
+ * store sets itself (`source`, ...) is kept renamed (`source_2`; keepReservedKeys).
  */
 export function readEmbeddingsJsonl(
   filePath: string,
@@ -168,7 +170,32 @@ function parseLine(line: string, { model, dimensions }: LineContext): ParsedLine
   if (metadata !== undefined && metadata !== null && !isPlainObject(metadata)) {
     return `"metadata" must be an object, got ${describe(metadata)}.`;
   }
-  return { text, embedding: vector, metadata: metadata ?? {} };
+  return { text, embedding: vector, metadata: metadata ? keepReservedKeys(metadata) : {} };
+}
+
+/**
+ * Keys set on every stored chunk of a JSONL file: `source`, `format`, `documentId` and `chunkIndex` by
+ * the store (DESIGN §4), `line` by the pipeline. The other keys of DESIGN §4 (`page`, `row`, `headings`)
+ * are nobody's here: a line's `page` is its original document's page, kept as it is.
+ */
+const SET_ON_EVERY_CHUNK = ['source', 'format', 'documentId', 'chunkIndex', 'line'];
+
+/**
+ * A line's metadata with a user's value of a key set on every chunk kept under a free name
+ * (`source` → `source_2`), as JSON, CSV and Markdown keep theirs (flatten.ts): it was overwritten, and
+ * the original document a pre-built chunk came from lost. The metadata is otherwise stored as given; the
+ * object is only copied when it holds such a key.
+ */
+function keepReservedKeys(metadata: Record<string, unknown>): Record<string, unknown> {
+  if (!SET_ON_EVERY_CHUNK.some((key) => Object.hasOwn(metadata, key))) return metadata;
+  const taken = new Set([...SET_ON_EVERY_CHUNK, ...Object.keys(metadata)]);
+  // Object.fromEntries, so a `__proto__` key stays a plain own property.
+  return Object.fromEntries(
+    Object.entries(metadata).map(([key, value]) => [
+      SET_ON_EVERY_CHUNK.includes(key) ? uniqueName(key, taken) : key,
+      value,
+    ]),
+  );
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -77,6 +77,29 @@ describe('readEmbeddingsJsonl', () => {
     expect(records[0]!.embedding[7]).toBeCloseTo(first[7]!, 6);
   });
 
+  it('keeps a metadata key the store sets on every chunk under a free name, never dropping it', async () => {
+    const file = await writeJsonl(
+      [
+        line({ text: 'a', embedding: vector(DIMS), metadata: { page: 3, source: 'orig.pdf' } }),
+        '{"text":"b","embedding":' +
+          line(vector(DIMS)) +
+          ',"metadata":{"line":9,"source":"x.pdf","source_2":"mine","__proto__":"p","chunkIndex":4,"format":"pdf","documentId":"d"}}',
+      ].join('\n'),
+    );
+    const [first, second] = await readAll(file);
+    expect(first!.metadata).toEqual({ page: 3, source_2: 'orig.pdf' });
+    expect(Object.entries(second!.metadata)).toEqual([
+      ['line_2', 9],
+      ['source_3', 'x.pdf'],
+      ['source_2', 'mine'],
+      ['__proto__', 'p'],
+      ['chunkIndex_2', 4],
+      ['format_2', 'pdf'],
+      ['documentId_2', 'd'],
+    ]);
+    expect(Object.getPrototypeOf(second!.metadata)).toBe(Object.prototype);
+  });
+
   it('accepts a byte-order mark and the dimensions of each supported model', async () => {
     const file = await writeJsonl('\uFEFF' + line({ text: 'large', embedding: vector(3072) }));
     const [record] = await readAll(file, 'text-embedding-3-large');

@@ -68,16 +68,35 @@ export const MAX_NESTING = 64;
 
 /** How deeply objects and arrays nest in a value (a scalar is 0), counted without recursion. */
 export function nestingDepth(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop() as [unknown, number];
-    if (typeof current !== 'object' || current === null) continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > MAX_NESTING) return deepest;
-    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  const scan = new NestingScan(value);
+  scan.run(Infinity);
+  return scan.deepest;
+}
+
+/**
+ * nestingDepth a step at a time, for a caller that gives its thread's event loop turns between steps
+ * (a single 50 MB JSON object is one value). The scan stops once past MAX_NESTING.
+ */
+export class NestingScan {
+  deepest = 0;
+  private readonly stack: [unknown, number][];
+
+  constructor(value: unknown) {
+    this.stack = [[value, 0]];
   }
-  return deepest;
+
+  /** Visits up to `values` values; true when the scan is done. */
+  run(values: number): boolean {
+    const { stack } = this;
+    for (let visited = 0; stack.length > 0 && visited < values; visited++) {
+      const [current, depth] = stack.pop() as [unknown, number];
+      if (typeof current !== 'object' || current === null) continue;
+      this.deepest = Math.max(this.deepest, depth + 1);
+      if (this.deepest > MAX_NESTING) return true;
+      for (const child of Object.values(current)) stack.push([child, depth + 1]);
+    }
+    return stack.length === 0;
+  }
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -101,7 +101,9 @@ describe('parseJson fields', () => {
   });
 
   it('skips items without any text and says which in the warnings', async () => {
-    const doc = await json('[{"n": 1}, {"text": "kept"}, {"flag": true, "tags": ["a"], "blank": " "}]');
+    const doc = await json(
+      '[{"n": 1}, {"text": "kept"}, {"flag": true, "sizes": [1, 2], "points": [{"x": 1}], "blank": " "}]',
+    );
 
     expect(doc.sections).toEqual([{ text: 'kept', metadata: { item: 1 } }]);
     expect(doc.warnings).toEqual([
@@ -114,6 +116,123 @@ describe('parseJson fields', () => {
 
     expect(doc.sections).toEqual([]);
     expect(doc.warnings).toEqual(['The JSON array is empty: no documents.']);
+  });
+});
+
+describe('parseJson without a text field: every string of the item, nested ones included', () => {
+  it('reads a record list wrapped in an object as one document, each line naming its record', async () => {
+    const doc = await json(
+      '{"version":3,"articles":[{"title":"First article","body":"The body of the first article talks about rockets."},{"title":"Second","body":"Second body about submarines."}]}',
+    );
+
+    expect(doc.sections).toEqual([
+      {
+        text: [
+          'articles[0].title: First article',
+          'articles[0].body: The body of the first article talks about rockets.',
+          'articles[1].title: Second',
+          'articles[1].body: Second body about submarines.',
+        ].join('\n'),
+        metadata: { item: 0, version: 3 },
+      },
+    ]);
+    expect(doc.warnings).toBeUndefined();
+  });
+
+  it('writes the strings of arrays: a list of strings on one line, records field by field', async () => {
+    const doc = await json(
+      '{"name":"Widget","features":["waterproof","shockproof"],"reviews":[{"user":"bob","comment":"Great product, very durable"}]}',
+    );
+
+    expect(doc.sections).toEqual([
+      {
+        text: [
+          'name: Widget',
+          'features: waterproof, shockproof',
+          'reviews[0].user: bob',
+          'reviews[0].comment: Great product, very durable',
+        ].join('\n'),
+        // A list of scalars stays in the metadata too, where a filter can match its elements.
+        metadata: { item: 0, features: ['waterproof', 'shockproof'] },
+      },
+    ]);
+  });
+
+  it('writes every value of an array holding objects or arrays, in order, and keeps the other fields as metadata', async () => {
+    const doc = await json(
+      JSON.stringify([
+        {
+          title: 'Route',
+          stops: [{ name: 'Quay', at: { x: 1, y: 2 }, open: true, note: null, tags: ['ferry', 7] }, {}],
+          grid: [['a', 'b'], [1], [null, ' ']],
+          mixed: ['one', { two: 'deux' }, 3, null, ''],
+          sizes: ['S', 42],
+          counts: [1, 2],
+          empty: [{}, []],
+          author: { name: 'Ada', age: 36, blank: '' },
+        },
+      ]),
+    );
+
+    expect(doc.sections).toEqual([
+      {
+        text: [
+          'title: Route',
+          'stops[0].name: Quay',
+          'stops[0].at.x: 1',
+          'stops[0].at.y: 2',
+          'stops[0].open: true',
+          'stops[0].tags: ferry, 7',
+          'grid[0]: a, b',
+          'grid[1]: 1',
+          'mixed: one, 3',
+          'mixed[1].two: deux',
+          'sizes: S, 42',
+          'author.name: Ada',
+        ].join('\n'),
+        metadata: {
+          item: 0,
+          sizes: ['S', 42],
+          counts: [1, 2],
+          empty: [{}, []],
+          'author.age': 36,
+          'author.blank': '',
+        },
+      },
+    ]);
+  });
+
+  it('refuses an item whose lines would repeat a long key above many values', async () => {
+    const values = Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`k${i}`, 'v']));
+    const item = { [`a${'x'.repeat(10_000)}`]: { values } };
+
+    await expect(json(JSON.stringify([{ text: 'ok' }, item]), 'keys.json')).rejects.toThrow(
+      'keys.json: item 1 (0-based) has no "text", "content" or "body" field, and its fields written as "key: value" lines would be more than 8 times its size (long keys above many values); give it a "text" field.',
+    );
+  });
+
+  it('reads a large wrapped export whole, its lines within bounds', async () => {
+    const data = Array.from({ length: 50_000 }, (_, i) => ({
+      id: i,
+      title: `Buoy ${i}`,
+      body: `Buoy ${i} marks the channel.`,
+      tags: ['sea', 'light'],
+    }));
+    const text = JSON.stringify({ data });
+    expect(text.length).toBeGreaterThan(PARSE_WHOLE_BELOW_CHARS);
+
+    const doc = await json(text, 'export.json');
+
+    expect(doc.sections).toHaveLength(1);
+    const lines = doc.sections[0]!.text.split('\n');
+    expect(lines).toHaveLength(50_000 * 4);
+    expect(lines.slice(-4)).toEqual([
+      'data[49999].id: 49999',
+      'data[49999].title: Buoy 49999',
+      'data[49999].body: Buoy 49999 marks the channel.',
+      'data[49999].tags: sea, light',
+    ]);
+    expect(doc.sections[0]!.metadata).toEqual({ item: 0 });
   });
 });
 
@@ -181,6 +300,29 @@ describe('parseJson on the server thread', () => {
     );
     await expect(json(`${large(0, lines[0]!)}]`, 'big.json')).rejects.toThrow(
       /^big\.json: invalid JSON at line 40003, column 1: /,
+    );
+  });
+
+  it('reads a large object holding a record list as a whole parse does, and refuses it as one', async () => {
+    const wrapped = (line: string) =>
+      `{"version": 3, "__proto__": 7, "data": [\n${lines.map((l, i) => (i === 20_000 ? line : l)).join(',\n')}\n], "version": 4}\n`;
+    const text = wrapped(lines[20_000]!);
+    expect(text.length).toBeGreaterThan(PARSE_WHOLE_BELOW_CHARS);
+
+    const doc = await json(text, 'wrapped.json');
+
+    expect(doc.sections).toHaveLength(1);
+    expect(doc.sections[0]!.metadata).toEqual({ item: 0, version: 4, ['__proto__']: 7 });
+    expect(doc.sections[0]!.text.split('\n').slice(0, 3)).toEqual([
+      'data[0].text: Buoy 0 marks the channel.',
+      'data[1].text: Buoy 1 marks the channel.',
+      'data[2].text: Buoy 2 marks the channel.',
+    ]);
+    await expect(json(wrapped('  {"text" "no colon"}'), 'wrapped.json')).rejects.toThrow(
+      "wrapped.json: invalid JSON at line 20002, column 11: Expected ':' after property name.",
+    );
+    await expect(json(`${text}}`, 'wrapped.json')).rejects.toThrow(
+      /^wrapped\.json: invalid JSON at line 40003, column 1: /,
     );
   });
 
