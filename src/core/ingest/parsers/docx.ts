@@ -23,17 +23,29 @@ const htmlParser = unified().use(rehypeParse);
  * DOCX parser: body text (headers and footers left out, as mammoth does) converted to HTML by mammoth on
  * a worker thread (docxWorker.mjs), then cut into one section per heading block ({ headings }); tables one
  * row per line with ' | ' between cells, list items one per line. The ZIP is screened first (sizes, ratios, encryption). Document metadata
- * { title, author } from the document's properties.
+ * { title, author } from the document's properties. Text mammoth would drop (fields' results, equations,
+ * DrawingML text boxes...) is given to it in elements it reads (docxWorker.mjs); text still left out is
+ * named in a warning.
  */
 export function createDocxParser(options: DocxParserOptions = {}): Parser {
   const limits = { ...DEFAULT_DOCX_LIMITS, ...options.limits };
   return async ({ bytes, source }) => {
     const properties = await screenDocxArchive(bytes, source, limits);
-    const { html, messages } = await convertInWorker(bytes, source, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const { html, messages, leftOut } = await convertInWorker(
+      bytes,
+      source,
+      options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    );
     const sections = guardNesting(source, () =>
       htmlToSections(withNotesHeading(htmlParser.parse(html)), { strip: isFootnoteBacklink }),
     );
     const warnings = messages.filter((m) => m.type === 'error').map((m) => `${source}: ${m.message}`);
+    if (leftOut.length > 0) {
+      const elements = leftOut.map((name) => `${name}${LEFT_OUT_REASONS[name] ?? ''}`).join(', ');
+      warnings.push(
+        `${source}: some text was left out, in elements the Word reader cannot read: ${elements}.`,
+      );
+    }
     if (sections.length === 0) warnings.push(`${source}: the document has no text.`);
     const metadata: Metadata = { ...properties };
     return { format: 'docx', sections, metadata, ...(warnings.length > 0 ? { warnings } : {}) };
@@ -85,9 +97,17 @@ function isFootnoteBacklink(element: Element): boolean {
   return element.tagName === 'a' && typeof href === 'string' && /^#(footnote|endnote)-ref-/.test(href);
 }
 
+/** Why an element's text could not be read, for the warning that names it. */
+const LEFT_OUT_REASONS: Record<string, string> = {
+  'w:sym': ' (a character of a symbol font with no Unicode equivalent)',
+  'w:altChunk': ' (content imported from another file)',
+};
+
 interface MammothResult {
   html: string;
   messages: { type: string; message: string }[];
+  /** The elements whose text mammoth left out (docxWorker.mjs), each named once. */
+  leftOut: string[];
 }
 
 async function convertInWorker(bytes: Uint8Array, source: string, timeoutMs: number): Promise<MammothResult> {

@@ -1,132 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { crc32, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { EncryptedDocument, InvalidDocument } from '../../../../src/core/ingest/errors';
 import { createDocxParser, parseDocx } from '../../../../src/core/ingest/parsers/docx';
 import { screenDocxArchive } from '../../../../src/core/ingest/parsers/docxArchive';
 import type { ParsedDocument } from '../../../../src/core/ingest/types';
+import { docxEntries, paragraph, zip } from './docxBuild';
 
 const docs = new URL('../shared/fixtures/docs/', new URL('../../../../', import.meta.url));
 
 async function parseFixture(name: string): Promise<ParsedDocument> {
   return parseDocx({ bytes: readFileSync(new URL(name, docs)), source: name });
-}
-
-interface ZipEntry {
-  name: string;
-  data: Buffer;
-  /** Uncompressed size written in the headers, when it should lie. */
-  declaredSize?: number;
-  encrypted?: boolean;
-}
-
-/** A ZIP archive assembled by hand (deflated entries), so tests can build bombs and damaged archives. */
-function zip(entries: ZipEntry[]): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const entry of entries) {
-    const name = Buffer.from(entry.name);
-    const compressed = deflateRawSync(entry.data);
-    const fields = (header: Buffer, at: number) => {
-      header.writeUInt16LE(20, at); // version needed
-      header.writeUInt16LE(entry.encrypted ? 1 : 0, at + 2); // flags: bit 0 = encrypted
-      header.writeUInt16LE(8, at + 4); // deflate
-      header.writeUInt32LE(0, at + 6); // time, date
-      header.writeUInt32LE(crc32(entry.data), at + 10);
-      header.writeUInt32LE(compressed.length, at + 14);
-      header.writeUInt32LE(entry.declaredSize ?? entry.data.length, at + 18);
-      header.writeUInt16LE(name.length, at + 22);
-    };
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    fields(local, 4);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4); // version made by
-    fields(central, 6);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, name, compressed);
-    centrals.push(central, name);
-    offset += local.length + name.length + compressed.length;
-  }
-  const directory = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, directory, end]);
-}
-
-const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
-const R = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
-const REL = 'http://schemas.openxmlformats.org/package/2006/relationships';
-
-function paragraph(text: string, style?: string): string {
-  const properties = style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : '';
-  return `<w:p>${properties}<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
-}
-
-/** A minimal Word document: body paragraphs, a page header, and core properties. */
-function docxEntries(body: string, extra: ZipEntry[] = []): ZipEntry[] {
-  const xml = (text: string) => Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>${text}`);
-  return [
-    {
-      name: '[Content_Types].xml',
-      data: xml(
-        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
-          '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
-          '<Default Extension="xml" ContentType="application/xml"/>' +
-          '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>' +
-          '</Types>',
-      ),
-    },
-    {
-      name: '_rels/.rels',
-      data: xml(
-        `<Relationships xmlns="${REL}">` +
-          `<Relationship Id="rId1" Type="${R}/officeDocument" Target="word/document.xml"/>` +
-          `<Relationship Id="rId2" Type="${REL}/metadata/core-properties" Target="docProps/core.xml"/>` +
-          '</Relationships>',
-      ),
-    },
-    {
-      name: 'docProps/core.xml',
-      data: xml(
-        '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ' +
-          'xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Q3 &amp; Q4 plan</dc:title>' +
-          '<dc:creator>Ada Lovelace</dc:creator></cp:coreProperties>',
-      ),
-    },
-    {
-      name: 'word/document.xml',
-      data: xml(
-        `<w:document xmlns:w="${W}" xmlns:r="${R}"><w:body>${body}` +
-          '<w:sectPr><w:headerReference w:type="default" r:id="rIdHeader"/></w:sectPr></w:body></w:document>',
-      ),
-    },
-    {
-      name: 'word/_rels/document.xml.rels',
-      data: xml(
-        `<Relationships xmlns="${REL}"><Relationship Id="rIdHeader" Type="${R}/header" Target="header1.xml"/>` +
-          `<Relationship Id="rIdNotes" Type="${R}/footnotes" Target="footnotes.xml"/></Relationships>`,
-      ),
-    },
-    {
-      name: 'word/header1.xml',
-      data: xml(`<w:hdr xmlns:w="${W}">${paragraph('CONFIDENTIAL RUNNING HEADER')}</w:hdr>`),
-    },
-    {
-      name: 'word/footnotes.xml',
-      data: xml(
-        `<w:footnotes xmlns:w="${W}"><w:footnote w:id="1">${paragraph('The source of the claim.')}</w:footnote></w:footnotes>`,
-      ),
-    },
-    ...extra,
-  ];
 }
 
 describe('parseDocx on the fixtures', () => {
@@ -244,6 +128,234 @@ describe('parseDocx on built documents', () => {
     const doc = await parseDocx({ bytes: zip(docxEntries('')), source: 'empty.docx' });
     expect(doc.sections).toEqual([]);
     expect(doc.warnings).toEqual(['empty.docx: the document has no text.']);
+  });
+});
+
+describe('parseDocx keeps the text mammoth drops', () => {
+  const run = (text: string, properties = '') =>
+    `<w:r>${properties ? `<w:rPr>${properties}</w:rPr>` : ''}<w:t xml:space="preserve">${text}</w:t></w:r>`;
+  const p = (...content: string[]) => `<w:p>${content.join('')}</w:p>`;
+  const parse = async (body: string, source = 'built.docx') =>
+    parseDocx({ bytes: zip(docxEntries(body)), source });
+  const textOf = (doc: ParsedDocument) => doc.sections.map((s) => s.text).join('\n\n');
+
+  it("keeps a simple field's displayed result, also inside a hyperlink, a smart tag, a tracked change and a table", async () => {
+    const field = (instruction: string, content: string) =>
+      `<w:fldSimple w:instr="${instruction}">${content}</w:fldSimple>`;
+    const body =
+      p(run('Total due: '), field(' MERGEFIELD amount ', run('1,250 EUR')), run(' by Friday.')) +
+      p(
+        run('See '),
+        `<w:hyperlink w:anchor="terms">${field(' REF terms \\h ', run('Section 4'))}</w:hyperlink>`,
+        run(' of '),
+        `<w:smartTag w:uri="urn:x" w:element="company">${field(' DOCPROPERTY Client ', run('Acme Ltd'))}</w:smartTag>`,
+        run('.'),
+      ) +
+      p(
+        run('Signed '),
+        `<w:ins w:id="1" w:author="A">${field(' DATE ', run('1 May 2026'))}</w:ins>`,
+        `<w:del w:id="2" w:author="A">${field(' DATE ', '<w:r><w:delText>30 April 2026</w:delText></w:r>')}</w:del>`,
+        field(
+          ' USERNAME ',
+          `<w:fldData>AAAA</w:fldData>${run(' by ')}${run('a hidden name', '<w:vanish/>')}${run('Ada')}`,
+        ),
+        // A complex field, which mammoth already read, beside them.
+        run(', ref '),
+        '<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText> SEQ Ref </w:instrText></w:r>',
+        `<w:r><w:fldChar w:fldCharType="separate"/></w:r>${run('7')}<w:r><w:fldChar w:fldCharType="end"/></w:r>`,
+        run('.'),
+      ) +
+      '<w:tbl><w:tr><w:tc>' +
+      p(run('Pages')) +
+      '</w:tc><w:tc>' +
+      p(field(' NUMPAGES ', run('12'))) +
+      '</w:tc></w:tr><w:tr><w:tc>' +
+      p(run('Words')) +
+      '</w:tc><w:tc>' +
+      p(field(' NUMWORDS ', run('3,400'))) +
+      '</w:tc></w:tr></w:tbl>';
+    const doc = await parse(body);
+    expect(textOf(doc)).toBe(
+      [
+        'Total due: 1,250 EUR by Friday.',
+        'See Section 4 of Acme Ltd.',
+        'Signed 1 May 2026 by Ada, ref 7.',
+        'Pages | 12\nWords | 3,400',
+      ].join('\n\n'),
+    );
+    expect(doc.warnings).toBeUndefined();
+  });
+
+  it('keeps Office Math as the text of its runs, in place, inline or as a paragraph of its own', async () => {
+    const math = (...runs: string[]) => `<m:oMath>${runs.join('')}</m:oMath>`;
+    const mr = (text: string, properties = '') =>
+      `<m:r>${properties ? `<w:rPr>${properties}</w:rPr>` : ''}<m:t>${text}</m:t></m:r>`;
+    const superscript = (base: string, exponent: string) =>
+      '<m:sSup><m:sSupPr><m:ctrlPr><w:rPr><w:i/></w:rPr></m:ctrlPr></m:sSupPr>' +
+      `<m:e>${mr(base)}</m:e><m:sup>${mr(exponent)}</m:sup></m:sSup>`;
+    const body =
+      p(run('Energy: '), math(mr('E=m'), superscript('c', '2')), run(' holds.')) +
+      // A display equation of two lines, its paragraph's own.
+      p(
+        '<m:oMathPara><m:oMathParaPr><m:jc m:val="center"/></m:oMathParaPr>' +
+          math(
+            '<m:f><m:fPr><m:type m:val="lin"/></m:fPr>',
+            `<m:num>${mr('a')}</m:num><m:den>${mr('b')}</m:den></m:f>`,
+          ) +
+          math(mr('c'), mr('=d')) +
+          '</m:oMathPara>',
+      ) +
+      // One straight in the body, as a block; tracked changes and hidden runs inside it as elsewhere.
+      `<m:oMathPara>${math(
+        mr('x'),
+        `<w:ins w:id="1" w:author="A">${mr('+1')}</w:ins>`,
+        `<w:del w:id="2" w:author="A">${mr('-1')}</w:del>`,
+        mr('+hidden', '<w:vanish/>'),
+        `<w:hyperlink w:anchor="eq">${mr('=y')}</w:hyperlink>`,
+      )}</m:oMathPara>` +
+      p(run('After the math.'));
+    expect(textOf(await parse(body))).toBe(
+      ['Energy: E=mc2 holds.', 'ab\nc=d', 'x+1=y', 'After the math.'].join('\n\n'),
+    );
+  });
+
+  it('reads page breaks, column breaks and carriage returns as line breaks', async () => {
+    const body =
+      p('<w:r><w:t>End of chapter one</w:t><w:br w:type="page"/><w:t>Start of chapter two</w:t></w:r>') +
+      p(run('Left column'), '<w:r><w:br w:type="column"/></w:r>', run('Right column')) +
+      p('<w:r><w:t>Before carriage</w:t><w:cr/><w:t>After carriage</w:t></w:r>') +
+      p('<w:r><w:t>A line</w:t><w:br/><w:t>and the next</w:t></w:r>') +
+      p('<w:r><w:br w:type="page"/></w:r>') +
+      '<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Part</w:t><w:br w:type="page"/><w:t>Two</w:t></w:r></w:p>' +
+      p(run('Its text.'));
+    const doc = await parse(body);
+    expect(doc.sections).toEqual([
+      {
+        text:
+          'End of chapter one\nStart of chapter two\n\nLeft column\nRight column\n\n' +
+          'Before carriage\nAfter carriage\n\nA line\nand the next',
+        metadata: {},
+      },
+      { text: 'Part Two\n\nIts text.', metadata: { headings: ['Part Two'] } },
+    ]);
+  });
+
+  it('keeps bidi containers, ruby with its guide, positional tabs and symbols of Unicode fonts', async () => {
+    const ruby = (base: string, guide: string) =>
+      '<w:r><w:rPr><w:b/></w:rPr><w:ruby><w:rubyPr><w:rubyAlign w:val="distributeSpace"/></w:rubyPr>' +
+      `<w:rt>${run(guide)}</w:rt><w:rubyBase>${run(base)}</w:rubyBase></w:ruby></w:r>`;
+    const body =
+      p(
+        run('Name: '),
+        `<w:dir w:val="rtl">${run('שלום')}</w:dir>`,
+        run(', code '),
+        `<w:bdo w:val="ltr">${run('AB-12')}</w:bdo>`,
+        run(', place '),
+        // Containers mammoth already read.
+        `<w:smartTag w:uri="urn:x" w:element="place">${run('Paris')}</w:smartTag>`,
+        `<w:customXml w:element="note">${run(' (HQ)')}</w:customXml>`,
+      ) +
+      p(ruby('漢字', 'かんじ'), run('を'), ruby('読', ''), run('む')) +
+      p(
+        '<w:r><w:t>Left</w:t><w:ptab w:relativeTo="margin" w:alignment="right" w:leader="none"/><w:t>Right</w:t></w:r>',
+      ) +
+      p(
+        run('Caf'),
+        '<w:r><w:sym w:font="Arial" w:char="00E9"/></w:r>',
+        run(' done '),
+        '<w:r><w:sym w:font="Wingdings" w:char="F0FC"/></w:r>',
+        run(' '),
+        '<w:r><w:sym w:font="Segoe UI Emoji" w:char="1F600"/></w:r>',
+        run(' '),
+        '<w:r><w:sym w:char="2192"/></w:r>',
+      );
+    const doc = await parse(body);
+    expect(textOf(doc)).toBe(
+      [
+        'Name: שלום, code AB-12, place Paris (HQ)',
+        '漢字(かんじ)を読む',
+        'Left Right',
+        'Café done ✓ 😀 →',
+      ].join('\n\n'),
+    );
+    expect(doc.warnings).toBeUndefined();
+  });
+
+  it('reads a DrawingML text box without its VML fallback, and a choice without a fallback', async () => {
+    const shape = (text: string) =>
+      `<wps:wsp><wps:txbx><w:txbxContent>${p(run(text))}</w:txbxContent></wps:txbx></wps:wsp>`;
+    const drawing = (graphic: string) =>
+      '<w:drawing><wp:anchor><wp:docPr id="1" name="Shape"/><a:graphic>' +
+      `<a:graphicData uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape">${graphic}</a:graphicData>` +
+      '</a:graphic></wp:anchor></w:drawing>';
+    const body =
+      p(run('Body text.'), `<w:r>${drawing(shape('A callout.'))}</w:r>`) +
+      p(
+        run('Grouped:'),
+        `<w:r>${drawing(`<wpg:wgp>${shape('First box.')}${shape('Second box.')}</wpg:wgp>`)}</w:r>`,
+      ) +
+      // Word's own text box: the drawing and its VML fallback, read once.
+      p(
+        run('Word box:'),
+        '<w:r><mc:AlternateContent><mc:Choice Requires="wps">' +
+          drawing(shape('Box text.')) +
+          '</mc:Choice><mc:Fallback><w:pict><v:shape><v:textbox><w:txbxContent>' +
+          p(run('Box text.')) +
+          '</w:txbxContent></v:textbox></v:shape></w:pict></mc:Fallback></mc:AlternateContent></w:r>',
+      ) +
+      p(
+        run('Choice: '),
+        '<mc:AlternateContent><mc:Choice Requires="w14">',
+        run('only here'),
+        '</mc:Choice></mc:AlternateContent>',
+      );
+    expect(textOf(await parse(body))).toBe(
+      [
+        'Body text.',
+        'A callout.',
+        'Grouped:',
+        'First box.',
+        'Second box.',
+        'Word box:',
+        'Box text.',
+        'Choice: only here',
+      ].join('\n\n'),
+    );
+  });
+
+  it('warns naming the elements whose text is still left out, and only those', async () => {
+    const body =
+      p(run('Kept. '), '<w:r><w:sym w:font="Segoe UI Symbol" w:char="F0E8"/></w:r>') +
+      '<w:altChunk r:id="rIdChunk"/>' +
+      p(run('Extension: '), '<x:note xmlns:x="urn:example:ext">', run('in an unknown element'), '</x:note>') +
+      p(
+        '<w:permStart w:id="1"/>',
+        run('Permitted.'),
+        '<w:permEnd w:id="1"/>',
+        '<x:mark xmlns:x="urn:example:ext"/>',
+      );
+    const doc = await parse(body, 'lossy.docx');
+    expect(textOf(doc)).toBe('Kept.\n\nExtension:\n\nPermitted.');
+    expect(doc.warnings).toEqual([
+      'lossy.docx: some text was left out, in elements the Word reader cannot read: ' +
+        'w:sym (a character of a symbol font with no Unicode equivalent), ' +
+        'w:altChunk (content imported from another file), {urn:example:ext}note.',
+    ]);
+  });
+
+  it('reads a document with a symbol that names no font (mammoth threw on it)', async () => {
+    const body = p(
+      run('Arrow '),
+      '<w:r><w:sym w:char="2192"/></w:r>',
+      run(' and '),
+      '<w:r><w:sym w:char="F0E8"/></w:r>',
+    );
+    const doc = await parse(body, 'fontless.docx');
+    expect(textOf(doc)).toBe('Arrow → and');
+    expect(doc.warnings).toEqual([
+      'fontless.docx: some text was left out, in elements the Word reader cannot read: ' +
+        'w:sym (a character of a symbol font with no Unicode equivalent).',
+    ]);
   });
 });
 

@@ -2,8 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fromBuffer, type Entry, type ZipFile } from 'yauzl';
 import { describe, expect, it } from 'vitest';
-import { readDocxXml, readXmlString } from '../../../../src/core/ingest/parsers/docxWorker.mjs';
+import {
+  convertDocx,
+  readDocxXml,
+  readXmlString,
+  rewriteForMammoth,
+} from '../../../../src/core/ingest/parsers/docxWorker.mjs';
 import { seededRandom } from '../../../helpers/seeded';
+import { docxEntries, paragraph, zip } from './docxBuild';
 
 const require = createRequire(import.meta.url);
 type ReadString = (xml: string, namespaces?: Record<string, string>) => Promise<unknown>;
@@ -20,6 +26,7 @@ const NAMESPACES = {
   'http://schemas.openxmlformats.org/wordprocessingml/2006/main': 'w',
   'http://schemas.openxmlformats.org/officeDocument/2006/relationships': 'r',
   'http://schemas.openxmlformats.org/drawingml/2006/main': 'a',
+  'http://schemas.openxmlformats.org/markup-compatibility/2006': 'mc',
 };
 
 const docxFixtures = () =>
@@ -222,5 +229,59 @@ describe('readXmlString (mammoth without xmldom)', () => {
     }
     expect(parts.some((xml) => xml.includes('<w:document'))).toBe(true);
     expect(parts.some((xml) => xml.includes('<w:styles'))).toBe(true);
+  });
+});
+
+describe('rewriteForMammoth (the text Word shows, in elements mammoth reads)', () => {
+  it('leaves a tree it rewrote as it is, and the styles and numbering parts of the fixtures untouched', async () => {
+    const xml =
+      '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" ' +
+      'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math" ' +
+      'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"><w:body>' +
+      '<w:p><w:fldSimple w:instr=" DATE "><w:fldSimple w:instr=" REF x "><w:r><w:t>a</w:t></w:r></w:fldSimple></w:fldSimple>' +
+      '<w:r><w:t>b</w:t><w:br w:type="page"/><w:cr/><w:ptab/><w:sym w:char="2192"/></w:r>' +
+      '<w:r><w:ruby><w:rt><w:r><w:t>c</w:t></w:r></w:rt><w:rubyBase><w:r><w:t>d</w:t></w:r></w:rubyBase></w:ruby></w:r>' +
+      '<m:oMath><m:r><w:rPr><w:vanish/></w:rPr><m:t>e</m:t></m:r><m:r><m:t>f</m:t></m:r></m:oMath>' +
+      '<mc:AlternateContent><mc:Choice Requires="x"><w:r><w:t>g</w:t></w:r></mc:Choice></mc:AlternateContent></w:p>' +
+      '<m:oMathPara><m:oMath><m:r><m:t>h</m:t></m:r></m:oMath></m:oMathPara></w:body></w:document>';
+    const once = rewriteForMammoth(await readXmlString(xml, NAMESPACES));
+    expect(rewriteForMammoth(rewriteForMammoth(await readXmlString(xml, NAMESPACES)))).toEqual(once);
+    expect(once).not.toEqual(await readXmlString(xml, NAMESPACES));
+    let parts = 0;
+    for (const { name, bytes } of docxFixtures()) {
+      for (const [part, partXml] of await xmlParts(bytes)) {
+        if (!/^word\/(styles|numbering)\.xml$/.test(part)) continue;
+        const tree = await xmldomReadString(partXml, NAMESPACES);
+        expect(rewriteForMammoth(structuredClone(tree) as never), `${name} ${part}`).toEqual(tree);
+        parts++;
+      }
+    }
+    expect(parts).toBeGreaterThanOrEqual(3);
+  });
+
+  it('names the elements whose text was left out of each document, when several are converted at once', async () => {
+    const lossy = zip(
+      docxEntries(
+        '<w:p><x:note xmlns:x="urn:example:ext"><w:r><w:t>unread</w:t></w:r></x:note></w:p><w:altChunk r:id="rIdChunk"/>',
+      ),
+    );
+    // Elements mammoth ignores that hold no text lose nothing.
+    const whole = zip(
+      docxEntries(
+        `${paragraph('All read.')}<w:p><w:permStart w:id="1"/><x:mark xmlns:x="urn:example:ext"/></w:p>`,
+      ),
+    );
+    const symbol = zip(docxEntries('<w:p><w:r><w:sym w:font="Segoe UI Symbol" w:char="F0E8"/></w:r></w:p>'));
+    const results = await Promise.all(
+      [lossy, whole, symbol, lossy, whole].map((bytes) => convertDocx(bytes)),
+    );
+    expect(results.map((r) => r.leftOut)).toEqual([
+      ['w:altChunk', '{urn:example:ext}note'],
+      [],
+      ['w:sym'],
+      ['w:altChunk', '{urn:example:ext}note'],
+      [],
+    ]);
+    expect(results[1]!.value).toBe('<p>All read.</p>');
   });
 });

@@ -1,0 +1,128 @@
+// Word documents built by hand for the DOCX tests: a ZIP writer and the parts of a minimal document.
+import { crc32, deflateRawSync } from 'node:zlib';
+
+export interface ZipEntry {
+  name: string;
+  data: Buffer;
+  /** Uncompressed size written in the headers, when it should lie. */
+  declaredSize?: number;
+  encrypted?: boolean;
+}
+
+/** A ZIP archive assembled by hand (deflated entries), so tests can build bombs and damaged archives. */
+export function zip(entries: ZipEntry[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const name = Buffer.from(entry.name);
+    const compressed = deflateRawSync(entry.data);
+    const fields = (header: Buffer, at: number) => {
+      header.writeUInt16LE(20, at); // version needed
+      header.writeUInt16LE(entry.encrypted ? 1 : 0, at + 2); // flags: bit 0 = encrypted
+      header.writeUInt16LE(8, at + 4); // deflate
+      header.writeUInt32LE(0, at + 6); // time, date
+      header.writeUInt32LE(crc32(entry.data), at + 10);
+      header.writeUInt32LE(compressed.length, at + 14);
+      header.writeUInt32LE(entry.declaredSize ?? entry.data.length, at + 18);
+      header.writeUInt16LE(name.length, at + 22);
+    };
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    fields(local, 4);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4); // version made by
+    fields(central, 6);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, compressed);
+    centrals.push(central, name);
+    offset += local.length + name.length + compressed.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
+const R = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+const REL = 'http://schemas.openxmlformats.org/package/2006/relationships';
+/** The other namespaces built bodies use: Office Math, markup compatibility, drawings, VML. */
+const NAMESPACES = [
+  'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"',
+  'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"',
+  'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"',
+  'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"',
+  'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"',
+  'xmlns:wpg="http://schemas.microsoft.com/office/word/2010/wordprocessingGroup"',
+  'xmlns:v="urn:schemas-microsoft-com:vml"',
+].join(' ');
+
+export function paragraph(text: string, style?: string): string {
+  const properties = style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : '';
+  return `<w:p>${properties}<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
+}
+
+/** A minimal Word document: body paragraphs, a page header, and core properties. */
+export function docxEntries(body: string, extra: ZipEntry[] = []): ZipEntry[] {
+  const xml = (text: string) => Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>${text}`);
+  return [
+    {
+      name: '[Content_Types].xml',
+      data: xml(
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+          '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
+          '<Default Extension="xml" ContentType="application/xml"/>' +
+          '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>' +
+          '</Types>',
+      ),
+    },
+    {
+      name: '_rels/.rels',
+      data: xml(
+        `<Relationships xmlns="${REL}">` +
+          `<Relationship Id="rId1" Type="${R}/officeDocument" Target="word/document.xml"/>` +
+          `<Relationship Id="rId2" Type="${REL}/metadata/core-properties" Target="docProps/core.xml"/>` +
+          '</Relationships>',
+      ),
+    },
+    {
+      name: 'docProps/core.xml',
+      data: xml(
+        '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ' +
+          'xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Q3 &amp; Q4 plan</dc:title>' +
+          '<dc:creator>Ada Lovelace</dc:creator></cp:coreProperties>',
+      ),
+    },
+    {
+      name: 'word/document.xml',
+      data: xml(
+        `<w:document xmlns:w="${W}" xmlns:r="${R}" ${NAMESPACES}><w:body>${body}` +
+          '<w:sectPr><w:headerReference w:type="default" r:id="rIdHeader"/></w:sectPr></w:body></w:document>',
+      ),
+    },
+    {
+      name: 'word/_rels/document.xml.rels',
+      data: xml(
+        `<Relationships xmlns="${REL}"><Relationship Id="rIdHeader" Type="${R}/header" Target="header1.xml"/>` +
+          `<Relationship Id="rIdNotes" Type="${R}/footnotes" Target="footnotes.xml"/></Relationships>`,
+      ),
+    },
+    {
+      name: 'word/header1.xml',
+      data: xml(`<w:hdr xmlns:w="${W}">${paragraph('CONFIDENTIAL RUNNING HEADER')}</w:hdr>`),
+    },
+    {
+      name: 'word/footnotes.xml',
+      data: xml(
+        `<w:footnotes xmlns:w="${W}"><w:footnote w:id="1">${paragraph('The source of the claim.')}</w:footnote></w:footnotes>`,
+      ),
+    },
+    ...extra,
+  ];
+}
