@@ -1,6 +1,6 @@
 import { decodeText } from '../decode';
 import { InvalidDocument } from '../errors';
-import { sniffHtmlCharset } from './htmlCharset';
+import { detectHtmlCharset, sniffHtmlCharset } from './htmlCharset';
 import { nestedTooDeeply } from './htmlSections';
 import type { HtmlPage } from './htmlWorker';
 import { parseTimer, type ParseBudget, type ParseTimer } from './parseBudget';
@@ -26,12 +26,13 @@ export interface HtmlParserOptions {
  * HTML/HTM parser: the text a reader sees, without navigation, header, footer, scripts, styles, form
  * controls and hidden elements; one section per heading block ({ headings }); document metadata
  * { title, lang } from <title> and <html lang>. The character set comes from the BOM, then the page's
- * own declaration, then detection (decodeText). A page that takes far longer than its size warrants is
+ * own declaration, then valid UTF-8, then detection on the page's text, windows-1252 unless another
+ * charset is clearly likelier (detectHtmlCharset). A page that takes far longer than its size warrants is
  * refused (parseTimer): the page is read in a worker thread (htmlWorker.ts), terminated at the deadline.
  */
 export function createHtmlParser(options: HtmlParserOptions = {}): CancellableParser {
   return async ({ bytes, source }, { signal } = {}) => {
-    const html = decodeText(bytes, sniffHtmlCharset(bytes), source);
+    const html = decodeText(bytes, sniffHtmlCharset(bytes) ?? detectHtmlCharset(bytes), source);
     // The page's time starts when a worker takes it, not while it waits behind others.
     let started: ParseTimer | undefined;
     const clock = () => (started ??= parseTimer(source, 'HTML', html.length, options.budget));

@@ -12,7 +12,7 @@ export interface HtmlSectionOptions {
 /** Elements whose header, footer and aside belong to them, not to the page. */
 const SECTIONING = new Set(['main', 'article', 'section']);
 
-/** Page chrome, non-text elements and form controls: never content a reader came for. */
+/** Page chrome, non-text elements and form controls (isContentButton): never content a reader came for. */
 const CHROME_TAGS = new Set([
   'nav',
   'header',
@@ -49,6 +49,14 @@ const HIDDEN_CLASSES = new Set([
 const HIDDEN_STYLE =
   /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse))\s*(?:!important\s*)?(?:;|$)/i;
 
+/**
+ * Blocks (HTML's rendering section) that hast-util-to-text reads as inline, run into the text around
+ * them ("Refund policyRefunds take 5 days."): read as paragraphs, each on lines of its own.
+ */
+const PARAGRAPH_TAGS = new Set(['details', 'summary']);
+/** Bootstrap's attribute for what a button toggles (data-toggle before Bootstrap 5). */
+const TOGGLE_PROPERTIES = ['dataBsToggle', 'dataToggle'] as const;
+
 const HEADING = /^h([1-6])$/;
 // Private-use characters that mark a heading inside the flowing text; removed from the input first.
 const MARK = '\uE000';
@@ -68,7 +76,7 @@ const LAYOUT_CELL_CHARS = 2000;
  */
 export function htmlToSections(tree: Root, options: HtmlSectionOptions = {}): Section[] {
   const body = select('body', tree) ?? tree;
-  prune(body, options.strip ?? (() => false), false);
+  prune(body, options.strip ?? (() => false), { inContent: false, inHeading: false });
   flattenTables(body, false);
   markListItems(body);
   markHeadings(body);
@@ -97,7 +105,13 @@ export function inlineText(node: Root | Element): string {
   return tidy(toText(node)).replace(/\s+/g, ' ').trim();
 }
 
-function prune(parent: Root | Element, strip: (element: Element) => boolean, inContent: boolean): void {
+/** Where an element stands: inside a main, article or section (inContent), inside a heading. */
+interface Place {
+  inContent: boolean;
+  inHeading: boolean;
+}
+
+function prune(parent: Root | Element, strip: (element: Element) => boolean, place: Place): void {
   const kept: (RootContent | ElementContent)[] = [];
   for (const child of parent.children) {
     if (child.type === 'comment' || child.type === 'doctype') continue;
@@ -105,30 +119,54 @@ function prune(parent: Root | Element, strip: (element: Element) => boolean, inC
       kept.push({ ...child, value: child.value.replace(MARKERS, '') });
       continue;
     }
-    if (child.type !== 'element' || isStripped(child, strip, inContent)) continue;
-    prune(child, strip, inContent || SECTIONING.has(child.tagName));
+    if (child.type !== 'element' || isStripped(child, strip, place)) continue;
+    prune(child, strip, {
+      inContent: place.inContent || SECTIONING.has(child.tagName),
+      inHeading: place.inHeading || HEADING.test(child.tagName),
+    });
+    // A disclosure button outside a heading labels the panel it opens, as a summary does its details.
+    if (PARAGRAPH_TAGS.has(child.tagName) || (child.tagName === 'button' && !place.inHeading))
+      child.tagName = 'p';
     kept.push(child);
   }
   setChildren(parent, kept);
 }
 
-function isStripped(element: Element, strip: (element: Element) => boolean, inContent: boolean): boolean {
+function isStripped(element: Element, strip: (element: Element) => boolean, place: Place): boolean {
   const { tagName, properties } = element;
   // An article's or a section's header and footer (its title, byline, notes) are its content; only the
   // page's own are chrome (the banner and contentinfo of HTML-AAM: not inside main, article, section).
-  const ownsIt = inContent && (tagName === 'header' || tagName === 'footer');
-  if ((CHROME_TAGS.has(tagName) && !ownsIt) || properties.hidden || properties.ariaHidden === 'true')
+  const ownsIt = place.inContent && (tagName === 'header' || tagName === 'footer');
+  const content = ownsIt || (tagName === 'button' && isContentButton(element, place.inHeading));
+  if ((CHROME_TAGS.has(tagName) && !content) || properties.hidden || properties.ariaHidden === 'true')
     return true;
   if (tagName === 'dialog' && !properties.open) return true;
   const role = typeof properties.role === 'string' ? properties.role : '';
   if (CHROME_ROLES.has(role)) return true;
   // A page-level sidebar is chrome; an aside inside the article (a note, a callout) is content.
-  if (!inContent && (tagName === 'aside' || role === 'complementary')) return true;
+  if (!place.inContent && (tagName === 'aside' || role === 'complementary')) return true;
   const style = properties.style;
   if (typeof style === 'string' && HIDDEN_STYLE.test(style)) return true;
   const classes = properties.className;
   if (Array.isArray(classes) && classes.some((name) => HIDDEN_CLASSES.has(String(name)))) return true;
   return strip(element);
+}
+
+/**
+ * A button whose text is content: one inside a heading (WAI-ARIA's accordion: the question, which the
+ * heading is), or a disclosure, which shows and hides a panel (aria-expanded or aria-controls, or
+ * Bootstrap's collapse): an FAQ's questions. Form and dialog buttons ("Submit", "Add to cart",
+ * "Close"), menu buttons (aria-haspopup) and Bootstrap's other toggles (dropdown, modal, tab) are
+ * controls.
+ */
+function isContentButton(button: Element, inHeading: boolean): boolean {
+  if (inHeading) return true;
+  const { properties } = button;
+  const toggle = TOGGLE_PROPERTIES.map((name) => properties[name]).find((value) => value !== undefined);
+  if (toggle !== undefined) return toggle === 'collapse';
+  const popup = properties.ariaHasPopup;
+  if (popup !== undefined && popup !== 'false') return false;
+  return properties.ariaExpanded !== undefined || properties.ariaControls !== undefined;
 }
 
 /** Tables, innermost first: data tables become ' | '-separated rows, layout tables plain blocks. */

@@ -168,6 +168,45 @@ describe('parseHtml text and sections', () => {
     );
   });
 
+  it('keeps the question of an accordion: the disclosure button inside its heading is the section title', async () => {
+    const doc = await parseString(
+      '<h2 class="accordion-header"><button class="accordion-button" type="button" data-bs-toggle="collapse" aria-expanded="true" aria-controls="c1">How long does shipping take to Canada?</button></h2><div id="c1" class="accordion-collapse collapse show"><div class="accordion-body">Usually five to seven business days.</div></div>',
+    );
+    expect(doc.sections).toEqual([
+      {
+        text: 'How long does shipping take to Canada?\n\nUsually five to seven business days.',
+        metadata: { headings: ['How long does shipping take to Canada?'] },
+      },
+    ]);
+  });
+
+  it('keeps disclosure buttons as lines of their own, strips form, menu and dialog buttons', async () => {
+    const doc = await parseString(
+      '<main><div class="faq"><button class="btn" data-toggle="collapse" data-target="#a1">Do you ship abroad?</button>' +
+        '<div id="a1" class="collapse">Yes, to 40 countries.</div>' +
+        '<button aria-expanded="false">Can I return an item?</button>Within 30 days.</div>' +
+        '<form><button type="submit">Submit</button></form><p>Price: 5 <button class="add">Add to cart</button></p>' +
+        '<button aria-expanded="false" aria-haspopup="menu">Sort by</button>' +
+        '<button data-bs-toggle="modal" data-bs-target="#m" aria-controls="m">Open dialog</button>' +
+        '<div class="modal"><p>Dialog text</p><button data-bs-dismiss="modal">Close</button></div></main>',
+    );
+    expect(allText(doc)).toBe(
+      'Do you ship abroad?\n\nYes, to 40 countries.\n\nCan I return an item?\n\nWithin 30 days.\n\nPrice: 5\n\nDialog text',
+    );
+  });
+
+  it('reads details and summary as blocks: the summary on a line of its own, apart from its body', async () => {
+    const doc = await parseString(
+      '<details><summary>Refund policy</summary>Refunds take 5 days.</details><details open><summary>Shipping</summary><p>Ships in 2 days.</p></details>',
+    );
+    expect(doc.sections).toEqual([
+      {
+        text: 'Refund policy\n\nRefunds take 5 days.\n\nShipping\n\nShips in 2 days.',
+        metadata: {},
+      },
+    ]);
+  });
+
   it('builds heading paths across levels, with text before the first heading in its own section', async () => {
     const doc = await parseString(
       '<html lang="fr"><head><title> A  title </title></head><body><p>Intro.</p>' +
@@ -242,6 +281,67 @@ describe('parseHtml character sets', () => {
     expect(doc.sections).toEqual([
       { text: `Überschrift\n\n${sample}`, metadata: { headings: ['Überschrift'] } },
     ]);
+  });
+
+  it('reads a short undeclared windows-1252 page as windows-1252, the HTML default, not a close guess', async () => {
+    const bytes = iconv.encode(
+      '<html><body><p>Café “quoted” – naïve €5 Straße</p></body></html>',
+      'windows-1252',
+    );
+    const doc = await parseHtml({ bytes, source: 'cp1252.html' });
+    expect(doc.sections).toEqual([{ text: 'Café “quoted” – naïve €5 Straße', metadata: {} }]);
+  });
+
+  it('detects the charset of an undeclared page from its text, not its markup', async () => {
+    const head =
+      '<!DOCTYPE html><html><head><title>Page</title><link rel="stylesheet" href="/css/site.css">' +
+      '<script src="/js/app.js"></script><style>.container { margin: 0 auto; }</style></head>';
+    const pages: [string, string][] = [
+      ['windows-1250', 'Příliš žluťoučký kůň úpěl ďábelské ódy.'],
+      ['iso-8859-2', 'Zażółć gęślą jaźń. Pchnąć w tę łódź jeża lub ośm skrzyń fig.'],
+      ['windows-1250', 'Árvíztűrő tükörfúrógép. Magyarország közép-európai ország a Kárpát-medencében.'],
+      ['windows-1251', 'Съешь же ещё этих мягких французских булок, да выпей чаю. Москва — столица России.'],
+      ['windows-1253', 'Η Ελλάδα είναι χώρα της νοτιοανατολικής Ευρώπης. Πρωτεύουσα είναι η Αθήνα.'],
+      ['windows-1255', 'ישראל היא מדינה במזרח התיכון. בירתה היא ירושלים.'],
+      ['windows-1257', 'Lietuva yra valstybė Baltijos jūros rytinėje pakrantėje. Sostinė – Vilnius.'],
+      ['shift_jis', '日本語のテキストです。東京都は日本の首都です。'],
+      ['euc-jp', '日本語のテキストです。東京都は日本の首都です。'],
+      ['gb18030', '中华人民共和国是一个位于东亚的国家。我们的产品质量很好。'],
+      ['big5', '中華民國是位於東亞的國家。我們的產品品質很好。'],
+      ['euc-kr', '대한민국은 동아시아에 위치한 나라입니다. 서울은 수도입니다.'],
+      [
+        'windows-1252',
+        'Le cœur a ses raisons que la raison ne connaît point. « Très bien », dit-il, naïvement.',
+      ],
+      ['windows-1252', 'Größe, Straße, übermäßig schöne Bücher für Käufer – „Zitat“, 5 €.'],
+    ];
+    for (const [charset, text] of pages) {
+      const bytes = iconv.encode(
+        `${head}<body><div class="container"><p>${text}</p></div></body></html>`,
+        charset,
+      );
+      const doc = await parseHtml({ bytes, source: `${charset}.html` });
+      expect(allText(doc), charset).toBe(text);
+    }
+  });
+
+  it('detects the charset of a large undeclared page from the text around its non-ASCII letters', async () => {
+    const filler = '<p>Plain ASCII text before the first accented letter, repeated at length.</p>\n'.repeat(
+      2000,
+    );
+    const czech = '<p>Příliš žluťoučký kůň úpěl ďábelské ódy. Česká republika je vnitrozemský stát.</p>\n';
+    const japanese = '<p>日本語のテキストです。東京都は日本の首都です。</p>\n';
+    for (const [charset, body] of [
+      ['windows-1250', `${filler}${czech.repeat(500)}`],
+      ['shift_jis', japanese.repeat(2000)],
+    ]) {
+      const bytes = iconv.encode(`<html><head><title>t</title></head><body>${body}</body></html>`, charset!);
+      expect(bytes.length).toBeGreaterThan(64 * 1024);
+      const text = allText(await parseHtml({ bytes, source: `${charset}.html` }));
+      expect(text, charset).toContain(
+        charset === 'shift_jis' ? '東京都は日本の首都です。' : 'Příliš žluťoučký kůň',
+      );
+    }
   });
 
   it('follows the declaration even where the bytes would also be valid UTF-8', async () => {
