@@ -12,13 +12,17 @@ export interface PdfParserOptions {
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_MEMORY_MB = 2048;
-/** A page with fewer visible characters than this that paints an image is taken for a scan. */
+/** Pages with fewer visible characters than this are looked at for images (a scan's page number, a stamp). */
 const IMAGE_PAGE_MAX_CHARS = 20;
+/** A page whose images cover at least this share of it is scan-like; a logo or a chart is smaller. */
+const SCAN_COVER = 0.5;
 
 interface WorkerPage {
   items: PdfTextItem[];
   chars: number;
   images: number;
+  /** The share of the page its images cover, 0–1 (looked at only below IMAGE_PAGE_MAX_CHARS). */
+  imageCover: number;
   error?: string;
 }
 
@@ -35,7 +39,10 @@ type WorkerReply = WorkerResult | { ok: false; name: string; message: string };
  * PDF parser: the text layer only, one section per page with text ({ page }, 1-based). pdfjs runs in a
  * long-lived worker thread (a 600-page file takes seconds and hundreds of MB), terminated and replaced
  * when a file runs out of time or memory.
- * Refuses encrypted files, and files where at least half of the pages with content are images without text.
+ * Refuses encrypted files, and files that read as scans: at least half of the pages with content are
+ * images over most of the page without any text, or every such page is one with next to no text (a
+ * page number stamped on each scan). A page with text is never left out: a caption under a full-page
+ * chart, a slide's title beside a logo are stored, with a warning when the page looks like a scan.
  */
 export function createPdfParser(options: PdfParserOptions = {}): Parser {
   return async ({ bytes, source }) => toDocument(await readInWorker(bytes, source, options), source);
@@ -45,7 +52,10 @@ export const parsePdf: Parser = createPdfParser();
 
 function toDocument(result: WorkerResult, source: string): ParsedDocument {
   const sections: Section[] = [];
+  /** Scan-like pages without any text: nothing of them can be stored. */
   const imagePages: number[] = [];
+  /** Scan-like pages with a few characters (stored): a stamp on a scan, or a caption under a figure. */
+  const fewCharPages: number[] = [];
   const failedPages: string[] = [];
   let pagesWithContent = 0;
   result.pages.forEach((page, index) => {
@@ -55,7 +65,9 @@ function toDocument(result: WorkerResult, source: string): ParsedDocument {
       return;
     }
     const text = pageText(page.items);
-    if (page.chars < IMAGE_PAGE_MAX_CHARS && page.images > 0) imagePages.push(number);
+    if (page.chars < IMAGE_PAGE_MAX_CHARS && page.images > 0 && page.imageCover >= SCAN_COVER) {
+      (text ? fewCharPages : imagePages).push(number);
+    }
     if (text || page.images > 0) pagesWithContent++;
     if (text) sections.push({ text, metadata: { page: number } });
   });
@@ -63,12 +75,13 @@ function toDocument(result: WorkerResult, source: string): ParsedDocument {
   if (failedPages.length > 0 && failedPages.length === result.pages.length) {
     throw new InvalidDocument(source, `no page of the PDF could be read: ${failedPages[0]}`);
   }
+  const total = `${result.pages.length} page${result.pages.length === 1 ? '' : 's'}`;
   if (imagePages.length > 0 && imagePages.length * 2 >= pagesWithContent) {
-    const total = result.pages.length;
-    throw new NoTextLayer(
-      source,
-      `only images, no text, on ${imagePages.length} of ${total} page${total === 1 ? '' : 's'}`,
-    );
+    throw new NoTextLayer(source, `only images, no text, on ${imagePages.length} of ${total}`);
+  }
+  const scanLike = imagePages.length + fewCharPages.length;
+  if (fewCharPages.length > 0 && scanLike === pagesWithContent) {
+    throw new NoTextLayer(source, `page-size images with next to no text on ${scanLike} of ${total}`);
   }
   if (sections.length === 0) throw new NoTextLayer(source, 'no text was found on any page');
 
@@ -78,6 +91,13 @@ function toDocument(result: WorkerResult, source: string): ParsedDocument {
     warnings.push(
       `${source}: ${pageList(imagePages)} ${one ? 'has' : 'have'} only images, no text, and ${one ? 'was' : 'were'} ` +
         `left out; OCR the file to include ${one ? 'it' : 'them'}.`,
+    );
+  }
+  if (fewCharPages.length > 0) {
+    const one = fewCharPages.length === 1;
+    warnings.push(
+      `${source}: ${pageList(fewCharPages)} ${one ? 'is' : 'are'} mostly ${one ? 'an image' : 'images'} with next to no text ` +
+        `(what text ${one ? 'it has' : 'they have'} was kept); if ${one ? 'it is a scan' : 'they are scans'}, OCR the file to include ${one ? 'its' : 'their'} text.`,
     );
   }
   if (failedPages.length > 0) {

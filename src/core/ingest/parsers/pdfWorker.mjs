@@ -98,15 +98,58 @@ async function readPage(doc, number, lowTextChars) {
     }
     // Operator lists are costly (they load images): only look for images on pages with little text.
     let images = 0;
+    let imageCover = 0;
     if (chars < lowTextChars) {
-      const ops = await page.getOperatorList();
-      for (const fn of ops.fnArray) if (IMAGE_OPS.has(fn)) images++;
+      ({ images, imageCover } = imagesOf(await page.getOperatorList(), page.view));
     }
     page.cleanup();
-    return { items, chars, images };
+    return { items, chars, images, imageCover };
   } catch (error) {
-    return { items: [], chars: 0, images: 0, error: String(error?.message ?? error) };
+    return { items: [], chars: 0, images: 0, imageCover: 0, error: String(error?.message ?? error) };
   }
+}
+
+/**
+ * The images a page paints, and the share of the page they cover (their areas summed, at most 1): a scan
+ * is one image, or strips of one, over the whole page; a logo or a chart beside a caption is not. An
+ * image is drawn in the unit square under the current transformation matrix, so its area is that
+ * matrix's determinant, followed here through save/restore, transform and form XObjects.
+ */
+function imagesOf({ fnArray, argsArray }, view) {
+  const pageArea = Math.abs((view[2] - view[0]) * (view[3] - view[1]));
+  let matrix = [1, 0, 0, 1, 0, 0];
+  const saved = [];
+  let images = 0;
+  let area = 0;
+  for (let i = 0; i < fnArray.length; i++) {
+    const fn = fnArray[i];
+    const args = argsArray[i];
+    if (fn === OPS.save || fn === OPS.paintFormXObjectBegin) {
+      saved.push(matrix);
+      if (fn === OPS.paintFormXObjectBegin && Array.isArray(args?.[0])) matrix = multiply(args[0], matrix);
+    } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) {
+      matrix = saved.pop() ?? matrix;
+    } else if (fn === OPS.transform && Array.isArray(args)) {
+      matrix = multiply(args, matrix);
+    } else if (IMAGE_OPS.has(fn)) {
+      images++;
+      // Repeats and groups draw the image several times; their positions are not followed, one counts.
+      area += Math.abs(matrix[0] * matrix[3] - matrix[1] * matrix[2]);
+    }
+  }
+  return { images, imageCover: pageArea > 0 ? Math.min(1, area / pageArea) : 0 };
+}
+
+/** The matrix `m` applied, then `n` (PDF's row-vector convention: m × n). */
+function multiply(m, n) {
+  return [
+    m[0] * n[0] + m[1] * n[2],
+    m[0] * n[1] + m[1] * n[3],
+    m[2] * n[0] + m[3] * n[2],
+    m[2] * n[1] + m[3] * n[3],
+    m[4] * n[0] + m[5] * n[2] + n[4],
+    m[4] * n[1] + m[5] * n[3] + n[5],
+  ];
 }
 
 function infoString(value) {

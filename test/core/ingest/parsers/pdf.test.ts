@@ -34,7 +34,8 @@ interface Run {
 interface PageSpec {
   lines?: string[];
   runs?: Run[];
-  image?: boolean;
+  /** true: one image over most of the page, as a scan; 'strips': the same in ten strips; 'logo': a small one. */
+  image?: boolean | 'strips' | 'logo';
 }
 
 /**
@@ -56,7 +57,12 @@ function buildPdf(
   const kids = pages.map((page) => {
     const escape = (text: string) => text.replace(/[()\\]/g, '\\$&');
     const ops = [
-      ...(page.image ? ['q 500 0 0 700 50 50 cm /Im1 Do Q'] : []),
+      ...(page.image === true ? ['q 500 0 0 700 50 50 cm /Im1 Do Q'] : []),
+      ...(page.image === 'strips'
+        ? Array.from({ length: 10 }, (_, i) => `q 500 0 0 70 50 ${50 + 70 * i} cm /Im1 Do Q`)
+        : []),
+      // Inside a scaled q…Q, as producers write it: the logo ends up 80 × 40 points.
+      ...(page.image === 'logo' ? ['q 2 0 0 2 0 0 cm q 40 0 0 20 36 370 cm /Im1 Do Q Q'] : []),
       ...(page.lines ?? []).map((line, i) => `BT /F1 12 Tf 72 ${720 - i * 14} Td (${escape(line)}) Tj ET`),
       ...(page.runs ?? []).map((run) => `BT /F1 12 Tf ${run.x} ${run.y} Td (${escape(run.text)}) Tj ET`),
     ].join('\n');
@@ -207,6 +213,45 @@ describe('parsePdf on built PDFs', () => {
     const doc = await parsePdf({ bytes, source: 'mixed.pdf' });
     expect(doc.sections.map((s) => s.text)).toEqual(['A page of text', 'More text here']);
     expect(doc.warnings).toEqual([expect.stringMatching(/^mixed\.pdf: page 2 has only images, no text/)]);
+  });
+
+  it('keeps a page with a caption under a figure, or a title beside a logo: text pages are never refused as scans', async () => {
+    const slide = await parsePdf({
+      bytes: buildPdf([{ image: 'logo', lines: ['Q3 Results'] }]),
+      source: 'slide.pdf',
+    });
+    expect(slide.sections.map((s) => s.text)).toEqual(['Q3 Results']);
+    expect(slide.warnings).toBeUndefined();
+    const withLogoPage = await parsePdf({
+      bytes: buildPdf([{ lines: ['The report itself'] }, { image: 'logo' }]),
+      source: 'logo.pdf',
+    });
+    expect(withLogoPage.sections.map((s) => s.text)).toEqual(['The report itself']);
+    expect(withLogoPage.warnings).toBeUndefined();
+    const chart = await parsePdf({
+      bytes: buildPdf([
+        { lines: ['Quarterly report', 'Sales rose in every region.'] },
+        { image: true, lines: ['Figure 1: Sales'] },
+      ]),
+      source: 'chart.pdf',
+    });
+    expect(chart.sections.map((s) => [s.metadata.page, s.text])).toEqual([
+      [1, 'Quarterly report\nSales rose in every region.'],
+      [2, 'Figure 1: Sales'],
+    ]);
+    expect(chart.warnings).toEqual([
+      'chart.pdf: page 2 is mostly an image with next to no text (what text it has was kept); if it is a scan, OCR the file to include its text.',
+    ]);
+  });
+
+  it('refuses scans whose every page carries only a stamped page number, strips of a scan included', async () => {
+    const bytes = buildPdf([
+      { image: 'strips', lines: ['Page 1'] },
+      { image: true, lines: ['Page 2'] },
+    ]);
+    await expect(parsePdf({ bytes, source: 'stamped.pdf' })).rejects.toThrow(
+      'stamped.pdf: the PDF has no text layer (page-size images with next to no text on 2 of 2 pages)',
+    );
   });
 
   it('refuses a PDF without any text', async () => {
