@@ -2,6 +2,7 @@ import { authMethodOf, type WalletSigner } from './auth';
 import type { ApiPromise } from './http/apiPromise';
 import { Transport, type Fetch, type RequestOptions } from './http/request';
 import { KnowledgeClientError } from './errors';
+import { checkMaxRetries, checkRetryOn429, checkTimeoutMs } from './http/settings';
 import { Credentials } from './resources/credentials';
 import { Listings } from './resources/listings';
 import { retrieve, retrieveStream } from './resources/retrieval';
@@ -21,12 +22,16 @@ export interface KnowledgeClientOptions {
   signer?: WalletSigner;
   /**
    * Longest wait for the server per attempt, in ms (default 10000): until the whole response of a
-   * JSON call, until the first byte of a stream, and the longest pause while sending an upload.
+   * JSON call, until the first byte of a stream, and the longest pause while sending an upload. Any
+   * number above 0; `Infinity` for no timeout.
    */
   timeoutMs?: number;
-  /** Retries of 5xx, 408, timeouts and connection failures (default 2); never of other 4xx. */
+  /**
+   * Retries of 5xx, timeouts and connection failures (default 2); never of a 4xx. A retrieval's
+   * timeout is not retried: it may have been charged (docs/client.md).
+   */
   maxRetries?: number;
-  /** Retry a 429 too, after its `Retry-After` (at most 60 s; default false). */
+  /** Retry a 429 too, after its `Retry-After` (a 429 asking for more than 60 s is thrown; default false). */
   retryOn429?: boolean;
   /** Another `fetch` (default: the global one). */
   fetch?: Fetch;
@@ -47,13 +52,9 @@ export class KnowledgeClient {
 
   constructor(options: KnowledgeClientOptions) {
     this.baseUrl = normalizeBaseUrl(options.baseUrl);
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
-    if (!(timeoutMs > 0))
-      throw new KnowledgeClientError(`timeoutMs must be a positive number of ms, not ${timeoutMs}.`);
-    if (!Number.isInteger(maxRetries) || maxRetries < 0) {
-      throw new KnowledgeClientError(`maxRetries must be a whole number >= 0, not ${maxRetries}.`);
-    }
+    const timeoutMs = checkTimeoutMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const maxRetries = checkMaxRetries(options.maxRetries ?? DEFAULT_MAX_RETRIES);
+    const retryOn429 = checkRetryOn429(options.retryOn429 ?? false);
     const fetch = options.fetch ?? globalThis.fetch?.bind(globalThis);
     if (!fetch) throw new KnowledgeClientError('No fetch in this runtime: pass one as the `fetch` option.');
     this.transport = new Transport({
@@ -62,7 +63,7 @@ export class KnowledgeClient {
       fetch,
       timeoutMs,
       maxRetries,
-      retryOn429: options.retryOn429 ?? false,
+      retryOn429,
       defaultHeaders: { ...options.defaultHeaders },
     });
     this.listings = new Listings(this.transport);

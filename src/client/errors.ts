@@ -18,6 +18,7 @@ export interface ApiErrorInit {
   headers?: Headers;
   body?: unknown;
   cause?: unknown;
+  retryAfter?: number;
 }
 
 export class ApiError extends KnowledgeClientError {
@@ -30,6 +31,11 @@ export class ApiError extends KnowledgeClientError {
   readonly headers: Headers | undefined;
   /** The parsed error body as sent, for fields this library does not model (`details`). */
   readonly body: unknown;
+  /**
+   * Seconds the server asked to wait before trying again (`Retry-After`), when it said: a 429, or a
+   * 503 thrown without a retry because it asked for longer than the client waits (60 s).
+   */
+  readonly retryAfter: number | undefined;
 
   constructor(init: ApiErrorInit) {
     super(init.message, { cause: init.cause });
@@ -38,6 +44,7 @@ export class ApiError extends KnowledgeClientError {
     this.requestId = init.requestId;
     this.headers = init.headers;
     this.body = init.body;
+    this.retryAfter = init.retryAfter;
   }
 }
 
@@ -51,14 +58,7 @@ export class AccessError extends ApiError {}
 export class NotFoundError extends ApiError {}
 
 /** 429: too many requests; `retryAfter` is the number of seconds to wait, when the server said. */
-export class RateLimitError extends ApiError {
-  readonly retryAfter: number | undefined;
-
-  constructor(init: ApiErrorInit & { retryAfter?: number }) {
-    super(init);
-    this.retryAfter = init.retryAfter;
-  }
-}
+export class RateLimitError extends ApiError {}
 
 /** No response: the server could not be reached, or the connection broke before the answer was complete. */
 export class ConnectionError extends ApiError {
@@ -104,6 +104,7 @@ export function errorFromResponse(status: number, body: unknown, headers: Header
     requestId: str(wire?.requestId) ?? headers.get('x-request-id') ?? undefined,
     headers,
     body,
+    retryAfter: retryAfterSeconds(wire?.retryAfter, headers),
   };
   switch (status) {
     case 401:
@@ -113,7 +114,7 @@ export function errorFromResponse(status: number, body: unknown, headers: Header
     case 404:
       return new NotFoundError(init);
     case 429:
-      return new RateLimitError({ ...init, retryAfter: retryAfterSeconds(wire?.retryAfter, headers) });
+      return new RateLimitError(init);
     default:
       return new ApiError(init);
   }

@@ -151,6 +151,26 @@ describe('listings', () => {
     });
   });
 
+  it('searches with prices and ratings too small or large for plain String() digits, which the server reads', async () => {
+    // Its own key: the shared one's rate limit is for the uploads' polling below.
+    const own = new KnowledgeClient({
+      baseUrl: `${studio.url}/v1`,
+      apiKey: studio.services.apiKeys.create(generateKeypair().address).key,
+    });
+    const ids = async (params: Parameters<typeof own.listings.search>[0]) =>
+      (await own.listings.search({ q: 'field notes', ...params })).data.map((l) => l.id);
+    expect(await ids({ maxPrice: 1e21 })).toEqual([listingId]);
+    expect(await ids({ maxPrice: 0.0000005 })).toEqual([]);
+    expect(Array.isArray(await ids({ minRating: 1e-7 }))).toBe(true);
+  });
+
+  it('refuses the ids . and .. instead of fetching the page the URL resolves to', async () => {
+    for (const id of ['.', '..']) {
+      await expect(client.listings.get(id)).rejects.toThrow(/cannot be sent/);
+      await expect(client.credentials.verify(id)).rejects.toThrow(/cannot be sent/);
+    }
+  });
+
   it('iterates over every page of a list, one request per page', async () => {
     const creator = generateKeypair().address;
     const ids = [];

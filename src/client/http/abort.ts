@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from './settings';
+
 /** Aborts `controller` when `signal` does; returns the unsubscribe. */
 export function follow(signal: AbortSignal | undefined, controller: AbortController): () => void {
   if (!signal) return () => {};
@@ -12,7 +14,8 @@ export function follow(signal: AbortSignal | undefined, controller: AbortControl
 
 /**
  * A timer that can be re-armed (an upload re-arms it on progress) until it is cleared for good;
- * `expired` tells a timeout from other aborts.
+ * `expired` tells a timeout from other aborts. `Infinity` never expires; a time longer than a timer
+ * can take is waited for in several timers.
  */
 export class Deadline {
   expired = false;
@@ -29,14 +32,20 @@ export class Deadline {
     // keep the process alive for the whole timeout after the caller has its answer.
     if (this.cleared) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.expired = true;
-      this.onExpire();
-    }, this.ms);
+    if (this.ms !== Infinity) this.wait(this.ms);
   }
 
   clear(): void {
     this.cleared = true;
     clearTimeout(this.timer);
+  }
+
+  private wait(ms: number): void {
+    const step = Math.min(ms, MAX_TIMER_MS);
+    this.timer = setTimeout(() => {
+      if (ms > step) return this.wait(ms - step);
+      this.expired = true;
+      this.onExpire();
+    }, step);
   }
 }

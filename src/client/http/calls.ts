@@ -1,20 +1,22 @@
-import { ApiError } from '../errors';
+import { ApiError, KnowledgeClientError } from '../errors';
 import { ApiPromise } from './apiPromise';
 import { readJson, type ApiRequest, type RequestOptions, type Transport } from './request';
 import { withResponse } from './response';
+import { shown } from './settings';
 
-/** One JSON call; `pick` takes the result out of the body (the `data` envelope, or the body itself). */
+/**
+ * One JSON call; `pick` takes the result out of the body (the `data` envelope, or the body itself). A
+ * request built by a function that throws (an id that cannot be sent) gives a rejected call, not a throw.
+ */
 export function jsonCall<T>(
   transport: Transport,
-  request: ApiRequest,
+  request: ApiRequest | (() => ApiRequest),
   options: RequestOptions = {},
   pick: (body: unknown, response: Response) => T,
 ): ApiPromise<T> {
-  return new ApiPromise(
-    transport
-      .send(request, options, readJson)
-      .then(({ data, response }) => withResponse(pick(data, response), response)),
-  );
+  const sent = (async () =>
+    transport.send(typeof request === 'function' ? request() : request, options, readJson))();
+  return new ApiPromise(sent.then(({ data, response }) => withResponse(pick(data, response), response)));
 }
 
 /** The `data` of a resource envelope `{"data": ...}`. */
@@ -31,6 +33,20 @@ export function envelopeData<T>(body: unknown, response: Response): T {
   return (body as { data: T }).data;
 }
 
-/** `/listings/<id>` with the id encoded as one path segment. */
-export const pathOf = (...segments: string[]): string =>
-  segments.map((s, i) => (i === 0 ? s : encodeURIComponent(s))).join('/');
+/**
+ * `/listings/<id>` with the id encoded as one path segment; `what` names the id in errors. An empty id
+ * would ask for the collection itself, and `.` or `..` cannot be sent at all: URLs drop such segments,
+ * written `%2E` too (WHATWG URL, which fetch applies), so `get('.')` fetched `/listings` and `get('..')`
+ * `/v1/`. No listing or upload has such an id, so they are refused before anything is sent.
+ */
+export function resourcePath(collection: string, id: unknown, what: string): string {
+  if (typeof id !== 'string' || id === '') {
+    throw new KnowledgeClientError(`${what} must be a non-empty string, not ${shown(id)}.`);
+  }
+  if (id === '.' || id === '..') {
+    throw new KnowledgeClientError(
+      `${what} '${id}' cannot be sent: URLs remove '.' and '..' path segments (even as %2E), and no id is one.`,
+    );
+  }
+  return `${collection}/${encodeURIComponent(id)}`;
+}

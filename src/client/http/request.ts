@@ -8,7 +8,9 @@ import {
   errorFromResponse,
 } from '../errors';
 import { Deadline, follow } from './abort';
+import { queryValue } from './query';
 import { isRetryableStatus, retryDelayMs, sleep } from './retry';
+import { checkMaxRetries, checkRetryOn429, checkTimeoutMs, type CallSettings } from './settings';
 import { uploadBody, type FetchInit, type UploadBody } from './uploadBody';
 
 /** The subset of `fetch` the client uses; inject another (a mock, a proxy-aware one) through the options. */
@@ -16,11 +18,11 @@ export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
 /** Options of a single call; each overrides the client's setting of the same name. */
 export interface RequestOptions {
-  /** Longest wait for the server per attempt, in ms (see KnowledgeClientOptions.timeoutMs). */
+  /** Longest wait for the server per attempt, in ms, above 0; `Infinity` for none (see KnowledgeClientOptions.timeoutMs). */
   timeoutMs?: number;
-  /** Retries after the first attempt on 5xx, 408, timeouts and connection failures. */
+  /** Retries after the first attempt on 5xx, timeouts and connection failures (docs/client.md for `retrieve`). */
   maxRetries?: number;
-  /** Also retry a 429, after its `Retry-After` (at most 60 s). */
+  /** Also retry a 429, after its `Retry-After` (a 429 asking for more than 60 s is thrown). */
   retryOn429?: boolean;
   /** Aborting it cancels the call (and its retries) with a `UserAbortError`. */
   signal?: AbortSignal;
@@ -47,6 +49,12 @@ export interface ApiRequest {
   upload?: UploadBody;
   /** The body is read as a stream (SSE): the timeout ends once the response has started. */
   stream?: boolean;
+  /**
+   * Whether sending it again does no harm when the outcome of an attempt is unknown: a timeout, or a
+   * connection lost once the request may have been sent. Default: true for GET. A retrieval is
+   * charged per query, so it is not retried then (docs/client.md, "Retries and timeouts").
+   */
+  repeatable?: boolean;
 }
 
 /** A successful response; for a stream, `abort` cancels it and `release` must be called once it is read. */
@@ -73,16 +81,15 @@ export class Transport {
         'Uploads need an API key: a wallet signature covers JSON bodies only (DESIGN §2).',
       );
     }
+    const settings = this.settingsOf(options);
     const url = this.url(request);
     const body =
       request.json === undefined ? undefined : new TextEncoder().encode(JSON.stringify(request.json));
-    const maxRetries = options.maxRetries ?? this.config.maxRetries;
-    const retryOn429 = options.retryOn429 ?? this.config.retryOn429;
     for (let retry = 0; ; retry++) {
-      const outcome = await this.attempt(request, url, body, options, read, retryOn429);
+      const outcome = await this.attempt(request, url, body, options, read, settings);
       if (!('error' in outcome)) return outcome;
-      if (!outcome.retryable || retry >= maxRetries) throw outcome.error;
-      const delay = retryDelayMs(retry, outcome.error.status, outcome.error.headers);
+      if (!outcome.retryable || retry >= settings.maxRetries) throw outcome.error;
+      const delay = retryDelayMs(retry, outcome.error.headers);
       if (delay === undefined) throw outcome.error;
       try {
         await sleep(delay, options.signal);
@@ -92,10 +99,19 @@ export class Transport {
     }
   }
 
+  /** The call's options over the client's, checked as the constructor checks the client's. */
+  private settingsOf(options: RequestOptions): CallSettings {
+    return {
+      timeoutMs: checkTimeoutMs(options.timeoutMs ?? this.config.timeoutMs),
+      maxRetries: checkMaxRetries(options.maxRetries ?? this.config.maxRetries),
+      retryOn429: checkRetryOn429(options.retryOn429 ?? this.config.retryOn429),
+    };
+  }
+
   private url(request: ApiRequest): URL {
     const url = new URL(this.config.baseUrl + request.path);
     for (const [name, value] of Object.entries(request.query ?? {})) {
-      if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+      if (value !== undefined && value !== null) url.searchParams.set(name, queryValue(name, value));
     }
     return url;
   }
@@ -106,11 +122,10 @@ export class Transport {
     body: Uint8Array | undefined,
     options: RequestOptions,
     read: (response: Response) => Promise<T>,
-    retryOn429: boolean,
+    { timeoutMs, retryOn429 }: CallSettings,
   ): Promise<Attempt<T>> {
     // Outside the try: a signer that refuses (a user declining in a wallet) is not a network failure.
     const headers = await this.headers(request, url, body, options);
-    const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
     const controller = new AbortController();
     const release = follow(options.signal, controller);
     const deadline = new Deadline(timeoutMs, () => controller.abort(new TimeoutError(timeoutMs)));
@@ -138,12 +153,19 @@ export class Transport {
       deadline.clear();
       release();
       if (options.signal?.aborted) throw new UserAbortError(options.signal.reason);
+      const repeatable = request.repeatable ?? request.method === 'GET';
       if (deadline.expired) {
-        return { error: new TimeoutError(timeoutMs, `${request.method} ${url.pathname}`), retryable: true };
+        return {
+          error: new TimeoutError(timeoutMs, `${request.method} ${url.pathname}`),
+          retryable: repeatable,
+        };
       }
       if (err instanceof KnowledgeClientError) throw err;
       const message = `${request.method} ${url.origin}${url.pathname} failed: ${describe(err)}`;
-      return { error: new ConnectionError(message, { cause: err }), retryable: true };
+      return {
+        error: new ConnectionError(message, { cause: err }),
+        retryable: repeatable || neverSent(err),
+      };
     }
   }
 
@@ -195,6 +217,17 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Failures that show the request never reached a server (Node's codes; a browser's fetch says nothing,
+ * so there every connection failure counts as possibly sent).
+ */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function neverSent(err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return typeof code === 'string' && NOT_SENT_CODES.has(code);
 }
 
 /** The useful part of a fetch failure: undici puts the system error (ECONNREFUSED, ...) in `cause`. */

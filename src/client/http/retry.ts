@@ -1,30 +1,34 @@
 import { retryAfterMs } from '../errors';
 
-/** The longest `Retry-After` the client waits for; a server asking for more gets backoff (5xx) or the error (429). */
+/**
+ * The longest `Retry-After` the client waits for. A server asking for more gets its error thrown at
+ * once (with `retryAfter`), rather than a retry sooner than it asked or a call that hangs for minutes.
+ */
 export const MAX_RETRY_AFTER_MS = 60_000;
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 8_000;
 
-/** 408, 5xx, and 429 only when the caller opted in; never any other 4xx (the same request would fail again). */
+/**
+ * 5xx, and 429 only when the caller opted in. Never another 4xx, 408 included (DESIGN §7): the same
+ * request would fail the same way.
+ */
 export function isRetryableStatus(status: number, retryOn429: boolean): boolean {
-  return status === 408 || status >= 500 || (status === 429 && retryOn429);
+  return status >= 500 || (status === 429 && retryOn429);
 }
 
 /**
- * How long to wait before retry number `retry` (0 for the first), or undefined when the server
- * asked for a 429 wait longer than the cap. `Retry-After` is honoured up to 60 s; otherwise
- * exponential backoff from 0.5 s up to 8 s, less up to a quarter at random so clients that failed
- * together do not retry together.
+ * How long to wait before retry number `retry` (0 for the first), or undefined for no retry. A
+ * readable `Retry-After` is waited for exactly, never less, when it is at most 60 s; longer, and
+ * there is no retry. Without one: exponential backoff from 0.5 s up to 8 s, less up to a quarter at
+ * random so clients that failed together do not retry together.
  */
 export function retryDelayMs(
   retry: number,
-  status: number | undefined,
   headers: Headers | undefined,
   random: () => number = Math.random,
 ): number | undefined {
   const asked = headers ? retryAfterMs(headers) : undefined;
-  if (asked !== undefined && asked <= MAX_RETRY_AFTER_MS) return asked;
-  if (asked !== undefined && status === 429) return undefined;
+  if (asked !== undefined) return asked <= MAX_RETRY_AFTER_MS ? asked : undefined;
   const backoff = Math.min(INITIAL_BACKOFF_MS * 2 ** retry, MAX_BACKOFF_MS);
   return backoff * (1 - 0.25 * random());
 }

@@ -1,5 +1,5 @@
 import type { ApiPromise } from '../http/apiPromise';
-import { envelopeData, jsonCall, pathOf } from '../http/calls';
+import { envelopeData, jsonCall, resourcePath } from '../http/calls';
 import type { RequestOptions, Transport } from '../http/request';
 import { listCall, type PagePromise } from '../pagination';
 import type { Credential, CredentialListParams, CredentialVerification } from '../types';
@@ -16,7 +16,10 @@ export class Credentials {
   verify(listingId: string, options?: RequestOptions): ApiPromise<CredentialVerification> {
     return jsonCall(
       this.transport,
-      { method: 'GET', path: pathOf('/credentials', listingId) },
+      () => ({
+        method: 'GET',
+        path: resourcePath('/credentials', listingId, 'credentials.verify: listingId'),
+      }),
       options,
       envelopeData<CredentialVerification>,
     );

@@ -1,5 +1,5 @@
 import type { ApiPromise } from '../http/apiPromise';
-import { envelopeData, jsonCall, pathOf } from '../http/calls';
+import { envelopeData, jsonCall, resourcePath } from '../http/calls';
 import type { RequestOptions, Transport } from '../http/request';
 import { listCall, type PagePromise } from '../pagination';
 import type { Listing, ListingSearchParams } from '../types';
@@ -24,7 +24,7 @@ export class Listings {
   get(id: string, options?: RequestOptions): ApiPromise<Listing> {
     return jsonCall(
       this.transport,
-      { method: 'GET', path: pathOf('/listings', id) },
+      () => ({ method: 'GET', path: resourcePath('/listings', id, 'listings.get: id') }),
       options,
       envelopeData<Listing>,
     );

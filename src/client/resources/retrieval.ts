@@ -12,7 +12,8 @@ export function retrieve(
 ): ApiPromise<RetrievalResult> {
   return jsonCall(
     transport,
-    { method: 'POST', path: '/retrieve', json: params },
+    // Charged per query: a timeout is not retried (the query may have run), a 5xx is (it did not).
+    { method: 'POST', path: '/retrieve', json: params, repeatable: false },
     options,
     (body) => body as RetrievalResult,
   );
@@ -26,8 +27,10 @@ export function retrieveStream(
 ): RetrievalStream {
   return new RetrievalStream(
     () =>
-      transport.send({ method: 'POST', path: '/retrieve/stream', json: params, stream: true }, options, (r) =>
-        Promise.resolve(r),
+      transport.send(
+        { method: 'POST', path: '/retrieve/stream', json: params, stream: true, repeatable: false },
+        options,
+        (r) => Promise.resolve(r),
       ),
     options.signal,
   );

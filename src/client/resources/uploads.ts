@@ -1,10 +1,11 @@
 import { ApiPromise } from '../http/apiPromise';
-import { envelopeData, jsonCall, pathOf } from '../http/calls';
+import { envelopeData, jsonCall, resourcePath } from '../http/calls';
 import { multipartBody, type FormPart } from '../http/multipart';
 import type { RequestOptions, Transport } from '../http/request';
 import type { UploadProgress } from '../http/uploadBody';
 import { sleep } from '../http/retry';
 import { KnowledgeClientError, UserAbortError } from '../errors';
+import { MAX_TIMER_MS, shown } from '../http/settings';
 import type { Upload, UploadConfig, UploadFile } from '../types';
 
 export interface UploadOptions extends RequestOptions {
@@ -13,7 +14,7 @@ export interface UploadOptions extends RequestOptions {
 }
 
 export interface WaitOptions {
-  /** Time between two looks at the upload, in ms (default 1000). */
+  /** Time between two looks at the upload, in ms (default 1000; at most 2^31 - 1, about 24.8 days). */
   pollIntervalMs?: number;
   signal?: AbortSignal;
 }
@@ -47,7 +48,13 @@ export class Uploads {
     }
     return jsonCall(
       this.transport,
-      { method: 'POST', path: '/upload', upload: { ...multipartBody(parts), onProgress } },
+      {
+        method: 'POST',
+        path: '/upload',
+        upload: { ...multipartBody(parts), onProgress },
+        // Harmless to send again: files the listing holds are reported unchanged (docs/client.md).
+        repeatable: true,
+      },
       requestOptions,
       envelopeData<Upload>,
     );
@@ -57,7 +64,7 @@ export class Uploads {
   get(id: string, options?: RequestOptions): ApiPromise<Upload> {
     return jsonCall(
       this.transport,
-      { method: 'GET', path: pathOf('/upload', id) },
+      () => ({ method: 'GET', path: resourcePath('/upload', id, 'uploads.get: id') }),
       options,
       envelopeData<Upload>,
     );
@@ -68,6 +75,12 @@ export class Uploads {
    * thrown: its `error` and per-file `files[].error` say why.
    */
   async wait(id: string, { pollIntervalMs = 1000, signal }: WaitOptions = {}): Promise<Upload> {
+    // A longer delay than a timer takes would poll every millisecond instead.
+    if (typeof pollIntervalMs !== 'number' || !(pollIntervalMs >= 0 && pollIntervalMs <= MAX_TIMER_MS)) {
+      throw new KnowledgeClientError(
+        `pollIntervalMs must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, not ${shown(pollIntervalMs)}.`,
+      );
+    }
     for (;;) {
       const upload = await this.get(id, { signal });
       if (upload.status === 'completed' || upload.status === 'failed') return upload;

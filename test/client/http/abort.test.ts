@@ -29,4 +29,21 @@ describe('Deadline', () => {
     vi.advanceTimersByTime(5_000);
     expect(late).not.toHaveBeenCalled();
   });
+
+  it('waits out a time longer than one timer can hold in several, and never expires at Infinity', () => {
+    vi.useFakeTimers();
+    const expired = vi.fn();
+    new Deadline(3e9, expired).arm();
+    vi.advanceTimersByTime(2 ** 31);
+    expect(expired).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(3e9 - 2 ** 31 - 1);
+    expect(expired).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(expired).toHaveBeenCalledOnce();
+
+    const never = new Deadline(Infinity, expired);
+    never.arm();
+    expect(vi.getTimerCount()).toBe(0);
+    never.clear();
+  });
 });

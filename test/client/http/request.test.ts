@@ -10,6 +10,7 @@ import {
   AuthenticationError,
   ConnectionError,
   KnowledgeClient,
+  KnowledgeClientError,
   NotFoundError,
   RateLimitError,
   TimeoutError,
@@ -85,6 +86,7 @@ describe('retries', () => {
 
   it.each([
     [400, 'invalid_request', ApiError],
+    [408, 'request_timeout', ApiError],
     [401, 'unauthorized', AuthenticationError],
     [403, 'credential_expired', AccessError],
     [404, 'listing_not_found', NotFoundError],
@@ -98,12 +100,16 @@ describe('retries', () => {
     expect(server.hits).toHaveLength(1);
   });
 
-  it('retries a 408', async () => {
+  it('throws a 5xx asking for a longer wait than 60 s at once, with its retryAfter, instead of retrying sooner', async () => {
     server = await localServer((_req, res, n) =>
-      n === 0 ? sendError(res, 408, 'timeout', { 'retry-after': '0' }) : sendJson(res, { data: LISTING }),
+      n === 0 ? sendError(res, 503, 'busy', { 'retry-after': '120' }) : sendJson(res, { data: LISTING }),
     );
-    expect(await clientOf(server).listings.get('lst_1')).toEqual(LISTING);
-    expect(server.hits).toHaveLength(2);
+    const started = performance.now();
+    const err = await failure(clientOf(server).listings.get('lst_1'));
+    expect(err.constructor).toBe(ApiError);
+    expect(err).toMatchObject({ status: 503, code: 'busy', retryAfter: 120 });
+    expect(server.hits).toHaveLength(1);
+    expect(performance.now() - started).toBeLessThan(400);
   });
 
   it('waits as long as Retry-After says', async () => {
@@ -210,6 +216,106 @@ describe('timeouts and aborts', () => {
   });
 });
 
+describe('timeout and retry settings', () => {
+  it.each([
+    ['timeoutMs', 0],
+    ['timeoutMs', -5],
+    ['timeoutMs', Number.NaN],
+    ['timeoutMs', '1000'],
+    ['maxRetries', -1],
+    ['maxRetries', 1.5],
+    ['maxRetries', Infinity],
+    ['retryOn429', 'yes'],
+  ])(
+    'refuses %s: %s from the constructor and from a call alike, before sending anything',
+    async (name, value) => {
+      server = await localServer((_req, res) => sendJson(res, { data: LISTING }));
+      const message = new RegExp(`^${name} must be`);
+      expect(() => clientOf(server!, { [name]: value })).toThrow(message);
+      const client = clientOf(server);
+      const err = await failure(client.listings.get('lst_1', { [name]: value }));
+      expect(err).toBeInstanceOf(KnowledgeClientError);
+      expect(err.message).toMatch(message);
+      const stream = client.retrieveStream({ listingId: 'lst_1', query: 'q' }, { [name]: value });
+      expect((await failure(stream.withResponse())).message).toMatch(message);
+      expect(server.hits).toHaveLength(0);
+    },
+  );
+
+  it('waits out a timeout longer than a timer can hold (2^31 - 1 ms), and none at all for Infinity', async () => {
+    server = await localServer((_req, res) => {
+      setTimeout(() => sendJson(res, { data: LISTING }), 300);
+    });
+    const client = clientOf(server, { timeoutMs: 3e9, maxRetries: 0 });
+    expect(await client.listings.get('lst_1')).toEqual(LISTING);
+    expect(await client.listings.get('lst_1', { timeoutMs: Infinity })).toEqual(LISTING);
+    expect(await clientOf(server, { timeoutMs: Infinity, maxRetries: 0 }).listings.get('lst_1')).toEqual(
+      LISTING,
+    );
+    expect(server.hits).toHaveLength(3);
+  });
+
+  it('refuses a poll interval a timer cannot hold, which would poll every millisecond', async () => {
+    server = await localServer((_req, res) =>
+      sendJson(res, { data: { uploadId: 'upl_1', status: 'queued' } }),
+    );
+    const err = await failure(clientOf(server).uploads.wait('upl_1', { pollIntervalMs: 3e9 }));
+    expect(err).toBeInstanceOf(KnowledgeClientError);
+    expect(err.message).toMatch(/^pollIntervalMs must be/);
+    expect(server.hits).toHaveLength(0);
+  });
+});
+
+describe('retrieval, charged per query', () => {
+  const PARAMS = { listingId: 'lst_1', query: 'q' };
+
+  it('is not retried after a timeout: the query may have run and been charged', async () => {
+    server = await localServer(() => {});
+    const client = clientOf(server, { timeoutMs: 200 });
+    expect(await failure(client.retrieve(PARAMS))).toBeInstanceOf(TimeoutError);
+    expect(server.hits).toHaveLength(1);
+    expect(await failure(client.retrieveStream(PARAMS).withResponse())).toBeInstanceOf(TimeoutError);
+    expect(server.hits).toHaveLength(2);
+    // A GET is: asking again changes nothing.
+    expect(await failure(client.listings.get('lst_1', { maxRetries: 1 }))).toBeInstanceOf(TimeoutError);
+    expect(server.hits).toHaveLength(4);
+  });
+
+  it('is not retried when the connection breaks after the request was sent', async () => {
+    server = await localServer((req) => {
+      req.socket.destroy();
+    });
+    const err = await failure(clientOf(server).retrieve(PARAMS));
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect(err.code).toBe('connection_error');
+    expect(server.hits).toHaveLength(1);
+  });
+
+  it('is retried after a 5xx answer (a failed query is not charged) and when the connection was refused', async () => {
+    server = await localServer((_req, res, n) =>
+      n === 0
+        ? sendError(res, 503, 'embedding_provider_unavailable', { 'retry-after': '0' })
+        : sendJson(res, { chunks: [], listingId: 'lst_1', queryId: 'qry_1', latencyMs: 1 }),
+    );
+    expect(await clientOf(server).retrieve(PARAMS)).toMatchObject({ queryId: 'qry_1' });
+    expect(server.hits).toHaveLength(2);
+
+    const baseUrl = server.baseUrl;
+    await server.close();
+    server = undefined;
+    const attempts: string[] = [];
+    const client = new KnowledgeClient({
+      baseUrl,
+      apiKey: 'kbs_test',
+      fetch: (url, init) => (attempts.push(url), fetch(url, init)),
+    });
+    expect(await failure(client.retrieve(PARAMS))).toMatchObject({
+      message: expect.stringMatching(/ECONNREFUSED/),
+    });
+    expect(attempts).toHaveLength(3);
+  });
+});
+
 describe('requests', () => {
   it('sends the key, JSON body, query string and headers; null removes a default header', async () => {
     server = await localServer((_req, res) =>
@@ -276,6 +382,55 @@ describe('requests', () => {
         verifySignature(wallet.address, new TextEncoder().encode(message), bs58.decode(signature!)),
       ).toBe(true);
     }
+  });
+
+  it('writes every number in decimal digits, as the server reads them, and refuses one that is not finite', async () => {
+    server = await localServer((_req, res) =>
+      sendJson(res, { data: [], pagination: { total: 0, limit: 20, offset: 0, hasMore: false } }),
+    );
+    const client = clientOf(server);
+    await client.listings.search({ maxPrice: 0.0000005, minRating: 1e-7 });
+    await client.listings.search({ maxPrice: 1e21, minRating: 0.000000001 });
+    await client.listings.search({ maxPrice: 1.2345e-7, minRating: -1.5e-9, limit: 100, offset: 0 });
+    expect(server.hits.map((h) => h.url)).toEqual([
+      '/v1/listings?maxPrice=0.0000005&minRating=0.0000001',
+      '/v1/listings?maxPrice=1000000000000000000000&minRating=0.000000001',
+      '/v1/listings?maxPrice=0.00000012345&minRating=-0.0000000015&limit=100&offset=0',
+    ]);
+    for (const value of [Infinity, -Infinity, Number.NaN]) {
+      const err = await failure(client.listings.search({ maxPrice: value }));
+      expect(err).toBeInstanceOf(KnowledgeClientError);
+      expect(err.message).toBe(`maxPrice must be a finite number, not ${value}.`);
+    }
+    expect(server.hits).toHaveLength(3);
+  });
+
+  it('sends an id as one path segment, and refuses an empty one or . and .., which URLs drop, before sending', async () => {
+    server = await localServer((_req, res) => sendJson(res, { data: LISTING }));
+    const client = clientOf(server);
+    await client.listings.get('a/b?c#d');
+    await client.listings.get('...');
+    await client.credentials.verify('%2E');
+    expect(server.hits.map((h) => h.url)).toEqual([
+      '/v1/listings/a%2Fb%3Fc%23d',
+      '/v1/listings/...',
+      '/v1/credentials/%252E',
+    ]);
+    const calls = {
+      'listings.get: id': (id: string) => client.listings.get(id),
+      'credentials.verify: listingId': (id: string) => client.credentials.verify(id),
+      'uploads.get: id': (id: string) => client.uploads.get(id),
+    };
+    for (const [what, call] of Object.entries(calls)) {
+      for (const id of ['.', '..', '', undefined as unknown as string]) {
+        const err = await failure(call(id));
+        expect(err).toBeInstanceOf(KnowledgeClientError);
+        expect(err).not.toBeInstanceOf(ApiError);
+        expect(err.message.startsWith(`${what} `)).toBe(true);
+        expect(err.message).toMatch(id === '.' || id === '..' ? /cannot be sent/ : /non-empty string/);
+      }
+    }
+    expect(server.hits).toHaveLength(3);
   });
 
   it('reports an error body that is not JSON (a proxy page) with its status and an excerpt', async () => {
