@@ -171,6 +171,20 @@ describe('GET /v1/listings', () => {
     expect((await search('?domain=legal&minRating=4')).ids).toEqual(['lst_contracts']);
   });
 
+  it('bounds maxPrice to the lamport at or below it, and ignores case in domain beyond ASCII', async () => {
+    expect((await search('?maxPrice=0.4999999999999')).ids).toEqual(['lst_tax']);
+    expect((await search('?maxPrice=0.0009999999999')).ids).toEqual([]);
+    expect((await search('?maxPrice=0.001')).ids).toEqual(['lst_tax']);
+    studio.services.listings.update('lst_cardio', { domain: 'Médecine' });
+    try {
+      for (const domain of ['m%C3%A9decine', 'M%C3%89DECINE', 'Me%CC%81decine']) {
+        expect((await search(`?domain=${domain}`)).ids, domain).toEqual(['lst_cardio']);
+      }
+    } finally {
+      studio.services.listings.update('lst_cardio', { domain: 'medicine' });
+    }
+  });
+
   it('sorts five ways', async () => {
     expect((await search('?sort=newest')).ids).toEqual([
       'lst_draft_mine',

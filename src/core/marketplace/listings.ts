@@ -14,7 +14,7 @@ import { UnsupportedEmbeddingModel } from '../embed/errors';
 import { EMBEDDING_MODELS, OFFLINE_MODEL } from '../embed/models';
 import { newId } from '../ids';
 import { parseOrThrow } from '../validation';
-import { lamportsToSol, solToLamports } from '../money';
+import { lamportsToSol, solToLamports, solToLamportsAtMost } from '../money';
 import { isWalletAddress } from '../wallets/keypair';
 
 export interface ListingRecord {
@@ -205,7 +205,7 @@ export class ListingService {
       q,
       domain: query.domain?.trim() || undefined,
       accessModel: query.accessModel,
-      maxPriceLamports: query.maxPrice === undefined ? undefined : solToLamports(query.maxPrice),
+      maxPriceLamports: query.maxPrice === undefined ? undefined : solToLamportsAtMost(query.maxPrice),
       minRating: query.minRating,
       sort: query.sort ?? (q ? 'relevance' : 'newest'),
       limit: query.limit,

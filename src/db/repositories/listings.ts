@@ -58,6 +58,9 @@ export class SqliteListingRepository implements ListingRepository {
   private readonly byIdStmt;
 
   constructor(private readonly db: Db) {
+    db.function('kbs_fold', { deterministic: true }, (text: unknown) =>
+      typeof text === 'string' ? text.normalize('NFC').toLowerCase() : text,
+    );
     this.insertStmt = db.prepare(`
       INSERT INTO listings (id, title, description, domain, tags, access_model, price_lamports,
         subscription_days, rating, rating_count, creator_wallet, status, retrieval_rate_limit, retrieval_dense_weight,
@@ -118,7 +121,8 @@ export class SqliteListingRepository implements ListingRepository {
       params.viewer = s.viewerWallet;
     }
     if (s.domain) {
-      where.push('l.domain = @domain COLLATE NOCASE');
+      // Case ignored beyond ASCII (NOCASE folds A-Z only: 'MÉDECINE' missed 'Médecine').
+      where.push('kbs_fold(l.domain) = kbs_fold(@domain)');
       params.domain = s.domain;
     }
     if (s.accessModel) {
