@@ -205,8 +205,10 @@ function PricingEditor({
             />
             {listing.status === 'published' && changed && (
               <Alert color="yellow" variant="light">
-                This listing is published: new buyers pay the new terms; credentials already sold keep theirs.
-                On a Solana cluster the program keeps the terms it was created with.
+                This listing is published. While anyone holds access to it (test buyers included), its access
+                model, price and subscription days cannot change: revoke their credentials first, or create a
+                new listing for the new terms. On a Solana cluster the program keeps the terms it was created
+                with.
               </Alert>
             )}
             {save.error && Object.keys(serverErrors).length === 0 && (
