@@ -5,6 +5,7 @@ import { SAMPLE_ITEMS } from '../core/retrieve/knowledgeBase';
 import { json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KnowledgeClient } from '../../src/client';
+import { createServer } from '../../src/server/createServer';
 
 let studio: TestStudio;
 let listingId: string;
@@ -63,6 +64,35 @@ describe('/studio playground key and settings', () => {
     studio.services.apiKeys.revoke(first.keyId);
     const next = (await json(await studioFetch(`/studio/listings/${listingId}/playground-key`))).data;
     expect(next.keyId).not.toBe(first.keyId);
+  });
+
+  it('revokes the playground keys of earlier launches when a new launch mints its own, and no other key', async () => {
+    const earlier = (await json(await studioFetch(`/studio/listings/${listingId}/playground-key`))).data;
+    const mine = studio.services.apiKeys.create(earlier.wallet, 'my script');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The next launch: another server over the same data.
+    const next = createServer({
+      services: studio.services,
+      studioToken: studio.studioToken,
+      version: 'test',
+      log: () => {},
+    });
+    const { url } = await next.listen(0, '127.0.0.1');
+    try {
+      const res = await fetch(`${url}/studio/listings/${listingId}/playground-key`, {
+        headers: { 'X-Studio-Token': studio.studioToken },
+      });
+      const fresh = (await json(res)).data;
+      expect(fresh.keyId).not.toBe(earlier.keyId);
+      const keys = new Map(studio.services.apiKeys.list().map((k) => [k.id, k]));
+      expect(keys.get(earlier.keyId)?.revokedAt).toEqual(expect.any(String));
+      expect(keys.get(fresh.keyId)?.revokedAt).toBeNull();
+      expect(keys.get(mine.id)?.revokedAt).toBeNull();
+      const active = [...keys.values()].filter((k) => k.label === 'studio playground' && !k.revokedAt);
+      expect(active.map((k) => k.id)).toEqual([fresh.keyId]);
+    } finally {
+      await next.close();
+    }
   });
 
   it('answers 404 for an unknown listing', async () => {

@@ -6,23 +6,33 @@ const IdParams = z.object({ id: z.string().min(1).max(100) });
 const AsQuery = z.object({ wallet: z.string().min(1).max(100).optional() });
 export const PLAYGROUND_KEY_LABEL = 'studio playground';
 export const BUYER_KEY_LABEL = 'studio playground (test buyer)';
+const PLAYGROUND_LABELS = new Set([PLAYGROUND_KEY_LABEL, BUYER_KEY_LABEL]);
 
 /**
  * The playground calls /v1/retrieve with the client library, as a buyer's app would, so it needs an
  * API key of the listing's creator. Keys are stored only as hashes, so the plaintext is kept in
  * memory: one key per creator wallet per server process, minted on first use (and again if the
- * creator revoked it), never written anywhere.
+ * creator revoked it), never written anywhere. Minting revokes the wallet's playground keys of
+ * earlier launches: nobody holds their plaintext any more, and each launch left one active (seven
+ * after one restart, listed as live keys in API keys).
  */
 export function playgroundRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
   const keys = new Map<string, { id: string; key: string }>();
+  const launchedAt = new Date().toISOString();
 
   const keyFor = (wallet: string, label = PLAYGROUND_KEY_LABEL) => {
     const held = keys.get(wallet);
-    const active = held && services.apiKeys.list(wallet).some((k) => k.id === held.id && !k.revokedAt);
-    if (held && active) return held;
+    const existing = services.apiKeys.list(wallet);
+    if (held && existing.some((k) => k.id === held.id && !k.revokedAt)) return held;
     const created = services.apiKeys.create(wallet, label);
     const minted = { id: created.id, key: created.key };
     keys.set(wallet, minted);
+    // Only keys older than this launch: another process on the same data directory keeps its own.
+    for (const old of existing) {
+      if (!old.revokedAt && PLAYGROUND_LABELS.has(old.label) && old.createdAt < launchedAt) {
+        services.apiKeys.revoke(old.id);
+      }
+    }
     return minted;
   };
 
