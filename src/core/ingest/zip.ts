@@ -16,6 +16,7 @@ import {
   EntryPathRegistry,
   classifyArchiveFile,
   cleanEntryName,
+  decodeEntryName,
   printableName,
   isOsLitter,
   type ArchiveFileFormat,
@@ -193,12 +194,7 @@ async function planExtraction(
     }
     if (next.done) break;
     const entry = next.value;
-    const rawName = yauzl.getFileNameLowLevel(
-      entry.generalPurposeBitFlag,
-      entry.fileNameRaw,
-      entry.extraFields,
-      true,
-    );
+    const rawName = decodeEntryName(entry);
     const cleaned = cleanEntryName(rawName);
     if (!cleaned.ok)
       throw new InvalidDocument(

@@ -1,8 +1,32 @@
+import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
+import yauzl, { type Entry } from 'yauzl';
 import { FORMAT_BY_EXTENSION, type DocumentFormat } from './types';
 
 /** A file extracted from an archive is a document, or a JSONL file of pre-built embeddings. */
 export type ArchiveFileFormat = DocumentFormat | 'embeddings';
+
+const UTF8_NAMES_FLAG = 0x800;
+
+/**
+ * An entry's name as text. A name flagged UTF-8 (general-purpose bit 11), or carrying Info-ZIP's
+ * Unicode Path extra field (0x7075, whose checksum must match the name), is read as yauzl reads it.
+ * Without the flag the ZIP specification says CP437, but most archivers write UTF-8 and leave the flag
+ * unset (Info-ZIP's zip 3.0, macOS's Archive Utility): an unflagged name that is valid UTF-8 is read
+ * as UTF-8 ("ü" was stored as "├╝"), any other as CP437. A real CP437 name is seldom valid UTF-8: its
+ * accented letters (0x80-0xA5) would have to come right after a box-drawing character, or two of them
+ * after a Greek letter or "ß". An ASCII name reads the same either way but for its control bytes, which
+ * UTF-8 keeps as control characters (cleanEntryName refuses them, as in a flagged name) where CP437
+ * made them symbols ("\n" read "◙").
+ */
+export function decodeEntryName(
+  entry: Pick<Entry, 'generalPurposeBitFlag' | 'fileNameRaw' | 'extraFields'>,
+): string {
+  const { generalPurposeBitFlag, fileNameRaw, extraFields } = entry;
+  const flags = isUtf8(fileNameRaw) ? generalPurposeBitFlag | UTF8_NAMES_FLAG : generalPurposeBitFlag;
+  // strictFileNames: backslashes are left for cleanEntryName, which reads them as separators.
+  return yauzl.getFileNameLowLevel(flags, fileNameRaw, extraFields, true);
+}
 
 export type CleanedName = { ok: true; path: string; isDirectory: boolean } | { ok: false; problem: string };
 

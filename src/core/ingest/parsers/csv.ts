@@ -2,7 +2,7 @@ import { byteOrderMark, decodeText } from '../decode';
 import { InvalidDocument } from '../errors';
 import { EventLoopTurns } from '../eventLoopTurns';
 import type { Metadata, ParsedDocument, ParseInput, Section, SkippedRow } from '../types';
-import { buildColumns, detectTitleRow, requiredColumns, type CsvColumn } from './csvColumns';
+import { buildColumns, detectTitleRow, requiredColumns, titleKey, type CsvColumn } from './csvColumns';
 import { detectDelimiter, SAMPLE_CHARS } from './csvDelimiter';
 import type { PackedCsvRecords } from './csvWorker.mjs';
 import { parseTimer, type ParseTimer } from './parseBudget';
@@ -46,19 +46,21 @@ export async function parseCsv(input: ParseInput, options: CsvOptions = {}): Pro
   const warnings: string[] = [];
   const metadata: Metadata = {};
   const title = detectTitleRow(records);
-  if (title !== undefined) {
-    records.shift();
-    metadata.title = title;
-    warnings.push(
-      `The first line "${title}" is a title above the header row; it was kept as the title, not as a row.`,
-    );
-  }
+  if (title !== undefined) records.shift();
 
   const [header = [], ...rows] = records;
   const columns = buildColumns(
     header,
     records.reduce((width, record) => Math.max(width, record.length), 0),
   );
+  if (title !== undefined) {
+    const key = titleKey(columns);
+    metadata[key] = title;
+    const kept = key === 'title' ? 'the title' : `the title under "${key}" (a column is named "title")`;
+    warnings.push(
+      `The first line "${title}" is a title above the header row; it was kept as ${kept}, not as a row.`,
+    );
+  }
   const required = requiredColumns(columns, options.requiredColumns, source);
   if (rows.length === 0) warnings.push('The file has a header row but no data rows.');
 
