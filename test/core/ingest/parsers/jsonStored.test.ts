@@ -1,44 +1,7 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { STUDIO_LIMITS } from '../../../../src/core/ingest/limits';
-import { openServices, type StudioServices } from '../../../../src/db/services';
-import { tempDir } from '../../../helpers/studio';
+import { describe, expect, it } from 'vitest';
+import { listingPerTest } from '../../../helpers/listingPerTest';
 
-let dir: ReturnType<typeof tempDir>;
-let services: StudioServices;
-let listingId: string;
-
-beforeEach(() => {
-  dir = tempDir();
-  services = openServices(join(dir.path, 'data'));
-  listingId = services.listings.create(
-    { title: 'JSON', accessModel: 'one_time', price: 1 },
-    services.wallets.defaultWallet().address,
-  ).id;
-});
-afterEach(() => {
-  services.close();
-  dir.remove();
-});
-
-async function ingest(name: string, text: string) {
-  const file = join(dir.path, name);
-  writeFileSync(file, text);
-  const result = await services.ingestion.run({
-    listingId,
-    inputs: [{ path: file }],
-    atomic: false,
-    limits: STUDIO_LIMITS,
-  });
-  const rows = services.db
-    .prepare(`SELECT text, metadata FROM chunks WHERE json_extract(metadata, '$.source') = ? ORDER BY id`)
-    .all(name) as { text: string; metadata: string }[];
-  return {
-    outcome: result.documents[0],
-    chunks: rows.map((r) => ({ text: r.text, metadata: JSON.parse(r.metadata) as unknown })),
-  };
-}
+const { ingest, services, listingId } = listingPerTest('JSON');
 
 const stored = (source: string, chunkIndex: number) => ({
   source,
@@ -85,8 +48,8 @@ describe('JSON without a text field, as stored', () => {
         metadata: { item: 0, features: ['waterproof', 'shockproof'], ...stored('widget.json', 0) },
       },
     ]);
-    const found = await services.retrieval.retrieve(
-      { listingId, query: 'waterproof shockproof durable', mode: 'lexical' },
+    const found = await services().retrieval.retrieve(
+      { listingId: listingId(), query: 'waterproof shockproof durable', mode: 'lexical' },
       'studio',
     );
     expect(found.chunks.map((c) => c.sourceMetadata.source)).toEqual(['widget.json']);
