@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { DomainError } from '../core/errors';
+import { randomBase62 } from '../core/ids';
 import { ERROR_STATUS, type ErrorCode } from '../shared/errors';
 import { exitCodeOf, type StopSignal } from './interrupt';
 
@@ -37,13 +38,25 @@ export class Interrupted extends Error {
 const INTERRUPTED_STATUS = 499;
 
 /**
+ * The error body's `requestId` (DESIGN §2: every error body has one, and scripts read the CLI's
+ * bodies with the API's types). A command is its own request; the id is in `req_` form, as the
+ * server's.
+ */
+export const commandId = (): string => `req_${randomBase62(20)}`;
+
+/**
  * Prints a failure as the API's error body (with --json, on stdout) or as one line on stderr, and
  * returns the exit code.
  */
 export function reportError(err: unknown, json: boolean): number {
   if (err instanceof Interrupted) {
     if (json) {
-      const error = { code: 'cancelled', message: err.message, status: INTERRUPTED_STATUS };
+      const error = {
+        code: 'cancelled',
+        message: err.message,
+        status: INTERRUPTED_STATUS,
+        requestId: commandId(),
+      };
       process.stdout.write(`${JSON.stringify({ error })}\n`);
     } else process.stderr.write(`${err.message}\n`);
     return err.exitCode;
@@ -60,9 +73,10 @@ export function reportError(err: unknown, json: boolean): number {
     message = err instanceof Error ? err.message : String(err);
     if (process.env.KBSTUDIO_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
   }
-  if (json)
-    process.stdout.write(`${JSON.stringify({ error: { code, message, status: ERROR_STATUS[code] } })}\n`);
-  else process.stderr.write(`kbstudio: ${message}\n`);
+  if (json) {
+    const error = { code, message, status: ERROR_STATUS[code], requestId: commandId() };
+    process.stdout.write(`${JSON.stringify({ error })}\n`);
+  } else process.stderr.write(`kbstudio: ${message}\n`);
   return 1;
 }
 

@@ -121,6 +121,7 @@ describe('kbstudio credentials', () => {
       code: 'invalid_request',
       status: 400,
       message: '--expires-at: does not apply to a per_query credential.',
+      requestId: expect.stringMatching(/^req_\w{20}$/),
     });
     const missing = await cli('credentials', 'revoke', '--listing', perQuery, '--wallet', tester);
     expect(missing.json.error).toMatchObject({

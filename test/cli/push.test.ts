@@ -116,6 +116,7 @@ describe('kbstudio push', () => {
       code: 'unauthorized',
       status: 401,
       message: expect.stringContaining(`Authentication failed at ${remote.url}/v1`),
+      requestId: expect.stringMatching(/^req_\w{20}$/),
     });
     expect(result.json.error.details.report.state).toBe('failed');
 

@@ -9,7 +9,7 @@ import { effectiveSettings } from '../../core/settings';
 import { remoteOnlyNote, type PushFileReport, type PushReport } from '../../shared/push';
 import { numberFlag, withServices } from '../context';
 import { abortOnStopSignals, exitCodeOf } from '../interrupt';
-import { table } from '../output';
+import { commandId, table } from '../output';
 
 interface PushFlags {
   listing: string;
@@ -121,7 +121,8 @@ function partLimit(value: number | undefined, max: number, flag: string): number
 function failWith(report: PushReport, json: boolean): void {
   const error = report.error!;
   if (json) {
-    const body = { error: { ...error, status: FAILURE_STATUS[error.code] ?? 500, details: { report } } };
+    const status = FAILURE_STATUS[error.code] ?? 500;
+    const body = { error: { ...error, status, requestId: commandId(), details: { report } } };
     process.stdout.write(`${JSON.stringify(body)}\n`);
   } else {
     process.stderr.write(`kbstudio: ${error.message}\n`);
