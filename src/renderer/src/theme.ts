@@ -17,7 +17,12 @@ export const theme = createTheme({
   headings: { fontWeight: '650' },
   components: {
     Modal: Modal.extend({
-      defaultProps: { overlayProps: { backgroundOpacity: 0.45, blur: 2 } },
+      defaultProps: {
+        overlayProps: { backgroundOpacity: 0.45, blur: 2 },
+        // Mantine's × has no name of its own: a screen reader would announce a bare "button". Not
+        // "Close …": a dialog's own Close button (Re-ingest's, once the job is done) keeps its name.
+        closeButtonProps: { 'aria-label': 'Dismiss dialog' },
+      },
       styles: { title: { fontWeight: 650, fontSize: 'var(--mantine-font-size-lg)' } },
     }),
   },

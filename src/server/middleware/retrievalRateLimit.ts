@@ -77,7 +77,7 @@ export function retrievalRateLimit(listings: ListingService, windowMs = 60_000):
         res,
         req.id,
         'rate_limited',
-        `Retrieval rate limit exceeded: listing '${target.listingId}' allows ${target.limit} retrievals per ${Math.round(windowMs / 1000)} s per credential. Retry after ${retryAfter} s.`,
+        `Retrieval rate limit exceeded: listing '${target.listingId}' allows ${target.limit} ${target.limit === 1 ? 'retrieval' : 'retrievals'} per ${Math.round(windowMs / 1000)} s per credential. Retry after ${retryAfter} s.`,
         { retryAfter },
       );
     },

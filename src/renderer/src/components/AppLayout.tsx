@@ -15,6 +15,17 @@ export function AppLayout({ section, children }: { section: Section; children: R
       navbar={{ width: 236, breakpoint: 'sm', collapsed: { mobile: !navOpened } }}
       padding="xl"
     >
+      {/* Past the header and the 11 sections in one Tab. Not an in-page anchor: the hash is the route. */}
+      <a
+        href="#kb-main"
+        className="kb-skip-link"
+        onClick={(event) => {
+          event.preventDefault();
+          document.getElementById('kb-main')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
       <AppShell.Header>
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group gap="sm" wrap="nowrap">
@@ -53,7 +64,9 @@ export function AppLayout({ section, children }: { section: Section; children: R
           <StudioStatus />
         </AppShell.Section>
       </AppShell.Navbar>
-      <AppShell.Main>{children}</AppShell.Main>
+      <AppShell.Main id="kb-main" tabIndex={-1} className="kb-main">
+        {children}
+      </AppShell.Main>
     </AppShell>
   );
 }

@@ -11,6 +11,8 @@ export function CancelJobButton({ onCancel, cancelling }: { onCancel: () => void
       leftSection={<IconPlayerStop size={14} />}
       onClick={onCancel}
       loading={cancelling}
+      // Beside a panel's title, which wraps: the button keeps its width, never cut to "Canc".
+      style={{ flexShrink: 0 }}
     >
       Cancel
     </Button>

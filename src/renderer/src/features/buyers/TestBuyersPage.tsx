@@ -1,13 +1,33 @@
-import { Alert, Badge, Button, Card, Group, Menu, Select, Stack, Table, Text, Tooltip } from '@mantine/core';
+import {
+  Alert,
+  Badge,
+  Box,
+  Button,
+  Card,
+  Group,
+  Menu,
+  Select,
+  Stack,
+  Table,
+  Text,
+  Tooltip,
+  VisuallyHidden,
+} from '@mantine/core';
 import { IconChevronDown, IconPlayerPlay, IconUserPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { Fragment, useState } from 'react';
 import type { Listing } from '../../../../shared/listings';
 import { testBuyerStatesFor, type TestBuyer, type TestBuyerState } from '../../../../shared/studio';
 import { CopyValue } from '../../components/CopyValue';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
-import { ACCESS_MODEL_LABELS, formatDateTime, formatListingPrice, formatSol } from '../../lib/format';
+import {
+  ACCESS_MODEL_LABELS,
+  counted,
+  formatDateTime,
+  formatListingPrice,
+  formatSol,
+} from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
@@ -86,7 +106,7 @@ function Buyers({ listing }: { listing: Listing }) {
             <Text fw={600}>{listing.title}</Text>
             <Text size="sm" c="dimmed">
               {ACCESS_MODEL_LABELS[listing.accessModel]} · {formatListingPrice(listing)} ·{' '}
-              {listing.retrievalRateLimit} queries / minute per buyer
+              {counted(listing.retrievalRateLimit, 'query', 'queries')} / minute per buyer
             </Text>
           </div>
           <Group align="flex-end" gap="sm">
@@ -111,8 +131,9 @@ function Buyers({ listing }: { listing: Listing }) {
         </Group>
         {draft && (
           <Alert color="yellow" variant="light" mt="md">
-            This listing is a draft: nobody can hold access to it yet. Publish it (sign create_listing on the
-            Wallet page) to grant test buyers.
+            This listing is a draft: nobody can hold access to it yet, and to everyone but its creator it does
+            not exist (a query is 404). Publish it (sign create_listing on the Wallet page) to grant test
+            buyers and query as them.
           </Alert>
         )}
         {(add.error || setState.error) && (
@@ -134,25 +155,30 @@ function Buyers({ listing }: { listing: Listing }) {
           No test buyers yet. Add one above with the credential state you want to try.
         </Text>
       ) : (
-        <Table.ScrollContainer minWidth={960} type="native" className="kb-table-wrap">
-          <Table verticalSpacing="sm" aria-label="Test buyers">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Buyer</Table.Th>
-                <Table.Th>Wallet</Table.Th>
-                <Table.Th>Credential</Table.Th>
-                <Table.Th>Terms</Table.Th>
-                <Table.Th>A query gets</Table.Th>
-                <Table.Th />
+        // A table while it fits; in a narrower window each buyer is a block of its own (styles.css,
+        // .kb-stack-table), so the row actions are in view without scrolling sideways.
+        <Table.ScrollContainer minWidth={0} type="native" className="kb-table-wrap kb-stack-table">
+          <Table verticalSpacing="sm" aria-label="Test buyers" role="table">
+            <Table.Thead role="rowgroup">
+              <Table.Tr role="row">
+                <Table.Th role="columnheader">Buyer</Table.Th>
+                <Table.Th role="columnheader">Credential</Table.Th>
+                <Table.Th role="columnheader">Terms</Table.Th>
+                <Table.Th role="columnheader">A query gets</Table.Th>
+                {/* As narrow as its widest button: the room left goes to the columns of text. */}
+                <Table.Th role="columnheader" style={{ width: '1%' }}>
+                  <VisuallyHidden>Actions</VisuallyHidden>
+                </Table.Th>
               </Table.Tr>
             </Table.Thead>
-            <Table.Tbody>
+            <Table.Tbody role="rowgroup">
               {buyers.data.map((buyer) => (
                 <BuyerRow
                   key={buyer.wallet}
                   buyer={buyer}
                   listing={listing}
                   states={states}
+                  draft={draft}
                   busy={setState.isPending && setState.variables?.wallet === buyer.wallet}
                   onSet={(state) => setState.mutate({ wallet: buyer.wallet, state })}
                 />
@@ -169,18 +195,21 @@ function BuyerRow({
   buyer,
   listing,
   states,
+  draft,
   busy,
   onSet,
 }: {
   buyer: TestBuyer;
   listing: Listing;
   states: TestBuyerState[];
+  /** A draft is 404 to buyers: nothing to grant, nothing to query as them. */
+  draft: boolean;
   busy: boolean;
   onSet: (state: TestBuyerState) => void;
 }) {
   const c = buyer.credential;
   const badge = STATUS_BADGES[c?.status ?? 'none']!;
-  const answer = expectedAnswer(c);
+  const answer = expectedAnswer(c, draft);
   const terms = !c
     ? 'Revoked or never granted'
     : c.accessModel === 'subscription'
@@ -188,73 +217,91 @@ function BuyerRow({
       : c.accessModel === 'per_query'
         ? `Balance ${formatSol(c.balance ?? 0)}`
         : 'Until revoked';
+  const cannotQuery = !buyer.name
+    ? 'The studio does not hold this wallet'
+    : draft
+      ? 'A draft is 404 to buyers: publish it to query as this buyer'
+      : undefined;
   return (
-    <Table.Tr data-buyer={buyer.wallet}>
-      <Table.Td>
+    <Table.Tr data-buyer={buyer.wallet} role="row">
+      <Table.Td role="cell">
         <Text size="sm" fw={600} style={{ whiteSpace: 'nowrap' }}>
           {buyer.name ?? 'Outside wallet'}
         </Text>
+        <Box maw={190}>
+          <CopyValue value={buyer.wallet} label="buyer wallet" />
+        </Box>
         {c && !c.testGrant && (
           <Text size="xs" c="dimmed">
             Bought access
           </Text>
         )}
       </Table.Td>
-      <Table.Td maw={200}>
-        <CopyValue value={buyer.wallet} label="buyer wallet" />
-      </Table.Td>
-      <Table.Td>
+      <Table.Td role="cell" data-stack="end">
         <Badge color={badge.color} variant="light" data-testid="buyer-status">
           {badge.label}
         </Badge>
       </Table.Td>
-      <Table.Td>
+      <Table.Td role="cell" data-label="Terms">
         <Text size="sm">{terms}</Text>
       </Table.Td>
-      <Table.Td>
+      <Table.Td role="cell" data-label="A query gets" data-stack="end">
         <Text size="sm" ff="monospace" c={answer.code ? 'red' : 'teal'}>
-          {answer.status}
-          {answer.code ? ` ${answer.code}` : ' OK'}
+          {answer.status} {answer.code ? <Breakable code={answer.code} /> : 'OK'}
         </Text>
       </Table.Td>
-      <Table.Td>
-        <Group gap="xs" justify="flex-end" wrap="nowrap">
-          {buyer.name && (
-            <Menu position="bottom-end" withinPortal>
-              <Menu.Target>
-                <Button
-                  size="xs"
-                  variant="default"
-                  rightSection={<IconChevronDown size={14} />}
-                  loading={busy}
-                >
-                  Set credential
-                </Button>
-              </Menu.Target>
-              <Menu.Dropdown>
-                {states.map((state) => (
-                  <Menu.Item key={state} onClick={() => onSet(state)}>
-                    {STATE_LABELS[state]}
-                  </Menu.Item>
-                ))}
-              </Menu.Dropdown>
-            </Menu>
-          )}
+      <Table.Td role="cell" data-stack="wide">
+        <Group gap="xs" justify="flex-end" className="kb-row-actions">
+          {buyer.name &&
+            (draft ? (
+              <Tooltip label="A draft: nobody can hold access to it yet" withArrow>
+                {/* A span: a disabled button gets no hover, so no tooltip. */}
+                <span>
+                  <Button size="xs" variant="default" rightSection={<IconChevronDown size={14} />} disabled>
+                    Set credential
+                  </Button>
+                </span>
+              </Tooltip>
+            ) : (
+              <Menu position="bottom-end" withinPortal>
+                <Menu.Target>
+                  <Button
+                    size="xs"
+                    variant="default"
+                    rightSection={<IconChevronDown size={14} />}
+                    loading={busy}
+                  >
+                    Set credential
+                  </Button>
+                </Menu.Target>
+                <Menu.Dropdown>
+                  {states.map((state) => (
+                    <Menu.Item key={state} onClick={() => onSet(state)}>
+                      {STATE_LABELS[state]}
+                    </Menu.Item>
+                  ))}
+                </Menu.Dropdown>
+              </Menu>
+            ))}
           <Tooltip
-            label={
-              buyer.name
-                ? 'Open the playground with this buyer’s API key'
-                : 'The studio does not hold this wallet'
-            }
+            label={cannotQuery ?? 'Open the playground with this buyer’s API key'}
             withArrow
+            multiline
+            maw={260}
           >
             <Button
               size="xs"
               variant="light"
               component="a"
-              href={buyer.name ? playgroundHrefAs(listing.id, buyer.wallet) : undefined}
+              href={cannotQuery ? undefined : playgroundHrefAs(listing.id, buyer.wallet)}
               leftSection={<IconPlayerPlay size={14} />}
-              disabled={!buyer.name}
+              // data-disabled, not disabled: the tooltip saying why still shows on hover.
+              data-disabled={cannotQuery ? true : undefined}
+              aria-disabled={cannotQuery ? true : undefined}
+              aria-description={cannotQuery}
+              onClick={(event) => {
+                if (cannotQuery) event.preventDefault();
+              }}
             >
               Query as this buyer
             </Button>
@@ -262,5 +309,24 @@ function BuyerRow({
         </Group>
       </Table.Td>
     </Table.Tr>
+  );
+}
+
+/** An error code that may wrap after its underscores only: `insufficient_` / `balance`, never `balanc` / `e`. */
+function Breakable({ code }: { code: string }) {
+  const parts = code.split('_');
+  return (
+    <>
+      {parts.map((part, i) => (
+        <Fragment key={i}>
+          {part}
+          {i < parts.length - 1 && (
+            <>
+              _<wbr />
+            </>
+          )}
+        </Fragment>
+      ))}
+    </>
   );
 }

@@ -9,8 +9,15 @@ export const STATE_LABELS: Record<TestBuyerState, string> = {
   revoked: 'Revoked',
 };
 
-/** What /v1/retrieve answers a buyer holding this credential (null = none, e.g. revoked). */
-export function expectedAnswer(credential: StudioCredential | null): { status: string; code: string | null } {
+/**
+ * What /v1/retrieve answers a buyer holding this credential (null = none, e.g. revoked). A draft is
+ * 404 to everyone but its creator, whatever they hold.
+ */
+export function expectedAnswer(
+  credential: StudioCredential | null,
+  draft = false,
+): { status: string; code: string | null } {
+  if (draft) return { status: '404', code: 'listing_not_found' };
   if (!credential) return { status: '403', code: 'credential_not_found' };
   switch (credential.status) {
     case 'active':

@@ -14,7 +14,7 @@ import {
 } from '@mantine/core';
 import { IconFileImport, IconFilter, IconFiles, IconRefresh, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ConfirmDeleteModal } from '../../components/ConfirmDeleteModal';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
@@ -45,6 +45,19 @@ export function InspectPage() {
     enabled: Boolean(listingId),
   });
 
+  const all = documents.data ?? [];
+  const shown = all.filter((d) => d.source.toLowerCase().includes(filter.trim().toLowerCase()));
+  const selected = all.find((d) => d.source === selectedSource) ?? shown[0];
+
+  // After a deletion, the document now selected is scrolled into the list's view.
+  const revealSelected = useRef(false);
+  const selectedLink = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (!revealSelected.current || !selectedLink.current) return;
+    revealSelected.current = false;
+    selectedLink.current.scrollIntoView({ block: 'nearest' });
+  }, [selected?.id]);
+
   /**
    * The queries of a document that no longer exists are dropped, never refetched (the server would
    * answer 404): only the list is asked again, not everything under ['documents'].
@@ -58,7 +71,12 @@ export function InspectPage() {
     mutationFn: (doc: DocumentSummary) => deleteDocument(doc.id),
     onSuccess: (_result, doc) => {
       setConfirming(undefined);
-      setSelectedSource(undefined);
+      // The next document of the list takes its place (the previous one at the end), in view where
+      // the list was scrolled: not the first document, far from where the creator was.
+      const at = shown.findIndex((d) => d.id === doc.id);
+      const neighbour = at === -1 ? undefined : (shown[at + 1] ?? shown[at - 1]);
+      setSelectedSource(neighbour?.source);
+      revealSelected.current = true;
       // Out of the list at once, so its chunk list is unmounted before anything could ask for it.
       queryClient.setQueryData<DocumentSummary[]>(documentsKey, (docs) =>
         docs?.filter((d) => d.id !== doc.id),
@@ -77,10 +95,6 @@ export function InspectPage() {
     const docs = queryClient.getQueryData<DocumentSummary[]>(documentsKey);
     if (!docs?.some((d) => d.id === doc.id)) dropChunks(doc);
   };
-
-  const all = documents.data ?? [];
-  const shown = all.filter((d) => d.source.toLowerCase().includes(filter.trim().toLowerCase()));
-  const selected = all.find((d) => d.source === selectedSource) ?? shown[0];
 
   return (
     <>
@@ -142,6 +156,7 @@ export function InspectPage() {
                         key={doc.id}
                         component="button"
                         active={doc.id === selected?.id}
+                        ref={doc.id === selected?.id ? selectedLink : undefined}
                         onClick={() => setSelectedSource(doc.source)}
                         label={
                           <Text size="sm" style={{ overflowWrap: 'anywhere' }}>

@@ -54,7 +54,8 @@ export function ListingActionModal({
             </Alert>
           )}
           <Group justify="flex-end" gap="sm">
-            <Button variant="default" onClick={close}>
+            {/* The first focus: not the header's ×, and not the action, which a stray Enter would run. */}
+            <Button variant="default" onClick={close} data-autofocus>
               Cancel
             </Button>
             <Button

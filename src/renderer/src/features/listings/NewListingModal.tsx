@@ -15,11 +15,12 @@ import {
   TextInput,
 } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { AccessModel, Listing, UpdateListingInput } from '../../../../shared/listings';
+import { SolAmountInput } from '../../components/SolAmountInput';
 import { ACCESS_MODEL_LABELS, counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
-import { errorMessage, fieldErrorsOf, type CreateListingBody } from '../../lib/studioApi';
+import { errorMessage, fieldErrorsOf, StudioApiError, type CreateListingBody } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
 import {
   ACCESS_MODEL_HELP,
@@ -57,10 +58,18 @@ interface ListingFormProps {
   listing?: Listing;
 }
 
+/** What was typed into New listing and not created yet: closing the dialog keeps it for the next opening. */
+interface ListingDraft {
+  values: ListingFormValues;
+  embeddingModel: string;
+}
+
 /**
  * Creates a draft, or with `listing` edits that listing: the same form, prefilled, sending only what
  * changed. The modal stays mounted while closed (keep `listing` set while it closes), so Mantine
- * returns the focus to the button that opened it; its form is mounted afresh at each opening.
+ * returns the focus to the button that opened it; its form is mounted afresh at each opening. What
+ * was typed into a new listing is kept here until it is created or the user starts over: Escape or a
+ * click beside the dialog loses nothing. An edit starts again from the listing.
  */
 export function NewListingModal({
   opened,
@@ -68,6 +77,7 @@ export function NewListingModal({
   onCreated,
   listing,
 }: ListingFormProps & { opened: boolean }) {
+  const [draft, setDraft] = useState<ListingDraft | null>(null);
   return (
     <Modal
       opened={opened}
@@ -76,19 +86,58 @@ export function NewListingModal({
       size="lg"
       centered
     >
-      <ListingForm key={listing?.id ?? 'new'} listing={listing} onClose={onClose} onCreated={onCreated} />
+      <ListingForm
+        key={listing?.id ?? 'new'}
+        listing={listing}
+        onClose={onClose}
+        onCreated={(created) => {
+          setDraft(null);
+          onCreated?.(created);
+        }}
+        draft={listing ? null : draft}
+        onDraftChange={listing ? undefined : setDraft}
+      />
     </Modal>
   );
 }
 
-function ListingForm({ onClose, onCreated, listing }: ListingFormProps) {
+/** Fields the server names first in a 409 refusing new terms: "accessModel, price: listing 'lst_…' has…". */
+function termsFixedFields(error: unknown): string[] {
+  if (!(error instanceof StudioApiError) || error.status !== 409) return [];
+  const match =
+    /^((?:accessModel|price|subscriptionDays)(?:, (?:accessModel|price|subscriptionDays))*): /.exec(
+      error.message,
+    );
+  return match?.[1] ? match[1].split(', ') : [];
+}
+
+/** The 409's sentence without the field names it starts with (the fields are marked red instead). */
+function withoutFieldNames(message: string): string {
+  const rest = message.slice(message.indexOf(': ') + 2);
+  return rest.charAt(0).toUpperCase() + rest.slice(1);
+}
+
+function ListingForm({
+  onClose,
+  onCreated,
+  listing,
+  draft,
+  onDraftChange,
+}: ListingFormProps & {
+  draft: ListingDraft | null;
+  onDraftChange?: (draft: ListingDraft | null) => void;
+}) {
   const api = useStudioApi();
   const queryClient = useQueryClient();
   const editing = listing !== undefined;
   const [values, setValues] = useState<ListingFormValues>(() =>
-    listing ? toListingFormValues(listing) : EMPTY_LISTING_FORM,
+    listing ? toListingFormValues(listing) : (draft?.values ?? EMPTY_LISTING_FORM),
   );
-  const [embeddingModel, setEmbeddingModel] = useState(listing?.embeddingModel ?? DEFAULT_EMBEDDING_MODEL);
+  const [embeddingModel, setEmbeddingModel] = useState(
+    listing?.embeddingModel ?? draft?.embeddingModel ?? DEFAULT_EMBEDDING_MODEL,
+  );
+  // Said once, when the dialog opens on what was typed before.
+  const [restored] = useState(draft !== null);
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
   const create = useMutation({
     mutationFn: (request: SaveRequest) =>
@@ -104,21 +153,45 @@ function ListingForm({ onClose, onCreated, listing }: ListingFormProps) {
   // The server refuses a new model once chunks are embedded with the old one.
   const modelLocked = (listing?.chunkCount ?? 0) > 0;
 
-  const serverErrors = fieldErrorsOf(create.error);
+  // A published listing's terms are fixed while anyone holds access: the 409 names the fields.
+  const fixedFields = termsFixedFields(create.error);
+  const serverErrors: Record<string, string> = {
+    ...fieldErrorsOf(create.error),
+    ...Object.fromEntries(
+      fixedFields.map((field) => [field, 'Fixed while anyone holds access to this listing.']),
+    ),
+  };
   const errorFor = (field: keyof ListingFormValues) => localErrors[field] ?? serverErrors[field];
   const modelError = serverErrors.embeddingModel ?? embeddingModelError(create.error);
   // Server failures that no input can show (a wallet problem, a lost connection) go above the buttons.
+  // The refusal of new terms is said there too, in the server's words (the fields are marked as well).
   const generalError =
     create.error &&
     modelError === undefined &&
-    !Object.keys(serverErrors).some((field) => FORM_FIELDS.has(field))
+    (fixedFields.length > 0 || !Object.keys(serverErrors).some((field) => FORM_FIELDS.has(field)))
       ? create.error
       : undefined;
 
+  // The dialog scrolls: a refusal below the fold is brought into view, as the user looks for it there.
+  const refusal = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (generalError !== undefined) refusal.current?.scrollIntoView({ block: 'nearest' });
+  }, [generalError]);
+
   const set = <K extends keyof ListingFormValues>(field: K, value: ListingFormValues[K]) => {
-    setValues((v) => ({ ...v, [field]: value }));
+    const next = { ...values, [field]: value };
+    setValues(next);
+    onDraftChange?.({ values: next, embeddingModel });
     setLocalErrors(({ [field]: _dropped, ...rest }) => rest);
   };
+
+  function startOver() {
+    setValues(EMPTY_LISTING_FORM);
+    setEmbeddingModel(DEFAULT_EMBEDDING_MODEL);
+    onDraftChange?.(null);
+    setLocalErrors({});
+    create.reset();
+  }
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -145,13 +218,21 @@ function ListingForm({ onClose, onCreated, listing }: ListingFormProps) {
   return (
     <form onSubmit={submit} noValidate>
       <Stack gap="md">
-        <Text size="sm" c="dimmed">
+        <Text size="sm" c="dimmed" data-testid="listing-form-note">
           {listing
             ? listing.status === 'published'
-              ? 'This listing is published: new terms apply to purchases made from now on.'
+              ? 'This listing is published. While anyone holds access to it (test buyers included), its access model, price and subscription days cannot change: revoke their credentials first, or create a new listing for the new terms. The title, description, domain and tags can change at any time.'
               : 'This draft is only visible in this studio until you publish it.'
             : 'A listing starts as a draft: only this studio sees it until you publish it. Its knowledge base is added afterwards.'}
         </Text>
+        {!listing && restored && (
+          <Text size="xs" c="dimmed" role="status">
+            What you typed before is kept.{' '}
+            <Button variant="subtle" size="compact-xs" onClick={startOver}>
+              Start over
+            </Button>
+          </Text>
+        )}
         <TextInput
           label="Title"
           placeholder="e.g. EU case law digest"
@@ -202,20 +283,10 @@ function ListingForm({ onClose, onCreated, listing }: ListingFormProps) {
           </Text>
         </Stack>
         <SimpleGrid cols={2}>
-          <NumberInput
+          <SolAmountInput
             label={PRICE_LABELS[values.accessModel]}
             required
-            min={0}
-            decimalScale={9}
-            step={0.1}
-            allowNegative={false}
             placeholder="0.0"
-            rightSection={
-              <Text size="xs" c="dimmed" pr={6}>
-                SOL
-              </Text>
-            }
-            rightSectionWidth={44}
             value={values.price}
             onChange={(value) => set('price', value)}
             error={errorFor('price')}
@@ -252,6 +323,7 @@ function ListingForm({ onClose, onCreated, listing }: ListingFormProps) {
           onChange={(value) => {
             if (value === null) return;
             setEmbeddingModel(value);
+            onDraftChange?.({ values, embeddingModel: value });
             // A refusal of the old choice no longer applies to the new one.
             if (modelError !== undefined) create.reset();
           }}
@@ -262,12 +334,21 @@ function ListingForm({ onClose, onCreated, listing }: ListingFormProps) {
         />
         {generalError !== undefined && (
           <Alert
+            ref={refusal}
             color="red"
             variant="light"
-            title={editing ? 'The listing was not saved' : 'The listing was not created'}
+            title={
+              fixedFields.length > 0
+                ? 'Not saved: the terms are fixed while anyone holds access'
+                : editing
+                  ? 'The listing was not saved'
+                  : 'The listing was not created'
+            }
             role="alert"
           >
-            {errorMessage(generalError)}
+            {fixedFields.length > 0
+              ? withoutFieldNames(errorMessage(generalError))
+              : errorMessage(generalError)}
           </Alert>
         )}
         <Group justify="flex-end" gap="sm" mt="xs">

@@ -1,5 +1,6 @@
 import type { AccessModel, Listing, UpdateListingInput } from '../../../../shared/listings';
 import { EMBEDDING_MODEL_LIST, OFFLINE_MODEL } from '../../../../shared/embeddingModels';
+import { parseSolAmount } from '../../components/solAmount';
 import type { CreateListingBody } from '../../lib/studioApi';
 
 /** The New listing form as the inputs hold it (Mantine's NumberInput gives '' when empty). */
@@ -52,7 +53,7 @@ export function toCreateListingBody(values: ListingFormValues): ListingFormResul
   const errors: Record<string, string> = {};
   const title = values.title.trim();
   if (!title) errors.title = 'Give the listing a title.';
-  const price = asNumber(values.price);
+  const price = parseSolAmount(values.price);
   if (price === undefined)
     errors.price = 'Enter a price in SOL (0 is allowed for one-time and subscription).';
   const days = values.accessModel === 'subscription' ? asNumber(values.subscriptionDays) : undefined;

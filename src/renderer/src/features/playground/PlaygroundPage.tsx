@@ -22,7 +22,7 @@ import {
   Title,
 } from '@mantine/core';
 import { IconLock, IconPlayerPlay, IconSearch } from '@tabler/icons-react';
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useRef, useState } from 'react';
 import { KnowledgeClient, type Chunk } from '../../../../client';
 import type { RetrievalMode } from '../../../../shared/retrieval';
@@ -56,6 +56,7 @@ const apiBase = () => `${window.location.origin}/v1`;
 
 export function PlaygroundPage() {
   const api = useStudioApi();
+  const queryClient = useQueryClient();
   const listings = useQuery({
     queryKey: [...queryKeys.listings, 'playground'],
     queryFn: () => api.listings.list({ limit: 100 }),
@@ -147,6 +148,9 @@ export function PlaygroundPage() {
       }
     } catch (error) {
       if (!controller.signal.aborted) setRun({ status: 'error', request, chunks: [], error });
+    } finally {
+      // A buyer's query may have spent their balance (or met its end): "Acting as" shows the status now.
+      if (actingAs) void queryClient.invalidateQueries({ queryKey: marketplaceKeys.buyers(listingId) });
     }
   };
 

@@ -22,6 +22,8 @@ const MEANINGS: Record<string, string> = {
   credential_expired: 'The subscription ended: the buyer must renew to query again.',
   credential_not_found: 'This wallet holds no credential for the listing (never bought, or revoked).',
   insufficient_balance: 'The prepaid balance cannot pay one more query: the buyer must top it up.',
+  listing_not_found:
+    'Buyers cannot see this listing: it is a draft (publish it first), or it no longer exists.',
   rate_limited: 'The buyer went over the listing’s retrieval rate limit and must wait.',
   unauthorized: 'The API key was refused.',
 };

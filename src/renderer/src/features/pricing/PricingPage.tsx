@@ -17,6 +17,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { AccessModel, Listing } from '../../../../shared/listings';
 import { PageHeader } from '../../components/PageHeader';
+import { SolAmountInput } from '../../components/SolAmountInput';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { ACCESS_MODEL_LABELS } from '../../lib/format';
 import { useLeaveGuard } from '../../lib/leaveGuard';
@@ -144,19 +145,14 @@ function PricingEditor({
               </Text>
             </div>
             <Group grow align="flex-start">
-              <NumberInput
+              <SolAmountInput
                 label={`${PRICE_LABELS[values.accessModel]} (SOL)`}
                 description={lamportsLabel(values.price)}
-                min={0}
-                // Never clamped on blur: a value the schema refuses keeps its error until the user
-                // fixes it, and the error line does not vanish under the pointer on its way to Save.
-                clampBehavior="none"
-                decimalScale={9}
-                step={0.01}
+                // Kept as typed, never rewritten on blur: a value the schema refuses keeps its error
+                // until the user fixes it, and the error line does not vanish on the way to Save.
                 value={values.price}
                 onChange={(v) => set('price', v)}
                 error={errors.price}
-                suffix=" SOL"
                 data-testid="price-input"
               />
               {values.accessModel === 'subscription' && (

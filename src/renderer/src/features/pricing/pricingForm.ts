@@ -6,6 +6,7 @@ import {
   type Listing,
   type PricingInput,
 } from '../../../../shared/listings';
+import { parseSolAmount } from '../../components/solAmount';
 
 /** The Pricing form as its inputs hold it (NumberInput gives '' when empty). */
 export interface PricingFormValues {
@@ -47,7 +48,7 @@ export type PricingResult =
 export function parsePricing(values: PricingFormValues): PricingResult {
   const parsed = PricingSchema.safeParse({
     accessModel: values.accessModel,
-    price: numberOf(values.price),
+    price: parseSolAmount(values.price),
     subscriptionDays: values.accessModel === 'subscription' ? numberOf(values.subscriptionDays) : null,
     retrievalRateLimit: numberOf(values.retrievalRateLimit),
     domain: values.domain,
@@ -62,12 +63,12 @@ export function parsePricing(values: PricingFormValues): PricingResult {
   return { errors };
 }
 
-/** "= 250,000,000 lamports" under the price, updated as the user types. */
+/** "= 250,000,000 lamports" (or "= 1 lamport") under the price, updated as the user types. */
 export function lamportsLabel(price: number | string, locale = 'en-US'): string {
-  const sol = numberOf(price);
-  if (sol === undefined || !Number.isFinite(sol) || sol < 0)
-    return `1 SOL = ${LAMPORTS_PER_SOL.toLocaleString(locale)} lamports`;
-  return `= ${priceInLamports(sol).toLocaleString(locale)} lamports`;
+  const sol = parseSolAmount(price);
+  if (sol === undefined || sol < 0) return `1 SOL = ${LAMPORTS_PER_SOL.toLocaleString(locale)} lamports`;
+  const lamports = priceInLamports(sol);
+  return `= ${lamports.toLocaleString(locale)} ${lamports === 1 ? 'lamport' : 'lamports'}`;
 }
 
 /**

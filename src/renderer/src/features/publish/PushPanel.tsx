@@ -51,7 +51,7 @@ export function PushPanel({
     <Card withBorder radius="md" p="md">
       <Stack gap="md">
         <Group justify="space-between" wrap="nowrap">
-          <div style={{ minWidth: 0 }}>
+          <div style={{ minWidth: 0, flex: 1 }}>
             <Text fw={600} size="sm">
               {TITLES[job.state]}
               {interrupted && ` · started ${formatDateTime(job.startedAt)}`}
@@ -66,7 +66,7 @@ export function PushPanel({
           </div>
           {running && <CancelJobButton onCancel={onCancel} cancelling={cancelling} />}
           {interrupted && onDismiss && (
-            <Button size="xs" variant="subtle" color="gray" onClick={onDismiss}>
+            <Button size="xs" variant="subtle" color="gray" onClick={onDismiss} style={{ flexShrink: 0 }}>
               Dismiss
             </Button>
           )}

@@ -15,6 +15,7 @@ import { IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
 import type { PushTarget } from '../../../../shared/push';
+import { ConfirmDeleteModal } from '../../components/ConfirmDeleteModal';
 import { EncryptedAtRestBadge } from '../../components/EncryptedAtRestBadge';
 import { errorMessage } from '../../lib/studioApi';
 import { hostedUrl, listTargets, removeTarget, saveTarget } from './publishApi';
@@ -42,9 +43,13 @@ export function TargetCard({
     if (targets.isSuccess && !selected && list[0]) onChange(list[0].id);
   }, [targets.isSuccess, list, selected, onChange]);
 
+  // Forgetting a target drops its API key too: asked first. Kept while the dialog closes.
+  const [forgetting, setForgetting] = useState<PushTarget>();
+  const [confirmOpened, setConfirmOpened] = useState(false);
   const remove = useMutation({
     mutationFn: removeTarget,
     onSuccess: async (removed) => {
+      setConfirmOpened(false);
       if (removed.id === targetId) onChange(null);
       await queryClient.invalidateQueries({ queryKey: TARGETS_KEY });
     },
@@ -83,12 +88,15 @@ export function TargetCard({
           />
         )}
         {selected && (
-          <TargetDetails target={selected} onRemove={() => remove.mutate(selected.id)} disabled={disabled} />
-        )}
-        {remove.isError && (
-          <Text size="xs" c="red">
-            {errorMessage(remove.error)}
-          </Text>
+          <TargetDetails
+            target={selected}
+            onRemove={() => {
+              remove.reset();
+              setForgetting(selected);
+              setConfirmOpened(true);
+            }}
+            disabled={disabled}
+          />
         )}
         {targets.isError && (
           <Text size="sm" c="red" role="alert">
@@ -107,6 +115,19 @@ export function TargetCard({
           />
         )}
       </Stack>
+      <ConfirmDeleteModal
+        opened={confirmOpened}
+        title="Forget target"
+        confirmLabel="Forget target"
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => forgetting && remove.mutate(forgetting.id)}
+        onClose={() => setConfirmOpened(false)}
+      >
+        Forget <b>{forgetting?.label || forgetting?.baseUrl}</b> and its saved API key{' '}
+        <Code>{forgetting?.maskedKey}</Code>? Pushing there again needs the key again. Nothing on the service
+        is deleted.
+      </ConfirmDeleteModal>
     </Card>
   );
 }

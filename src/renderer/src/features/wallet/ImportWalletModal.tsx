@@ -1,14 +1,17 @@
-import { Button, FileInput, Group, Modal, Stack, Text, Textarea, TextInput } from '@mantine/core';
-import { IconFileImport } from '@tabler/icons-react';
+import { Alert, Button, FileInput, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
+import { IconFileImport, IconKey } from '@tabler/icons-react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { Wallet } from '../../../../shared/studio';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage } from '../../lib/studioApi';
 import { marketplaceApi } from '../../lib/wallet/marketplaceApi';
-import { checkKeypairText } from './keypairFile';
+import { addressInKeypairText, checkKeypairText } from './keypairFile';
 
-/** Imports a Solana CLI keypair (`id.json`), picked as a file or pasted. */
+/**
+ * Imports a Solana CLI keypair (`id.json`), picked as a file or pasted. The secret is never shown: a
+ * picked file stays in memory (only the address it names is shown) and the paste field is masked.
+ */
 export function ImportWalletModal({
   opened,
   onClose,
@@ -19,8 +22,8 @@ export function ImportWalletModal({
   onImported: (wallet: Wallet) => void;
 }) {
   const queryClient = useQueryClient();
-  const [file, setFile] = useState<File | null>(null);
-  const [text, setText] = useState('');
+  const [file, setFile] = useState<{ file: File; text: string } | null>(null);
+  const [pasted, setPasted] = useState('');
   const [name, setName] = useState('');
   const [localError, setLocalError] = useState<string>();
   const importWallet = useMutation({
@@ -32,9 +35,13 @@ export function ImportWalletModal({
     },
   });
 
+  const text = file ? file.text : pasted;
+  const fileName = file?.file.name ?? 'The pasted keypair';
+  const address = addressInKeypairText(text);
+
   function close() {
     setFile(null);
-    setText('');
+    setPasted('');
     setName('');
     setLocalError(undefined);
     importWallet.reset();
@@ -42,15 +49,21 @@ export function ImportWalletModal({
   }
 
   async function pick(picked: File | null) {
-    setFile(picked);
-    setLocalError(undefined);
     importWallet.reset();
-    if (picked) setText(await picked.text());
+    setPasted('');
+    if (!picked) {
+      setFile(null);
+      setLocalError(undefined);
+      return;
+    }
+    const read = await picked.text();
+    setFile({ file: picked, text: read });
+    // Said at once: a file that is no keypair is refused before anything is sent.
+    setLocalError(read.trim() ? checkKeypairText(read, picked.name) : undefined);
   }
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    const fileName = file?.name ?? 'The pasted keypair';
     const problem = checkKeypairText(text, fileName);
     setLocalError(problem);
     if (problem) return;
@@ -64,34 +77,49 @@ export function ImportWalletModal({
         <Stack gap="md">
           <Text size="sm" c="dimmed">
             The file <code>solana-keygen new</code> writes (by default <code>~/.config/solana/id.json</code>):
-            a JSON array of 64 numbers. The secret stays in the studio&apos;s server process and is never
-            shown again.
+            a JSON array of 64 numbers. Its secret is never shown: it goes to the studio&apos;s server process
+            and stays there.
           </Text>
           <FileInput
             label="Keypair file"
             placeholder="Choose id.json"
             accept="application/json,.json"
-            value={file}
+            value={file?.file ?? null}
             onChange={(f) => void pick(f)}
             clearable
             leftSection={<IconFileImport size={16} />}
+            data-autofocus
           />
-          <Textarea
+          <TextInput
+            // Masked, and never filled from the file: the secret stays out of view either way.
+            type="password"
             label="…or paste its contents"
-            placeholder="[174,47,154,16,…]"
-            autosize
-            minRows={3}
-            maxRows={6}
-            value={text}
+            description="Masked as you paste."
+            placeholder={file ? 'Using the chosen file' : '[174,47,154,16,…]'}
+            autoComplete="off"
+            spellCheck={false}
+            leftSection={<IconKey size={16} />}
+            value={pasted}
             onChange={(e) => {
-              setText(e.currentTarget.value);
+              setPasted(e.currentTarget.value);
               setFile(null);
               setLocalError(undefined);
+              importWallet.reset();
             }}
-            styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)', fontSize: 12 } }}
-            error={error}
             data-testid="keypair-text"
           />
+          {address && (
+            <div data-testid="keypair-address">
+              <Text size="xs" c="dimmed">
+                {file
+                  ? `${file.file.name} loaded · the address it names`
+                  : 'The address the pasted keypair names'}
+              </Text>
+              <Text size="sm" ff="monospace" style={{ overflowWrap: 'anywhere' }}>
+                {address}
+              </Text>
+            </div>
+          )}
           <TextInput
             label="Name"
             description="Optional; how the studio lists this wallet"
@@ -99,6 +127,11 @@ export function ImportWalletModal({
             value={name}
             onChange={(e) => setName(e.currentTarget.value)}
           />
+          {error !== undefined && (
+            <Alert color="red" variant="light" title="Not imported" role="alert">
+              {error}
+            </Alert>
+          )}
           <Group justify="flex-end" gap="sm">
             <Button variant="default" onClick={close}>
               Cancel

@@ -102,7 +102,8 @@ export function WalletPage() {
             ) : (
               <WalletsTable wallets={own} selected={selected?.address} onSelect={setChosen} />
             )}
-            {selected && <WalletDetails wallet={selected} />}
+            {/* Keyed: an airdrop's outcome belongs to the wallet it was asked for. */}
+            {selected && <WalletDetails key={selected.address} wallet={selected} />}
             <SignListingCard wallets={own} browserWallet={browserWallet} />
           </Stack>
         </Grid.Col>
@@ -186,10 +187,13 @@ function WalletDetails({ wallet }: { wallet: Wallet }) {
     queryFn: () => marketplaceApi.balance(wallet.address),
   });
   const [amount, setAmount] = useState<number | string>(1);
+  // The network an airdrop was asked on: its outcome is shown only while that network is the one used.
+  const rpcUrl = network.data?.rpcUrl ?? '';
   const airdrop = useMutation({
-    mutationFn: () => marketplaceApi.airdrop(wallet.address, Number(amount)),
+    mutationFn: (_onNetwork: string) => marketplaceApi.airdrop(wallet.address, Number(amount)),
     onSuccess: (result) => queryClient.setQueryData(marketplaceKeys.balance(wallet.address), result.balance),
   });
+  const airdropHere = airdrop.variables === rpcUrl;
   const availability = network.data?.airdrop;
 
   return (
@@ -266,7 +270,7 @@ function WalletDetails({ wallet }: { wallet: Wallet }) {
                 leftSection={<IconDroplet size={16} />}
                 disabled={!availability?.available || !(Number(amount) > 0)}
                 loading={airdrop.isPending}
-                onClick={() => airdrop.mutate()}
+                onClick={() => airdrop.mutate(rpcUrl)}
               >
                 Request airdrop
               </Button>
@@ -278,12 +282,12 @@ function WalletDetails({ wallet }: { wallet: Wallet }) {
             {availability.reason}
           </Text>
         )}
-        {airdrop.error && (
+        {airdropHere && airdrop.error && (
           <Alert color="red" variant="light" role="alert" title="No airdrop">
             {errorMessage(airdrop.error)}
           </Alert>
         )}
-        {airdrop.data && (
+        {airdropHere && airdrop.data && (
           <Text size="xs" c="teal">
             Airdrop landed: {shortAddress(airdrop.data.signature, 8, 8)}
           </Text>

@@ -1,3 +1,5 @@
+import bs58 from 'bs58';
+
 /**
  * A first check of a Solana CLI keypair file before it is sent, with the same wording as the server
  * (which checks again, and also that the two halves belong together). Undefined = looks right.
@@ -22,4 +24,14 @@ export function checkKeypairText(text: string, fileName: string): string | undef
     return `${fileName} must be the Solana CLI format: a JSON array of 64 numbers 0..255; item ${bad + 1} is ${JSON.stringify(value[bad])}.`;
   }
   return undefined;
+}
+
+/**
+ * The address a keypair file names (base58 of its public half, bytes 33..64), to show instead of its
+ * contents; undefined when the text is not a keypair. The server checks the halves belong together.
+ */
+export function addressInKeypairText(text: string): string | undefined {
+  if (checkKeypairText(text, 'keypair') !== undefined) return undefined;
+  const bytes = JSON.parse(text.trim()) as number[];
+  return bs58.encode(Uint8Array.from(bytes.slice(32)));
 }
