@@ -1,17 +1,17 @@
-import { ActionIcon, Alert, Button, Card, Grid, Group, Stack, Table, Text, ThemeIcon } from '@mantine/core';
+import { Alert, Button, Card, Grid, Group, Stack, Text, ThemeIcon } from '@mantine/core';
 import { Dropzone } from '@mantine/dropzone';
 import {
   IconAlertTriangle,
   IconFileImport,
   IconFolderOpen,
   IconPaperclip,
-  IconTrash,
   IconUpload,
 } from '@tabler/icons-react';
 import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
+import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { useJobRun } from '../../lib/useJobRun';
 import { ChunkingSettingsCard } from './ChunkingSettingsCard';
@@ -24,6 +24,8 @@ import { followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi
 import { JobPanel } from './JobPanel';
 import { ListingPicker } from './ListingPicker';
 import { PreviewPanel } from './PreviewPanel';
+import { queueAfterIngestion } from './queueAfterIngestion';
+import { QueueTable } from './QueueTable';
 import { useIngestDraft } from './ingestDraft';
 import type { IngestJob, QueuedFile } from './types';
 import { useListingChoice } from './useListingChoice';
@@ -32,7 +34,8 @@ export function IngestPage() {
   const [listingId] = useListingChoice();
   const queryClient = useQueryClient();
   // Kept above the sections: leaving Ingest for another view and coming back finds it as it was.
-  const { queue, setQueue, settings, setSettings, previewPath, setPreviewPath } = useIngestDraft();
+  const { queue, setQueue, settings, setSettings, previewPath, setPreviewPath, sent, setSent } =
+    useIngestDraft();
   const {
     job,
     setJob,
@@ -90,19 +93,36 @@ export function IngestPage() {
   const chunking = useMemo(() => validChunking(settings), [settings]);
 
   const add = (files: QueuedFile[]) => setQueue((q) => mergeQueue(q, files));
+  const removeFile = useCallback(
+    (path: string) => setQueue((q) => q.filter((f) => f.path !== path)),
+    [setQueue],
+  );
   // The server refuses the whole ingestion for one file of an unsupported type: said before, not after.
-  const unsupported = unsupportedFiles(queue);
+  const unsupported = useMemo(() => unsupportedFiles(queue), [queue]);
   const removeUnsupported = () => setQueue((q) => q.filter((f) => unsupportedType(f.path) === undefined));
+  const rejected = useMemo(() => queue.filter((f) => f.rejected !== undefined).length, [queue]);
 
   const start = async () => {
     if (!listingId || queue.length === 0 || !chunking || unsupported.length > 0) return;
-    const final = await run(() => startIngest(listingId, queue, chunking));
+    const files = queue;
+    const final = await run(async () => {
+      const started = await startIngest(listingId, files, chunking);
+      setSent({ jobId: started.id, paths: files.map((f) => f.path) });
+      // Marks of an earlier rejection go while the files are tried again.
+      const retried = new Set(files);
+      setQueue((q) =>
+        q.map((f) => (f.rejected !== undefined && retried.has(f) ? { ...f, rejected: undefined } : f)),
+      );
+      return started;
+    });
     if (!final) return;
-    if (final.state === 'done') setQueue([]);
+    // Ingested files leave the queue; rejected ones stay, with the reason, to be tried again.
+    const outcomes = final.state === 'done' ? final.result?.documents : undefined;
+    if (outcomes) setQueue((q) => queueAfterIngestion(q, files, outcomes));
     refreshListing();
   };
 
-  const totalBytes = queue.reduce((n, f) => n + f.file.size, 0);
+  const totalBytes = useMemo(() => queue.reduce((n, f) => n + f.file.size, 0), [queue]);
   return (
     <>
       <Dropzone.FullScreen
@@ -193,41 +213,20 @@ export function IngestPage() {
                     </Stack>
                   </Dropzone>
                 ) : (
-                  <Table aria-label="Files to ingest" verticalSpacing={4} highlightOnHover>
-                    <Table.Tbody>
-                      {queue.map((f) => {
-                        const refused = unsupportedType(f.path);
-                        return (
-                          <Table.Tr key={f.path} data-unsupported={refused !== undefined || undefined}>
-                            <Table.Td style={{ overflowWrap: 'anywhere' }}>
-                              <Text size="sm">{f.path}</Text>
-                              {refused !== undefined && (
-                                <Text size="xs" c="red" fw={500}>
-                                  Unsupported type ({refused})
-                                </Text>
-                              )}
-                            </Table.Td>
-                            <Table.Td w={90} ta="right">
-                              <Text size="xs" c="dimmed">
-                                {formatSize(f.file.size)}
-                              </Text>
-                            </Table.Td>
-                            <Table.Td w={40}>
-                              <ActionIcon
-                                variant="subtle"
-                                color="gray"
-                                aria-label={`Remove ${f.path}`}
-                                disabled={running}
-                                onClick={() => setQueue((q) => q.filter((x) => x.path !== f.path))}
-                              >
-                                <IconTrash size={16} />
-                              </ActionIcon>
-                            </Table.Td>
-                          </Table.Tr>
-                        );
-                      })}
-                    </Table.Tbody>
-                  </Table>
+                  <QueueTable queue={queue} running={running} onRemove={removeFile} />
+                )}
+                {rejected > 0 && !running && (
+                  <Alert
+                    color="yellow"
+                    variant="light"
+                    icon={<IconAlertTriangle size={16} />}
+                    title={`${counted(rejected, 'file was', 'files were')} not ingested`}
+                  >
+                    <Text size="sm">
+                      {rejected === 1 ? 'It stays' : 'They stay'} queued, marked with the reason: once that is
+                      fixed, Ingest tries {rejected === 1 ? 'it' : 'them'} again.
+                    </Text>
+                  </Alert>
                 )}
                 {unsupported.length > 0 && (
                   <Alert
@@ -299,6 +298,7 @@ export function IngestPage() {
                 onCancel={() => void cancel()}
                 cancelling={cancelling}
                 onDismiss={() => void dismiss(shown)}
+                inputs={sent?.jobId === shown.id ? sent.paths : undefined}
               />
             )}
           </Stack>

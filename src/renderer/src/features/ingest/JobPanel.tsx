@@ -1,9 +1,24 @@
-import { Alert, Badge, Button, Card, Group, Progress, Stack, Table, Text } from '@mantine/core';
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Group,
+  Progress,
+  ScrollArea,
+  SegmentedControl,
+  Stack,
+  Table,
+  Text,
+} from '@mantine/core';
 import { IconAlertTriangle } from '@tabler/icons-react';
+import { useMemo, useState } from 'react';
 import { CancelJobButton } from '../../components/CancelJobButton';
 import { counted, formatDateTime } from '../../lib/format';
 import { sectionHref } from '../../lib/sections';
 import { filePercent, ingestErrorText, outcomeCounts, overallPercent, STAGE_LABELS } from './jobView';
+import { originLabel, outcomeOrigins } from './outcomeOrigins';
+import { ROWS_PER_PAGE, RowPager, usePagedRows } from './pagedRows';
 import type { FileOutcome, IngestJob } from './types';
 
 const STATUS_COLOR: Record<FileOutcome['status'], string> = {
@@ -41,6 +56,7 @@ export function JobPanel({
   cancelling,
   onDismiss,
   inspectLink = true,
+  inputs,
 }: {
   job: IngestJob;
   onCancel: () => void;
@@ -49,6 +65,11 @@ export function JobPanel({
   onDismiss?: () => void;
   /** Offer to open Inspect once done (not when the panel is shown in Inspect itself). */
   inspectLink?: boolean;
+  /**
+   * The paths the job was sent, in order, when this page sent them: each outcome row then says where
+   * it came from (`simple.zip › a.csv`).
+   */
+  inputs?: readonly string[];
 }) {
   const running = job.state === 'running';
   const interrupted = job.state === 'interrupted';
@@ -89,44 +110,87 @@ export function JobPanel({
           </Alert>
         )}
         {job.result ? (
-          <Outcomes job={job} inspectLink={inspectLink} />
+          <Outcomes job={job} inspectLink={inspectLink} inputs={inputs} />
         ) : (
-          job.files.length > 0 && (
-            <Table aria-label="File progress" verticalSpacing={6}>
-              <Table.Tbody>
-                {job.files.map((f) => (
-                  <Table.Tr key={f.source}>
-                    <Table.Td style={{ overflowWrap: 'anywhere' }}>
-                      <Text size="sm">{f.source}</Text>
-                    </Table.Td>
-                    <Table.Td w={110}>
-                      <Text size="xs" c="dimmed">
-                        {STAGE_LABELS[f.stage]}
-                      </Text>
-                    </Table.Td>
-                    {!interrupted && (
-                      <Table.Td w={160}>
-                        <Progress
-                          value={filePercent(f.stage)}
-                          size="sm"
-                          aria-label={`Progress of ${f.source}`}
-                        />
-                      </Table.Td>
-                    )}
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          )
+          job.files.length > 0 && <FileProgress job={job} />
         )}
       </Stack>
     </Card>
   );
 }
 
-function Outcomes({ job, inspectLink }: { job: IngestJob; inspectLink: boolean }) {
+/** Files in progress shown by name beside a job of more files than a page holds. */
+const WORKING_SHOWN = 8;
+
+/**
+ * Each file's stage: every file of a job of up to a page of files; of a larger one, the files being
+ * worked on (its progress line counts the others), so that drawing a snapshot costs the same for
+ * 1,500 files as for 15. An interrupted job's files, a page at a time.
+ */
+function FileProgress({ job }: { job: IngestJob }) {
+  const interrupted = job.state === 'interrupted';
+  const paged = usePagedRows(job.files);
+  const working =
+    !interrupted && job.files.length > ROWS_PER_PAGE
+      ? job.files.filter((f) => f.stage !== 'processed' && f.stage !== 'done').slice(-WORKING_SHOWN)
+      : undefined;
+  const rows = working ?? paged.rows;
+  return (
+    <>
+      {working && working.length > 0 && (
+        <Text size="xs" c="dimmed">
+          In progress:
+        </Text>
+      )}
+      {rows.length > 0 && (
+        <Table aria-label="File progress" verticalSpacing={6}>
+          <Table.Tbody>
+            {rows.map((f) => (
+              <Table.Tr key={f.source}>
+                <Table.Td style={{ overflowWrap: 'anywhere' }}>
+                  <Text size="sm">{f.source}</Text>
+                </Table.Td>
+                <Table.Td w={110}>
+                  <Text size="xs" c="dimmed">
+                    {STAGE_LABELS[f.stage]}
+                  </Text>
+                </Table.Td>
+                {!interrupted && (
+                  <Table.Td w={160}>
+                    <Progress value={filePercent(f.stage)} size="sm" aria-label={`Progress of ${f.source}`} />
+                  </Table.Td>
+                )}
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+      {!working && <RowPager paged={paged} noun="files" label="Pages of the files of the ingestion" />}
+    </>
+  );
+}
+
+type OutcomeFilter = 'all' | FileOutcome['status'];
+
+function Outcomes({
+  job,
+  inspectLink,
+  inputs,
+}: {
+  job: IngestJob;
+  inspectLink: boolean;
+  inputs: readonly string[] | undefined;
+}) {
   const result = job.result!;
   const counts = outcomeCounts(result.documents);
+  const [filter, setFilter] = useState<OutcomeFilter>('all');
+  const rows = useMemo(() => {
+    const origins = outcomeOrigins(result.documents, inputs);
+    return result.documents
+      .map((outcome, i) => ({ outcome, label: originLabel(origins[i], outcome.source), key: i }))
+      .filter((r) => filter === 'all' || r.outcome.status === filter);
+  }, [result.documents, inputs, filter]);
+  const statuses = (['rejected', 'ingested', 'unchanged'] as const).filter((s) => counts[s] > 0);
   return (
     <>
       <Group gap="xs">
@@ -149,52 +213,96 @@ function Outcomes({ job, inspectLink }: { job: IngestJob; inspectLink: boolean }
           </Button>
         )}
       </Group>
-      <Table aria-label="Ingestion outcome" verticalSpacing={6} striped>
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>File</Table.Th>
-            <Table.Th w={110}>Outcome</Table.Th>
-            <Table.Th w={80} ta="right">
-              Chunks
-            </Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {result.documents.map((o, i) => (
-            <Table.Tr key={`${o.source}-${i}`}>
-              <Table.Td style={{ overflowWrap: 'anywhere' }}>
-                <Text size="sm">{o.source}</Text>
-                {o.error && (
-                  <Text size="xs" c="red">
-                    {ingestErrorText(o.error)}
-                  </Text>
-                )}
-                {o.skippedRows && o.skippedRows.length > 0 && (
-                  <Text size="xs" c="var(--mantine-color-yellow-light-color)">
-                    {o.skippedRows.length} CSV {o.skippedRows.length === 1 ? 'row' : 'rows'} skipped:{' '}
-                    {o.skippedRows
-                      .slice(0, 5)
-                      .map((r) => `row ${r.row} (${r.reason})`)
-                      .join('; ')}
-                    {o.skippedRows.length > 5 ? '; …' : ''}
-                  </Text>
-                )}
-                {o.warnings?.map((w) => (
-                  <Text key={w} size="xs" c="dimmed">
-                    {w}
-                  </Text>
-                ))}
-              </Table.Td>
-              <Table.Td>
-                <Badge color={STATUS_COLOR[o.status]} variant="light">
-                  {o.status}
-                </Badge>
-              </Table.Td>
-              <Table.Td ta="right">{o.chunks}</Table.Td>
+      {result.documents.length > ROWS_PER_PAGE && statuses.length > 1 && (
+        <SegmentedControl
+          size="xs"
+          aria-label="Show files"
+          value={filter}
+          onChange={(value) => setFilter(value as OutcomeFilter)}
+          data={[
+            { value: 'all', label: `All (${result.documents.length})` },
+            ...statuses.map((s) => ({ value: s, label: `${STATUS_NAMES[s]} (${counts[s]})` })),
+          ]}
+        />
+      )}
+      {/* Keyed by the filter: another filter starts at its first page. */}
+      <OutcomeTable key={filter} rows={rows} />
+    </>
+  );
+}
+
+const STATUS_NAMES: Record<FileOutcome['status'], string> = {
+  ingested: 'Ingested',
+  unchanged: 'Unchanged',
+  rejected: 'Rejected',
+};
+
+interface OutcomeRow {
+  outcome: FileOutcome;
+  label: { from?: string; name: string };
+  key: number;
+}
+
+function OutcomeTable({ rows }: { rows: OutcomeRow[] }) {
+  const paged = usePagedRows(rows);
+  return (
+    <>
+      <ScrollArea.Autosize mah={560} type="auto" offsetScrollbars>
+        <Table aria-label="Ingestion outcome" verticalSpacing={6} striped stickyHeader>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>File</Table.Th>
+              <Table.Th w={110}>Outcome</Table.Th>
+              <Table.Th w={80} ta="right">
+                Chunks
+              </Table.Th>
             </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+          </Table.Thead>
+          <Table.Tbody>
+            {paged.rows.map(({ outcome: o, label, key }) => (
+              <Table.Tr key={key}>
+                <Table.Td style={{ overflowWrap: 'anywhere' }}>
+                  <Text size="sm">
+                    {label.from !== undefined && (
+                      <Text span inherit c="dimmed">
+                        {label.from} ›{' '}
+                      </Text>
+                    )}
+                    {label.name}
+                  </Text>
+                  {o.error && (
+                    <Text size="xs" c="red">
+                      {ingestErrorText(o.error)}
+                    </Text>
+                  )}
+                  {o.skippedRows && o.skippedRows.length > 0 && (
+                    <Text size="xs" c="var(--mantine-color-yellow-light-color)">
+                      {o.skippedRows.length} CSV {o.skippedRows.length === 1 ? 'row' : 'rows'} skipped:{' '}
+                      {o.skippedRows
+                        .slice(0, 5)
+                        .map((r) => `row ${r.row} (${r.reason})`)
+                        .join('; ')}
+                      {o.skippedRows.length > 5 ? '; …' : ''}
+                    </Text>
+                  )}
+                  {o.warnings?.map((w) => (
+                    <Text key={w} size="xs" c="dimmed">
+                      {w}
+                    </Text>
+                  ))}
+                </Table.Td>
+                <Table.Td>
+                  <Badge color={STATUS_COLOR[o.status]} variant="light">
+                    {o.status}
+                  </Badge>
+                </Table.Td>
+                <Table.Td ta="right">{o.chunks}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </ScrollArea.Autosize>
+      <RowPager paged={paged} noun="files" label="Pages of the ingestion outcome" />
     </>
   );
 }

@@ -2,6 +2,7 @@ import { Alert, Card, Group, Loader, Select, Stack, Text } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { IconAlertTriangle } from '@tabler/icons-react';
 import { useQuery } from '@tanstack/react-query';
+import { memo } from 'react';
 import { errorMessage } from '../../lib/studioApi';
 import { ChunkCard } from './ChunkCard';
 import { previewSummary, sharedPrefix } from './chunkPreview';
@@ -11,8 +12,11 @@ import type { ChunkingSettings, QueuedFile } from './types';
 
 const PREVIEW_LIMIT = 20;
 
-/** How the chosen file would be chunked with the current settings, before anything is stored. */
-export function PreviewPanel({
+/**
+ * How the chosen file would be chunked with the current settings, before anything is stored. Memoized:
+ * the page is drawn again at each progress snapshot of a job.
+ */
+export const PreviewPanel = memo(function PreviewPanel({
   files,
   chosen,
   onChoose,
@@ -98,4 +102,4 @@ export function PreviewPanel({
       </Stack>
     </Card>
   );
-}
+});

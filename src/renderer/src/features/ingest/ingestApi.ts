@@ -1,6 +1,8 @@
 import { followJobEvents } from '../../lib/jobEvents';
 import { studioJson } from '../../lib/studioFetch';
 import type { JobKind } from '../../lib/useJobRun';
+import { latestPerFrame } from './latestPerFrame';
+import { multipartBody } from './multipartBody';
 import type { ChunkingSettings, ChunkPreview, IngestJob, QueuedFile } from './types';
 
 export async function startIngest(
@@ -8,12 +10,13 @@ export async function startIngest(
   files: QueuedFile[],
   chunking: ChunkingSettings,
 ): Promise<IngestJob> {
-  const form = new FormData();
-  form.set('options', JSON.stringify({ ...chunking, paths: files.map((f) => f.path) }));
-  for (const f of files) form.append('files', f.file, f.file.name);
+  const { body, contentType } = await multipartBody(
+    { options: JSON.stringify({ ...chunking, paths: files.map((f) => f.path) }) },
+    files.map((f) => ({ field: 'files', file: f.file })),
+  );
   const data = await studioJson<{ jobId: string; job: IngestJob }>(
     `/listings/${encodeURIComponent(listingId)}/ingest`,
-    { method: 'POST', body: form },
+    { method: 'POST', body, headers: { 'Content-Type': contentType } },
   );
   return data.job;
 }
@@ -26,9 +29,23 @@ export const listIngestJobs = (listingId: string) =>
 export const dismissJob = (jobId: string) =>
   studioJson<IngestJob>(`/jobs/${encodeURIComponent(jobId)}/dismiss`, { method: 'POST' });
 
-/** Follows an ingestion job's server-sent events until `done`; resolves with the final snapshot. */
-export const followJob = (jobId: string, onProgress: (job: IngestJob) => void, signal?: AbortSignal) =>
-  followJobEvents<IngestJob>(`/jobs/${encodeURIComponent(jobId)}`, onProgress, signal);
+/**
+ * Follows an ingestion job's server-sent events until `done`; resolves with the final snapshot. Progress
+ * is handed on at most once per animation frame, the latest snapshot only.
+ */
+export async function followJob(
+  jobId: string,
+  onProgress: (job: IngestJob) => void,
+  signal?: AbortSignal,
+): Promise<IngestJob> {
+  const progress = latestPerFrame(onProgress);
+  try {
+    return await followJobEvents<IngestJob>(`/jobs/${encodeURIComponent(jobId)}`, progress.push, signal);
+  } finally {
+    // A snapshot still waiting for its frame would be drawn over the final one.
+    progress.cancel();
+  }
+}
 
 export const cancelJob = (jobId: string) =>
   studioJson<IngestJob>(`/jobs/${encodeURIComponent(jobId)}/cancel`, { method: 'POST' });

@@ -21,6 +21,14 @@ export interface IngestDraft {
   setSettings: (settings: ChunkingFormValues) => void;
   previewPath: string | null;
   setPreviewPath: (path: string | null) => void;
+  /** The paths of the last ingestion sent from this page, in order: its outcome rows name their origin. */
+  sent: SentIngestion | undefined;
+  setSent: (sent: SentIngestion) => void;
+}
+
+export interface SentIngestion {
+  jobId: string;
+  paths: string[];
 }
 
 const IngestDraftContext = createContext<IngestDraft | null>(null);
@@ -29,9 +37,10 @@ export function IngestDraftProvider({ children }: { children: ReactNode }) {
   const [queue, setQueue] = useState<QueuedFile[]>([]);
   const [settings, setSettings] = useState(DEFAULT_CHUNKING);
   const [previewPath, setPreviewPath] = useState<string | null>(null);
+  const [sent, setSent] = useState<SentIngestion>();
   const draft = useMemo(
-    () => ({ queue, setQueue, settings, setSettings, previewPath, setPreviewPath }),
-    [queue, settings, previewPath],
+    () => ({ queue, setQueue, settings, setSettings, previewPath, setPreviewPath, sent, setSent }),
+    [queue, settings, previewPath, sent],
   );
   return <IngestDraftContext.Provider value={draft}>{children}</IngestDraftContext.Provider>;
 }

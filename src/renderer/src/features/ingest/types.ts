@@ -74,4 +74,6 @@ export interface ChunkPreview {
 export interface QueuedFile {
   file: File;
   path: string;
+  /** Why the last ingestion of it rejected it (kept queued to be tried again once the cause is fixed). */
+  rejected?: string;
 }
