@@ -1,5 +1,6 @@
 import type { Metadata, Section } from '../types';
 import { fixedChunker } from './fixed';
+import { graphemeBoundaryAtOrBefore } from './graphemes';
 import { markdownChunker } from './markdown';
 import { resolveChunkingOptions, type ChunkingOptions, type ChunkingStrategy } from './options';
 import { recursiveChunker } from './recursive';
@@ -36,7 +37,8 @@ const CHUNKERS: Record<ChunkingStrategy, Chunker> = {
  * Sections to chunks, in order. Text is never joined across sections, so each chunk carries its
  * section's metadata (a copy). An atomic section is one chunk whatever its size; whitespace-only text
  * gives none. Chunk text is a trimmed slice of the section text, never rewritten, and every
- * non-whitespace character of the input is in at least one chunk.
+ * non-whitespace character of the input is in at least one chunk. Chunks start and end between grapheme
+ * clusters (a space carrying an accent is not trimmed off it), but inside a cluster over chunkSize tokens.
  */
 export function chunkSections(sections: Section[], options?: ChunkingOptions): TextChunk[] {
   const chunkPart = partChunker(options);
@@ -76,11 +78,11 @@ const PAUSE_EVERY_SECTIONS = 32;
 
 /**
  * Sections longer than this are chunked in parts of at most this many characters, cut at a paragraph
- * break (else a line break, else a space): one 4.2 MB section (a Markdown file of base64 without a blank
- * line) held the server's thread for 8 s in one chunker call. A part takes at most some tens of
- * milliseconds. The last chunk of a part (cut short by the part's end, and without the overlap a next
- * chunk would have had) is dropped, and the next part starts where it started: chunks straddle part
- * ends as they would in one call, with the same overlap.
+ * break (else a line break, else a space, else between grapheme clusters): one 4.2 MB section (a Markdown
+ * file of base64 without a blank line) held the server's thread for 8 s in one chunker call. A part takes
+ * at most some tens of milliseconds. The last chunk of a part (cut short by the part's end, and without
+ * the overlap a next chunk would have had) is dropped, and the next part starts where it started: chunks
+ * straddle part ends as they would in one call, with the same overlap.
  */
 export const MAX_PART_CHARS = 32_768;
 
@@ -112,8 +114,11 @@ function partEnd(text: string, start: number): number {
     if (at >= 0) return floor + at + separator.length;
   }
   const space = /\s(?=\S*$)/.exec(window);
-  if (space) return floor + space.index + 1;
-  // No whitespace at all: a hard cut, never between the halves of a surrogate pair.
+  // After a space, unless the space carries an accent (" \u0301"): then before it.
+  if (space) return graphemeBoundaryAtOrBefore(text, floor + space.index + 1);
+  // No whitespace at all: a hard cut between grapheme clusters (inside one only if it fills the part).
+  const before = graphemeBoundaryAtOrBefore(text, limit);
+  if (before > start) return before;
   return isLowSurrogate(text.charCodeAt(limit)) ? limit - 1 : limit;
 }
 

@@ -1,6 +1,6 @@
+import { graphemeBoundaryAtOrAfter, graphemeBoundaryAtOrBefore } from './graphemes';
 import { packPieces } from './packPieces';
 import { measurePiece, wholeText, type ChunkSpan, type Piece, type SizeOptions } from './spans';
-import { isLowSurrogate } from './tokenizer';
 import { splitByTokens } from './tokenWindows';
 
 /** A fixed locale keeps chunk boundaries the same on every machine. */
@@ -47,8 +47,10 @@ export function sentenceStarts(text: string): number[] {
       break;
     }
     if (local.length === 0) {
-      // One sentence longer than the window: cut it here, on a character boundary.
-      const cut = isLowSurrogate(text.charCodeAt(windowEnd)) ? windowEnd - 1 : windowEnd;
+      // One sentence longer than the window: cut it here, between grapheme clusters.
+      const before = graphemeBoundaryAtOrBefore(text, windowEnd);
+      const cut = before > pos ? before : graphemeBoundaryAtOrAfter(text, windowEnd);
+      if (cut >= text.length) break;
       starts.push(cut);
       pos = cut;
     } else {

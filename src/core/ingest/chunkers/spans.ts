@@ -1,3 +1,4 @@
+import { graphemeBoundaryAtOrAfter, graphemeBoundaryAtOrBefore } from './graphemes';
 import { countTokens, countTokensUpTo, TokenRanges } from './tokenizer';
 
 /** A chunk as a range of its section's text, already trimmed, with its token count. */
@@ -22,11 +23,19 @@ export type Chunker = (text: string, options: SizeOptions) => ChunkSpan[];
 
 const WHITESPACE = /\s/;
 
-/** The range without surrounding whitespace, or undefined when nothing else is in it. */
+/**
+ * The range without surrounding whitespace, or undefined when nothing else is in it. Whitespace that
+ * carries a combining mark (" \u0301", how an accent is shown on its own) is part of that cluster and stays.
+ */
 export function trimRange(text: string, start: number, end: number): [number, number] | undefined {
+  const from = start;
+  const to = end;
   while (start < end && WHITESPACE.test(text[start]!)) start++;
   while (end > start && WHITESPACE.test(text[end - 1]!)) end--;
-  return start === end ? undefined : [start, end];
+  if (start === end) return undefined;
+  if (start > from) start = Math.max(from, graphemeBoundaryAtOrBefore(text, start));
+  if (end < to) end = Math.min(to, graphemeBoundaryAtOrAfter(text, end));
+  return [start, end];
 }
 
 /** The range without surrounding whitespace, measured; undefined when nothing but whitespace is left. */
