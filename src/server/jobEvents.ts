@@ -11,16 +11,25 @@ export interface StreamableJobs<Job extends { state: string }> {
   subscribe(id: string, listener: (event: { type: 'progress' | 'done'; job: Job }) => void): () => void;
 }
 
+/** Progress events go out at most this often, the newest snapshot winning (a page draws one a frame). */
+const PROGRESS_EVERY_MS = 100;
+
 /**
  * A job's progress as server-sent events: `progress` events carry the job snapshot and the last one,
  * `done`, the finished job. A job already finished gets its `done` at once; a client that goes away
  * stops listening. Throws (before anything is written) when there is no such job.
+ *
+ * Progress is sent at most every PROGRESS_EVERY_MS, except that a snapshot showing a label not seen
+ * yet in this stream (`labelsOf`: a stage, a part's state) goes out at once, so every stage a job passes
+ * through is seen. Each event is the whole snapshot: a 1,500-file ingestion sent 6,004 of them, 210 MB
+ * of JSON written by the server's thread and parsed by the page's.
  */
 export function streamJobEvents<Job extends { state: string }>(
   jobs: StreamableJobs<Job>,
   id: string,
   req: Request,
   res: Response,
+  labelsOf: (job: Job) => readonly string[] = () => [],
 ): void {
   const first = jobs.get(id);
   res.writeHead(200, {
@@ -36,15 +45,43 @@ export function streamJobEvents<Job extends { state: string }>(
     res.end();
     return;
   }
+  const seen = new Set<string>();
+  const showsNew = (job: Job) => {
+    let fresh = false;
+    for (const label of labelsOf(job)) {
+      if (!seen.has(label)) fresh = seen.add(label) !== undefined;
+    }
+    return fresh;
+  };
+  showsNew(first);
   send('progress', first);
+  let pending: Job | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending) send('progress', pending);
+    pending = undefined;
+  };
   const off = jobs.subscribe(id, (event) => {
-    send(event.type, event.job);
-    if (event.type === 'done') res.end();
+    if (event.type === 'done') {
+      pending = undefined;
+      flush();
+      send('done', event.job);
+      res.end();
+      return;
+    }
+    pending = event.job;
+    if (showsNew(event.job)) flush();
+    else timer ??= setTimeout(flush, PROGRESS_EVERY_MS);
   });
-  req.on('close', off);
+  req.on('close', () => {
+    off();
+    clearTimeout(timer);
+  });
 }
 
-export interface JobRoutesOptions {
+export interface JobRoutesOptions<Job> {
   /** Where the job lives: `<path>/:id`, `<path>/:id/events`, `<path>/:id/cancel`, `<path>/:id/dismiss`. */
   path: string;
   /** "An ingestion job", "A push job". */
@@ -56,6 +93,8 @@ export interface JobRoutesOptions {
   cancelSummary: string;
   dismissSummary: string;
   tags: string[];
+  /** What a snapshot shows that its page must see at least once (streamJobEvents). */
+  labelsOf?: (job: Job) => readonly string[];
 }
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
@@ -67,7 +106,7 @@ const IdParams = z.object({ id: z.string().min(1).max(100) });
 export function jobRoutes<Job extends { state: string }>(
   route: ReturnType<typeof defineRoutes>,
   jobs: StreamableJobs<Job>,
-  o: JobRoutesOptions,
+  o: JobRoutesOptions<Job>,
 ): void {
   route({
     method: 'get',
@@ -89,7 +128,7 @@ export function jobRoutes<Job extends { state: string }>(
     response: { status: 200, description: 'An event stream', contentType: 'text/event-stream' },
     errors: [404],
     handler: ({ req, res, params }) => {
-      streamJobEvents(jobs, params.id, req, res);
+      streamJobEvents(jobs, params.id, req, res, o.labelsOf);
       return undefined;
     },
   });

@@ -240,6 +240,8 @@ export class IngestJobs {
   }
 
   private emit(job: Job, type: IngestJobEvent['type']): void {
+    // A copy of every file's state per event: none when nobody follows the job.
+    if (job.listeners.size === 0) return;
     const event = { type, job: this.copy(job) };
     for (const listener of job.listeners) listener(event);
   }

@@ -201,6 +201,7 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
     cancelSummary: 'Cancel an ingestion job (nothing is stored)',
     dismissSummary: "Forget an interrupted ingestion's report",
     tags,
+    labelsOf: (job) => (job.progress ? [job.progress.stage] : []),
   });
 
   route({

@@ -136,5 +136,6 @@ export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }:
     cancelSummary: 'Cancel a push (parts the remote already accepted stay there)',
     dismissSummary: "Forget an interrupted push's report",
     tags,
+    labelsOf: (job) => job.parts.map((part) => part.state),
   });
 }
