@@ -1,7 +1,8 @@
 import zlib from 'node:zlib';
 
 export interface ZipEntrySpec {
-  name: string;
+  /** A string is written as UTF-8; bytes are written as they are (a name in another charset). */
+  name: string | Buffer;
   data?: Buffer | string;
   /** 0 stored, 8 deflated (default), anything else an unsupported method. */
   method?: number;
@@ -10,6 +11,10 @@ export interface ZipEntrySpec {
   /** Overrides the uncompressed size written in both headers (to forge bombs). */
   declaredSize?: number;
   crc?: number;
+  /** False leaves the UTF-8 flag (bit 11) unset, as Info-ZIP's zip does even for UTF-8 names. */
+  utf8Flag?: boolean;
+  /** Extra fields, each as [header id, data], in both headers. */
+  extra?: [number, Buffer][];
 }
 
 /**
@@ -22,13 +27,21 @@ export function buildZip(specs: ZipEntrySpec[]): Buffer {
   const central: Buffer[] = [];
   let offset = 0;
   for (const spec of specs) {
-    const name = Buffer.from(spec.name, 'utf8');
+    const name = Buffer.isBuffer(spec.name) ? spec.name : Buffer.from(spec.name, 'utf8');
+    const extra = Buffer.concat(
+      (spec.extra ?? []).map(([id, field]) => {
+        const header = Buffer.alloc(4);
+        header.writeUInt16LE(id, 0);
+        header.writeUInt16LE(field.length, 2);
+        return Buffer.concat([header, field]);
+      }),
+    );
     const data = Buffer.from(spec.data ?? '');
     const method = spec.method ?? 8;
     const body = method === 8 ? zlib.deflateRawSync(data) : data;
     const crc = spec.crc ?? zlib.crc32(data);
     const size = spec.declaredSize ?? data.length;
-    const flags = (spec.flags ?? 0) | 0x800;
+    const flags = (spec.flags ?? 0) | (spec.utf8Flag === false ? 0 : 0x800);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
@@ -39,7 +52,8 @@ export function buildZip(specs: ZipEntrySpec[]): Buffer {
     local.writeUInt32LE(body.length, 18);
     local.writeUInt32LE(size, 22);
     local.writeUInt16LE(name.length, 26);
-    parts.push(local, name, body);
+    local.writeUInt16LE(extra.length, 28);
+    parts.push(local, name, extra, body);
     const header = Buffer.alloc(46);
     header.writeUInt32LE(0x02014b50, 0);
     header.writeUInt16LE((3 << 8) | 20, 4);
@@ -51,10 +65,11 @@ export function buildZip(specs: ZipEntrySpec[]): Buffer {
     header.writeUInt32LE(body.length, 20);
     header.writeUInt32LE(size, 24);
     header.writeUInt16LE(name.length, 28);
+    header.writeUInt16LE(extra.length, 30);
     header.writeUInt32LE((spec.externalAttributes ?? 0o100644 << 16) >>> 0, 38);
     header.writeUInt32LE(offset, 42);
-    central.push(header, name);
-    offset += local.length + name.length + body.length;
+    central.push(header, name, extra);
+    offset += local.length + name.length + extra.length + body.length;
   }
   const directory = Buffer.concat(central);
   const end = Buffer.alloc(22);

@@ -8,6 +8,7 @@ import { InvalidDocument } from '../../../src/core/ingest/errors';
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
 import { collectSources } from '../../../src/core/ingest/sources';
 import { checkZip, extractZip } from '../../../src/core/ingest/zip';
+import { buildZip } from '../../hardening/forgeZip';
 
 const UTF8_NAMES_FLAG = 0x800;
 const CENTRAL_HEADER = 0x02014b50;
@@ -16,70 +17,16 @@ interface RawEntry {
   /** The name's bytes as stored, in whatever charset the archiver used. */
   name: Buffer;
   data?: string;
-  flags?: number;
   /** Extra fields, each as [header id, data]. */
   extra?: [number, Buffer][];
 }
 
 /**
- * A stored (uncompressed) ZIP as Info-ZIP's zip 3.0 writes one on Unix: names as raw bytes, general-purpose
- * flags as given (0 by default: no UTF-8 flag), "made by" Unix. The test helpers' builders set the UTF-8
- * flag on every entry (test/hardening/forgeZip.ts) or let archiver choose it.
+ * A stored (uncompressed) ZIP as Info-ZIP's zip 3.0 writes one on Unix: names as raw bytes, and no UTF-8
+ * flag.
  */
-function buildRawZip(entries: RawEntry[]): Buffer {
-  const parts: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const { name, data = '', flags = 0, extra = [] } of entries) {
-    const body = Buffer.from(data);
-    const extraBytes = Buffer.concat(
-      extra.map(([id, field]) => {
-        const header = Buffer.alloc(4);
-        header.writeUInt16LE(id, 0);
-        header.writeUInt16LE(field.length, 2);
-        return Buffer.concat([header, field]);
-      }),
-    );
-    const crc = zlib.crc32(body);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(10, 4);
-    local.writeUInt16LE(flags, 6);
-    local.writeUInt16LE(0, 8);
-    local.writeUInt16LE(0x21, 12);
-    local.writeUInt32LE(crc >>> 0, 14);
-    local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(body.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    local.writeUInt16LE(extraBytes.length, 28);
-    parts.push(local, name, extraBytes, body);
-    const header = Buffer.alloc(46);
-    header.writeUInt32LE(CENTRAL_HEADER, 0);
-    header.writeUInt16LE((3 << 8) | 30, 4);
-    header.writeUInt16LE(10, 6);
-    header.writeUInt16LE(flags, 8);
-    header.writeUInt16LE(0, 10);
-    header.writeUInt16LE(0x21, 14);
-    header.writeUInt32LE(crc >>> 0, 16);
-    header.writeUInt32LE(body.length, 20);
-    header.writeUInt32LE(body.length, 24);
-    header.writeUInt16LE(name.length, 28);
-    header.writeUInt16LE(extraBytes.length, 30);
-    const mode = name.at(-1) === 0x2f ? 0o40755 : 0o100644;
-    header.writeUInt32LE((mode << 16) >>> 0, 38);
-    header.writeUInt32LE(offset, 42);
-    central.push(header, name, extraBytes);
-    offset += local.length + name.length + extraBytes.length + body.length;
-  }
-  const directory = Buffer.concat(central);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...parts, directory, end]);
-}
+const buildRawZip = (entries: RawEntry[]): Buffer =>
+  buildZip(entries.map((entry) => ({ ...entry, method: 0, utf8Flag: false })));
 
 /** The UTF-8 flag (general-purpose bit 11) of every central-directory record of a ZIP built by buildRawZip. */
 function utf8Flags(zip: Buffer): number[] {

@@ -1,5 +1,5 @@
 // Word documents built by hand for the DOCX tests: a ZIP writer and the parts of a minimal document.
-import { crc32, deflateRawSync } from 'node:zlib';
+import { buildZip } from '../../../hardening/forgeZip';
 
 export interface ZipEntry {
   name: string;
@@ -9,44 +9,11 @@ export interface ZipEntry {
   encrypted?: boolean;
 }
 
-/** A ZIP archive assembled by hand (deflated entries), so tests can build bombs and damaged archives. */
+/** A deflated ZIP built by hand (test/hardening/forgeZip.ts), so tests can build bombs and damaged archives. */
 export function zip(entries: ZipEntry[]): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const entry of entries) {
-    const name = Buffer.from(entry.name);
-    const compressed = deflateRawSync(entry.data);
-    const fields = (header: Buffer, at: number) => {
-      header.writeUInt16LE(20, at); // version needed
-      header.writeUInt16LE(entry.encrypted ? 1 : 0, at + 2); // flags: bit 0 = encrypted
-      header.writeUInt16LE(8, at + 4); // deflate
-      header.writeUInt32LE(0, at + 6); // time, date
-      header.writeUInt32LE(crc32(entry.data), at + 10);
-      header.writeUInt32LE(compressed.length, at + 14);
-      header.writeUInt32LE(entry.declaredSize ?? entry.data.length, at + 18);
-      header.writeUInt16LE(name.length, at + 22);
-    };
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    fields(local, 4);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4); // version made by
-    fields(central, 6);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, name, compressed);
-    centrals.push(central, name);
-    offset += local.length + name.length + compressed.length;
-  }
-  const directory = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, directory, end]);
+  return buildZip(
+    entries.map(({ encrypted, ...entry }) => ({ ...entry, flags: encrypted ? 1 : 0 })), // bit 0: encrypted
+  );
 }
 
 const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
