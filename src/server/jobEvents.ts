@@ -49,7 +49,9 @@ export function streamJobEvents<Job extends { state: string }>(
   const showsNew = (job: Job) => {
     let fresh = false;
     for (const label of labelsOf(job)) {
-      if (!seen.has(label)) fresh = seen.add(label) !== undefined;
+      if (seen.has(label)) continue;
+      seen.add(label);
+      fresh = true;
     }
     return fresh;
   };
