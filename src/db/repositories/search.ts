@@ -18,6 +18,8 @@ import { QueryLogWriter, type QueryLogWriterOptions } from '../queryLogWriter';
 import { StatementCache } from '../statementCache';
 import { FilterColumnCache } from '../filterColumns';
 import { VectorCodeCache, type CodeSet } from '../vectorCodeCache';
+import { LexicalIndexCache, type LexicalIndexTuning } from '../lexicalIndexCache';
+import type { LexicalPostings } from '../../core/retrieve/lexicalPostings';
 
 interface Sql {
   sql: string;
@@ -79,10 +81,12 @@ export class SqliteSearchRepository implements SearchIndex {
   private lastSearchAt = -Infinity;
   private readonly statements: StatementCache;
   private readonly queryLog: QueryLogWriter;
+  /** The full-text postings in memory, for knowledge bases where FTS5's BM25 gets slow. */
+  readonly lexical: LexicalIndexCache;
 
   constructor(
     private readonly db: Db,
-    tuning: Partial<DenseTuning> = {},
+    tuning: Partial<DenseTuning> & { lexical?: Partial<LexicalIndexTuning> } = {},
     queryLog: QueryLogWriterOptions = {},
   ) {
     db.function('kbs_filter_number', { deterministic: true }, (type: unknown, value: unknown) =>
@@ -96,6 +100,7 @@ export class SqliteSearchRepository implements SearchIndex {
       lastSearchAt: () => this.lastSearchAt,
     });
     this.queryLog = new QueryLogWriter(db, queryLog);
+    this.lexical = new LexicalIndexCache(db, tuning.lexical);
   }
 
   /**
@@ -115,6 +120,8 @@ export class SqliteSearchRepository implements SearchIndex {
       tableName: string;
       chunks: number;
     }[];
+    // The full-text postings are read on a worker thread meanwhile (large knowledge bases only).
+    const lexical = this.lexicalBuilt();
     const warmed: string[] = [];
     let budget = this.tuning.maxCacheBytes;
     for (const row of rows) {
@@ -129,8 +136,24 @@ export class SqliteSearchRepository implements SearchIndex {
     for (const listingId of warmed) {
       this.prefetchFilterColumns(listingId, this.codes.generation(listingId));
     }
-    await this.filterColumns.settled();
+    await Promise.all([this.filterColumns.settled(), lexical]);
     return warmed;
+  }
+
+  /** Resolves once the full-text postings being read are read (true: current ones are held). */
+  lexicalBuilt(): Promise<boolean> {
+    return this.chunkRows() >= this.lexical.minRows ? this.lexical.build() : Promise.resolve(false);
+  }
+
+  private chunkRows(): number {
+    return this.sql(`SELECT count(*) FROM chunks`).pluck().get() as number;
+  }
+
+  /** The in-memory postings and the terms of the phrases, when both can answer (else FTS5 does). */
+  private postingsFor(phrases: string[]): { postings: LexicalPostings; terms: string[] } | undefined {
+    const postings = this.lexical.postings(() => this.chunkRows());
+    const terms = postings && this.lexical.terms(phrases);
+    return postings && terms ? { postings, terms } : undefined;
   }
 
   /** Resolves once the metadata columns being read for filters are read (benchmarks and tests). */
@@ -147,6 +170,14 @@ export class SqliteSearchRepository implements SearchIndex {
   lexicalSearch(listingId: string, phrases: string[], filters: FieldFilter[], limit: number): LexicalHit[] {
     this.lastSearchAt = performance.now();
     if (phrases.length === 0) return [];
+    const held = this.postingsFor(phrases);
+    if (held) {
+      const allowed =
+        filters.length > 0
+          ? held.postings.mask(this.allowedIds(listingId, this.codes.generation(listingId), filters))
+          : undefined;
+      return held.postings.search(held.terms, listingId, limit, allowed);
+    }
     const where = filterSql(filters);
     const filtered = where.sql ? ` AND ${where.sql}` : '';
     const window = this.rowidWindow(listingId);
@@ -192,6 +223,8 @@ export class SqliteSearchRepository implements SearchIndex {
 
   lexicalScores(phrases: string[], ids: number[]): LexicalHit[] {
     if (phrases.length === 0 || ids.length === 0) return [];
+    const held = this.postingsFor(phrases);
+    if (held) return held.postings.scoresOf(held.terms, ids);
     // `+rowid`: a plain rowid constraint would make FTS5 rerun the whole query once per id. The range
     // it does use: only that stretch of each phrase's postings is read (see rowidWindow).
     let from = ids[0]!;
@@ -207,7 +240,20 @@ export class SqliteSearchRepository implements SearchIndex {
   }
 
   lexicalStats(phrases: string[], listingId: string): LexicalStats {
-    const rows = this.sql(`SELECT count(*) FROM chunks`).pluck().get() as number;
+    const inMemory = this.postingsFor(phrases);
+    if (inMemory) {
+      // Exact counts (the postings' lengths), which LexicalStats allows for every phrase.
+      const { postings, terms } = inMemory;
+      const docFreq = terms.map((t) => postings.docFreq(t));
+      if (postings.listingChunks(listingId) >= postings.rows) return { rows: postings.rows, docFreq };
+      const half = Math.ceil(postings.rows / 2);
+      const inListing = terms.map((t, i) => {
+        const n = docFreq[i]!;
+        return n > 0 && (n >= half || postings.inListing(t, listingId));
+      });
+      return { rows: postings.rows, docFreq, inListing };
+    }
+    const rows = this.chunkRows();
     // Counting stops at half the rows: past that a phrase has no weight, and the exact count is not needed.
     const cap = Math.ceil(rows / 2);
     const count = this.sql(
@@ -317,6 +363,7 @@ export class SqliteSearchRepository implements SearchIndex {
   /** Writes the query log rows kept while another writer held the lock. */
   close(): void {
     this.queryLog.close();
+    this.lexical.close();
   }
 
   private vectorIndex(listingId: string, model: string): VectorIndex | undefined {

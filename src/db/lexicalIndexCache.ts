@@ -1,0 +1,242 @@
+import { Worker } from 'node:worker_threads';
+import Database, { type Statement } from 'better-sqlite3';
+import { LexicalPostings, type LexicalPostingsData } from '../core/retrieve/lexicalPostings';
+import { backgroundWorker } from '../core/workers/backgroundPriority';
+import type { Db } from './open';
+
+/** Where the postings are worth holding, and how much of them (docs/performance.md, "Full-text search at scale"). */
+export interface LexicalIndexTuning {
+  /** Below this many chunks FTS5 answers within a few milliseconds: no postings are read. */
+  minRows: number;
+  /** Token instances (6–8 bytes each in memory) past which the postings are not read. */
+  maxInstances: number;
+}
+
+export const DEFAULT_LEXICAL_TUNING: LexicalIndexTuning = {
+  minRows: 20_000,
+  // About 200 MB of postings: 500,000 chunks of 130 tokens.
+  maxInstances: 80_000_000,
+};
+
+/** The generations of every listing, in one string: any document written or deleted changes it. */
+const GENERATION_KEY_SQL = `SELECT coalesce(group_concat(listing_id || ':' || generation, ','), '')
+  FROM (SELECT listing_id, generation FROM knowledge_base_generations ORDER BY listing_id)`;
+
+/** Query words remembered with their terms, at most. */
+const TERM_CACHE_SIZE = 50_000;
+
+interface BuildReply {
+  key?: string;
+  data?: LexicalPostingsData;
+  skipped?: string;
+  error?: { message: string };
+}
+
+/**
+ * The full-text index's postings in memory (LexicalPostings), read on a worker thread and used only while
+ * they hold the database's current state: the generations they were read at are compared with the
+ * database's on every query, so a document written or deleted by any connection sets them aside until
+ * they are read again. Meanwhile, and for knowledge bases too small to need them, FTS5 answers.
+ */
+export class LexicalIndexCache {
+  private current: { key: string; postings: LexicalPostings } | undefined;
+  private building: Promise<boolean> | undefined;
+  /** The state the last build was started at: one that failed or was skipped (too large) is not retried. */
+  private attemptedKey: string | undefined;
+  /** When the last build started and how long it took: builds are at least that far apart. */
+  private lastStart = -Infinity;
+  private lastMs = 0;
+  private readonly keyQuery: Statement;
+  private tokenizer: QueryTokenizer | null | undefined;
+  private readonly tuning: LexicalIndexTuning;
+  private closed = false;
+  /** Why the last read of the postings failed, if it did (benchmarks and tests). */
+  lastError: string | undefined;
+
+  constructor(
+    private readonly db: Db,
+    tuning: Partial<LexicalIndexTuning> = {},
+  ) {
+    this.tuning = { ...DEFAULT_LEXICAL_TUNING, ...tuning };
+    this.keyQuery = db.prepare(GENERATION_KEY_SQL).pluck();
+  }
+
+  /** Chunks from which the postings are read. */
+  get minRows(): number {
+    return this.tuning.minRows;
+  }
+
+  /**
+   * The postings, when they hold the current state of the database; otherwise undefined, and a build
+   * is started in the background when the index has `rows` chunks or more (`rows()` is asked only then).
+   */
+  postings(rows: () => number): LexicalPostings | undefined {
+    if (!this.usable()) return undefined;
+    const key = this.keyQuery.get() as string;
+    if (this.current?.key === key) return this.current.postings;
+    // Stale: its memory goes now, not after the next build.
+    this.current = undefined;
+    // While documents keep changing (an ingestion), builds are at least one build's time apart.
+    const rested = performance.now() - this.lastStart >= this.lastMs;
+    if (!this.building && key !== this.attemptedKey && rested && rows() >= this.tuning.minRows) {
+      void this.build();
+    }
+    return undefined;
+  }
+
+  /** FTS5's terms of single-word phrases (`"word"`), in order; undefined when any is not one token. */
+  terms(phrases: string[]): string[] | undefined {
+    const tokenizer = this.queryTokenizer();
+    return tokenizer?.terms(phrases.map((p) => p.slice(1, -1)));
+  }
+
+  /**
+   * Reads the postings now (on the worker thread) unless current ones are held; resolves with whether
+   * current postings are held afterwards. A server's warm-up and the benchmarks wait on it.
+   */
+  build(): Promise<boolean> {
+    if (!this.usable()) return Promise.resolve(false);
+    if (this.building) return this.building;
+    const key = this.keyQuery.get() as string;
+    if (this.current?.key === key) return Promise.resolve(true);
+    this.attemptedKey = key;
+    this.lastStart = performance.now();
+    const building = this.runWorker()
+      .then((reply) => {
+        if (reply.data && reply.key !== undefined && !this.closed) {
+          const tokenizer = this.queryTokenizer()!;
+          const postings = new LexicalPostings(reply.data, (x) => tokenizer.log(x));
+          this.current = { key: reply.key, postings };
+        }
+        return this.current !== undefined && this.current.key === this.keyQuery.get();
+      })
+      .catch((err: unknown) => {
+        // FTS5 keeps answering (the same results, slower); the reason is kept for diagnostics.
+        this.lastError = err instanceof Error ? err.message : String(err);
+        return false;
+      })
+      .finally(() => {
+        this.lastMs = performance.now() - this.lastStart;
+        this.building = undefined;
+      });
+    this.building = building;
+    return building;
+  }
+
+  /** Lets go of the postings and the tokenizer's database; a build under way is left to finish unused. */
+  close(): void {
+    this.current = undefined;
+    this.closed = true;
+    if (this.tokenizer) this.tokenizer.close();
+    this.tokenizer = null;
+  }
+
+  private usable(): boolean {
+    return !this.closed && !this.db.memory && this.queryTokenizer() !== null;
+  }
+
+  private queryTokenizer(): QueryTokenizer | null {
+    if (this.tokenizer === undefined) {
+      const sql = this.db
+        .prepare(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chunks_fts'`)
+        .pluck()
+        .get() as string | undefined;
+      const tokenize = sql ? /tokenize\s*=\s*'([^']*)'/i.exec(sql)?.[1] : undefined;
+      this.tokenizer = tokenize === undefined ? null : new QueryTokenizer(tokenize);
+    }
+    return this.tokenizer;
+  }
+
+  private runWorker(): Promise<BuildReply> {
+    return new Promise((resolve, reject) => {
+      const worker = backgroundWorker(
+        () =>
+          new Worker(new URL('./lexicalIndexWorker.mjs', import.meta.url), {
+            workerData: {
+              role: 'kbstudio-lexical-index',
+              file: this.db.name,
+              keySql: GENERATION_KEY_SQL,
+              maxInstances: this.tuning.maxInstances,
+            },
+            execArgv: [],
+          }),
+      );
+      worker.unref();
+      let settled = false;
+      worker.once('message', (reply: BuildReply) => {
+        settled = true;
+        if (reply.error) reject(new Error(reply.error.message));
+        else resolve(reply);
+      });
+      worker.once('error', (err) => {
+        settled = true;
+        reject(err);
+      });
+      worker.once('exit', (code) => {
+        if (!settled) reject(new Error(`the full-text postings worker exited with code ${code}`));
+      });
+    });
+  }
+}
+
+/**
+ * FTS5's own tokenizer, in a private in-memory database, for the words of queries: each word's term is
+ * what FTS5 stored for it (case folded, diacritics removed, stemmed), so the postings are looked up by
+ * exactly the term MATCH would look for.
+ */
+class QueryTokenizer {
+  private readonly db: Database.Database;
+  private readonly cache = new Map<string, string | null>();
+  private readonly ln: Statement;
+
+  constructor(tokenize: string) {
+    this.db = new Database(':memory:');
+    this.db.exec(`CREATE VIRTUAL TABLE words USING fts5 (text, tokenize = '${tokenize.replace(/'/g, "''")}');
+      CREATE VIRTUAL TABLE word_tokens USING fts5vocab(words, 'instance')`);
+    this.ln = this.db.prepare(`SELECT ln(?)`).pluck();
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** C's log(), which FTS5's bm25() calls for its idf (see LexicalPostings). */
+  log(x: number): number {
+    return this.ln.get(x) as number;
+  }
+
+  terms(words: string[]): string[] | undefined {
+    const missing = [...new Set(words.filter((w) => !this.cache.has(w)))];
+    if (missing.length > 0) this.tokenize(missing);
+    const terms: string[] = [];
+    for (const word of words) {
+      const term = this.cache.get(word);
+      if (term === null || term === undefined) return undefined;
+      terms.push(term);
+    }
+    return terms;
+  }
+
+  private tokenize(words: string[]): void {
+    if (this.cache.size + words.length > TERM_CACHE_SIZE) this.cache.clear();
+    const found = new Map<number, string[]>();
+    this.db.transaction(() => {
+      this.db.exec(`DELETE FROM words`);
+      const insert = this.db.prepare(`INSERT INTO words (rowid, text) VALUES (?, ?)`);
+      words.forEach((word, i) => insert.run(i + 1, word));
+      for (const [doc, term] of this.db
+        .prepare(`SELECT doc, term FROM word_tokens`)
+        .raw()
+        .iterate() as Iterable<[number, string]>) {
+        const list = found.get(doc) ?? [];
+        list.push(term);
+        found.set(doc, list);
+      }
+    })();
+    // A word FTS5 splits into several tokens (or none) is a phrase query: left to FTS5.
+    words.forEach((word, i) => {
+      const terms = found.get(i + 1);
+      this.cache.set(word, terms?.length === 1 ? terms[0]! : null);
+    });
+  }
+}
