@@ -13,6 +13,8 @@ const SMALL_CHUNKS = 2_000;
 
 interface Measured extends Latencies {
   scenario: string;
+  /** FTS5's MATCH and bm25(), or the postings held in memory (LexicalPostings). */
+  path: 'FTS5' | 'postings';
   listingChunks: number;
   indexRows: number;
   /** Median of the rows (whole index) that hold any phrase a query searched: what FTS5 reads and scores. */
@@ -37,18 +39,30 @@ export const retrieveLexicalSuite: Suite = {
     try {
       context.log(`retrieve.lexical: building ${large} chunks of dbpedia sentences`);
       const buildMs = await synthesize(kb, large, context.rng('retrieve.lexical.large'));
-      const index = new SqliteSearchRepository(kb.services.db);
+      // Two repositories on one database: FTS5 alone, and the postings read into memory.
+      const index = new SqliteSearchRepository(kb.services.db, { lexical: { minRows: Infinity } });
+      const postings = new SqliteSearchRepository(kb.services.db, { lexical: { minRows: 0 } });
       const results: Measured[] = [];
-      results.push(
-        measure(
-          kb,
-          index,
-          kb.listingId,
-          queries,
-          'large listing, alone in the index',
-          context.options.repeat,
-        ),
-      );
+      const reads: { scenario: string; ms: number; bytes: number }[] = [];
+      const read = async (scenario: string) => {
+        const started = performance.now();
+        if (!(await postings.lexicalBuilt())) throw new Error('the full-text postings were not read');
+        reads.push({
+          scenario,
+          ms: Math.round(performance.now() - started),
+          bytes: postings.lexical.postings(() => 0)!.bytes,
+        });
+      };
+      await read('large listing alone');
+      const both = (listingId: string, scenario: string) => {
+        for (const [repo, path] of [
+          [index, 'FTS5'],
+          [postings, 'postings'],
+        ] as const) {
+          results.push(measure(kb, repo, path, listingId, queries, scenario, context.options.repeat));
+        }
+      };
+      both(kb.listingId, 'large listing, alone in the index');
 
       context.log(`retrieve.lexical: adding a listing of ${small} chunks`);
       const wallet = kb.services.wallets.defaultWallet().address;
@@ -60,45 +74,63 @@ export const retrieveLexicalSuite: Suite = {
         ).id,
       };
       await synthesize(other, small, context.rng('retrieve.lexical.small'));
-      results.push(
-        measure(
-          kb,
-          index,
-          kb.listingId,
-          queries,
-          'large listing, beside the small one',
-          context.options.repeat,
-        ),
-        measure(
-          kb,
-          index,
-          other.listingId,
-          queries,
-          'small listing, its rowid window',
-          context.options.repeat,
-        ),
-      );
+      await read('beside the small listing');
+      both(kb.listingId, 'large listing, beside the small one');
+      both(other.listingId, 'small listing, its rowid window');
       const unwindowed = measureUnwindowed(kb, other.listingId, queries, context.options.repeat);
       results.push(unwindowed.measured);
-      const windowed = results[2]!;
+      const of = (scenario: string, path: Measured['path']) =>
+        results.find((r) => r.scenario === scenario && r.path === path)!;
+      const windowed = of('small listing, its rowid window', 'FTS5');
+      const alone = 'large listing, alone in the index';
+      const speedup = of(alone, 'FTS5').p50Ms / Math.max(of(alone, 'postings').p50Ms, 0.01);
       const table: Table = {
         title: `lexicalStats + lexicalSearch (${CANDIDATES_PER_SEARCH} candidates), ${queries.length} dbpedia queries, in process, ms`,
-        columns: ['scenario', 'listing chunks', 'index rows', 'p50 ms', 'p95 ms', 'rows matched p50'],
-        rows: results.map((r) => [r.scenario, r.listingChunks, r.indexRows, r.p50Ms, r.p95Ms, r.matchedP50]),
+        columns: ['scenario', 'path', 'listing chunks', 'index rows', 'p50 ms', 'p95 ms', 'rows matched p50'],
+        rows: results.map((r) => [
+          r.scenario,
+          r.path,
+          r.listingChunks,
+          r.indexRows,
+          r.p50Ms,
+          r.p95Ms,
+          r.matchedP50,
+        ]),
       };
+      const readTable: Table = {
+        title: 'Reading the postings into memory (a worker thread, the whole index)',
+        columns: ['when', 'ms', 'MB held'],
+        rows: reads.map((r) => [r.scenario, r.ms, round(r.bytes / 2 ** 20, 1)]),
+      };
+      const sameEverywhere = [kb.listingId, other.listingId].every((listingId) =>
+        queries.every((q) => sameHits(searchOnce(index, listingId, q), searchOnce(postings, listingId, q))),
+      );
       return {
-        figures: { largeChunks: large, smallChunks: small, buildMs: Math.round(buildMs), results },
-        tables: [table],
+        figures: {
+          largeChunks: large,
+          smallChunks: small,
+          buildMs: Math.round(buildMs),
+          postingsSpeedup: round(speedup, 1),
+          reads,
+          results,
+        },
+        tables: [table, readTable],
         notes: [
           "Chunks are 2–4 random sentences of the dbpedia-5k abstracts (natural word frequencies), written through the store as retrieve.latency's synthetic base is.",
-          'FTS5 scores every posting of the phrases searched (it has no early termination), so the cost grows with the postings of a query\'s middle-frequency words: at 500,000 chunks (--scale 5) hybrid and lexical retrieval spend 0.1–0.5 s here, far from the dense path\'s 15 ms. See docs/performance.md, "Full-text search at scale".',
-          `The small listing's window: p50 ${windowed.p50Ms} ms against ${unwindowed.measured.p50Ms} ms reading every posting (${round(unwindowed.measured.p50Ms / Math.max(windowed.p50Ms, 0.01), 1)}×).`,
+          'FTS5 scores every posting of the phrases searched (it has no early termination), so its cost grows with the postings of a query\'s middle-frequency words. The postings path reads FTS5\'s index into typed arrays once (on a worker thread, again after any document changes) and sums the same BM25 over them. See docs/performance.md, "Full-text search at scale".',
+          `Large listing alone: the postings answer ${round(speedup, 1)}× faster than FTS5 (p50).`,
+          `The small listing's window (FTS5): p50 ${windowed.p50Ms} ms against ${unwindowed.measured.p50Ms} ms reading every posting (${round(unwindowed.measured.p50Ms / Math.max(windowed.p50Ms, 0.01), 1)}×).`,
         ],
         checks: [
           {
             name: 'the rowid window finds what the whole index finds (small listing)',
             ok: unwindowed.sameHits(index),
             detail: 'the same chunk ids and BM25 for every query',
+          },
+          {
+            name: 'the postings find what FTS5 finds (both listings)',
+            ok: sameEverywhere,
+            detail: 'the same phrases weighed, the same chunk ids in the same order, the same BM25 doubles',
           },
         ],
       };
@@ -115,9 +147,15 @@ function searchOnce(index: SqliteSearchRepository, listingId: string, query: str
   return { searched, hits: index.lexicalSearch(listingId, searched, [], CANDIDATES_PER_SEARCH) };
 }
 
+/** The same phrases searched and the same hits: the same ids in the same order, the same BM25 doubles. */
+function sameHits(a: ReturnType<typeof searchOnce>, b: ReturnType<typeof searchOnce>): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
 function measure(
   kb: KnowledgeBase,
   index: SqliteSearchRepository,
+  path: Measured['path'],
   listingId: string,
   queries: string[],
   scenario: string,
@@ -135,7 +173,7 @@ function measure(
       if (r === 0) matched.push(searched.length ? (count.get(searched.join(' OR ')) as number) : 0);
     }
   }
-  return { scenario, ...sizesOf(kb, listingId), ...latencies(ms), matchedP50: median(matched) };
+  return { scenario, path, ...sizesOf(kb, listingId), ...latencies(ms), matchedP50: median(matched) };
 }
 
 function sizesOf(kb: KnowledgeBase, listingId: string): { listingChunks: number; indexRows: number } {
@@ -152,7 +190,7 @@ function sizesOf(kb: KnowledgeBase, listingId: string): { listingChunks: number;
 /** The small listing searched as before the window: the join drops the other listing's postings late. */
 function measureUnwindowed(kb: KnowledgeBase, listingId: string, queries: string[], repeat: number) {
   const db = kb.services.db;
-  const index = new SqliteSearchRepository(db);
+  const index = new SqliteSearchRepository(db, { lexical: { minRows: Infinity } });
   const search = db.prepare(
     `SELECT c.id AS id, -bm25(chunks_fts) AS bm25
       FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
@@ -184,6 +222,7 @@ function measureUnwindowed(kb: KnowledgeBase, listingId: string, queries: string
   return {
     measured: {
       scenario: 'small listing, every posting read (before the window)',
+      path: 'FTS5',
       ...sizesOf(kb, listingId),
       ...latencies(ms),
       matchedP50: NaN,
