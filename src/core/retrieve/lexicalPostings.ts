@@ -19,8 +19,13 @@ export interface LexicalPostingsData {
   /** The listing of the row at each position, as an index into `listings`. */
   listingOf: Uint32Array;
   listings: string[];
-  /** Terms, and the postings of term t at [starts[t], starts[t + 1]) of `positions` and `counts`. */
-  terms: string[];
+  /**
+   * The terms' UTF-8 bytes back to back in FTS5's order (that of the bytes), term t at
+   * [termOffsets[t], termOffsets[t + 1]); its postings at [starts[t], starts[t + 1]) of `positions` and
+   * `counts`.
+   */
+  termBytes: Uint8Array;
+  termOffsets: Uint32Array;
   starts: Uint32Array;
   /** Row positions, ascending within each term. */
   positions: Uint32Array;
@@ -42,7 +47,6 @@ export interface PostingsHit {
  * pass over 70,000 postings of two typed arrays (docs/performance.md, "Full-text search at scale").
  */
 export class LexicalPostings {
-  private readonly termIndex: Map<string, number>;
   private readonly avgLength: number;
   /** Per position: the score being summed for the current query (0: not touched). */
   private readonly scores: Float64Array;
@@ -62,7 +66,6 @@ export class LexicalPostings {
     private readonly data: LexicalPostingsData,
     private readonly log: (x: number) => number = Math.log,
   ) {
-    this.termIndex = new Map(data.terms.map((term, i) => [term, i]));
     this.avgLength = data.indexTokens / data.indexRows;
     this.scores = new Float64Array(data.ids.length);
     this.touched = new Uint32Array(data.ids.length);
@@ -90,6 +93,8 @@ export class LexicalPostings {
   get bytes(): number {
     const d = this.data;
     return (
+      d.termBytes.byteLength +
+      d.termOffsets.byteLength +
       d.ids.byteLength +
       d.lengths.byteLength +
       d.listingOf.byteLength +
@@ -117,13 +122,13 @@ export class LexicalPostings {
 
   /** Rows holding the term (0: none or unknown). */
   docFreq(term: string): number {
-    const t = this.termIndex.get(term);
+    const t = this.termOf(term);
     return t === undefined ? 0 : this.data.starts[t + 1]! - this.data.starts[t]!;
   }
 
   /** Whether any row of the listing holds the term: its first posting there ends the look. */
   inListing(term: string, listingId: string): boolean {
-    const t = this.termIndex.get(term);
+    const t = this.termOf(term);
     const l = this.listingIndex.get(listingId);
     if (t === undefined || l === undefined) return false;
     const { starts, positions, listingOf } = this.data;
@@ -144,7 +149,7 @@ export class LexicalPostings {
     const everyRow = allowed === undefined && this.listingRows[l] === this.data.ids.length;
     let found = 0;
     for (const term of terms) {
-      const t = this.termIndex.get(term);
+      const t = this.termOf(term);
       if (t === undefined) continue;
       const idf = this.idf(starts[t + 1]! - starts[t]!);
       for (let p = starts[t]!, end = starts[t + 1]!; p < end; p++) {
@@ -168,7 +173,7 @@ export class LexicalPostings {
   scoresOf(terms: string[], ids: readonly number[]): PostingsHit[] {
     const { starts, positions, counts } = this.data;
     const termRows = terms.flatMap((term) => {
-      const t = this.termIndex.get(term);
+      const t = this.termOf(term);
       return t === undefined ? [] : [{ t, idf: this.idf(starts[t + 1]! - starts[t]!) }];
     });
     const hits: PostingsHit[] = [];
@@ -189,12 +194,40 @@ export class LexicalPostings {
     return hits;
   }
 
+  /** The number of a term: a binary search of the terms' bytes (undefined: no row holds it). */
+  private termOf(term: string): number | undefined {
+    const key = UTF8.encode(term);
+    const { termBytes, termOffsets } = this.data;
+    let lo = 0;
+    let hi = termOffsets.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const order = compareBytes(termBytes, termOffsets[mid]!, termOffsets[mid + 1]!, key);
+      if (order === 0) return mid;
+      if (order < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return undefined;
+  }
+
   /** FTS5's idf (fts5Bm25GetData): over the whole index, never below 1e-6. */
   private idf(hits: number): number {
     const rows = this.data.indexRows;
     const idf = this.log((rows - hits + 0.5) / (hits + 0.5));
     return idf <= 0 ? 1e-6 : idf;
   }
+}
+
+const UTF8 = new TextEncoder();
+
+/** memcmp order of bytes[from, to) against `key`: negative when the slice sorts first. */
+function compareBytes(bytes: Uint8Array, from: number, to: number, key: Uint8Array): number {
+  const length = Math.min(to - from, key.length);
+  for (let i = 0; i < length; i++) {
+    const d = bytes[from + i]! - key[i]!;
+    if (d !== 0) return d;
+  }
+  return to - from - key.length;
 }
 
 /** The first index in [from, to) of the ascending `values` holding `value` or more. */

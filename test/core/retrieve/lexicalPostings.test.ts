@@ -14,7 +14,13 @@ interface Row {
 function postingsData(rows: Row[]): LexicalPostingsData {
   const sorted = [...rows].sort((a, b) => a.id - b.id);
   const listings = [...new Set(sorted.map((r) => r.listing))];
-  const terms = [...new Set(sorted.flatMap((r) => Object.keys(r.terms)))].sort();
+  // FTS5's order: that of the terms' UTF-8 bytes (not JavaScript's UTF-16 order).
+  const terms = [...new Set(sorted.flatMap((r) => Object.keys(r.terms)))].sort((a, b) =>
+    Buffer.compare(Buffer.from(a), Buffer.from(b)),
+  );
+  const encoded = terms.map((t) => Buffer.from(t));
+  const termOffsets = [0];
+  for (const bytes of encoded) termOffsets.push(termOffsets.at(-1)! + bytes.length);
   const starts: number[] = [];
   const positions: number[] = [];
   const counts: number[] = [];
@@ -36,7 +42,8 @@ function postingsData(rows: Row[]): LexicalPostingsData {
     lengths: Uint32Array.from(sorted.map((r) => r.length)),
     listingOf: Uint32Array.from(sorted.map((r) => listings.indexOf(r.listing))),
     listings,
-    terms,
+    termBytes: new Uint8Array(Buffer.concat(encoded)),
+    termOffsets: Uint32Array.from(termOffsets),
     starts: Uint32Array.from(starts),
     positions: Uint32Array.from(positions),
     counts: Uint16Array.from(counts),
@@ -263,6 +270,24 @@ describe('LexicalPostings counts', () => {
     expect(index.inListing('banana', 'B')).toBe(true);
     expect(index.inListing('unknown', 'A')).toBe(false);
     expect(index.inListing('appl', 'missing listing')).toBe(false);
+  });
+
+  it('finds terms of any script in the order of their UTF-8 bytes, as FTS5 keeps them', () => {
+    // U+FF5A (fullwidth z) sorts after U+20000 in UTF-16 but before it in UTF-8; 'é' after 'z' in both.
+    const words = ['a', 'z', 'é', 'ｚ', '𠀀', '日本', 'zz', 'ａ'];
+    const index = new LexicalPostings(
+      postingsData(words.map((w, i) => ({ id: i + 1, listing: 'A', length: 1, terms: { [w]: 1 } }))),
+    );
+    for (const [i, w] of words.entries()) {
+      expect(index.docFreq(w), w).toBe(1);
+      expect(
+        index.search([w], 'A', 10).map((h) => h.id),
+        w,
+      ).toEqual([i + 1]);
+    }
+    expect(index.docFreq('zzz')).toBe(0);
+    expect(index.docFreq('')).toBe(0);
+    expect(index.docFreq('𠀁')).toBe(0);
   });
 
   it('counts its rows and each listing’s', () => {

@@ -35,6 +35,8 @@ const SENTENCES = [
   'The naïve résumé mentioned Zürich and São Paulo.',
   'Budget meetings ran long; the committee runs again tomorrow.',
   'The the the of a an and in on at to.',
+  // Terms whose UTF-8 order differs from JavaScript's (UTF-16) order: FTS5 keeps the bytes' order.
+  'Rare glyphs 𠀀𠀁 and ｚｅｎ fullwidth letters beside 日本語 text.',
 ];
 
 const QUERIES = [
@@ -57,6 +59,7 @@ const QUERIES = [
   'apples coffee milk strong',
   'shares banks river',
   'AND OR NOT NEAR',
+  '𠀀𠀁 ｚｅｎ 日本語 glyphs',
 ];
 
 const FILTERS: FieldFilter[][] = [
@@ -330,6 +333,35 @@ describe('an in-memory database', () => {
       repo.close();
     } finally {
       db.close();
+    }
+  });
+});
+
+describe('a full-text index that does not agree with the chunks', () => {
+  it('is not read into memory: FTS5 answers, and the reason is kept', async () => {
+    const broken = await buildKnowledgeBase();
+    try {
+      const db = broken.services.db;
+      // A full-text row with no chunk (as a half-restored backup could leave): the join drops it in SQL.
+      db.prepare(`INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)`).run(9_999_999, 'orphan brown dog');
+      const ftsOnly = new SqliteSearchRepository(db, { lexical: { minRows: Infinity } });
+      const repo = new SqliteSearchRepository(db, { lexical: { minRows: 0 } });
+      const search = vi.spyOn(LexicalPostings.prototype, 'search');
+      expect(await repo.lexicalBuilt()).toBe(false);
+      expect(repo.lexical.lastError).toMatch(/full-text row 9999999 has no chunk/);
+      expect(repo.lexical.postings(() => 0)).toBeUndefined();
+      const phrases = lexicalPhrases('brown dog orphan');
+      expect(repo.lexicalSearch(broken.listingId, phrases, [], 10)).toEqual(
+        ftsOnly.lexicalSearch(broken.listingId, phrases, [], 10),
+      );
+      expect(repo.lexicalStats(phrases, broken.listingId)).toEqual(
+        ftsOnly.lexicalStats(phrases, broken.listingId),
+      );
+      expect(search).not.toHaveBeenCalled();
+      repo.close();
+      ftsOnly.close();
+    } finally {
+      broken.close();
     }
   });
 });
