@@ -22,12 +22,37 @@ export const DEFAULT_LEXICAL_TUNING: LexicalIndexTuning = {
 const GENERATION_KEY_SQL = `SELECT coalesce(group_concat(listing_id || ':' || generation, ','), '')
   FROM (SELECT listing_id, generation FROM knowledge_base_generations ORDER BY listing_id)`;
 
+/**
+ * A change of up to this share of the chunks is followed from the earlier postings (the deleted
+ * documents' rows dropped, the new ones tokenized and merged in); a larger one reads everything again.
+ */
+const MAX_CHANGED_SHARE = 0.25;
+
+/** Each document's chunk ids as a range (lexicalIndexWorker.mjs's documentRanges). */
+interface DocumentRanges {
+  ids: string[];
+  first: Float64Array;
+  last: Float64Array;
+  contiguous: boolean;
+}
+
+interface Snapshot {
+  key: string;
+  postings: LexicalPostings;
+  documents: DocumentRanges;
+}
+
 /** Query words remembered with their terms, at most. */
 const TERM_CACHE_SIZE = 50_000;
 
 interface BuildReply {
   key?: string;
   data?: LexicalPostingsData;
+  documents?: DocumentRanges;
+  /** Followed from the earlier postings rather than read whole. */
+  refreshed?: boolean;
+  /** Why earlier postings were not followed (read whole instead). */
+  notFollowed?: string;
   skipped?: string;
   error?: { message: string };
 }
@@ -39,7 +64,9 @@ interface BuildReply {
  * they are read again. Meanwhile, and for knowledge bases too small to need them, FTS5 answers.
  */
 export class LexicalIndexCache {
-  private current: { key: string; postings: LexicalPostings } | undefined;
+  private current: Snapshot | undefined;
+  /** The postings of an earlier state, kept (unused) for the next read to follow the change from. */
+  private stale: Snapshot | undefined;
   private building: Promise<boolean> | undefined;
   /** The state the last build was started at: one that failed or was skipped (too large) is not retried. */
   private attemptedKey: string | undefined;
@@ -52,6 +79,10 @@ export class LexicalIndexCache {
   private closed = false;
   /** Why the last read of the postings failed, if it did (benchmarks and tests). */
   lastError: string | undefined;
+  /** How the postings held were read: whole, or followed from the earlier ones (benchmarks and tests). */
+  lastRead: 'whole' | 'followed' | undefined;
+  /** Why the last read did not follow the earlier postings, when there were some. */
+  notFollowed: string | undefined;
 
   constructor(
     private readonly db: Db,
@@ -74,7 +105,8 @@ export class LexicalIndexCache {
     if (!this.usable()) return undefined;
     const key = this.keyQuery.get() as string;
     if (this.current?.key === key) return this.current.postings;
-    // Stale: its memory goes now, not after the next build.
+    // Stale: never used again, only followed from by the next read.
+    if (this.current) this.stale = this.current;
     this.current = undefined;
     // While documents keep changing (an ingestion), builds are at least one build's time apart.
     const rested = performance.now() - this.lastStart >= this.lastMs;
@@ -99,14 +131,20 @@ export class LexicalIndexCache {
     if (this.building) return this.building;
     const key = this.keyQuery.get() as string;
     if (this.current?.key === key) return Promise.resolve(true);
+    if (this.current) this.stale = this.current;
+    this.current = undefined;
     this.attemptedKey = key;
     this.lastStart = performance.now();
-    const building = this.runWorker()
+    const earlier = this.stale;
+    this.stale = undefined;
+    const building = this.runWorker(earlier)
       .then((reply) => {
-        if (reply.data && reply.key !== undefined && !this.closed) {
+        if (reply.data && reply.documents && reply.key !== undefined && !this.closed) {
           const tokenizer = this.queryTokenizer()!;
           const postings = new LexicalPostings(reply.data, (x) => tokenizer.log(x));
-          this.current = { key: reply.key, postings };
+          this.current = { key: reply.key, postings, documents: reply.documents };
+          this.lastRead = reply.refreshed ? 'followed' : 'whole';
+          this.notFollowed = reply.notFollowed;
         }
         return this.current !== undefined && this.current.key === this.keyQuery.get();
       })
@@ -126,6 +164,7 @@ export class LexicalIndexCache {
   /** Lets go of the postings and the tokenizer's database; a build under way is left to finish unused. */
   close(): void {
     this.current = undefined;
+    this.stale = undefined;
     this.closed = true;
     if (this.tokenizer) this.tokenizer.close();
     this.tokenizer = null;
@@ -147,7 +186,25 @@ export class LexicalIndexCache {
     return this.tokenizer;
   }
 
-  private runWorker(): Promise<BuildReply> {
+  /** Reads the postings on a worker thread, following the change from `earlier` when given. */
+  private runWorker(earlier: Snapshot | undefined): Promise<BuildReply> {
+    const tokenize = this.queryTokenizer()!.tokenizer;
+    // The earlier arrays the worker follows the change from are handed over, not copied (they are never
+    // used here again).
+    const d = earlier?.postings.data;
+    const old = d && {
+      data: {
+        ids: d.ids,
+        lengths: d.lengths,
+        termBytes: d.termBytes,
+        termOffsets: d.termOffsets,
+        starts: d.starts,
+        positions: d.positions,
+        counts: d.counts,
+      },
+      documents: earlier.documents,
+    };
+    const transferList = old ? Object.values(old.data).map((array) => array.buffer as ArrayBuffer) : [];
     return new Promise((resolve, reject) => {
       const worker = backgroundWorker(
         () =>
@@ -157,7 +214,11 @@ export class LexicalIndexCache {
               file: this.db.name,
               keySql: GENERATION_KEY_SQL,
               maxInstances: this.tuning.maxInstances,
+              old,
+              tokenize,
+              maxChangedShare: MAX_CHANGED_SHARE,
             },
+            transferList,
             execArgv: [],
           }),
       );
@@ -189,9 +250,10 @@ class QueryTokenizer {
   private readonly cache = new Map<string, string | null>();
   private readonly ln: Statement;
 
-  constructor(tokenize: string) {
+  /** `tokenizer`: the full-text table's `tokenize` option, e.g. 'porter unicode61'. */
+  constructor(readonly tokenizer: string) {
     this.db = new Database(':memory:');
-    this.db.exec(`CREATE VIRTUAL TABLE words USING fts5 (text, tokenize = '${tokenize.replace(/'/g, "''")}');
+    this.db.exec(`CREATE VIRTUAL TABLE words USING fts5 (text, tokenize = '${tokenizer.replace(/'/g, "''")}');
       CREATE VIRTUAL TABLE word_tokens USING fts5vocab(words, 'instance')`);
     this.ln = this.db.prepare(`SELECT ln(?)`).pluck();
   }

@@ -62,6 +62,37 @@ function readVarint(bytes, at) {
   return { value: value * 256 + bytes[at + 8], next: at + 9 };
 }
 
+/** The averages record (rowid 1 of %_data): the rows and, per column, the tokens bm25() averages. */
+function indexTotals(db) {
+  const averages = db.prepare(`SELECT block FROM chunks_fts_data WHERE id = 1`).pluck().get();
+  let indexRows = 0;
+  let indexTokens = 0;
+  if (averages) {
+    const rows = readVarint(averages, 0);
+    indexRows = rows.value;
+    if (rows.next < averages.length) indexTokens = readVarint(averages, rows.next).value;
+  }
+  return { indexRows, indexTokens };
+}
+
+/**
+ * Each document's chunk ids, as a range: a commit writes a document's chunks one after another, so
+ * they are consecutive (`contiguous` false if not). Documents are never changed, only written or deleted,
+ * and their ids never reused (chunk ids can be: a new chunk may take the id of a deleted last one).
+ */
+function documentRanges(db) {
+  const rows = db
+    .prepare(`SELECT document_id, min(id), max(id), count(*) FROM chunks GROUP BY document_id`)
+    .raw()
+    .all();
+  return {
+    ids: rows.map((r) => r[0]),
+    first: Float64Array.from(rows, (r) => r[1]),
+    last: Float64Array.from(rows, (r) => r[2]),
+    contiguous: rows.every((r) => r[2] - r[1] + 1 === r[3]),
+  };
+}
+
 function buildPostings(db, keySql, maxInstances) {
   db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.kbs_lexical_rows USING fts5vocab(main, 'chunks_fts', 'row');
     CREATE VIRTUAL TABLE IF NOT EXISTS temp.kbs_lexical_instances USING fts5vocab(main, 'chunks_fts', 'instance')`);
@@ -69,18 +100,11 @@ function buildPostings(db, keySql, maxInstances) {
   try {
     // The generations of every listing (LexicalIndexCache's key): the state this snapshot holds.
     const key = db.prepare(keySql).pluck().get();
-    // The averages record (rowid 1 of %_data): the rows and, per column, the tokens bm25() averages.
-    const averages = db.prepare(`SELECT block FROM chunks_fts_data WHERE id = 1`).pluck().get();
-    let indexRows = 0;
-    let indexTokens = 0;
-    if (averages) {
-      const rows = readVarint(averages, 0);
-      indexRows = rows.value;
-      if (rows.next < averages.length) indexTokens = readVarint(averages, rows.next).value;
-    }
+    const { indexRows, indexTokens } = indexTotals(db);
     if (indexTokens > maxInstances) return { skipped: `${indexTokens} tokens` };
 
     const { ids, listingOf, listings } = chunksByListing(db);
+    const documents = documentRanges(db);
     const n = ids.length;
     const maxId = n > 0 ? ids[n - 1] : 0;
     const dense = maxId <= DENSE_ID_SLACK * n + 1_000_000;
@@ -205,6 +229,181 @@ function buildPostings(db, keySql, maxInstances) {
         positions,
         counts,
       },
+      documents,
+      key,
+    };
+  } finally {
+    db.exec('COMMIT');
+  }
+}
+
+/**
+ * The postings of the current state from those of an earlier one (`old`: its data and documents),
+ * when few documents changed: the rows of deleted documents dropped, those of new documents tokenized
+ * by FTS5 itself (a temporary full-text table of the same tokenizer) and merged into each term's run.
+ * About half a second at 500,000 chunks for a small change, against 8 s to read everything again.
+ * Returns { rebuild: reason } when the change is too large or not one this can follow.
+ */
+function refreshPostings(db, keySql, old, tokenize, maxChangedShare) {
+  db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.kbs_lexical_new USING fts5 (text, tokenize = '${tokenize.replace(/'/g, "''")}');
+    CREATE VIRTUAL TABLE IF NOT EXISTS temp.kbs_lexical_new_instances USING fts5vocab(temp, 'kbs_lexical_new', 'instance')`);
+  db.exec('BEGIN');
+  try {
+    const key = db.prepare(keySql).pluck().get();
+    const { indexRows, indexTokens } = indexTotals(db);
+    const documents = documentRanges(db);
+    if (!documents.contiguous || !old.documents.contiguous)
+      return { rebuild: 'a document with gaps in its chunk ids' };
+    const oldDocuments = new Map(old.documents.ids.map((id, i) => [id, i]));
+    const added = [];
+    let changedRows = 0;
+    for (let d = 0; d < documents.ids.length; d++) {
+      const o = oldDocuments.get(documents.ids[d]);
+      if (o === undefined) {
+        added.push([documents.first[d], documents.last[d]]);
+        changedRows += documents.last[d] - documents.first[d] + 1;
+      } else {
+        if (old.documents.first[o] !== documents.first[d] || old.documents.last[o] !== documents.last[d]) {
+          return { rebuild: `document ${documents.ids[d]} changed its chunks` };
+        }
+        oldDocuments.delete(documents.ids[d]);
+      }
+    }
+    for (const o of oldDocuments.values()) changedRows += old.documents.last[o] - old.documents.first[o] + 1;
+    const { ids, listingOf, listings } = chunksByListing(db);
+    const n = ids.length;
+    if (changedRows > maxChangedShare * Math.max(n, old.data.ids.length)) {
+      return { rebuild: `${changedRows} chunks changed` };
+    }
+    added.sort((a, b) => a[0] - b[0]);
+
+    // Each kept row's new position; the new rows' positions, in id order.
+    const oldIds = old.data.ids;
+    const remap = new Int32Array(oldIds.length).fill(-1);
+    const newRows = [];
+    for (let j = 0, i = 0, k = 0; j < n; j++) {
+      const id = ids[j];
+      while (k < added.length && added[k][1] < id) k++;
+      if (k < added.length && added[k][0] <= id) {
+        newRows.push(j);
+        continue;
+      }
+      while (i < oldIds.length && oldIds[i] < id) i++;
+      if (i === oldIds.length || oldIds[i] !== id) return { rebuild: `chunk ${id} is in no document` };
+      remap[i++] = j;
+    }
+
+    // The new rows' terms, as FTS5 tokenizes them: row ids in the temporary table are new positions.
+    db.exec(`DELETE FROM temp.kbs_lexical_new`);
+    const textOf = db.prepare(`SELECT text FROM chunks WHERE id = ?`).pluck();
+    const insert = db.prepare(`INSERT INTO temp.kbs_lexical_new (rowid, text) VALUES (?, ?)`);
+    for (const j of newRows) insert.run(j, textOf.get(ids[j]));
+    const lengths = new Uint32Array(n);
+    for (let i = 0; i < oldIds.length; i++) if (remap[i] >= 0) lengths[remap[i]] = old.data.lengths[i];
+    const fresh = new Map();
+    let largest = 0;
+    for (const [term, doc] of db
+      .prepare(`SELECT term, doc FROM temp.kbs_lexical_new_instances`)
+      .raw()
+      .iterate()) {
+      lengths[doc]++;
+      let run = fresh.get(term);
+      if (!run) fresh.set(term, (run = { positions: [], counts: [] }));
+      const last = run.positions.length - 1;
+      if (last >= 0 && run.positions[last] === doc) largest = Math.max(largest, ++run.counts[last]);
+      else {
+        run.positions.push(doc);
+        run.counts.push(1);
+      }
+    }
+    let tokens = 0;
+    for (let i = 0; i < n; i++) tokens += lengths[i];
+    if (tokens !== indexTokens) {
+      return { rebuild: `the full-text index holds ${tokens} token instances but totals ${indexTokens}` };
+    }
+
+    // Old terms and new ones, merged in the order of their bytes; each term's rows merged by position.
+    const freshTerms = [...fresh].map(([term, run]) => ({ bytes: Buffer.from(term, 'utf8'), run }));
+    freshTerms.sort((a, b) => Buffer.compare(a.bytes, b.bytes));
+    const o = old.data;
+    const oldTermCount = o.termOffsets.length - 1;
+    const oldBytes = Buffer.from(o.termBytes.buffer, o.termBytes.byteOffset, o.termBytes.byteLength);
+    let kept = 0;
+    for (let p = 0; p < o.positions.length; p++) if (remap[o.positions[p]] >= 0) kept++;
+    let pairs = kept;
+    for (const run of fresh.values()) pairs += run.positions.length;
+    const positions = new Uint32Array(pairs);
+    const counts =
+      o.counts instanceof Uint32Array || largest > 0xffff ? new Uint32Array(pairs) : new Uint16Array(pairs);
+    const termChunks = [];
+    let termBytesUsed = 0;
+    const termOffsets = [];
+    const starts = [];
+    let p = 0;
+    const addTerm = (bytes, oldTerm, run) => {
+      const from = p;
+      let a = oldTerm === undefined ? 0 : o.starts[oldTerm];
+      const aEnd = oldTerm === undefined ? 0 : o.starts[oldTerm + 1];
+      let b = 0;
+      const bEnd = run ? run.positions.length : 0;
+      for (;;) {
+        while (a < aEnd && remap[o.positions[a]] < 0) a++;
+        const nextOld = a < aEnd ? remap[o.positions[a]] : Infinity;
+        const nextNew = b < bEnd ? run.positions[b] : Infinity;
+        if (nextOld === Infinity && nextNew === Infinity) break;
+        if (nextOld < nextNew) {
+          positions[p] = nextOld;
+          counts[p++] = o.counts[a++];
+        } else {
+          positions[p] = nextNew;
+          counts[p++] = run.counts[b++];
+        }
+      }
+      // A term left only in deleted rows is dropped, as FTS5's vocabulary no longer lists it.
+      if (p === from) return;
+      termOffsets.push(termBytesUsed);
+      starts.push(from);
+      termChunks.push(bytes);
+      termBytesUsed += bytes.length;
+    };
+    let t = 0;
+    let f = 0;
+    while (t < oldTermCount || f < freshTerms.length) {
+      const oldTerm =
+        t < oldTermCount ? oldBytes.subarray(o.termOffsets[t], o.termOffsets[t + 1]) : undefined;
+      const order =
+        oldTerm === undefined
+          ? 1
+          : f === freshTerms.length
+            ? -1
+            : Buffer.compare(oldTerm, freshTerms[f].bytes);
+      if (order < 0) addTerm(oldTerm, t++, undefined);
+      else if (order > 0) {
+        addTerm(freshTerms[f].bytes, undefined, freshTerms[f].run);
+        f++;
+      } else {
+        addTerm(oldTerm, t++, freshTerms[f].run);
+        f++;
+      }
+    }
+    termOffsets.push(termBytesUsed);
+    starts.push(p);
+    if (p !== pairs) throw new Error(`merged ${p} postings of ${pairs}`);
+    return {
+      data: {
+        indexRows,
+        indexTokens,
+        ids,
+        lengths,
+        listingOf,
+        listings,
+        termBytes: new Uint8Array(Buffer.concat(termChunks, termBytesUsed)),
+        termOffsets: Uint32Array.from(termOffsets),
+        starts: Uint32Array.from(starts),
+        positions,
+        counts,
+      },
+      documents,
       key,
     };
   } finally {
@@ -217,11 +416,24 @@ if (!isMainThread && workerData?.role === 'kbstudio-lexical-index') {
   try {
     db = new Database(workerData.file, { readonly: true, fileMustExist: true });
     db.pragma(`busy_timeout = 5000`);
-    const built = buildPostings(db, workerData.keySql, workerData.maxInstances);
+    const { keySql, maxInstances, old, tokenize, maxChangedShare } = workerData;
+    let built;
+    if (old) {
+      try {
+        built = refreshPostings(db, keySql, old, tokenize, maxChangedShare);
+      } catch (err) {
+        // Whatever went wrong with the earlier postings, reading everything again still answers.
+        built = { rebuild: err instanceof Error ? err.message : String(err) };
+      }
+    }
+    const refreshed = built !== undefined && built.rebuild === undefined;
+    const notFollowed = built?.rebuild;
+    if (!refreshed) built = buildPostings(db, keySql, maxInstances);
     if (built.skipped) parentPort.postMessage({ skipped: built.skipped });
     else {
       const d = built.data;
-      parentPort.postMessage({ key: built.key, data: d }, [
+      const documents = built.documents;
+      parentPort.postMessage({ key: built.key, data: d, documents, refreshed, notFollowed }, [
         d.ids.buffer,
         d.lengths.buffer,
         d.listingOf.buffer,
@@ -230,6 +442,8 @@ if (!isMainThread && workerData?.role === 'kbstudio-lexical-index') {
         d.starts.buffer,
         d.positions.buffer,
         d.counts.buffer,
+        documents.first.buffer,
+        documents.last.buffer,
       ]);
     }
   } catch (err) {

@@ -63,7 +63,8 @@ export class LexicalPostings {
    * scores are then the same doubles as FTS5's.
    */
   constructor(
-    private readonly data: LexicalPostingsData,
+    /** The arrays held (handed to the worker that follows a change from them, which detaches them). */
+    readonly data: LexicalPostingsData,
     private readonly log: (x: number) => number = Math.log,
   ) {
     this.avgLength = data.indexTokens / data.indexRows;

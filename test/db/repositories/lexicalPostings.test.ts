@@ -295,6 +295,8 @@ describe('the postings after the knowledge base changes', () => {
     expect(search).not.toHaveBeenCalled();
 
     expect(await mem.lexicalBuilt()).toBe(true);
+    // Followed from the earlier postings (21 new chunks of about 400), not read whole.
+    expect(mem.lexical.lastRead).toBe('followed');
     expect(mem.lexical.postings(() => 0)).toBeDefined();
     expect(mem.lexicalSearch(kb.listingId, unique, [], 10)).toEqual(found);
     expect(search).toHaveBeenCalled();
@@ -315,10 +317,40 @@ describe('the postings after the knowledge base changes', () => {
     expect(search).not.toHaveBeenCalled();
 
     expect(await mem.lexicalBuilt()).toBe(true);
+    expect(mem.lexical.lastRead).toBe('followed');
     expect(mem.lexical.postings(() => 0)).toBeDefined();
     expectSameAnswersEverywhere(FILTERS.slice(0, 2));
     expect(search).toHaveBeenCalled();
     expect(mem.lexicalSearch(kb.listingId, unique, [], 10)).toEqual([]);
+  });
+
+  it('follows a new document that takes the chunk ids of a deleted one', async () => {
+    expect(await mem.lexicalBuilt()).toBe(true);
+    const documents = new SqliteDocumentRepository(kb.services.db);
+    await ingest(other, 'last.json', [{ text: 'A quetzal sang near the café.' }, ...generated(5, 3000)]);
+    expect(await mem.lexicalBuilt()).toBe(true);
+    const maxId = () => kb.services.db.prepare(`SELECT max(id) FROM chunks`).pluck().get() as number;
+    const before = maxId();
+    // The last document's chunks hold the highest ids: a chunk id is max(id) + 1, so the next
+    // document written takes them again.
+    documents.delete(documents.list(other).find((d) => d.source === 'last.json')!.id);
+    await ingest(other, 'again.json', [{ text: 'A zebra brayed by the river.' }, ...generated(5, 4000)]);
+    expect(maxId()).toBe(before);
+    expect(await mem.lexicalBuilt()).toBe(true);
+    expect(mem.lexical.notFollowed).toBeUndefined();
+    expect(mem.lexical.lastRead).toBe('followed');
+    const quetzal = lexicalPhrases('quetzal');
+    expect(mem.lexicalSearch(other, quetzal, [], 10)).toEqual([]);
+    expect(mem.lexicalSearch(other, lexicalPhrases('zebra brayed'), [], 10)).toHaveLength(1);
+    expectSameAnswersEverywhere(FILTERS.slice(0, 2));
+  });
+
+  it('reads everything again after a change to more than a quarter of the chunks', async () => {
+    expect(await mem.lexicalBuilt()).toBe(true);
+    await ingest(other, 'large.json', generated(200, 5000));
+    expect(await mem.lexicalBuilt()).toBe(true);
+    expect(mem.lexical.lastRead).toBe('whole');
+    expectSameAnswersEverywhere();
   });
 });
 
