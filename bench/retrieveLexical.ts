@@ -119,7 +119,7 @@ export const retrieveLexicalSuite: Suite = {
         tables: [table, readTable],
         notes: [
           "Chunks are 2–4 random sentences of the dbpedia-5k abstracts (natural word frequencies), written through the store as retrieve.latency's synthetic base is.",
-          'FTS5 scores every posting of the phrases searched (it has no early termination), so its cost grows with the postings of a query\'s middle-frequency words. The postings path reads FTS5\'s index into typed arrays once (on a worker thread, again after any document changes) and sums the same BM25 over them. See docs/performance.md, "Full-text search at scale".',
+          'FTS5 scores every posting of the phrases searched (it has no early termination), so its cost grows with the postings of a query\'s middle-frequency words. The postings path reads FTS5\'s index into typed arrays (on a worker thread; after a change it follows the changed documents into the earlier arrays) and sums the same BM25 over them. See docs/performance.md, "Full-text search at scale".',
           `Large listing alone: the postings answer ${round(speedup, 1)}× faster than FTS5 (p50).`,
           `The small listing's window (FTS5): p50 ${windowed.p50Ms} ms against ${unwindowed.measured.p50Ms} ms reading every posting (${round(unwindowed.measured.p50Ms / Math.max(windowed.p50Ms, 0.01), 1)}×).`,
         ],
