@@ -62,6 +62,28 @@ function readVarint(bytes, at) {
   return { value: value * 256 + bytes[at + 8], next: at + 9 };
 }
 
+/** One read transaction: everything read in `read` is of one state of the database. */
+function inReadTransaction(db, read) {
+  db.exec('BEGIN');
+  try {
+    return read();
+  } finally {
+    db.exec('COMMIT');
+  }
+}
+
+/**
+ * Why the rows' lengths (their token instances) do not add up to the index's token total, if they do
+ * not: bm25() reads both, so postings that disagree with the index must not answer.
+ */
+function tokensMismatch(lengths, indexTokens) {
+  let tokens = 0;
+  for (let i = 0; i < lengths.length; i++) tokens += lengths[i];
+  return tokens === indexTokens
+    ? undefined
+    : `the full-text index holds ${tokens} token instances but totals ${indexTokens}`;
+}
+
 /** The averages record (rowid 1 of %_data): the rows and, per column, the tokens bm25() averages. */
 function indexTotals(db) {
   const averages = db.prepare(`SELECT block FROM chunks_fts_data WHERE id = 1`).pluck().get();
@@ -96,8 +118,7 @@ function documentRanges(db) {
 function buildPostings(db, keySql, maxInstances) {
   db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.kbs_lexical_rows USING fts5vocab(main, 'chunks_fts', 'row');
     CREATE VIRTUAL TABLE IF NOT EXISTS temp.kbs_lexical_instances USING fts5vocab(main, 'chunks_fts', 'instance')`);
-  db.exec('BEGIN');
-  try {
+  return inReadTransaction(db, () => {
     // The generations of every listing (LexicalIndexCache's key): the state this snapshot holds.
     const key = db.prepare(keySql).pluck().get();
     const { indexRows, indexTokens } = indexTotals(db);
@@ -209,11 +230,8 @@ function buildPostings(db, keySql, maxInstances) {
       }
       first = last + 1;
     }
-    let tokens = 0;
-    for (let i = 0; i < n; i++) tokens += lengths[i];
-    if (tokens !== indexTokens) {
-      throw new Error(`the full-text index holds ${tokens} token instances but totals ${indexTokens}`);
-    }
+    const mismatch = tokensMismatch(lengths, indexTokens);
+    if (mismatch) throw new Error(mismatch);
     return {
       data: {
         indexRows,
@@ -232,9 +250,7 @@ function buildPostings(db, keySql, maxInstances) {
       documents,
       key,
     };
-  } finally {
-    db.exec('COMMIT');
-  }
+  });
 }
 
 /**
@@ -247,8 +263,7 @@ function buildPostings(db, keySql, maxInstances) {
 function refreshPostings(db, keySql, old, tokenize, maxChangedShare) {
   db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.kbs_lexical_new USING fts5 (text, tokenize = '${tokenize.replace(/'/g, "''")}');
     CREATE VIRTUAL TABLE IF NOT EXISTS temp.kbs_lexical_new_instances USING fts5vocab(temp, 'kbs_lexical_new', 'instance')`);
-  db.exec('BEGIN');
-  try {
+  return inReadTransaction(db, () => {
     const key = db.prepare(keySql).pluck().get();
     const { indexRows, indexTokens } = indexTotals(db);
     const documents = documentRanges(db);
@@ -316,11 +331,8 @@ function refreshPostings(db, keySql, old, tokenize, maxChangedShare) {
         run.counts.push(1);
       }
     }
-    let tokens = 0;
-    for (let i = 0; i < n; i++) tokens += lengths[i];
-    if (tokens !== indexTokens) {
-      return { rebuild: `the full-text index holds ${tokens} token instances but totals ${indexTokens}` };
-    }
+    const mismatch = tokensMismatch(lengths, indexTokens);
+    if (mismatch) return { rebuild: mismatch };
 
     // Old terms and new ones, merged in the order of their bytes; each term's rows merged by position.
     const freshTerms = [...fresh].map(([term, run]) => ({ bytes: Buffer.from(term, 'utf8'), run }));
@@ -391,12 +403,7 @@ function refreshPostings(db, keySql, old, tokenize, maxChangedShare) {
     if (p !== pairs) throw new Error(`merged ${p} postings of ${pairs}`);
     return {
       data: {
-        indexRows,
-        indexTokens,
-        ids,
-        lengths,
-        listingOf,
-        listings,
+        ...{ indexRows, indexTokens, ids, lengths, listingOf, listings },
         termBytes: new Uint8Array(Buffer.concat(termChunks, termBytesUsed)),
         termOffsets: Uint32Array.from(termOffsets),
         starts: Uint32Array.from(starts),
@@ -406,9 +413,7 @@ function refreshPostings(db, keySql, old, tokenize, maxChangedShare) {
       documents,
       key,
     };
-  } finally {
-    db.exec('COMMIT');
-  }
+  });
 }
 
 if (!isMainThread && workerData?.role === 'kbstudio-lexical-index') {
