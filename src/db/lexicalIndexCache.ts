@@ -14,13 +14,22 @@ export interface LexicalIndexTuning {
 
 export const DEFAULT_LEXICAL_TUNING: LexicalIndexTuning = {
   minRows: 20_000,
-  // About 200 MB of postings: 500,000 chunks of 130 tokens.
+  // At most about 500 MB of postings (6 bytes a term-row pair, fewer pairs than instances); the
+  // benchmark's 500,000 chunks of dbpedia sentences have 33 million instances, held in 162 MB.
   maxInstances: 80_000_000,
 };
 
-/** The generations of every listing, in one string: any document written or deleted changes it. */
-const GENERATION_KEY_SQL = `SELECT coalesce(group_concat(listing_id || ':' || generation, ','), '')
-  FROM (SELECT listing_id, generation FROM knowledge_base_generations ORDER BY listing_id)`;
+export interface LexicalIndexOptions extends Partial<LexicalIndexTuning> {
+  /** better-sqlite3's native module for this runtime (Electron's), as openDatabase takes it. */
+  nativeBinding?: string;
+}
+
+/**
+ * The state of every knowledge base: triggers bump a listing's generation whenever a document is written
+ * or deleted (chunks change with their documents only), and rows are never deleted, so the sum grows
+ * with every change. One row per listing: cheap on every query, however many listings there are.
+ */
+const GENERATION_KEY_SQL = `SELECT count(*) || ':' || total(generation) FROM knowledge_base_generations`;
 
 /**
  * A change of up to this share of the chunks is followed from the earlier postings (the deleted
@@ -41,6 +50,9 @@ interface Snapshot {
   postings: LexicalPostings;
   documents: DocumentRanges;
 }
+
+/** A quoted phrase without quotes inside: the form lexicalPhrases gives each query word. */
+const SINGLE_PHRASE = /^"[^"]*"$/;
 
 /** Query words remembered with their terms, at most. */
 const TERM_CACHE_SIZE = 50_000;
@@ -76,7 +88,10 @@ export class LexicalIndexCache {
   private readonly keyQuery: Statement;
   private tokenizer: QueryTokenizer | null | undefined;
   private readonly tuning: LexicalIndexTuning;
+  private readonly nativeBinding: string | undefined;
   private closed = false;
+  /** The worker reading the postings now, stopped by close(). */
+  private worker: Worker | undefined;
   /** Why the last read of the postings failed, if it did (benchmarks and tests). */
   lastError: string | undefined;
   /** How the postings held were read: whole, or followed from the earlier ones (benchmarks and tests). */
@@ -86,9 +101,10 @@ export class LexicalIndexCache {
 
   constructor(
     private readonly db: Db,
-    tuning: Partial<LexicalIndexTuning> = {},
+    { nativeBinding, ...tuning }: LexicalIndexOptions = {},
   ) {
     this.tuning = { ...DEFAULT_LEXICAL_TUNING, ...tuning };
+    this.nativeBinding = nativeBinding;
     this.keyQuery = db.prepare(GENERATION_KEY_SQL).pluck();
   }
 
@@ -110,16 +126,21 @@ export class LexicalIndexCache {
     this.current = undefined;
     // While documents keep changing (an ingestion), builds are at least one build's time apart.
     const rested = performance.now() - this.lastStart >= this.lastMs;
-    if (!this.building && key !== this.attemptedKey && rested && rows() >= this.tuning.minRows) {
-      void this.build();
-    }
+    if (this.building || key === this.attemptedKey || !rested) return undefined;
+    if (rows() >= this.tuning.minRows) void this.build();
+    // Too small now (a large listing deleted): the earlier postings are not followed from, so they go.
+    else this.stale = undefined;
     return undefined;
   }
 
-  /** FTS5's terms of single-word phrases (`"word"`), in order; undefined when any is not one token. */
+  /**
+   * FTS5's terms of single-word phrases (`"word"`, as lexicalPhrases writes them), in order; undefined
+   * when any is not one token, or not such a phrase (left to FTS5's own query syntax).
+   */
   terms(phrases: string[]): string[] | undefined {
     const tokenizer = this.queryTokenizer();
-    return tokenizer?.terms(phrases.map((p) => p.slice(1, -1)));
+    if (!tokenizer || !phrases.every((p) => SINGLE_PHRASE.test(p))) return undefined;
+    return tokenizer.terms(phrases.map((p) => p.slice(1, -1)));
   }
 
   /**
@@ -166,6 +187,9 @@ export class LexicalIndexCache {
     this.current = undefined;
     this.stale = undefined;
     this.closed = true;
+    // A read under way holds a read transaction on the database file: it is stopped, not awaited.
+    void this.worker?.terminate();
+    this.worker = undefined;
     if (this.tokenizer) this.tokenizer.close();
     this.tokenizer = null;
   }
@@ -181,7 +205,13 @@ export class LexicalIndexCache {
         .pluck()
         .get() as string | undefined;
       const tokenize = sql ? /tokenize\s*=\s*'([^']*)'/i.exec(sql)?.[1] : undefined;
-      this.tokenizer = tokenize === undefined ? null : new QueryTokenizer(tokenize);
+      try {
+        this.tokenizer = tokenize === undefined ? null : new QueryTokenizer(tokenize, this.nativeBinding);
+      } catch (err) {
+        // No second connection here (a native module that does not load): FTS5 answers every query.
+        this.lastError = `the query tokenizer could not start: ${(err as Error).message}`;
+        this.tokenizer = null;
+      }
     }
     return this.tokenizer;
   }
@@ -217,12 +247,14 @@ export class LexicalIndexCache {
               old,
               tokenize,
               maxChangedShare: MAX_CHANGED_SHARE,
+              nativeBinding: this.nativeBinding,
             },
             transferList,
             execArgv: [],
           }),
       );
       worker.unref();
+      this.worker = worker;
       let settled = false;
       worker.once('message', (reply: BuildReply) => {
         settled = true;
@@ -234,6 +266,7 @@ export class LexicalIndexCache {
         reject(err);
       });
       worker.once('exit', (code) => {
+        if (this.worker === worker) this.worker = undefined;
         if (!settled) reject(new Error(`the full-text postings worker exited with code ${code}`));
       });
     });
@@ -251,8 +284,11 @@ class QueryTokenizer {
   private readonly ln: Statement;
 
   /** `tokenizer`: the full-text table's `tokenize` option, e.g. 'porter unicode61'. */
-  constructor(readonly tokenizer: string) {
-    this.db = new Database(':memory:');
+  constructor(
+    readonly tokenizer: string,
+    nativeBinding: string | undefined,
+  ) {
+    this.db = new Database(':memory:', nativeBinding ? { nativeBinding } : {});
     this.db.exec(`CREATE VIRTUAL TABLE words USING fts5 (text, tokenize = '${tokenizer.replace(/'/g, "''")}');
       CREATE VIRTUAL TABLE word_tokens USING fts5vocab(words, 'instance')`);
     this.ln = this.db.prepare(`SELECT ln(?)`).pluck();
@@ -268,6 +304,8 @@ class QueryTokenizer {
   }
 
   terms(words: string[]): string[] | undefined {
+    // Room for every word of this query first: clearing later would drop some of its words again.
+    if (this.cache.size + words.length > TERM_CACHE_SIZE) this.cache.clear();
     const missing = [...new Set(words.filter((w) => !this.cache.has(w)))];
     if (missing.length > 0) this.tokenize(missing);
     const terms: string[] = [];
@@ -280,7 +318,6 @@ class QueryTokenizer {
   }
 
   private tokenize(words: string[]): void {
-    if (this.cache.size + words.length > TERM_CACHE_SIZE) this.cache.clear();
     const found = new Map<number, string[]>();
     this.db.transaction(() => {
       this.db.exec(`DELETE FROM words`);

@@ -1,10 +1,11 @@
 // Reads the full-text index's postings into typed arrays, on a worker thread with its own read-only
 // connection, for LexicalPostings (src/core/retrieve/lexicalPostings.ts): every term FTS5 stored, the
-// rows holding it and how often, each row's length (FTS5's docsize) and listing, and the index's totals
+// rows holding it and how often, each row's length and listing, and the index's totals
 // as bm25() reads them. All in one read transaction, so the snapshot is one state of the database, named
 // by its generations (knowledge_base_generations, bumped by triggers on every document written or
-// deleted). At 500,000 chunks of natural text this reads about 33 million token instances in a few
-// seconds (docs/performance.md, "Full-text search at scale").
+// deleted). At 500,000 chunks of natural text the whole read takes about 8.6 s (33 million token
+// instances); after a change it follows the changed documents into the earlier arrays instead, about a
+// second (docs/performance.md, "Full-text postings in memory").
 // Plain JavaScript that imports only packages, so the file runs as it is beside any bundle.
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -260,12 +261,14 @@ function buildPostings(db, keySql, maxInstances) {
  * About half a second at 500,000 chunks for a small change, against 8 s to read everything again.
  * Returns { rebuild: reason } when the change is too large or not one this can follow.
  */
-function refreshPostings(db, keySql, old, tokenize, maxChangedShare) {
+function refreshPostings(db, keySql, old, tokenize, maxChangedShare, maxInstances) {
   db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.kbs_lexical_new USING fts5 (text, tokenize = '${tokenize.replace(/'/g, "''")}');
     CREATE VIRTUAL TABLE IF NOT EXISTS temp.kbs_lexical_new_instances USING fts5vocab(temp, 'kbs_lexical_new', 'instance')`);
   return inReadTransaction(db, () => {
     const key = db.prepare(keySql).pluck().get();
     const { indexRows, indexTokens } = indexTotals(db);
+    // Past the memory bound, the whole read declines too.
+    if (indexTokens > maxInstances) return { rebuild: `${indexTokens} tokens` };
     const documents = documentRanges(db);
     if (!documents.contiguous || !old.documents.contiguous)
       return { rebuild: 'a document with gaps in its chunk ids' };
@@ -419,13 +422,18 @@ function refreshPostings(db, keySql, old, tokenize, maxChangedShare) {
 if (!isMainThread && workerData?.role === 'kbstudio-lexical-index') {
   let db;
   try {
-    db = new Database(workerData.file, { readonly: true, fileMustExist: true });
+    const { nativeBinding } = workerData;
+    db = new Database(workerData.file, {
+      readonly: true,
+      fileMustExist: true,
+      ...(nativeBinding ? { nativeBinding } : {}),
+    });
     db.pragma(`busy_timeout = 5000`);
     const { keySql, maxInstances, old, tokenize, maxChangedShare } = workerData;
     let built;
     if (old) {
       try {
-        built = refreshPostings(db, keySql, old, tokenize, maxChangedShare);
+        built = refreshPostings(db, keySql, old, tokenize, maxChangedShare, maxInstances);
       } catch (err) {
         // Whatever went wrong with the earlier postings, reading everything again still answers.
         built = { rebuild: err instanceof Error ? err.message : String(err) };

@@ -171,7 +171,11 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     }
     return onChain.ledger;
   });
-  const search = new SqliteSearchRepository(db, {}, { spillFile: join(dataDir, QUERY_LOG_SPILL_FILE) });
+  const search = new SqliteSearchRepository(
+    db,
+    { lexical: { nativeBinding: options.nativeBinding } },
+    { spillFile: join(dataDir, QUERY_LOG_SPILL_FILE) },
+  );
   const credentials = new CredentialService(credentialRepo, listings, ledger, wallets, now);
   return {
     dataDir,

@@ -29,8 +29,8 @@ export interface LexicalPostingsData {
   starts: Uint32Array;
   /** Row positions, ascending within each term. */
   positions: Uint32Array;
-  /** Occurrences of the term in the row (saturated at 65,535: any count past 50 scores the same to 1e-4). */
-  counts: Uint16Array;
+  /** Occurrences of the term in the row (32-bit only when some count passes 65,535). */
+  counts: Uint16Array | Uint32Array;
 }
 
 export interface PostingsHit {

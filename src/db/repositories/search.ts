@@ -18,7 +18,7 @@ import { QueryLogWriter, type QueryLogWriterOptions } from '../queryLogWriter';
 import { StatementCache } from '../statementCache';
 import { FilterColumnCache } from '../filterColumns';
 import { VectorCodeCache, type CodeSet } from '../vectorCodeCache';
-import { LexicalIndexCache, type LexicalIndexTuning } from '../lexicalIndexCache';
+import { LexicalIndexCache, type LexicalIndexOptions } from '../lexicalIndexCache';
 import type { LexicalPostings } from '../../core/retrieve/lexicalPostings';
 
 interface Sql {
@@ -86,7 +86,7 @@ export class SqliteSearchRepository implements SearchIndex {
 
   constructor(
     private readonly db: Db,
-    tuning: Partial<DenseTuning> & { lexical?: Partial<LexicalIndexTuning> } = {},
+    tuning: Partial<DenseTuning> & { lexical?: LexicalIndexOptions } = {},
     queryLog: QueryLogWriterOptions = {},
   ) {
     db.function('kbs_filter_number', { deterministic: true }, (type: unknown, value: unknown) =>

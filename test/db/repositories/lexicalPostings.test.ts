@@ -345,12 +345,68 @@ describe('the postings after the knowledge base changes', () => {
     expectSameAnswersEverywhere(FILTERS.slice(0, 2));
   });
 
+  it('does not follow a change past the memory bound: FTS5 answers', async () => {
+    expect(await mem.lexicalBuilt()).toBe(true);
+    const tokens = mem.lexical.postings(() => 0)!.data.indexTokens;
+    const bounded = new SqliteSearchRepository(kb.services.db, {
+      lexical: { minRows: 0, maxInstances: tokens + 5 },
+    });
+    try {
+      expect(await bounded.lexicalBuilt()).toBe(true);
+      await ingest(other, 'over.json', [
+        { text: 'Ten more words push this index past its bound of tokens.' },
+      ]);
+      expect(await bounded.lexicalBuilt()).toBe(false);
+      expect(bounded.lexical.postings(() => 0)).toBeUndefined();
+      const phrases = lexicalPhrases('bound tokens');
+      expect(bounded.lexicalSearch(other, phrases, [], 10)).toEqual(
+        fts.lexicalSearch(other, phrases, [], 10),
+      );
+    } finally {
+      bounded.close();
+    }
+  });
+
   it('reads everything again after a change to more than a quarter of the chunks', async () => {
     expect(await mem.lexicalBuilt()).toBe(true);
     await ingest(other, 'large.json', generated(200, 5000));
     expect(await mem.lexicalBuilt()).toBe(true);
     expect(mem.lexical.lastRead).toBe('whole');
     expectSameAnswersEverywhere();
+  });
+});
+
+describe('the postings cache', () => {
+  it('leaves any other FTS5 syntax to FTS5', () => {
+    expect(mem.lexical.terms(['"fox"', '"run"'])).toEqual(['fox', 'run']);
+    expect(mem.lexical.terms(['"fox"', 'run*'])).toBeUndefined();
+    expect(mem.lexical.terms(['"fox" "run"'])).toBeUndefined();
+  });
+
+  it('holds nothing read after it is closed', async () => {
+    const closing = new SqliteSearchRepository(kb.services.db, { lexical: { minRows: 0 } });
+    const read = closing.lexicalBuilt();
+    closing.close();
+    expect(await read).toBe(false);
+    expect(closing.lexical.postings(() => 0)).toBeUndefined();
+  });
+
+  it('answers through FTS5 when its own connection cannot load the native module', async () => {
+    // Electron's build of better-sqlite3 is passed as nativeBinding; one that does not load must not
+    // break search.
+    const broken = new SqliteSearchRepository(kb.services.db, {
+      lexical: { minRows: 0, nativeBinding: join(dirname(kb.services.dataDir), 'missing.node') },
+    });
+    try {
+      const phrases = lexicalPhrases('running foxes');
+      expect(broken.lexicalSearch(kb.listingId, phrases, [], 20)).toEqual(
+        fts.lexicalSearch(kb.listingId, phrases, [], 20),
+      );
+      expect(await broken.lexicalBuilt()).toBe(false);
+      expect(broken.lexical.lastError).toMatch(/query tokenizer could not start/);
+    } finally {
+      broken.close();
+    }
   });
 });
 
