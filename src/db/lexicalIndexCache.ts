@@ -37,12 +37,12 @@ const GENERATION_KEY_SQL = `SELECT count(*) || ':' || total(generation) FROM kno
  */
 const MAX_CHANGED_SHARE = 0.25;
 
-/** Each document's chunk ids as a range (lexicalIndexWorker.mjs's documentRanges). */
+/** Each document's chunks: least and greatest id, and how many (lexicalIndexWorker.mjs's documentRanges). */
 interface DocumentRanges {
   ids: string[];
   first: Float64Array;
   last: Float64Array;
-  contiguous: boolean;
+  counts: Float64Array;
 }
 
 interface Snapshot {

@@ -99,9 +99,9 @@ function indexTotals(db) {
 }
 
 /**
- * Each document's chunk ids, as a range: a commit writes a document's chunks one after another, so
- * they are consecutive (`contiguous` false if not). Documents are never changed, only written or deleted,
- * and their ids never reused (chunk ids can be: a new chunk may take the id of a deleted last one).
+ * Each document's chunks: the least and greatest id and how many. Documents are never changed, only
+ * written or deleted, and their ids are never reused (chunk ids can be: a new chunk may take the id of
+ * a deleted last one), so a document present before and after a change has the same chunks.
  */
 function documentRanges(db) {
   const rows = db
@@ -112,7 +112,7 @@ function documentRanges(db) {
     ids: rows.map((r) => r[0]),
     first: Float64Array.from(rows, (r) => r[1]),
     last: Float64Array.from(rows, (r) => r[2]),
-    contiguous: rows.every((r) => r[2] - r[1] + 1 === r[3]),
+    counts: Float64Array.from(rows, (r) => r[3]),
   };
 }
 
@@ -270,39 +270,37 @@ function refreshPostings(db, keySql, old, tokenize, maxChangedShare, maxInstance
     // Past the memory bound, the whole read declines too.
     if (indexTokens > maxInstances) return { rebuild: `${indexTokens} tokens` };
     const documents = documentRanges(db);
-    if (!documents.contiguous || !old.documents.contiguous)
-      return { rebuild: 'a document with gaps in its chunk ids' };
-    const oldDocuments = new Map(old.documents.ids.map((id, i) => [id, i]));
-    const added = [];
-    let changedRows = 0;
+    const oldDocuments = new Set(old.documents.ids);
+    // The chunk ids of the new documents: a commit writes a document's chunks one after another, so
+    // usually a range; a document streamed beside another can interleave, and its ids are read.
+    const idsOf = db.prepare(`SELECT id FROM chunks WHERE document_id = ?`).pluck();
+    const addedIds = [];
+    let keptRows = 0;
     for (let d = 0; d < documents.ids.length; d++) {
-      const o = oldDocuments.get(documents.ids[d]);
-      if (o === undefined) {
-        added.push([documents.first[d], documents.last[d]]);
-        changedRows += documents.last[d] - documents.first[d] + 1;
-      } else {
-        if (old.documents.first[o] !== documents.first[d] || old.documents.last[o] !== documents.last[d]) {
-          return { rebuild: `document ${documents.ids[d]} changed its chunks` };
-        }
-        oldDocuments.delete(documents.ids[d]);
-      }
+      const first = documents.first[d];
+      const last = documents.last[d];
+      const count = documents.counts[d];
+      if (oldDocuments.has(documents.ids[d])) keptRows += count;
+      else if (last - first + 1 === count) for (let id = first; id <= last; id++) addedIds.push(id);
+      else for (const id of idsOf.all(documents.ids[d])) addedIds.push(id);
     }
-    for (const o of oldDocuments.values()) changedRows += old.documents.last[o] - old.documents.first[o] + 1;
     const { ids, listingOf, listings } = chunksByListing(db);
     const n = ids.length;
+    const changedRows = addedIds.length + (old.data.ids.length - keptRows);
     if (changedRows > maxChangedShare * Math.max(n, old.data.ids.length)) {
       return { rebuild: `${changedRows} chunks changed` };
     }
-    added.sort((a, b) => a[0] - b[0]);
+    const added = Float64Array.from(addedIds).sort();
 
-    // Each kept row's new position; the new rows' positions, in id order.
+    // Each kept row's new position; the new rows' positions, in id order. Rows are told apart by
+    // document, not by id: a new document's chunk may have the id a deleted one's had.
     const oldIds = old.data.ids;
     const remap = new Int32Array(oldIds.length).fill(-1);
     const newRows = [];
     for (let j = 0, i = 0, k = 0; j < n; j++) {
       const id = ids[j];
-      while (k < added.length && added[k][1] < id) k++;
-      if (k < added.length && added[k][0] <= id) {
+      while (k < added.length && added[k] < id) k++;
+      if (k < added.length && added[k] === id) {
         newRows.push(j);
         continue;
       }
@@ -310,6 +308,7 @@ function refreshPostings(db, keySql, old, tokenize, maxChangedShare, maxInstance
       if (i === oldIds.length || oldIds[i] !== id) return { rebuild: `chunk ${id} is in no document` };
       remap[i++] = j;
     }
+    if (newRows.length !== added.length) return { rebuild: 'new chunks missing from their listings' };
 
     // The new rows' terms, as FTS5 tokenizes them: row ids in the temporary table are new positions.
     db.exec(`DELETE FROM temp.kbs_lexical_new`);
@@ -457,6 +456,7 @@ if (!isMainThread && workerData?.role === 'kbstudio-lexical-index') {
         d.counts.buffer,
         documents.first.buffer,
         documents.last.buffer,
+        documents.counts.buffer,
       ]);
     }
   } catch (err) {

@@ -453,3 +453,60 @@ describe('a full-text index that does not agree with the chunks', () => {
     }
   });
 });
+
+describe('documents whose chunk ids interleave', () => {
+  it('are followed by their own ids, as a commit streaming two documents at once writes them', async () => {
+    const streamed = await buildKnowledgeBase();
+    try {
+      const db = streamed.services.db;
+      // Enough chunks that six new ones are a change to follow (a quarter or less of the chunks).
+      const path = join(dirname(streamed.services.dataDir), 'base.json');
+      writeFileSync(path, JSON.stringify(generated(60, 0)));
+      await streamed.services.ingestion.run({
+        listingId: streamed.listingId,
+        inputs: [{ path }],
+        atomic: true,
+        limits: STUDIO_LIMITS,
+      });
+      const ftsOnly = new SqliteSearchRepository(db, { lexical: { minRows: Infinity } });
+      const repo = new SqliteSearchRepository(db, { lexical: { minRows: 0 } });
+      expect(await repo.lexicalBuilt()).toBe(true);
+      // Two documents written in turns, chunk by chunk, and their full-text rows (as the commit does).
+      const now = new Date().toISOString();
+      const start = (db.prepare(`SELECT max(id) FROM chunks`).pluck().get() as number) + 1;
+      db.transaction(() => {
+        for (const doc of ['doc_streamed_a', 'doc_streamed_b']) {
+          db.prepare(
+            `INSERT INTO documents (id, listing_id, source, format, content_hash, bytes, chunk_count, created_at, updated_at)
+              VALUES (?, ?, ?, 'json', ?, 0, 3, ?, ?)`,
+          ).run(doc, streamed.listingId, `${doc}.json`, doc, now, now);
+        }
+        for (let i = 0; i < 6; i++) {
+          const doc = i % 2 === 0 ? 'doc_streamed_a' : 'doc_streamed_b';
+          const text = `${doc === 'doc_streamed_a' ? 'Axolotl' : 'Blobfish'} swims past the fox, part ${i}.`;
+          db.prepare(
+            `INSERT INTO chunks (id, listing_id, document_id, chunk_index, text, token_count, content_hash)
+              VALUES (?, ?, ?, ?, ?, 8, ?)`,
+          ).run(start + i, streamed.listingId, doc, Math.floor(i / 2), text, `h${i}`);
+          db.prepare(`INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)`).run(start + i, text);
+        }
+      })();
+      expect(await repo.lexicalBuilt()).toBe(true);
+      expect(repo.lexical.notFollowed).toBeUndefined();
+      expect(repo.lexical.lastRead).toBe('followed');
+      for (const query of ['axolotl', 'blobfish fox', 'swims part', 'brown fox river']) {
+        const phrases = lexicalPhrases(query);
+        expectSameHits(
+          repo.lexicalSearch(streamed.listingId, phrases, [], 20),
+          ftsOnly.lexicalSearch(streamed.listingId, phrases, [], 20),
+          query,
+        );
+      }
+      expect(repo.lexicalSearch(streamed.listingId, lexicalPhrases('axolotl'), [], 20)).toHaveLength(3);
+      repo.close();
+      ftsOnly.close();
+    } finally {
+      streamed.close();
+    }
+  });
+});
