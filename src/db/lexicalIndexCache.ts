@@ -166,6 +166,7 @@ export class LexicalIndexCache {
           this.current = { key: reply.key, postings, documents: reply.documents };
           this.lastRead = reply.refreshed ? 'followed' : 'whole';
           this.notFollowed = reply.notFollowed;
+          this.lastError = undefined;
         }
         return this.current !== undefined && this.current.key === this.keyQuery.get();
       })
@@ -182,7 +183,7 @@ export class LexicalIndexCache {
     return building;
   }
 
-  /** Lets go of the postings and the tokenizer's database; a build under way is left to finish unused. */
+  /** Lets go of the postings and the tokenizer's database, and stops a read under way. */
   close(): void {
     this.current = undefined;
     this.stale = undefined;
