@@ -425,15 +425,36 @@ describe('an in-memory database', () => {
   });
 });
 
+/**
+ * A knowledge base of its own (the shared one is left as the other tests expect it), with a repository
+ * answering from FTS5 alone and one from the postings; everything is closed after `use`.
+ */
+async function withOwnKnowledgeBase(
+  use: (
+    own: TestKnowledgeBase,
+    ftsOnly: SqliteSearchRepository,
+    repo: SqliteSearchRepository,
+  ) => Promise<void>,
+): Promise<void> {
+  const own = await buildKnowledgeBase();
+  const ftsOnly = new SqliteSearchRepository(own.services.db, { lexical: { minRows: Infinity } });
+  const repo = new SqliteSearchRepository(own.services.db, { lexical: { minRows: 0 } });
+  try {
+    await use(own, ftsOnly, repo);
+  } finally {
+    repo.close();
+    ftsOnly.close();
+    own.close();
+  }
+}
+
 describe('a full-text index that does not agree with the chunks', () => {
-  it('is not read into memory: FTS5 answers, and the reason is kept', async () => {
-    const broken = await buildKnowledgeBase();
-    try {
-      const db = broken.services.db;
+  it('is not read into memory: FTS5 answers, and the reason is kept', () =>
+    withOwnKnowledgeBase(async (broken, ftsOnly, repo) => {
       // A full-text row with no chunk (as a half-restored backup could leave): the join drops it in SQL.
-      db.prepare(`INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)`).run(9_999_999, 'orphan brown dog');
-      const ftsOnly = new SqliteSearchRepository(db, { lexical: { minRows: Infinity } });
-      const repo = new SqliteSearchRepository(db, { lexical: { minRows: 0 } });
+      broken.services.db
+        .prepare(`INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)`)
+        .run(9_999_999, 'orphan brown dog');
       const search = vi.spyOn(LexicalPostings.prototype, 'search');
       expect(await repo.lexicalBuilt()).toBe(false);
       expect(repo.lexical.lastError).toMatch(/full-text row 9999999 has no chunk/);
@@ -446,18 +467,12 @@ describe('a full-text index that does not agree with the chunks', () => {
         ftsOnly.lexicalStats(phrases, broken.listingId),
       );
       expect(search).not.toHaveBeenCalled();
-      repo.close();
-      ftsOnly.close();
-    } finally {
-      broken.close();
-    }
-  });
+    }));
 });
 
 describe('documents whose chunk ids interleave', () => {
-  it('are followed by their own ids, as a commit streaming two documents at once writes them', async () => {
-    const streamed = await buildKnowledgeBase();
-    try {
+  it('are followed by their own ids, as a commit streaming two documents at once writes them', () =>
+    withOwnKnowledgeBase(async (streamed, ftsOnly, repo) => {
       const db = streamed.services.db;
       // Enough chunks that six new ones are a change to follow (a quarter or less of the chunks).
       const path = join(dirname(streamed.services.dataDir), 'base.json');
@@ -468,8 +483,6 @@ describe('documents whose chunk ids interleave', () => {
         atomic: true,
         limits: STUDIO_LIMITS,
       });
-      const ftsOnly = new SqliteSearchRepository(db, { lexical: { minRows: Infinity } });
-      const repo = new SqliteSearchRepository(db, { lexical: { minRows: 0 } });
       expect(await repo.lexicalBuilt()).toBe(true);
       // Two documents written in turns, chunk by chunk, and their full-text rows (as the commit does).
       const now = new Date().toISOString();
@@ -503,10 +516,5 @@ describe('documents whose chunk ids interleave', () => {
         );
       }
       expect(repo.lexicalSearch(streamed.listingId, lexicalPhrases('axolotl'), [], 20)).toHaveLength(3);
-      repo.close();
-      ftsOnly.close();
-    } finally {
-      streamed.close();
-    }
-  });
+    }));
 });
