@@ -80,6 +80,8 @@ export async function buildDenseKnowledgeBase(
   dataDir: string,
   vectors: ClusteredVectors,
   count: number,
+  /** Chunk n's text (default: `Synthetic chunk n`). */
+  textOf: (n: number) => string = (n) => `Synthetic chunk ${n}`,
 ): Promise<BuildTimes> {
   const model = MODEL_OF_DIMENSIONS[vectors.dimensions]!;
   const started = performance.now();
@@ -100,9 +102,11 @@ export async function buildDenseKnowledgeBase(
         const batch: StagedChunk[] = [];
         for (let i = at; i < Math.min(size, at + 1_000); i++) {
           const n = d * perDocument + i;
+          const text = textOf(n);
           batch.push({
-            text: `Synthetic chunk ${n}`,
-            tokenCount: 4,
+            text,
+            // Not read by retrieval: a rough count, as the store needs one.
+            tokenCount: text.split(' ').length,
             contentHash: `c${n}`,
             metadata: { bucket: n % BUCKETS },
             vector: vectors.next(),

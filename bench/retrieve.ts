@@ -275,16 +275,26 @@ export const retrieveLatencySuite: Suite = {
   },
 };
 
+/** The sentences of the dbpedia-5k abstracts (over 20 characters): natural text for synthetic chunks. */
+export async function dbpediaSentences(): Promise<string[]> {
+  const sentences: string[] = [];
+  for await (const doc of readCorpus(DBPEDIA)) {
+    for (const s of doc.text.split(/(?<=[.!?])\s+/)) if (s.length > 20) sentences.push(s);
+  }
+  return sentences;
+}
+
+/** A chunk's text: 2–4 random sentences, as the synthetic knowledge bases mix them. */
+export const sentenceMix = (sentences: string[], rng: Rng): string =>
+  Array.from({ length: rng.between(2, 4) }, () => rng.pick(sentences)).join(' ');
+
 /**
  * `count` chunks of 2-4 random dbpedia sentences, embedded with the offline model and committed through
  * the knowledge-base store in documents of 10,000 chunks: no parsing or chunking, so 100k builds fast.
  */
 export async function synthesize(kb: KnowledgeBase, count: number, rng: Rng): Promise<number> {
   const started = performance.now();
-  const sentences: string[] = [];
-  for await (const doc of readCorpus(DBPEDIA)) {
-    for (const s of doc.text.split(/(?<=[.!?])\s+/)) if (s.length > 20) sentences.push(s);
-  }
+  const sentences = await dbpediaSentences();
   const embedder: Embedder = offlineGloveEmbedder();
   const store = kb.services.knowledgeBase;
   const staging = store.createStaging(join(kb.dataDir, 'tmp'));
@@ -300,9 +310,7 @@ export async function synthesize(kb: KnowledgeBase, count: number, rng: Rng): Pr
         metadata: {},
       });
       for (let at = 0; at < size; at += 2_000) {
-        const texts = Array.from({ length: Math.min(2_000, size - at) }, () =>
-          Array.from({ length: rng.between(2, 4) }, () => rng.pick(sentences)).join(' '),
-        );
+        const texts = Array.from({ length: Math.min(2_000, size - at) }, () => sentenceMix(sentences, rng));
         const vectors = await embedder.embed(texts, 'document');
         writer.add(
           texts.map((text, i) => ({
