@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { HammingSpace } from '../core/retrieve/hammingKernel';
+import { idMask } from '../core/retrieve/idMask';
 import { codeBytes, nearestPositions, signCode } from '../core/retrieve/signCodes';
 import type { Db } from './open';
 
@@ -27,7 +28,7 @@ export class CodeSet {
     // Without a filter, the scan counts the distances as it goes (each thread its half).
     const histogram = allowedIds ? undefined : (this.histogram ??= new Uint32Array(bits + 2));
     const distances = this.space.distancesTo(signCode(vector), histogram);
-    const allowed = allowedIds ? this.mask(allowedIds) : undefined;
+    const allowed = allowedIds ? idMask(this.ids, allowedIds) : undefined;
     const positions = nearestPositions(distances, count, bits, allowed, histogram);
     return Array.from(positions, (p) => this.ids[p]!);
   }
@@ -35,18 +36,6 @@ export class CodeSet {
   /** Lets go of the codes' memory in the scan helper thread too. */
   dispose(): void {
     this.space.dispose();
-  }
-
-  /** Which codes belong to `allowedIds`: both lists are ascending, so one merge walk. */
-  private mask(allowedIds: readonly number[]): Uint8Array {
-    const mask = new Uint8Array(this.ids.length);
-    let i = 0;
-    for (const id of allowedIds) {
-      while (i < this.ids.length && this.ids[i]! < id) i++;
-      if (i === this.ids.length) break;
-      if (this.ids[i] === id) mask[i] = 1;
-    }
-    return mask;
   }
 }
 

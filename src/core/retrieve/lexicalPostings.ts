@@ -1,3 +1,4 @@
+import { idMask } from './idMask';
 import { BM25_K1 } from './scoring';
 
 /** FTS5's bm25() b constant (fts5_aux.c), beside BM25_K1. */
@@ -108,17 +109,9 @@ export class LexicalPostings {
     );
   }
 
-  /** Which positions hold the given chunk ids (ascending): both lists are ascending, so one merge walk. */
+  /** Which positions hold the given chunk ids (ascending). */
   mask(ids: readonly number[]): Uint8Array {
-    const all = this.data.ids;
-    const mask = new Uint8Array(all.length);
-    let i = 0;
-    for (const id of ids) {
-      while (i < all.length && all[i]! < id) i++;
-      if (i === all.length) break;
-      if (all[i] === id) mask[i] = 1;
-    }
-    return mask;
+    return idMask(this.data.ids, ids);
   }
 
   /** Rows holding the term (0: none or unknown). */

@@ -246,11 +246,9 @@ export class SqliteSearchRepository implements SearchIndex {
       const { postings, terms } = inMemory;
       const docFreq = terms.map((t) => postings.docFreq(t));
       if (postings.listingChunks(listingId) >= postings.rows) return { rows: postings.rows, docFreq };
-      const half = Math.ceil(postings.rows / 2);
-      const inListing = terms.map((t, i) => {
-        const n = docFreq[i]!;
-        return n > 0 && (n >= half || postings.inListing(t, listingId));
-      });
+      const inListing = heldInListing(docFreq, postings.rows, (i) =>
+        postings.inListing(terms[i]!, listingId),
+      );
       return { rows: postings.rows, docFreq, inListing };
     }
     const rows = this.chunkRows();
@@ -263,16 +261,16 @@ export class SqliteSearchRepository implements SearchIndex {
     // The listing holds every row (no window): what the index holds, it holds.
     const window = this.rowidWindow(listingId, rows);
     if (!window) return { rows, docFreq };
-    // Else each weighing phrase is looked for in the listing (a phrase in half the rows or more weighs
-    // nothing, so its presence is not asked): its first match in the listing ends the look.
+    // Else each weighing phrase is looked for in the listing: its first match there ends the look.
     const held = this.sql(
       `SELECT EXISTS (SELECT 1 FROM chunks_fts CROSS JOIN chunks c ON c.id = chunks_fts.rowid
         WHERE chunks_fts MATCH ? AND chunks_fts.rowid >= ? AND chunks_fts.rowid <= ? AND c.listing_id = ?)`,
     ).pluck();
-    const inListing = phrases.map((p, i) => {
-      const n = docFreq[i]!;
-      return n > 0 && (n >= cap || held.get(p, window.from, window.to, listingId) === 1);
-    });
+    const inListing = heldInListing(
+      docFreq,
+      rows,
+      (i) => held.get(phrases[i], window.from, window.to, listingId) === 1,
+    );
     return { rows, docFreq, inListing };
   }
 
@@ -507,6 +505,15 @@ export class SqliteSearchRepository implements SearchIndex {
       .pluck()
       .all(listingId, ...where.params) as number[];
   }
+}
+
+/**
+ * Per phrase, whether the listing holds it (`holds(i)`, asked only where it matters): a phrase in no row
+ * is held nowhere, and one in half the rows or more weighs nothing, so its presence is not asked.
+ */
+function heldInListing(docFreq: number[], rows: number, holds: (i: number) => boolean): boolean[] {
+  const half = Math.ceil(rows / 2);
+  return docFreq.map((n, i) => n > 0 && (n >= half || holds(i)));
 }
 
 /** Filters as SQL over the chunk row `c`: only fixed fragments in the text, every value a parameter. */
