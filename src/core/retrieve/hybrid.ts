@@ -1,7 +1,7 @@
 import type { RetrievalMode } from '../../shared/retrieval';
 import type { FieldFilter } from './filters';
 import { bm25Ceiling, DENSE_WEIGHT, denseScore, hybridScore, lexicalScore, weightedPhrases } from './scoring';
-import type { SearchIndex } from './searchIndex';
+import type { DenseHit, SearchIndex } from './searchIndex';
 
 /** Candidates taken from each of the full-text and the vector search before fusing. */
 export const CANDIDATES_PER_SEARCH = 100;
@@ -19,6 +19,10 @@ export interface RankQuery {
   topK: number;
   minScore: number;
   denseWeight?: number;
+  /** The dense pool hybrid mode asks for first (default FIRST_DENSE_POOL; CANDIDATES_PER_SEARCH: all at once). */
+  firstDensePool?: number;
+  /** Told, when a first pool smaller than the full one was asked, whether it had to be widened. */
+  onDensePool?: (widened: boolean) => void;
 }
 
 export interface RankedChunk {
@@ -33,17 +37,35 @@ export interface RankedChunk {
 const MAX_TIED_WIDENING = 1024;
 
 /**
+ * The dense pool hybrid mode asks for first. The binary first pass rescores max(400, 8 × limit)
+ * candidates at 512+ dimensions (SqliteSearchRepository), so 50 cost what topK 20 costs, where the full
+ * pool of 100 rescores 800: at 500k × 1,024 that was most of a hybrid query. The full pool is asked only
+ * when a chunk beyond the first could still reach the top (see rankChunks).
+ */
+export const FIRST_DENSE_POOL = 50;
+
+interface DensePool {
+  hits: DenseHit[];
+  /** The dense part no chunk left out of the pool can exceed; null when none was left out. */
+  outside: number | null;
+}
+
+/**
  * The `limit` nearest chunks, plus every chunk tied in score with the last of them (up to
  * MAX_TIED_WIDENING): a KNN cuts ties at its k arbitrarily, so without them which of two identical
  * chunks (the same text in two files) came back would depend on topK, and not follow chunk id as the
  * final sort promises (docs/retrieval.md).
  */
-function denseUpToTies(index: SearchIndex, query: RankQuery, limit: number) {
+function denseUpToTies(index: SearchIndex, query: RankQuery, limit: number): DensePool {
   for (let k = limit; ; k *= 2) {
     const hits = index.denseSearch(query.listingId, query.model, query.vector!, query.filters, k + 1);
-    if (hits.length <= k || k >= MAX_TIED_WIDENING) return hits;
+    // Fewer than asked: every chunk passing the filters is here.
+    if (hits.length <= k) return { hits, outside: null };
+    // hits[k] is the nearest chunk past the first k, so no chunk left out is nearer.
+    const outside = denseScore(hits[k]!.distance);
+    if (k >= MAX_TIED_WIDENING) return { hits, outside };
     const cut = denseScore(hits[limit - 1]!.distance);
-    if (denseScore(hits[k]!.distance) !== cut) return hits.filter((hit) => denseScore(hit.distance) >= cut);
+    if (outside !== cut) return { hits: hits.filter((hit) => denseScore(hit.distance) >= cut), outside };
   }
 }
 
@@ -52,6 +74,12 @@ function denseUpToTies(index: SearchIndex, query: RankQuery, limit: number) {
  * candidates of both searches are pooled and BOTH parts are computed exactly for every candidate (a
  * chunk the full-text search ranked 150th still gets its true BM25), so a chunk's score never depends
  * on what else was retrieved. Sorted by score, then by chunk id (insertion order) on ties.
+ *
+ * Hybrid pools the best 100 of each search, but asks the dense search for FIRST_DENSE_POOL first: a chunk
+ * in neither pool has a dense part no higher than the best one the dense search left out and a lexical
+ * part no higher than the full-text pool's last, so when their hybrid score is below the topK-th pooled
+ * score no such chunk can reach the top, and the full pool of 100 would return the same chunks with the
+ * same scores. Only otherwise is the dense pool widened to 100.
  */
 export function rankChunks(index: SearchIndex, query: RankQuery): RankedChunk[] {
   const wantLexical = query.mode !== 'dense' && query.phrases.length > 0;
@@ -63,39 +91,55 @@ export function rankChunks(index: SearchIndex, query: RankQuery): RankedChunk[] 
   const phrases = weighted.map((w) => w.phrase);
   const ceiling = bm25Ceiling(weighted);
   const useLexical = phrases.length > 0;
-  // Fusing needs a pool from each search; a single mode ranks by its own part, so its topK is enough.
-  const limit = useLexical && useDense ? Math.max(CANDIDATES_PER_SEARCH, query.topK) : query.topK;
+  const denseWeight = query.denseWeight ?? DENSE_WEIGHT;
   const lexical = new Map<number, number>();
   const dense = new Map<number, number>();
-
-  if (useLexical) {
-    for (const hit of index.lexicalSearch(query.listingId, phrases, query.filters, limit))
-      lexical.set(hit.id, hit.bm25);
-  }
-  if (useDense) {
-    for (const hit of denseUpToTies(index, query, limit)) dense.set(hit.id, hit.distance);
-  }
-  if (useLexical && useDense) {
-    const missingLexical = [...dense.keys()].filter((id) => !lexical.has(id));
-    const missingDense = [...lexical.keys()].filter((id) => !dense.has(id));
-    for (const hit of index.lexicalScores(phrases, missingLexical)) lexical.set(hit.id, hit.bm25);
-    for (const hit of index.denseScores(query.listingId, query.model, query.vector!, missingDense))
-      dense.set(hit.id, hit.distance);
-  }
-
-  const ids = new Set([...lexical.keys(), ...dense.keys()]);
-  const ranked: RankedChunk[] = [];
-  for (const id of ids) {
+  const score = (id: number): RankedChunk => {
     const lex = useLexical && lexical.has(id) ? lexicalScore(lexical.get(id)!, ceiling) : 0;
     const den = useDense && dense.has(id) ? denseScore(dense.get(id)!) : 0;
-    const score =
-      query.mode === 'lexical'
-        ? lex
-        : query.mode === 'dense'
-          ? den
-          : hybridScore(den, lex, query.denseWeight ?? DENSE_WEIGHT);
-    if (score >= query.minScore) ranked.push({ id, score, dense: den, lexical: lex });
+    const value =
+      query.mode === 'lexical' ? lex : query.mode === 'dense' ? den : hybridScore(den, lex, denseWeight);
+    return { id, score: value, dense: den, lexical: lex };
+  };
+  const rank = (ids: Iterable<number>) =>
+    [...ids].map(score).sort((a, b) => b.score - a.score || a.id - b.id);
+  const top = (ranked: RankedChunk[]) => ranked.filter((r) => r.score >= query.minScore).slice(0, query.topK);
+
+  if (!(useLexical && useDense)) {
+    // A single mode ranks by its own part, so its topK is enough.
+    if (useLexical) {
+      for (const hit of index.lexicalSearch(query.listingId, phrases, query.filters, query.topK))
+        lexical.set(hit.id, hit.bm25);
+    }
+    if (useDense)
+      for (const hit of denseUpToTies(index, query, query.topK).hits) dense.set(hit.id, hit.distance);
+    return top(rank(new Set([...lexical.keys(), ...dense.keys()])));
   }
-  ranked.sort((a, b) => b.score - a.score || a.id - b.id);
-  return ranked.slice(0, query.topK);
+
+  // Fusing needs a pool from each search.
+  const limit = Math.max(CANDIDATES_PER_SEARCH, query.topK);
+  const lexicalHits = index.lexicalSearch(query.listingId, phrases, query.filters, limit);
+  for (const hit of lexicalHits) lexical.set(hit.id, hit.bm25);
+  // The full-text search returns its best first: a chunk it left out scores no higher than its last.
+  const lexicalOutside =
+    lexicalHits.length >= limit ? lexicalScore(lexicalHits[lexicalHits.length - 1]!.bm25, ceiling) : 0;
+  const lexicalAsked = new Set(lexical.keys());
+  const first = Math.min(limit, Math.max(query.topK, query.firstDensePool ?? FIRST_DENSE_POOL));
+  for (let pool = first; ; pool = limit) {
+    const { hits, outside } = denseUpToTies(index, query, pool);
+    for (const hit of hits) dense.set(hit.id, hit.distance);
+    if (pool === first) {
+      const missingDense = [...lexical.keys()].filter((id) => !dense.has(id));
+      for (const hit of index.denseScores(query.listingId, query.model, query.vector!, missingDense))
+        dense.set(hit.id, hit.distance);
+    }
+    const missingLexical = hits.map((hit) => hit.id).filter((id) => !lexicalAsked.has(id));
+    for (const id of missingLexical) lexicalAsked.add(id);
+    for (const hit of index.lexicalScores(phrases, missingLexical)) lexical.set(hit.id, hit.bm25);
+    const ranked = rank(new Set([...lexical.keys(), ...dense.keys()]));
+    const kth = ranked.length >= query.topK ? ranked[query.topK - 1]!.score : -Infinity;
+    const settled = outside === null || hybridScore(outside, lexicalOutside, denseWeight) < kth;
+    if (pool < limit) query.onDensePool?.(!settled);
+    if (settled || pool >= limit) return top(ranked);
+  }
 }

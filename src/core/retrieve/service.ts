@@ -16,6 +16,7 @@ import type { ListingService } from '../marketplace/listings';
 import { parseOrThrow } from '../validation';
 import { authorizeRetrieval } from './access';
 import { toFieldFilters } from './filters';
+import { DensePoolChoice } from './densePoolChoice';
 import { CANDIDATES_PER_SEARCH, rankChunks } from './hybrid';
 import { lexicalPhrases } from './scoring';
 import type { SearchIndex } from './searchIndex';
@@ -68,6 +69,7 @@ export class RetrievalService {
   private readonly now: () => Date;
   private readonly authorize: (listing: Listing, viewer: RetrievalViewer) => QueryCharge | undefined;
   private readonly beforeCharge: (() => Promise<unknown>) | undefined;
+  private readonly densePools = new DensePoolChoice();
 
   constructor(
     private readonly listings: ListingService,
@@ -186,6 +188,8 @@ export class RetrievalService {
       filters: toFieldFilters(params.filters),
       topK: params.topK,
       minScore: params.minScore,
+      firstDensePool: params.mode === 'hybrid' ? this.densePools.firstPool(listing.id) : undefined,
+      onDensePool: (widened) => this.densePools.record(listing.id, widened),
     });
     const stored = new Map(this.index.chunks(ranked.map((r) => r.id)).map((c) => [c.id, c]));
     if (timings) timings.searchMs = performance.now() - searching;
