@@ -19,7 +19,10 @@ export interface RankQuery {
   topK: number;
   minScore: number;
   denseWeight?: number;
-  /** The dense pool hybrid mode asks for first (default FIRST_DENSE_POOL; CANDIDATES_PER_SEARCH: all at once). */
+  /**
+   * The dense pool hybrid mode asks for first (default: what the index answers at topK's cost, else
+   * FIRST_DENSE_POOL; CANDIDATES_PER_SEARCH: all at once).
+   */
   firstDensePool?: number;
   /** Told, when a first pool smaller than the full one was asked, whether it had to be widened. */
   onDensePool?: (widened: boolean) => void;
@@ -37,10 +40,11 @@ export interface RankedChunk {
 const MAX_TIED_WIDENING = 1024;
 
 /**
- * The dense pool hybrid mode asks for first. The binary first pass rescores max(400, 8 × limit)
- * candidates at 512+ dimensions (SqliteSearchRepository), so 50 cost what topK 20 costs, where the full
- * pool of 100 rescores 800: at 500k × 1,024 that was most of a hybrid query. The full pool is asked only
- * when a chunk beyond the first could still reach the top (see rankChunks).
+ * The dense pool hybrid mode asks for first when the index does not say what its search answers at the
+ * cost of topK (SearchIndex.denseLimitAtCost). The SQLite binary first pass rescores max(400, 8 × limit)
+ * candidates at 512+ dimensions, so 50 cost what topK 20 costs, where the full pool of 100 rescores 800:
+ * at 500k × 1,024 that was most of a hybrid query. The full pool is asked only when a chunk beyond the
+ * first could still reach the top (see rankChunks).
  */
 export const FIRST_DENSE_POOL = 50;
 
@@ -75,7 +79,8 @@ function denseUpToTies(index: SearchIndex, query: RankQuery, limit: number): Den
  * chunk the full-text search ranked 150th still gets its true BM25), so a chunk's score never depends
  * on what else was retrieved. Sorted by score, then by chunk id (insertion order) on ties.
  *
- * Hybrid pools the best 100 of each search, but asks the dense search for FIRST_DENSE_POOL first: a chunk
+ * Hybrid pools the best 100 of each search, but first asks the dense search for as many as it answers at
+ * the cost of topK (49 at 512+ dimensions on the binary first pass; all 100 where more costs nothing): a chunk
  * in neither pool has a dense part no higher than the best one the dense search left out and a lexical
  * part no higher than the full-text pool's last, so when their hybrid score is below the topK-th pooled
  * score no such chunk can reach the top, and the full pool of 100 would return the same chunks with the
@@ -124,7 +129,12 @@ export function rankChunks(index: SearchIndex, query: RankQuery): RankedChunk[] 
   const lexicalOutside =
     lexicalHits.length >= limit ? lexicalScore(lexicalHits[lexicalHits.length - 1]!.bm25, ceiling) : 0;
   const lexicalAsked = new Set(lexical.keys());
-  const first = Math.min(limit, Math.max(query.topK, query.firstDensePool ?? FIRST_DENSE_POOL));
+  // As many as the dense search answers at topK's cost (it asks one more, to see past its cut).
+  const atCost = () => {
+    const asked = index.denseLimitAtCost?.(query.listingId, query.model, query.topK + 1);
+    return asked === undefined ? FIRST_DENSE_POOL : asked - 1;
+  };
+  const first = Math.min(limit, Math.max(query.topK, query.firstDensePool ?? atCost()));
   for (let pool = first; ; pool = limit) {
     const { hits, outside } = denseUpToTies(index, query, pool);
     for (const hit of hits) dense.set(hit.id, hit.distance);

@@ -62,6 +62,11 @@ export interface SearchIndex {
     filters: FieldFilter[],
     limit: number,
   ): DenseHit[];
+  /**
+   * The largest `limit` the dense search answers at the cost of answering `limit` (Infinity: its cost
+   * does not grow with it). Hybrid mode asks for that many first (rankChunks); absent, FIRST_DENSE_POOL.
+   */
+  denseLimitAtCost?(listingId: string, model: string, limit: number): number;
   /** Distances of the given chunks; chunks without a vector are left out. */
   denseScores(listingId: string, model: string, vector: Float32Array, ids: number[]): DenseHit[];
   chunks(ids: number[]): StoredChunk[];

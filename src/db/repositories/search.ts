@@ -33,6 +33,8 @@ const TABLE_NAME = /^vec_[A-Za-z0-9_]+$/;
 const COMPARATORS = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 const ALLOWED_CACHE_SIZE = 32;
 const FILTERED_CANDIDATES_FACTOR = 4;
+/** Where denseLimitAtCost stops looking (hybrid asks for 100 at most). */
+const MAX_LIMIT_AT_COST = 1_024;
 /** Read ahead: the keys of the latest queries' filters, this many keys of that many queries at most. */
 const PREFETCH_KEYS = 8;
 const PREFETCH_QUERIES = 1_000;
@@ -324,6 +326,18 @@ export class SqliteSearchRepository implements SearchIndex {
     ).all(vectorParam(vector), limit, listingId, ...where.params) as DenseHit[];
   }
 
+  denseLimitAtCost(listingId: string, model: string, limit: number): number {
+    const index = this.vectorIndex(listingId, model);
+    // sqlite-vec's exact scan costs the same for any k; no vector index: nothing to search.
+    if (!index || !this.binaryPays(listingId, index)) return Infinity;
+    // The binary first pass rescores candidates(dimensions, limit): a floor of a few hundred, then 8 a hit.
+    const rescored = this.tuning.candidates(index.dimensions, limit);
+    let wider = limit;
+    while (wider < MAX_LIMIT_AT_COST && this.tuning.candidates(index.dimensions, wider + 1) <= rescored)
+      wider++;
+    return wider;
+  }
+
   denseScores(listingId: string, model: string, vector: Float32Array, ids: number[]): DenseHit[] {
     const index = this.vectorIndex(listingId, model);
     if (!index || ids.length === 0) return [];
@@ -378,10 +392,15 @@ export class SqliteSearchRepository implements SearchIndex {
    * chunks × dimensions, so below `exactBudget` it stays (and nothing is loaded).
    */
   private codeSet(listingId: string, model: string, index: VectorIndex): CodeSet | null {
+    if (!this.binaryPays(listingId, index)) return null;
+    return this.codes.get(listingId, model, index.dimensions, index.table);
+  }
+
+  /** Whether the listing is past the exact budget (chunks × dimensions). */
+  private binaryPays(listingId: string, index: VectorIndex): boolean {
     const chunks = this.sql(`SELECT chunk_count FROM listings WHERE id = ?`).pluck().get(listingId) as
       number | undefined;
-    if (chunks === undefined || chunks * index.dimensions <= this.tuning.exactBudget) return null;
-    return this.codes.get(listingId, model, index.dimensions, index.table);
+    return chunks !== undefined && chunks * index.dimensions > this.tuning.exactBudget;
   }
 
   /**

@@ -96,6 +96,19 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     expect(hits[0]!.distance).toBeCloseTo(0, 5);
   });
 
+  it('says how many results the dense search answers at the cost of topK: hybrid asks for that many first', () => {
+    // 256 dimensions rescore at least 1,000 candidates (8 a result): 125 results cost what 21 cost.
+    expect(search.denseLimitAtCost(listingId, MODEL, TOP_K + 1)).toBe(125);
+    const wide = new SqliteSearchRepository(services.db, {
+      candidates: (_d, limit) => Math.max(400, limit * 8),
+    });
+    expect(wide.denseLimitAtCost(listingId, MODEL, TOP_K + 1)).toBe(50);
+    expect(wide.denseLimitAtCost(listingId, MODEL, 80)).toBe(80);
+    // sqlite-vec's exact scan, and a model without vectors: any limit costs the same.
+    expect(exact.denseLimitAtCost(listingId, MODEL, TOP_K + 1)).toBe(Infinity);
+    expect(search.denseLimitAtCost(listingId, 'no-such-model', TOP_K + 1)).toBe(Infinity);
+  });
+
   it('finds the exact top 20 (recall >= 0.99 on seeded clustered vectors) with the same distances', () => {
     const recalls = queries.map((q) => {
       const want = exact.denseSearch(listingId, MODEL, q, [], TOP_K);
