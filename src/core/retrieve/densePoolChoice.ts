@@ -1,11 +1,19 @@
 import { CANDIDATES_PER_SEARCH } from './hybrid';
 
-/** Weight of the latest query in a listing's widening rate (an exponential average). */
-const LATEST_WEIGHT = 0.2;
+/**
+ * Weight of the latest query in a listing's widening rate (an exponential average over about its last
+ * 20 queries): at 0.2, a run of three or four widenings among queries that mostly settle (30% widened on
+ * 500k texts embedded by the offline model) put a listing on the full pool, and a query then cost the
+ * full pool where it would mostly have settled for less.
+ */
+const LATEST_WEIGHT = 0.05;
 /** Past this widening rate, a listing's hybrid queries ask for the full dense pool at once. */
 const MOSTLY_WIDENED = 0.5;
-/** While they do, one query in this many tries the first pool again, to notice when that changes. */
-const PROBE_EVERY = 16;
+/**
+ * While they do, one query in this many tries the first pool again, to notice when that changes: rarely
+ * enough that those tries (a dense search more) stay out of the 95th percentile.
+ */
+const PROBE_EVERY = 32;
 
 /**
  * Per listing, which dense pool its hybrid queries ask for first (rankChunks' `firstDensePool`). The first
