@@ -64,6 +64,51 @@ export class ClusteredVectors {
 /** Sub-centres per topic. */
 export const SUBTOPICS = 20;
 
+/** Input coordinates summed into each output coordinate of TextProjection. */
+const PROJECTION_TERMS = 8;
+
+/**
+ * The offline model's sentence vectors (100 dimensions) carried to `dimensions` by a seeded sparse random
+ * projection (each output coordinate a signed sum of PROJECTION_TERMS input ones, then unit length),
+ * which keeps their cosines on average: vectors whose neighbours are the texts' neighbours, as a hosted
+ * model's are, at the dimensions of one, without its weights.
+ */
+export class TextProjection {
+  private readonly inputs: Uint16Array;
+  private readonly signs: Float32Array;
+
+  constructor(
+    rng: Rng,
+    readonly dimensions: number,
+    private readonly from: number,
+  ) {
+    this.inputs = new Uint16Array(dimensions * PROJECTION_TERMS);
+    this.signs = new Float32Array(dimensions * PROJECTION_TERMS);
+    for (let i = 0; i < this.inputs.length; i++) {
+      this.inputs[i] = rng.int(from);
+      this.signs[i] = rng.next() < 0.5 ? -1 : 1;
+    }
+  }
+
+  /** The projected vector; the zero vector (a text without a known word) stays zero. */
+  project(v: Float32Array): Float32Array {
+    if (v.length !== this.from) throw new Error(`expected ${this.from} dimensions, got ${v.length}`);
+    const out = new Float32Array(this.dimensions);
+    let norm = 0;
+    for (let j = 0, k = 0; j < this.dimensions; j++) {
+      let sum = 0;
+      for (let t = 0; t < PROJECTION_TERMS; t++, k++) sum += this.signs[k]! * v[this.inputs[k]!]!;
+      out[j] = sum;
+      norm += sum * sum;
+    }
+    if (norm > 0) {
+      const scale = 1 / Math.sqrt(norm);
+      for (let j = 0; j < out.length; j++) out[j]! *= scale;
+    }
+    return out;
+  }
+}
+
 export interface BuildTimes {
   stagingMs: number;
   /** The knowledge-base commit (chunk rows, FTS, vec0, float blobs, codes) in one transaction. */
@@ -82,6 +127,8 @@ export async function buildDenseKnowledgeBase(
   count: number,
   /** Chunk n's text (default: `Synthetic chunk n`). */
   textOf: (n: number) => string = (n) => `Synthetic chunk ${n}`,
+  /** The vectors of a batch of texts (default: the next clustered vectors, whatever the texts). */
+  vectorsOf?: (texts: string[]) => Promise<Float32Array[]>,
 ): Promise<BuildTimes> {
   const model = MODEL_OF_DIMENSIONS[vectors.dimensions]!;
   const started = performance.now();
@@ -99,19 +146,20 @@ export async function buildDenseKnowledgeBase(
         metadata: {},
       });
       for (let at = 0; at < size; at += 1_000) {
-        const batch: StagedChunk[] = [];
-        for (let i = at; i < Math.min(size, at + 1_000); i++) {
-          const n = d * perDocument + i;
-          const text = textOf(n);
-          batch.push({
-            text,
-            // Not read by retrieval: a rough count, as the store needs one.
-            tokenCount: text.split(' ').length,
-            contentHash: `c${n}`,
-            metadata: { bucket: n % BUCKETS },
-            vector: vectors.next(),
-          });
-        }
+        const numbers = Array.from(
+          { length: Math.min(size, at + 1_000) - at },
+          (_v, i) => d * perDocument + at + i,
+        );
+        const texts = numbers.map(textOf);
+        const batchVectors = vectorsOf ? await vectorsOf(texts) : texts.map(() => vectors.next());
+        const batch: StagedChunk[] = numbers.map((n, i) => ({
+          text: texts[i]!,
+          // Not read by retrieval: a rough count, as the store needs one.
+          tokenCount: texts[i]!.split(' ').length,
+          contentHash: `c${n}`,
+          metadata: { bucket: n % BUCKETS },
+          vector: batchVectors[i]!,
+        }));
         writer.add(batch);
       }
       writer.finish();

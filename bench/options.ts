@@ -28,6 +28,8 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/ind
   --large-mb N      size of each single large document, overriding the scale
   --vectors N,N     chunk counts of retrieve.dense (default 10000,100000 × --scale; --scale 5: 500k)
   --dims D,D        vector dimensions of retrieve.dense (default 1024,1536,3072)
+  --dense-vectors K retrieve.dense's vectors: clustered (default: seeded clusters) or text (each text
+                    embedded by the offline model, projected to the dimensions)
   --help            this text`;
 
 export function parseOptions(argv: string[]): CliOptions {
@@ -47,6 +49,7 @@ export function parseOptions(argv: string[]): CliOptions {
       'large-mb': { type: 'string' },
       vectors: { type: 'string' },
       dims: { type: 'string' },
+      'dense-vectors': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -72,7 +75,13 @@ export function parseOptions(argv: string[]): CliOptions {
     largeMb: optionalPositive('--large-mb', values['large-mb']),
     vectors: optionalIntegers('--vectors', values.vectors),
     dims: optionalIntegers('--dims', values.dims),
+    denseVectors: denseVectors(values['dense-vectors']),
   };
+}
+
+function denseVectors(raw: string | undefined): 'clustered' | 'text' | undefined {
+  if (raw === undefined || raw === 'clustered' || raw === 'text') return raw;
+  throw new Error(`--dense-vectors: '${raw}' is not clustered or text.`);
 }
 
 function positive(flag: string, raw: string): number {

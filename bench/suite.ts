@@ -18,6 +18,11 @@ export interface BenchOptions {
   vectors?: number[];
   /** Vector dimensions of the dense retrieval suite (default 1024, 1536, 3072). */
   dims?: number[];
+  /**
+   * The dense retrieval suite's vectors: seeded clusters (default), or each chunk's and query's text
+   * embedded by the offline model and projected to the dimensions (dense and full-text parts that agree).
+   */
+  denseVectors?: 'clustered' | 'text';
 }
 
 export interface BenchContext {
