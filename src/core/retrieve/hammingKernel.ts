@@ -236,6 +236,11 @@ export class HammingSpace {
    * next call: read it before scanning again. With `histogram` (at least bytesPerCode × 8 + 1 entries),
    * it is filled with how many codes lie at each distance (each thread counts its own half).
    */
+  /** The distances the last scan wrote (valid until the next). */
+  lastDistances(): Uint16Array {
+    return this.distances;
+  }
+
   distancesTo(query: Uint8Array, histogram?: Uint32Array): Uint16Array {
     if (query.length !== this.bytesPerCode) throw new Error('query code of the wrong length');
     this.query.set(query);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FieldFilter } from '../../../src/core/retrieve/filters';
 import type { DenseHit } from '../../../src/core/retrieve/searchIndex';
+import { HammingSpace } from '../../../src/core/retrieve/hammingKernel';
 import { FilterColumnCache } from '../../../src/db/filterColumns';
 import { SqliteDocumentRepository } from '../../../src/db/repositories/documents';
 import { SqliteSearchRepository } from '../../../src/db/repositories/search';
@@ -107,6 +108,70 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     // sqlite-vec's exact scan, and a model without vectors: any limit costs the same.
     expect(exact.denseLimitAtCost(listingId, MODEL, TOP_K + 1)).toBe(Infinity);
     expect(search.denseLimitAtCost(listingId, 'no-such-model', TOP_K + 1)).toBe(Infinity);
+  });
+
+  it('asked again for more by the same query (hybrid widening), scans once and reads only the candidates not yet scored', () => {
+    const wide = new SqliteSearchRepository(services.db, {
+      candidates: (_d, limit) => Math.max(400, limit * 8),
+    });
+    const scans = vi.spyOn(HammingSpace.prototype, 'distancesTo');
+    const reads = vi.spyOn(
+      wide as unknown as { exactDistances: (...args: unknown[]) => unknown },
+      'exactDistances',
+    );
+    const read = () => reads.mock.calls.map((call) => (call[2] as number[]).length);
+    try {
+      const q = queries[3]!;
+      const narrow = wide.denseSearch(listingId, MODEL, q, [], 50);
+      const widened = wide.denseSearch(listingId, MODEL, q, [], 101);
+      expect(scans).toHaveBeenCalledTimes(1);
+      expect(read()).toEqual([400, 408]);
+      // What a search that never saw the narrower one returns.
+      const fresh = new SqliteSearchRepository(services.db, {
+        candidates: (_d, limit) => Math.max(400, limit * 8),
+      });
+      expect(widened).toEqual(fresh.denseSearch(listingId, MODEL, q, [], 101));
+      expect(widened.slice(0, 50)).toEqual(narrow);
+      // Another query, or the same one under a filter, scans and reads anew.
+      wide.denseSearch(listingId, MODEL, queries[4]!, [], 101);
+      expect(scans).toHaveBeenCalledTimes(3);
+      const half: FieldFilter[] = [{ key: 'tenth', conditions: [{ op: 'lt', value: 5 }] }];
+      expect(wide.denseSearch(listingId, MODEL, q, half, 101)).toEqual(
+        fresh.denseSearch(listingId, MODEL, q, half, 101),
+      );
+      expect(scans).toHaveBeenCalledTimes(5);
+      expect(read().slice(2)).toEqual([808, 3232]);
+    } finally {
+      scans.mockRestore();
+    }
+  });
+
+  it('scores again, not from the last search, once the knowledge base has changed', async () => {
+    const wallet = services.wallets.defaultWallet().address;
+    const small = services.listings.create({ title: 'Reused', accessModel: 'one_time', price: 0 }, wallet).id;
+    const everyTime = new SqliteSearchRepository(services.db, { exactBudget: 0 });
+    const first = await commit(services, small, 'first.jsonl', queries.slice(0, 10));
+    const reads = vi.spyOn(
+      everyTime as unknown as { exactDistances: (...args: unknown[]) => unknown },
+      'exactDistances',
+    );
+    const before = everyTime.denseSearch(small, MODEL, queries[0]!, [], 5);
+    expect(before[0]!.distance).toBeCloseTo(0, 5);
+    // The document replaced by other vectors: the same query must not see the old distances.
+    new SqliteDocumentRepository(services.db).delete(first.documents[0]!.documentId);
+    await commit(services, small, 'second.jsonl', queries.slice(10, 20));
+    const after = everyTime.denseSearch(small, MODEL, queries[0]!, [], 5);
+    expect(reads).toHaveBeenCalledTimes(2);
+    expect(after).toEqual(
+      new SqliteSearchRepository(services.db, { exactBudget: 0 }).denseSearch(
+        small,
+        MODEL,
+        queries[0]!,
+        [],
+        5,
+      ),
+    );
+    expect(after[0]!.distance).toBeGreaterThan(0.01);
   });
 
   it('finds the exact top 20 (recall >= 0.99 on seeded clustered vectors) with the same distances', () => {
