@@ -769,24 +769,21 @@ async function overHttp(
     await untilSearchWarm(server, (t) => ask(t, 'hybrid'), texts);
     for (const t of texts.slice(1, 4)) await ask(t, 'dense');
     const rounds = smoke ? 1 : 3;
-    const dense: number[] = [];
-    const denseWithoutEmbedding: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      for (const t of texts) {
-        const { ms, withoutEmbedding } = await ask(t, 'dense');
-        dense.push(ms);
-        denseWithoutEmbedding.push(withoutEmbedding);
+    // Every text `rounds` times in one mode: client-side ms, and the same without the query embedding.
+    const timedRounds = async (mode: 'dense' | 'hybrid') => {
+      const all: number[] = [];
+      const withoutEmbedding: number[] = [];
+      for (let r = 0; r < rounds; r++) {
+        for (const t of texts) {
+          const answered = await ask(t, mode);
+          all.push(answered.ms);
+          withoutEmbedding.push(answered.withoutEmbedding);
+        }
       }
-    }
-    const hybrid: number[] = [];
-    const hybridWithoutEmbedding: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      for (const t of texts) {
-        const { ms, withoutEmbedding } = await ask(t, 'hybrid');
-        hybrid.push(ms);
-        hybridWithoutEmbedding.push(withoutEmbedding);
-      }
-    }
+      return { all, withoutEmbedding };
+    };
+    const dense = await timedRounds('dense');
+    const hybrid = await timedRounds('hybrid');
     const embedMs: number[] = [];
     for (const t of texts) {
       const started = performance.now();
@@ -802,10 +799,10 @@ async function overHttp(
     return {
       startupMs: round(server.startupMs, 0),
       firstQueryMs: round(firstQueryMs, 0),
-      dense: latencies(dense),
-      denseWithoutEmbedding: latencies(denseWithoutEmbedding),
-      hybrid: latencies(hybrid),
-      hybridWithoutEmbedding: latencies(hybridWithoutEmbedding),
+      dense: latencies(dense.all),
+      denseWithoutEmbedding: latencies(dense.withoutEmbedding),
+      hybrid: latencies(hybrid.all),
+      hybridWithoutEmbedding: latencies(hybrid.withoutEmbedding),
       embedRoundTripMs: round(median(embedMs), 2),
       ...load,
       peakRssMb,
