@@ -231,16 +231,16 @@ export class HammingSpace {
     return this.helper !== null && this.helper.helper.usable;
   }
 
-  /**
-   * The Hamming distance from `query` to every code, in code order. The array is a view reused by the
-   * next call: read it before scanning again. With `histogram` (at least bytesPerCode × 8 + 1 entries),
-   * it is filled with how many codes lie at each distance (each thread counts its own half).
-   */
   /** The distances the last scan wrote (valid until the next). */
   lastDistances(): Uint16Array {
     return this.distances;
   }
 
+  /**
+   * The Hamming distance from `query` to every code, in code order. The array is a view reused by the
+   * next call: read it before scanning again. With `histogram` (at least bytesPerCode × 8 + 1 entries),
+   * it is filled with how many codes lie at each distance (each thread counts its own half).
+   */
   distancesTo(query: Uint8Array, histogram?: Uint32Array): Uint16Array {
     if (query.length !== this.bytesPerCode) throw new Error('query code of the wrong length');
     this.query.set(query);

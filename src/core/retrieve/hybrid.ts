@@ -42,7 +42,7 @@ const MAX_TIED_WIDENING = 1024;
 /**
  * The dense pool hybrid mode asks for first when the index does not say what its search answers at the
  * cost of topK (SearchIndex.denseLimitAtCost). The SQLite binary first pass rescores max(400, 8 × limit)
- * candidates at 512+ dimensions, so 50 cost what topK 20 costs, where the full pool of 100 rescores 800:
+ * candidates at 512+ dimensions, so about 50 cost what topK 20 costs, where the full pool of 100 rescores 800:
  * at 500k × 1,024 that was most of a hybrid query. The full pool is asked only when a chunk beyond the
  * first could still reach the top (see rankChunks).
  */
