@@ -8,7 +8,7 @@ import type { Db } from './open';
 export class CodeSet {
   private histogram: Uint32Array | undefined;
   /** The query code and filter of the last scan. */
-  private lastScan: { code: Uint8Array; allowedIds: readonly number[] | undefined } | undefined;
+  private lastScan: { code: Buffer; allowedIds: readonly number[] | undefined } | undefined;
 
   constructor(
     /** Chunk ids in ascending order; code i belongs to ids[i]. */
@@ -29,13 +29,13 @@ export class CodeSet {
     const bits = this.space.bytesPerCode * 8;
     // Without a filter, the scan counts the distances as it goes (each thread its half).
     const histogram = allowedIds ? undefined : (this.histogram ??= new Uint32Array(bits + 2));
-    const code = signCode(vector);
+    const code = Buffer.from(signCode(vector).buffer);
     // The same query code again (hybrid widening its dense pool): the last scan's distances, and its
     // histogram, are still held; only this method scans this set's codes, and they never change.
     const again =
       this.lastScan !== undefined &&
       this.lastScan.allowedIds === allowedIds &&
-      sameBytes(this.lastScan.code, code);
+      this.lastScan.code.equals(code);
     const distances = again ? this.space.lastDistances() : this.space.distancesTo(code, histogram);
     this.lastScan = { code, allowedIds };
     const allowed = allowedIds ? idMask(this.ids, allowedIds) : undefined;
@@ -47,12 +47,6 @@ export class CodeSet {
   dispose(): void {
     this.space.dispose();
   }
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 interface Entry {

@@ -85,7 +85,8 @@ export class SqliteSearchRepository implements SearchIndex {
         listingId: string;
         generation: number;
         model: string;
-        vector: Float32Array;
+        /** The query vector's bytes (a copy). */
+        vector: Buffer;
         distances: Map<number, number>;
       }
     | undefined;
@@ -457,7 +458,7 @@ export class SqliteSearchRepository implements SearchIndex {
       last.listingId === listingId &&
       last.generation === generation &&
       last.model === model &&
-      sameFloats(last.vector, vector);
+      last.vector.equals(vectorParam(vector));
     const known = same ? last.distances : new Map<number, number>();
     const hits = this.exactDistances(
       model,
@@ -465,7 +466,13 @@ export class SqliteSearchRepository implements SearchIndex {
       ids.filter((id) => !known.has(id)),
     );
     for (const hit of hits) known.set(hit.id, hit.distance);
-    this.lastRescored = { listingId, generation, model, vector: Float32Array.from(vector), distances: known };
+    this.lastRescored = {
+      listingId,
+      generation,
+      model,
+      vector: Buffer.from(vectorParam(vector)),
+      distances: known,
+    };
     return ids.flatMap((id) => {
       const distance = known.get(id);
       return distance === undefined ? [] : [{ id, distance }];
@@ -566,12 +573,6 @@ export class SqliteSearchRepository implements SearchIndex {
       .pluck()
       .all(listingId, ...where.params) as number[];
   }
-}
-
-function sameFloats(a: Float32Array, b: Float32Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /**
