@@ -39,6 +39,12 @@ export interface PostingsHit {
   bm25: number;
 }
 
+/** A query term by its number in the snapshot, with its idf (LexicalPostings.weights). */
+export interface TermWeight {
+  term: number;
+  idf: number;
+}
+
 /**
  * BM25 over the in-memory postings, computed as FTS5's bm25() computes it (fts5_aux.c, the same
  * operations in the same order, so the same doubles): for a query of single-token phrases,
@@ -135,17 +141,42 @@ export class LexicalPostings {
    * (FTS5's `ORDER BY bm25 DESC, id`); only rows whose position `allowed` marks, when given.
    */
   search(terms: string[], listingId: string, limit: number, allowed?: Uint8Array): PostingsHit[] {
-    const l = this.listingIndex.get(listingId);
-    if (l === undefined || limit <= 0) return [];
+    const l = this.listingNumber(listingId);
+    if (l === undefined) return [];
+    return this.searchWeighted(this.weights(terms), l, limit, allowed);
+  }
+
+  /**
+   * The query's terms as numbers with their idf (terms no row holds left out): what `searchWeighted`
+   * takes, so a thread holding the same arrays searches without the idf's logarithm (see the constructor).
+   */
+  weights(terms: string[]): TermWeight[] {
+    const { starts } = this.data;
+    return terms.flatMap((term) => {
+      const t = this.termOf(term);
+      return t === undefined ? [] : [{ term: t, idf: this.idf(starts[t + 1]! - starts[t]!) }];
+    });
+  }
+
+  /** The listing's number in the snapshot (undefined: none of its chunks is held). */
+  listingNumber(listingId: string): number | undefined {
+    return this.listingIndex.get(listingId);
+  }
+
+  /** `search` for terms already weighted (`weights`) in listing number `l` (`listingNumber`). */
+  searchWeighted(
+    weights: readonly TermWeight[],
+    l: number,
+    limit: number,
+    allowed?: Uint8Array,
+  ): PostingsHit[] {
+    if (limit <= 0 || l < 0 || l >= this.listingRows.length) return [];
     const { starts, positions, counts, listingOf } = this.data;
     const { scores, norms, touched } = this;
     // One listing holding every row and no filter (the common case): no test per posting.
     const everyRow = allowed === undefined && this.listingRows[l] === this.data.ids.length;
     let found = 0;
-    for (const term of terms) {
-      const t = this.termOf(term);
-      if (t === undefined) continue;
-      const idf = this.idf(starts[t + 1]! - starts[t]!);
+    for (const { term: t, idf } of weights) {
       for (let p = starts[t]!, end = starts[t + 1]!; p < end; p++) {
         const pos = positions[p]!;
         if (!everyRow && (listingOf[pos] !== l || (allowed !== undefined && allowed[pos] === 0))) continue;
@@ -166,17 +197,14 @@ export class LexicalPostings {
   /** BM25 of the given chunks for the terms; chunks holding none (or not in the snapshot) are left out. */
   scoresOf(terms: string[], ids: readonly number[]): PostingsHit[] {
     const { starts, positions, counts } = this.data;
-    const termRows = terms.flatMap((term) => {
-      const t = this.termOf(term);
-      return t === undefined ? [] : [{ t, idf: this.idf(starts[t + 1]! - starts[t]!) }];
-    });
+    const termRows = this.weights(terms);
     const hits: PostingsHit[] = [];
     // Each chunk once, as FTS5's `rowid IN (…)` returns it.
     for (const id of new Set(ids)) {
       const pos = lowerBound(this.data.ids, id, 0, this.data.ids.length);
       if (pos === this.data.ids.length || this.data.ids[pos] !== id) continue;
       let score = 0;
-      for (const { t, idf } of termRows) {
+      for (const { term: t, idf } of termRows) {
         const p = lowerBound(positions, pos, starts[t]!, starts[t + 1]!);
         if (p < starts[t + 1]! && positions[p] === pos) {
           const freq = counts[p]!;

@@ -1,54 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LexicalPostings, type LexicalPostingsData } from '../../../src/core/retrieve/lexicalPostings';
+import { LexicalPostings } from '../../../src/core/retrieve/lexicalPostings';
+import { postingsData, type Row } from './postingsData';
 import { seededRng } from '../../../bench/prng';
-
-/** A row of a hand-built index: its chunk id, listing, length (FTS5 docsize) and term counts. */
-interface Row {
-  id: number;
-  listing: string;
-  length: number;
-  terms: Record<string, number>;
-}
-
-/** The postings FTS5's index would give for these rows (ids ascending, terms sorted, CSR postings). */
-function postingsData(rows: Row[]): LexicalPostingsData {
-  const sorted = [...rows].sort((a, b) => a.id - b.id);
-  const listings = [...new Set(sorted.map((r) => r.listing))];
-  // FTS5's order: that of the terms' UTF-8 bytes (not JavaScript's UTF-16 order).
-  const terms = [...new Set(sorted.flatMap((r) => Object.keys(r.terms)))].sort((a, b) =>
-    Buffer.compare(Buffer.from(a), Buffer.from(b)),
-  );
-  const encoded = terms.map((t) => Buffer.from(t));
-  const termOffsets = [0];
-  for (const bytes of encoded) termOffsets.push(termOffsets.at(-1)! + bytes.length);
-  const starts: number[] = [];
-  const positions: number[] = [];
-  const counts: number[] = [];
-  for (const term of terms) {
-    starts.push(positions.length);
-    sorted.forEach((row, pos) => {
-      const count = row.terms[term] ?? 0;
-      if (count > 0) {
-        positions.push(pos);
-        counts.push(count);
-      }
-    });
-  }
-  starts.push(positions.length);
-  return {
-    indexRows: sorted.length,
-    indexTokens: sorted.reduce((sum, r) => sum + r.length, 0),
-    ids: Float64Array.from(sorted.map((r) => r.id)),
-    lengths: Uint32Array.from(sorted.map((r) => r.length)),
-    listingOf: Uint32Array.from(sorted.map((r) => listings.indexOf(r.listing))),
-    listings,
-    termBytes: new Uint8Array(Buffer.concat(encoded)),
-    termOffsets: Uint32Array.from(termOffsets),
-    starts: Uint32Array.from(starts),
-    positions: Uint32Array.from(positions),
-    counts: Uint16Array.from(counts),
-  };
-}
 
 /**
  * BM25 as SQLite documents FTS5's bm25() (k1 = 1.2, b = 0.75), written out from the formula: per query
