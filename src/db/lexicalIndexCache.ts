@@ -1,6 +1,11 @@
 import { Worker } from 'node:worker_threads';
 import Database, { type Statement } from 'better-sqlite3';
-import { LexicalPostings, type LexicalPostingsData } from '../core/retrieve/lexicalPostings';
+import {
+  LexicalPostings,
+  type LexicalPostingsData,
+  type PostingsHit,
+} from '../core/retrieve/lexicalPostings';
+import { lexicalThread } from '../core/retrieve/lexicalThread';
 import { backgroundWorker } from '../core/workers/backgroundPriority';
 import type { Db } from './open';
 
@@ -22,6 +27,11 @@ export const DEFAULT_LEXICAL_TUNING: LexicalIndexTuning = {
 export interface LexicalIndexOptions extends Partial<LexicalIndexTuning> {
   /** better-sqlite3's native module for this runtime (Electron's), as openDatabase takes it. */
   nativeBinding?: string;
+  /**
+   * Whether searches may run on the process's lexical thread beside the dense search (LexicalThread;
+   * default true). False: always on the calling thread (benchmarks compare the two).
+   */
+  thread?: boolean;
 }
 
 /**
@@ -49,6 +59,8 @@ interface Snapshot {
   key: string;
   postings: LexicalPostings;
   documents: DocumentRanges;
+  /** The postings' id on the lexical thread, when shared with it. */
+  threadId?: number;
 }
 
 /** A quoted phrase without quotes inside: the form lexicalPhrases gives each query word. */
@@ -89,6 +101,12 @@ export class LexicalIndexCache {
   private tokenizer: QueryTokenizer | null | undefined;
   private readonly tuning: LexicalIndexTuning;
   private readonly nativeBinding: string | undefined;
+  /**
+   * Whether searches run on the lexical thread when they can (the `thread` option); benchmarks turn it
+   * off for a while to compare. The postings are shared with the thread whenever the option was on.
+   */
+  threaded: boolean;
+  private readonly shareWithThread: boolean;
   private closed = false;
   /** The worker reading the postings now, stopped by close(). */
   private worker: Worker | undefined;
@@ -101,10 +119,12 @@ export class LexicalIndexCache {
 
   constructor(
     private readonly db: Db,
-    { nativeBinding, ...tuning }: LexicalIndexOptions = {},
+    { nativeBinding, thread = true, ...tuning }: LexicalIndexOptions = {},
   ) {
     this.tuning = { ...DEFAULT_LEXICAL_TUNING, ...tuning };
     this.nativeBinding = nativeBinding;
+    this.threaded = thread;
+    this.shareWithThread = thread;
     this.keyQuery = db.prepare(GENERATION_KEY_SQL).pluck();
   }
 
@@ -122,8 +142,7 @@ export class LexicalIndexCache {
     const key = this.keyQuery.get() as string;
     if (this.current?.key === key) return this.current.postings;
     // Stale: never used again, only followed from by the next read.
-    if (this.current) this.stale = this.current;
-    this.current = undefined;
+    this.setAside();
     // While documents keep changing (an ingestion), builds are at least one build's time apart.
     const rested = performance.now() - this.lastStart >= this.lastMs;
     if (this.building || key === this.attemptedKey || !rested) return undefined;
@@ -152,18 +171,20 @@ export class LexicalIndexCache {
     if (this.building) return this.building;
     const key = this.keyQuery.get() as string;
     if (this.current?.key === key) return Promise.resolve(true);
-    if (this.current) this.stale = this.current;
-    this.current = undefined;
+    this.setAside();
     this.attemptedKey = key;
     this.lastStart = performance.now();
     const earlier = this.stale;
     this.stale = undefined;
+    // Started now, the thread is ready by the time the postings are read (it loads in well under a second).
+    if (this.shareWithThread) lexicalThread();
     const building = this.runWorker(earlier)
       .then((reply) => {
         if (reply.data && reply.documents && reply.key !== undefined && !this.closed) {
           const tokenizer = this.queryTokenizer()!;
           const postings = new LexicalPostings(reply.data, (x) => tokenizer.log(x));
-          this.current = { key: reply.key, postings, documents: reply.documents };
+          const threadId = this.shareWithThread ? lexicalThread()?.install(reply.data) : undefined;
+          this.current = { key: reply.key, postings, documents: reply.documents, threadId };
           this.lastRead = reply.refreshed ? 'followed' : 'whole';
           this.notFollowed = reply.notFollowed;
           this.lastError = undefined;
@@ -183,9 +204,28 @@ export class LexicalIndexCache {
     return building;
   }
 
+  /**
+   * `postings.search(terms, listingId, limit, allowed)` for the postings held now, started on the lexical
+   * thread when they are shared with it (it then runs beside whatever this thread does next), else run
+   * at the join; the join returns its hits.
+   */
+  startSearch(
+    postings: LexicalPostings,
+    terms: string[],
+    listingId: string,
+    limit: number,
+    allowed?: Uint8Array,
+  ): () => PostingsHit[] {
+    const threadId = this.threaded && this.current?.postings === postings ? this.current.threadId : undefined;
+    const thread = threadId === undefined ? null : lexicalThread();
+    if (thread && threadId !== undefined)
+      return thread.start(threadId, postings, terms, listingId, limit, allowed);
+    return () => postings.search(terms, listingId, limit, allowed);
+  }
+
   /** Lets go of the postings and the tokenizer's database, and stops a read under way. */
   close(): void {
-    this.current = undefined;
+    this.setAside();
     this.stale = undefined;
     this.closed = true;
     // A read under way holds a read transaction on the database file: it is stopped, not awaited.
@@ -193,6 +233,14 @@ export class LexicalIndexCache {
     this.worker = undefined;
     if (this.tokenizer) this.tokenizer.close();
     this.tokenizer = null;
+  }
+
+  /** The current postings become the stale ones (followed from by the next read, never searched). */
+  private setAside(): void {
+    if (!this.current) return;
+    if (this.current.threadId !== undefined) lexicalThread()?.drop(this.current.threadId);
+    this.stale = this.current;
+    this.current = undefined;
   }
 
   private usable(): boolean {
@@ -235,7 +283,12 @@ export class LexicalIndexCache {
       },
       documents: earlier.documents,
     };
-    const transferList = old ? Object.values(old.data).map((array) => array.buffer as ArrayBuffer) : [];
+    // Arrays in shared memory (shared with the lexical thread) are shared, not handed over.
+    const transferList = old
+      ? Object.values(old.data).flatMap((array) =>
+          array.buffer instanceof ArrayBuffer ? [array.buffer] : [],
+        )
+      : [];
     return new Promise((resolve, reject) => {
       const worker = backgroundWorker(
         () =>

@@ -19,6 +19,21 @@ const PAGE_INSTANCES = 250_000;
 /** Above this, rows are found through a Map rather than an array indexed by chunk id. */
 const DENSE_ID_SLACK = 4;
 
+/**
+ * A typed array in shared memory: the postings are searched on the lexical thread as well as the
+ * calling one (src/core/retrieve/lexicalThread.ts), both reading the same arrays.
+ */
+function sharedArray(Type, length) {
+  return new Type(new SharedArrayBuffer(length * Type.BYTES_PER_ELEMENT));
+}
+
+/** A copy of a typed array (or a part of one) in shared memory; a Buffer's is a Uint8Array. */
+function toShared(array) {
+  const copy = sharedArray(Buffer.isBuffer(array) ? Uint8Array : array.constructor, array.length);
+  copy.set(array);
+  return copy;
+}
+
 /** A typed array of twice the length with the same values first. */
 function grown(array) {
   const larger = new array.constructor(array.length * 2);
@@ -192,8 +207,8 @@ function buildPostings(db, keySql, maxInstances) {
     termOffsets[termCount] = bytesUsed;
     starts[termCount] = pairs;
     const termAt = (t) => termBytes.toString('utf8', termOffsets[t], termOffsets[t + 1]);
-    const positions = new Uint32Array(pairs);
-    let counts = new Uint16Array(pairs);
+    const positions = sharedArray(Uint32Array, pairs);
+    let counts = sharedArray(Uint16Array, pairs);
     const instances = db
       .prepare(`SELECT doc FROM temp.kbs_lexical_instances WHERE term >= ? AND term <= ?`)
       .pluck();
@@ -220,7 +235,11 @@ function buildPostings(db, keySql, maxInstances) {
           if (doc === previous) {
             lengths[positions[p - 1]]++;
             const c = counts[p - 1] + 1;
-            if (c > 0xffff && counts instanceof Uint16Array) counts = Uint32Array.from(counts);
+            if (c > 0xffff && counts instanceof Uint16Array) {
+              const wider = sharedArray(Uint32Array, pairs);
+              wider.set(counts);
+              counts = wider;
+            }
             counts[p - 1] = c;
             continue;
           }
@@ -241,14 +260,14 @@ function buildPostings(db, keySql, maxInstances) {
       data: {
         indexRows,
         indexTokens,
-        ids,
-        lengths,
-        listingOf,
+        ids: toShared(ids),
+        lengths: toShared(lengths),
+        listingOf: toShared(listingOf),
         listings,
-        // Copies of the used parts: a transferred buffer must be one of its own (not Node's pool).
-        termBytes: new Uint8Array(termBytes.subarray(0, bytesUsed)),
-        termOffsets: termOffsets.slice(0, termCount + 1),
-        starts: starts.slice(0, termCount + 1),
+        // Copies of the used parts.
+        termBytes: toShared(termBytes.subarray(0, bytesUsed)),
+        termOffsets: toShared(termOffsets.subarray(0, termCount + 1)),
+        starts: toShared(starts.subarray(0, termCount + 1)),
         positions,
         counts,
       },
@@ -350,9 +369,11 @@ function refreshPostings(db, keySql, old, tokenize, maxChangedShare, maxInstance
     for (let p = 0; p < o.positions.length; p++) if (remap[o.positions[p]] >= 0) kept++;
     let pairs = kept;
     for (const run of fresh.values()) pairs += run.positions.length;
-    const positions = new Uint32Array(pairs);
-    const counts =
-      o.counts instanceof Uint32Array || largest > 0xffff ? new Uint32Array(pairs) : new Uint16Array(pairs);
+    const positions = sharedArray(Uint32Array, pairs);
+    const counts = sharedArray(
+      o.counts instanceof Uint32Array || largest > 0xffff ? Uint32Array : Uint16Array,
+      pairs,
+    );
     const termChunks = [];
     let termBytesUsed = 0;
     const termOffsets = [];
@@ -409,10 +430,13 @@ function refreshPostings(db, keySql, old, tokenize, maxChangedShare, maxInstance
     if (p !== pairs) throw new Error(`merged ${p} postings of ${pairs}`);
     return {
       data: {
-        ...{ indexRows, indexTokens, ids, lengths, listingOf, listings },
-        termBytes: new Uint8Array(Buffer.concat(termChunks, termBytesUsed)),
-        termOffsets: Uint32Array.from(termOffsets),
-        starts: Uint32Array.from(starts),
+        ...{ indexRows, indexTokens, listings },
+        ids: toShared(ids),
+        lengths: toShared(lengths),
+        listingOf: toShared(listingOf),
+        termBytes: toShared(Buffer.concat(termChunks, termBytesUsed)),
+        termOffsets: toShared(Uint32Array.from(termOffsets)),
+        starts: toShared(Uint32Array.from(starts)),
         positions,
         counts,
       },
@@ -449,15 +473,8 @@ if (!isMainThread && workerData?.role === 'kbstudio-lexical-index') {
     else {
       const d = built.data;
       const documents = built.documents;
+      // The postings' arrays are in shared memory (shared, not copied); the documents' are handed over.
       parentPort.postMessage({ key: built.key, data: d, documents, refreshed, notFollowed }, [
-        d.ids.buffer,
-        d.lengths.buffer,
-        d.listingOf.buffer,
-        d.termBytes.buffer,
-        d.termOffsets.buffer,
-        d.starts.buffer,
-        d.positions.buffer,
-        d.counts.buffer,
         documents.first.buffer,
         documents.last.buffer,
         documents.counts.buffer,

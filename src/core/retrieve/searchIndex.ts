@@ -43,6 +43,18 @@ export interface QueryLogEntry {
 export interface SearchIndex {
   /** The best `limit` chunks of the listing matching any phrase, best first. */
   lexicalSearch(listingId: string, phrases: string[], filters: FieldFilter[], limit: number): LexicalHit[];
+  /**
+   * `lexicalSearch`, started where it can run beside what the caller does next (another thread); the
+   * returned join waits for its hits. Absent, or where it cannot, the search runs at the join.
+   * Hybrid starts it from the dense search's `whenAlone`, so the two threads do not contend for the
+   * cores with the dense scan's own two.
+   */
+  startLexicalSearch?(
+    listingId: string,
+    phrases: string[],
+    filters: FieldFilter[],
+    limit: number,
+  ): () => LexicalHit[];
   /** BM25 scores of the given chunks for the phrases; chunks matching none are left out. */
   lexicalScores(phrases: string[], ids: number[]): LexicalHit[];
   /**
@@ -54,6 +66,8 @@ export interface SearchIndex {
    * The `limit` chunks of the listing nearest to `vector` under its model, nearest first: exact over
    * the chunks passing `filters` when there are any. When fewer than `limit` chunks with a vector pass,
    * chunks without one (no direction: a text with no word the model knows) follow at distance 1.
+   * `whenAlone`, when given, is called once the search no longer needs a second thread (after a scan
+   * split over two; at the latest before it returns): hybrid starts its full-text search there.
    */
   denseSearch(
     listingId: string,
@@ -61,6 +75,7 @@ export interface SearchIndex {
     vector: Float32Array,
     filters: FieldFilter[],
     limit: number,
+    whenAlone?: () => void,
   ): DenseHit[];
   /**
    * The largest `limit` the dense search answers at the cost of answering `limit` (Infinity: its cost

@@ -180,15 +180,35 @@ export class SqliteSearchRepository implements SearchIndex {
     return index && this.codeSet(listingId, model, index) ? 'binary' : 'exact';
   }
 
+  startLexicalSearch(
+    listingId: string,
+    phrases: string[],
+    filters: FieldFilter[],
+    limit: number,
+  ): () => LexicalHit[] {
+    const held = phrases.length > 0 ? this.postingsFor(phrases) : undefined;
+    if (!held) return () => this.lexicalSearch(listingId, phrases, filters, limit);
+    this.lastSearchAt = performance.now();
+    const allowed = this.allowedPositions(held.postings, listingId, filters);
+    return this.lexical.startSearch(held.postings, held.terms, listingId, limit, allowed);
+  }
+
+  /** The postings' positions a filter allows (undefined: no filter). */
+  private allowedPositions(
+    postings: LexicalPostings,
+    listingId: string,
+    filters: FieldFilter[],
+  ): Uint8Array | undefined {
+    if (filters.length === 0) return undefined;
+    return postings.mask(this.allowedIds(listingId, this.codes.generation(listingId), filters));
+  }
+
   lexicalSearch(listingId: string, phrases: string[], filters: FieldFilter[], limit: number): LexicalHit[] {
     this.lastSearchAt = performance.now();
     if (phrases.length === 0) return [];
     const held = this.postingsFor(phrases);
     if (held) {
-      const allowed =
-        filters.length > 0
-          ? held.postings.mask(this.allowedIds(listingId, this.codes.generation(listingId), filters))
-          : undefined;
+      const allowed = this.allowedPositions(held.postings, listingId, filters);
       return held.postings.search(held.terms, listingId, limit, allowed);
     }
     const where = filterSql(filters);
@@ -293,13 +313,19 @@ export class SqliteSearchRepository implements SearchIndex {
     vector: Float32Array,
     filters: FieldFilter[],
     limit: number,
+    whenAlone?: () => void,
   ): DenseHit[] {
     this.lastSearchAt = performance.now();
     const index = this.vectorIndex(listingId, model);
-    if (!index) return [];
+    if (!index) {
+      whenAlone?.();
+      return [];
+    }
     const codes = this.codeSet(listingId, model, index);
+    // The exact path is one thread's throughout.
+    if (!codes) whenAlone?.();
     const hits = codes
-      ? this.binarySearch(listingId, codes, model, vector, filters, limit)
+      ? this.binarySearch(listingId, codes, model, vector, filters, limit, whenAlone)
       : this.exactSearch(listingId, index, vector, filters, limit);
     if (hits.length >= limit) return hits;
     // Fewer chunks with a vector than asked for (a small knowledge base, a selective filter): the chunks
@@ -426,6 +452,7 @@ export class SqliteSearchRepository implements SearchIndex {
     vector: Float32Array,
     filters: FieldFilter[],
     limit: number,
+    whenAlone?: () => void,
   ): DenseHit[] {
     const generation = this.codes.generation(listingId);
     // Each change of the knowledge base drops its columns: those its queries filter on are read again.
@@ -436,6 +463,8 @@ export class SqliteSearchRepository implements SearchIndex {
     // less sharply: 1% of 500k clustered vectors gave recall@20 0.89-0.92 at 400 candidates.
     const wanted = allowed ? candidates * FILTERED_CANDIDATES_FACTOR : candidates;
     const ids = allowed && allowed.length <= wanted ? allowed : codes.nearest(vector, wanted, allowed);
+    // The scan (split over two threads for large code sets) is done; rescoring is this thread's alone.
+    whenAlone?.();
     return this.rescored(listingId, generation, model, vector, ids)
       .sort((a, b) => a.distance - b.distance || a.id - b.id)
       .slice(0, limit);

@@ -110,6 +110,30 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     expect(search.denseLimitAtCost(listingId, 'no-such-model', TOP_K + 1)).toBe(Infinity);
   });
 
+  it('says once per search when the scan is done, before rescoring reads a vector (hybrid starts its full-text search there)', () => {
+    const events: string[] = [];
+    const scan = vi.spyOn(HammingSpace.prototype, 'distancesTo');
+    const reads = vi.spyOn(
+      search as unknown as { exactDistances: (...args: unknown[]) => unknown },
+      'exactDistances',
+    );
+    try {
+      const alone = () =>
+        events.push(`alone after ${scan.mock.calls.length} scans, ${reads.mock.calls.length} reads`);
+      search.denseSearch(listingId, MODEL, queries[5]!, [], TOP_K + 1, alone);
+      expect(events).toEqual(['alone after 1 scans, 0 reads']);
+      expect(reads).toHaveBeenCalled();
+      // sqlite-vec's exact scan and a model without vectors: once each.
+      events.length = 0;
+      exact.denseSearch(listingId, MODEL, queries[5]!, [], TOP_K + 1, alone);
+      search.denseSearch(listingId, 'no-such-model', queries[5]!, [], TOP_K + 1, alone);
+      expect(events).toHaveLength(2);
+    } finally {
+      scan.mockRestore();
+      reads.mockRestore();
+    }
+  });
+
   it('asked again for more by the same query (hybrid widening), scans once and reads only the candidates not yet scored', () => {
     const wide = new SqliteSearchRepository(services.db, {
       candidates: (_d, limit) => Math.max(400, limit * 8),

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
 import type { FieldFilter } from '../../../src/core/retrieve/filters';
 import { LexicalPostings } from '../../../src/core/retrieve/lexicalPostings';
+import { LexicalThread, lexicalThread } from '../../../src/core/retrieve/lexicalThread';
 import { lexicalPhrases, weightedPhrases } from '../../../src/core/retrieve/scoring';
 import type { LexicalHit } from '../../../src/core/retrieve/searchIndex';
 import { FilterColumnCache } from '../../../src/db/filterColumns';
@@ -163,10 +164,14 @@ function expectSameAnswers(
   for (const searched of searches) {
     for (const filters of filterSets) {
       for (const limit of LIMITS) {
+        const want = fts.lexicalSearch(listingId, searched, filters, limit);
+        const at = `${label} [${searched.join(' ')}] ${JSON.stringify(filters)} limit ${limit}`;
+        expectSameHits(memory.lexicalSearch(listingId, searched, filters, limit), want, at);
+        // As hybrid asks it: on the lexical thread once that has started.
         expectSameHits(
-          memory.lexicalSearch(listingId, searched, filters, limit),
-          fts.lexicalSearch(listingId, searched, filters, limit),
-          `${label} [${searched.join(' ')}] ${JSON.stringify(filters)} limit ${limit}`,
+          memory.startLexicalSearch(listingId, searched, filters, limit)(),
+          want,
+          `${at}, started`,
         );
       }
     }
@@ -272,6 +277,31 @@ describe('full-text search from the in-memory postings', () => {
       );
     }
     expect(search).not.toHaveBeenCalled();
+  });
+});
+
+describe('full-text search on the lexical thread', () => {
+  it('reads the postings into shared memory, and answers every query there as FTS5 does', async () => {
+    expect(await mem.lexicalBuilt()).toBe(true);
+    const { data } = mem.lexical.postings(() => 0)!;
+    const { ids, lengths, listingOf, termBytes, termOffsets, starts, positions, counts } = data;
+    for (const array of [ids, lengths, listingOf, termBytes, termOffsets, starts, positions, counts])
+      expect(array.buffer).toBeInstanceOf(SharedArrayBuffer);
+    const until = Date.now() + 30_000;
+    while (!lexicalThread()!.ready) {
+      if (Date.now() > until) throw new Error('the lexical thread did not start within 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const thread = vi.spyOn(LexicalThread.prototype, 'start');
+    expectSameAnswersEverywhere([[], ...FILTERS]);
+    expect(thread).toHaveBeenCalled();
+    // A started search, filtered or not, runs on the other thread: none here.
+    const here = vi.spyOn(LexicalPostings.prototype, 'searchWeighted');
+    for (const filters of [[], FILTERS[0]!]) {
+      const hits = mem.startLexicalSearch(other, lexicalPhrases('running foxes'), filters, 20)();
+      expect(hits.length).toBeGreaterThan(0);
+    }
+    expect(here).not.toHaveBeenCalled();
   });
 });
 
