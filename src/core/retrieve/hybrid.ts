@@ -1,7 +1,7 @@
 import type { RetrievalMode } from '../../shared/retrieval';
 import type { FieldFilter } from './filters';
 import { bm25Ceiling, DENSE_WEIGHT, denseScore, hybridScore, lexicalScore, weightedPhrases } from './scoring';
-import type { DenseHit, SearchIndex } from './searchIndex';
+import type { DenseHit, LexicalHit, SearchIndex } from './searchIndex';
 
 /** Candidates taken from each of the full-text and the vector search before fusing. */
 export const CANDIDATES_PER_SEARCH = 100;
@@ -60,9 +60,21 @@ interface DensePool {
  * chunks (the same text in two files) came back would depend on topK, and not follow chunk id as the
  * final sort promises (docs/retrieval.md).
  */
-function denseUpToTies(index: SearchIndex, query: RankQuery, limit: number): DensePool {
+function denseUpToTies(
+  index: SearchIndex,
+  query: RankQuery,
+  limit: number,
+  whenAlone?: () => void,
+): DensePool {
   for (let k = limit; ; k *= 2) {
-    const hits = index.denseSearch(query.listingId, query.model, query.vector!, query.filters, k + 1);
+    const hits = index.denseSearch(
+      query.listingId,
+      query.model,
+      query.vector!,
+      query.filters,
+      k + 1,
+      whenAlone,
+    );
     // Fewer than asked: every chunk passing the filters is here.
     if (hits.length <= k) return { hits, outside: null };
     // hits[k] is the nearest chunk past the first k, so no chunk left out is nearer.
@@ -121,22 +133,33 @@ export function rankChunks(index: SearchIndex, query: RankQuery): RankedChunk[] 
     return top(rank(new Set([...lexical.keys(), ...dense.keys()])));
   }
 
-  // Fusing needs a pool from each search.
+  // Fusing needs a pool from each search. Where the index can, the full-text one runs on another thread
+  // beside the dense search's rescoring, started once the dense scan is done with the second core
+  // (SearchIndex.startLexicalSearch, `whenAlone`).
   const limit = Math.max(CANDIDATES_PER_SEARCH, query.topK);
-  const lexicalHits = index.lexicalSearch(query.listingId, phrases, query.filters, limit);
-  for (const hit of lexicalHits) lexical.set(hit.id, hit.bm25);
-  // The full-text search returns its best first: a chunk it left out scores no higher than its last.
-  const lexicalOutside =
-    lexicalHits.length >= limit ? lexicalScore(lexicalHits[lexicalHits.length - 1]!.bm25, ceiling) : 0;
-  const lexicalAsked = new Set(lexical.keys());
+  let joinLexical: (() => LexicalHit[]) | undefined;
+  const startLexical = () => {
+    joinLexical ??=
+      index.startLexicalSearch?.(query.listingId, phrases, query.filters, limit) ??
+      (() => index.lexicalSearch(query.listingId, phrases, query.filters, limit));
+  };
   // As many as the dense search answers at topK's cost (it asks one more, to see past its cut).
   const atCost = () => {
     const asked = index.denseLimitAtCost?.(query.listingId, query.model, query.topK + 1);
     return asked === undefined ? FIRST_DENSE_POOL : asked - 1;
   };
   const first = Math.min(limit, Math.max(query.topK, query.firstDensePool ?? atCost()));
+  // (Should the dense search throw, the full-text one is left unjoined: the next search waits it out.)
+  const firstPool = denseUpToTies(index, query, first, startLexical);
+  startLexical();
+  const lexicalHits = joinLexical!();
+  for (const hit of lexicalHits) lexical.set(hit.id, hit.bm25);
+  // The full-text search returns its best first: a chunk it left out scores no higher than its last.
+  const lexicalOutside =
+    lexicalHits.length >= limit ? lexicalScore(lexicalHits[lexicalHits.length - 1]!.bm25, ceiling) : 0;
+  const lexicalAsked = new Set(lexical.keys());
   for (let pool = first; ; pool = limit) {
-    const { hits, outside } = denseUpToTies(index, query, pool);
+    const { hits, outside } = pool === first ? firstPool : denseUpToTies(index, query, pool);
     for (const hit of hits) dense.set(hit.id, hit.distance);
     if (pool === first) {
       const missingDense = [...lexical.keys()].filter((id) => !dense.has(id));

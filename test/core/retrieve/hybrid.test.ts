@@ -215,6 +215,82 @@ describe('the dense pool of hybrid mode', () => {
   });
 });
 
+/**
+ * An index whose full-text search is started apart from its join (as SqliteSearchRepository starts it
+ * on the lexical thread), and whose dense search reports the end of its scan: it records the order.
+ */
+class StartedIndex extends ListIndex {
+  readonly events: string[] = [];
+  override denseSearch(
+    listing: string,
+    model: string,
+    vector: Float32Array,
+    filters: unknown[],
+    limit: number,
+    whenAlone?: () => void,
+  ) {
+    this.events.push(`scan ${limit}`);
+    whenAlone?.();
+    this.events.push(`rescore ${limit}`);
+    return super.denseSearch(listing, model, vector, filters, limit);
+  }
+  startLexicalSearch(listing: string, phrases: string[], filters: unknown[], limit: number) {
+    this.events.push('lexical start');
+    const hits = super.lexicalSearch(listing, phrases, filters, limit);
+    return () => {
+      this.events.push('lexical join');
+      return hits;
+    };
+  }
+  override lexicalSearch(): LexicalHit[] {
+    throw new Error('hybrid starts the full-text search where the index can');
+  }
+}
+
+describe('the full-text search of hybrid mode beside the dense one', () => {
+  it('starts once the dense scan is done, is joined after the dense search, and ranks as before', () => {
+    const stored: Stored[] = Array.from({ length: 2_000 }, (_v, i) => ({
+      id: i + 1,
+      distance: ((i * 7919) % 2_000) / 2_000,
+      bm25: i % 3 === 0 ? 5 + (i % 11) : 0,
+    }));
+    for (const topK of [1, 20, 100]) {
+      const started = new StartedIndex(stored);
+      expect(rankChunks(started, query({ topK }))).toEqual(
+        rankChunks(new ListIndex(stored), query({ topK })),
+      );
+      const first = started.denseLimits[0]!;
+      expect(started.events.slice(0, 5)).toEqual([
+        `scan ${first}`,
+        'lexical start',
+        `rescore ${first}`,
+        'lexical join',
+        ...(started.denseLimits.length > 1 ? [`scan ${started.denseLimits[1]}`] : []),
+      ]);
+      // Started and joined once, however often the dense search is asked.
+      expect(started.events.filter((e) => e.startsWith('lexical'))).toEqual([
+        'lexical start',
+        'lexical join',
+      ]);
+    }
+  });
+
+  it('is started after a dense search that never reports its scan', () => {
+    const stored: Stored[] = Array.from({ length: 300 }, (_v, i) => ({
+      id: i + 1,
+      distance: i / 300,
+      bm25: 1,
+    }));
+    const silent = new StartedIndex(stored);
+    silent.denseSearch = (listing, model, vector, filters, limit) => {
+      silent.events.push('dense');
+      return ListIndex.prototype.denseSearch.call(silent, listing, model, vector, filters, limit);
+    };
+    expect(rankChunks(silent, query())).toEqual(rankChunks(new ListIndex(stored), query()));
+    expect(silent.events.slice(0, 3)).toEqual(['dense', 'lexical start', 'lexical join']);
+  });
+});
+
 describe('the dense pool on dbpedia-5k with the offline model', () => {
   let kb: TestKnowledgeBase;
   let texts: string[];
