@@ -7,6 +7,7 @@ import { readCorpus, readQueries } from '../src/core/retrieve/eval/beir';
 import { writeCorpusAsJson } from '../src/core/retrieve/eval/corpusFiles';
 import type { FieldFilter } from '../src/core/retrieve/filters';
 import { CANDIDATES_PER_SEARCH, rankChunks, type RankQuery } from '../src/core/retrieve/hybrid';
+import { lexicalThread } from '../src/core/retrieve/lexicalThread';
 import { lexicalPhrases } from '../src/core/retrieve/scoring';
 import type { DenseHit } from '../src/core/retrieve/searchIndex';
 import { cpuMsOfStat } from '../src/core/workers/threadCpu';
@@ -186,6 +187,11 @@ export const retrieveDenseSuite: Suite = {
           detail: `${r.hybrid.same ? 'the same chunks and scores' : 'different results'}; ${Math.round(r.hybrid.settled * 100)}% settled at the first pool`,
         });
         out.push({
+          name: `${label}: hybrid with the full-text search beside the dense one returns what one thread returns`,
+          ok: r.hybrid.sameOneThread,
+          detail: `${r.hybrid.sameOneThread ? 'the same chunks and scores' : 'different results'}; ${r.hybrid.beside ? 'on the lexical thread' : 'no postings held (FTS5 answers): both on one thread'}`,
+        });
+        out.push({
           name: `${label}: under load, every request answered 200`,
           ok: r.http.non2xx === 0 && r.http.unanswered === 0,
           detail: `${r.http.non2xx} failed, ${r.http.unanswered} unanswered at the end, longest time without an answer ${r.http.qpsLongestGapMs} ms`,
@@ -297,6 +303,27 @@ export const retrieveDenseSuite: Suite = {
           round(r.hybrid.full.p50Ms / r.hybrid.first.p50Ms, 2),
           r.hybrid.settled,
           r.hybrid.same ? 'yes' : 'NO',
+        ]),
+      },
+      {
+        title: `Hybrid in process, topK ${TOP_K}, first dense pool: the full-text search on the lexical thread beside the dense rescoring vs after the dense search on one thread (median / p95 ms)`,
+        columns: [
+          'chunks',
+          'dims',
+          'beside p50 / p95',
+          'one thread p50 / p95',
+          'ratio',
+          'on the thread',
+          'same results',
+        ],
+        rows: results.map((r) => [
+          r.chunks,
+          r.dimensions,
+          `${r.hybrid.first.p50Ms} / ${r.hybrid.first.p95Ms}`,
+          `${r.hybrid.oneThread.p50Ms} / ${r.hybrid.oneThread.p95Ms}`,
+          round(r.hybrid.oneThread.p50Ms / r.hybrid.first.p50Ms, 2),
+          r.hybrid.beside ? 'yes' : 'no (FTS5)',
+          r.hybrid.sameOneThread ? 'yes' : 'NO',
         ]),
       },
       {
@@ -586,6 +613,12 @@ interface HybridPools {
   settled: number;
   /** Whether both returned the same chunks with the same scores for every query. */
   same: boolean;
+  /** The first pool with the full-text search on this thread after the dense one (not beside it). */
+  oneThread: Latencies;
+  /** Whether the full-text search ran on the lexical thread (postings held, thread started). */
+  beside: boolean;
+  /** Whether beside and after returned the same chunks with the same scores for every query. */
+  sameOneThread: boolean;
 }
 
 /**
@@ -617,6 +650,7 @@ async function comparePools(
   texts: string[],
 ): Promise<HybridPools> {
   await repo.warmUp();
+  const beside = await untilLexicalThread(repo);
   let denseSearches = 0;
   const denseSearch = repo.denseSearch.bind(repo);
   const counting = Object.assign(Object.create(repo) as SqliteSearchRepository, {
@@ -641,8 +675,10 @@ async function comparePools(
   const forget = () => repo.denseSearch(listingId, model, elsewhere, [], 1);
   const first: number[] = [];
   const full: number[] = [];
+  const oneThread: number[] = [];
   let settled = 0;
   let same = true;
+  let sameOneThread = true;
   // Two rounds, the second timed; the order alternates so neither side always finds the other's pages.
   for (let round = 0; round < 2; round++) {
     for (let i = 0; i < queries.length; i++) {
@@ -657,19 +693,28 @@ async function comparePools(
         forget();
         return timed(() => rankChunks(repo, { ...asked(i), firstDensePool: CANDIDATES_PER_SEARCH }));
       };
-      let a: ReturnType<typeof runFirst>;
-      let b: ReturnType<typeof runFull>;
-      if (i % 2 === 0) {
-        a = runFirst();
-        b = runFull();
-      } else {
-        b = runFull();
-        a = runFirst();
-      }
+      const runOneThread = () => {
+        forget();
+        repo.lexical.threaded = false;
+        try {
+          return timed(() => rankChunks(repo, asked(i)));
+        } finally {
+          repo.lexical.threaded = true;
+        }
+      };
+      // Each of the three goes first in turn.
+      const runs = [runFirst, runFull, runOneThread];
+      const [a, b, c] = [0, 1, 2]
+        .map((k) => (k + i) % 3)
+        .map((k) => ({ k, run: runs[k]!() }))
+        .sort((x, y) => x.k - y.k)
+        .map((x) => x.run);
       if (round === 0) continue;
-      first.push(a.ms);
-      full.push(b.ms);
-      same &&= JSON.stringify(a.value) === JSON.stringify(b.value);
+      first.push(a!.ms);
+      full.push(b!.ms);
+      oneThread.push(c!.ms);
+      same &&= JSON.stringify(a!.value) === JSON.stringify(b!.value);
+      sameOneThread &&= JSON.stringify(a!.value) === JSON.stringify(c!.value);
     }
   }
   return {
@@ -677,7 +722,24 @@ async function comparePools(
     full: latencies(full),
     settled: round(settled / queries.length, 3),
     same,
+    oneThread: latencies(oneThread),
+    beside,
+    sameOneThread,
   };
+}
+
+/**
+ * Whether the repository's full-text searches run on the lexical thread: its postings held and the
+ * thread started (waited for, 30 s at most). Not below the postings' minimum size (FTS5 answers there).
+ */
+async function untilLexicalThread(repo: SqliteSearchRepository): Promise<boolean> {
+  if (!(await repo.lexicalBuilt())) return false;
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline) {
+    if (lexicalThread()?.ready) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
 }
 
 /**
