@@ -13,12 +13,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import { _electron as electron, type ElectronApplication } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyWorkerFiles } from '../../electron.vite.config';
 import { syntheticModel } from '../core/embed/syntheticGlove';
+import { postingsData } from '../core/retrieve/postingsData';
+import { LexicalPostings } from '../../src/core/retrieve/lexicalPostings';
+import { CONTROL, type LexicalThreadMessage } from '../../src/core/retrieve/lexicalThreadProtocol';
 import { electronNativeBindingPath } from '../../src/main/nativeBinding';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -196,6 +199,51 @@ describe('electron-vite build (needs no Electron binary)', () => {
     );
   });
 
+  it("bundles the lexical thread's worker, which searches postings shared with it", async () => {
+    linkNodeModules(outDir);
+    const rows = Array.from({ length: 50 }, (_, i) => ({
+      id: i + 1,
+      listing: 'A',
+      length: 4 + (i % 5),
+      terms: { river: 1 + (i % 3), ...(i % 4 === 0 ? { delta: 2 } : {}) },
+    }));
+    const postings = new LexicalPostings(postingsData(rows, true));
+    const control = new Int32Array(new SharedArrayBuffer(CONTROL.SLOTS * 4));
+    const results = new Float64Array(new SharedArrayBuffer(2 * 100 * 8));
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(join(outDir, 'main', 'lexicalThreadWorker.mjs'), {
+      execArgv: [],
+      workerData: { control: control.buffer, results: results.buffer, port: port2 },
+      transferList: [port2],
+    });
+    try {
+      const weights = postings.weights(['delta', 'river']);
+      const messages: LexicalThreadMessage[] = [
+        { kind: 'install', id: 1, data: postings.data },
+        { kind: 'search', id: 1, weights, listing: postings.listingNumber('A')!, limit: 10 },
+      ];
+      for (const message of messages) port1.postMessage(message);
+      Atomics.store(control, CONTROL.REQUEST, 1);
+      Atomics.notify(control, CONTROL.REQUEST);
+      const until = Date.now() + 30_000;
+      while (Atomics.load(control, CONTROL.DONE) !== 1 && Date.now() < until)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      const count = control[CONTROL.COUNT]!;
+      const hits = Array.from({ length: count }, (_, i) => ({
+        id: results[2 * i]!,
+        bm25: results[2 * i + 1]!,
+      }));
+      expect(hits).toEqual(postings.search(['delta', 'river'], 'A', 10));
+      expect(count).toBe(10);
+    } finally {
+      port1.close();
+      await worker.terminate();
+    }
+    expect(readFileSync(join(outDir, 'main', 'index.js'), 'utf8')).toContain(
+      'new URL("./lexicalThreadWorker.mjs", import.meta.url)',
+    );
+  });
+
   it('bundles the sandboxed preload into one CommonJS file that only requires electron', () => {
     const preload = readFileSync(join(outDir, 'preload', 'index.cjs'), 'utf8');
     expect([...preload.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1])).toEqual(['electron']);
@@ -251,7 +299,7 @@ describe('copyWorkerFiles (main build)', () => {
       {
         'parsers/pdfWorker.mjs': "import { parentPort } from 'node:worker_threads';\n",
         'parsers/pdf.ts':
-          "import { Worker } from 'node:worker_threads';\nexport const start = () => new Worker(new URL('./pdfWorker.mjs', import.meta.url));\n",
+          "import { MessageChannel, Worker } from 'node:worker_threads';\nexport const start = () => new Worker(new URL('./pdfWorker.mjs', import.meta.url));\n",
         'index.ts': "export { start } from './parsers/pdf';\n",
       },
       async (outMain) => {
@@ -270,7 +318,7 @@ describe('copyWorkerFiles (main build)', () => {
           "import { parentPort } from 'node:worker_threads';\nimport { shout } from './shout';\n" +
           "parentPort!.on('message', (text: string) => parentPort!.postMessage(shout(text)));\n",
         'parsers/loud.ts':
-          "import { Worker } from 'node:worker_threads';\nexport const start = () => new Worker(new URL('./shoutWorker.ts', import.meta.url));\n",
+          "import { MessageChannel, Worker } from 'node:worker_threads';\nexport const start = () => new Worker(new URL('./shoutWorker.ts', import.meta.url));\n",
         'index.ts': "export { start } from './parsers/loud';\n",
       },
       async (outMain) => {
