@@ -152,6 +152,11 @@ describe('GET /v1/listings', () => {
     expect((await search('?q=asyn')).ids).toEqual(['lst_rust']); // prefix while typing
     expect((await search('?q=contract%20tax')).ids).toEqual(['lst_tax']); // every word must match
     expect((await search('?q=%22OR%20*%20NEAR(')).ids).toEqual([]); // FTS syntax is inert
+    // No letter or digit: nothing matches; a blank query is no query.
+    const punctuation = await search('?q=%21%21%21');
+    expect(punctuation.ids).toEqual([]);
+    expect(punctuation.body.pagination).toEqual({ total: 0, limit: 20, offset: 0, hasMore: false });
+    expect((await search('?q=%20%20')).ids).toEqual((await search('')).ids);
   });
 
   it('filters by domain, accessModel, maxPrice and minRating', async () => {

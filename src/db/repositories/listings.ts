@@ -110,6 +110,9 @@ export class SqliteListingRepository implements ListingRepository {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
     const fts = s.q ? toFtsQuery(s.q) : undefined;
+    // A query with no letter or digit ('!!!') matches no listing, as any other query no listing holds;
+    // only an absent or blank one lists them all.
+    if (s.q && !fts) return { items: [], total: 0, limit: s.limit, offset: s.offset };
     let from = 'listings l';
     if (fts) {
       from = 'listings_fts JOIN listings l ON l.seq = listings_fts.rowid';
