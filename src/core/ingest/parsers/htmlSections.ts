@@ -120,6 +120,14 @@ function prune(parent: Root | Element, strip: (element: Element) => boolean, pla
       continue;
     }
     if (child.type !== 'element' || isStripped(child, strip, place)) continue;
+    if (child.tagName === 'img') {
+      // An image's text alternative is text of the page (a heading drawn as an image, a diagram's
+      // description), read where the image stands as a screen reader reads it. Decorative images have
+      // none (alt="") or say so (role presentation or none).
+      const alt = imageText(child);
+      if (alt) kept.push({ type: 'text', value: alt.replace(MARKERS, '') });
+      continue;
+    }
     prune(child, strip, {
       inContent: place.inContent || SECTIONING.has(child.tagName),
       inHeading: place.inHeading || HEADING.test(child.tagName),
@@ -130,6 +138,14 @@ function prune(parent: Root | Element, strip: (element: Element) => boolean, pla
     kept.push(child);
   }
   setChildren(parent, kept);
+}
+
+/** An image's alt text, or '' for a decorative image (no or blank alt, role presentation or none). */
+function imageText(image: Element): string {
+  const role = String(image.properties.role ?? '').toLowerCase();
+  if (role === 'presentation' || role === 'none') return '';
+  const alt = image.properties.alt;
+  return typeof alt === 'string' ? alt.replace(/\s+/g, ' ').trim() : '';
 }
 
 function isStripped(element: Element, strip: (element: Element) => boolean, place: Place): boolean {

@@ -90,7 +90,8 @@ describe('parseHtml on the fixtures', () => {
     const doc = await parseFixture('ideas-page.html');
     expect(doc.metadata).toEqual({ title: 'How to Get New Ideas' });
     const text = allText(doc);
-    expect(text).toMatch(/^January 2023\n\n\(Someone fed my essays into GPT/);
+    // The title is drawn as an image: its alt text is the page's first line.
+    expect(text).toMatch(/^How to Get New Ideas\n\nJanuary 2023\n\n\(Someone fed my essays into GPT/);
     expect(text).toContain('\n\nThe way to get new ideas is to notice anomalies: what seems strange,');
     expect(text).toContain('\n\nKnowledge grows fractally.');
     expect(text).not.toContain('csell');
@@ -104,6 +105,21 @@ describe('parseHtml text and sections', () => {
       '<div>one</div><div>two</div><p>three</p><p>four<br>five</p><span>six</span> <span>seven</span><table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>',
     );
     expect(allText(doc)).toBe('one\ntwo\n\nthree\n\nfour\nfive\n\nsix seven\na | b\nc | d');
+  });
+
+  it("reads an image's alt text where the image stands, and nothing for decorative images", async () => {
+    const doc = await parseString(
+      '<nav><img alt="Site logo"></nav><main><h2><img src="t.gif" alt=" Quarterly\n results "></h2>' +
+        '<p>Press <img src="i.png" alt="the gear icon"> to open settings.</p>' +
+        '<p>Before<img src="s.gif" alt="">after<img alt="spacer" role="presentation"><img alt="hidden" aria-hidden="true"></p>' +
+        '<figure><img src="d.png" alt="Diagram: the four chambers of the heart"><figcaption>Figure 1</figcaption></figure></main>',
+    );
+    expect(doc.sections).toEqual([
+      {
+        text: 'Quarterly results\n\nPress the gear icon to open settings.\n\nBeforeafter\n\nDiagram: the four chambers of the heart\nFigure 1',
+        metadata: { headings: ['Quarterly results'] },
+      },
+    ]);
   });
 
   it('drops invisible characters: soft hyphens, zero-width spaces', async () => {
