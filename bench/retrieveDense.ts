@@ -625,7 +625,7 @@ interface HybridPools {
  * `rankChunks` in hybrid mode, in process, with the first dense pool and with the full pool at once: the
  * dense pool is most of a hybrid query at 500k (808 candidates rescored for the full pool, 400 for the
  * first at 1,024 dimensions). The server also learns per listing to ask for the full pool at once where
- * most queries widen (DensePoolChoice); this measures the first pool on every query. The full-text postings are read first (warm-up), so both pay the same full-text half.
+ * most queries widen (DensePoolChoice); this measures the first pool on every query. The full-text postings are read first (warm-up), so both pay the same full-text half. A third variant ranks with the first pool and the full-text search on this thread after the dense one (`lexical.threaded` off) rather than on the lexical thread beside it.
  */
 async function hybridPools(
   services: StudioServices,

@@ -268,8 +268,8 @@ export class LexicalIndexCache {
   /** Reads the postings on a worker thread, following the change from `earlier` when given. */
   private runWorker(earlier: Snapshot | undefined): Promise<BuildReply> {
     const tokenize = this.queryTokenizer()!.tokenizer;
-    // The earlier arrays the worker follows the change from are handed over, not copied (they are never
-    // used here again).
+    // The earlier arrays the worker follows the change from are shared or handed over, never copied (they
+    // are never searched here again).
     const d = earlier?.postings.data;
     const old = d && {
       data: {

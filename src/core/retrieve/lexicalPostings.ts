@@ -70,7 +70,11 @@ export class LexicalPostings {
    * scores are then the same doubles as FTS5's.
    */
   constructor(
-    /** The arrays held (handed to the worker that follows a change from them, which detaches them). */
+    /**
+     * The arrays held. As lexicalIndexWorker.mjs reads them they are in shared memory: the lexical thread
+     * and the worker that follows a change from them read these very arrays (others are handed over to
+     * that worker, which detaches them).
+     */
     readonly data: LexicalPostingsData,
     private readonly log: (x: number) => number = Math.log,
   ) {
