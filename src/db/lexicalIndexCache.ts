@@ -5,7 +5,7 @@ import {
   type LexicalPostingsData,
   type PostingsHit,
 } from '../core/retrieve/lexicalPostings';
-import { lexicalThread } from '../core/retrieve/lexicalThread';
+import { lexicalThread, type PostingsQuery } from '../core/retrieve/lexicalThread';
 import { backgroundWorker } from '../core/workers/backgroundPriority';
 import type { Db } from './open';
 
@@ -205,22 +205,15 @@ export class LexicalIndexCache {
   }
 
   /**
-   * `postings.search(terms, listingId, limit, allowed)` for the postings held now, started on the lexical
-   * thread when they are shared with it (it then runs beside whatever this thread does next), else run
-   * at the join; the join returns its hits.
+   * `postings.search` of the query for the postings held now, started on the lexical thread when they are
+   * shared with it (it then runs beside whatever this thread does next), else run at the join; the join
+   * returns its hits.
    */
-  startSearch(
-    postings: LexicalPostings,
-    terms: string[],
-    listingId: string,
-    limit: number,
-    allowed?: Uint8Array,
-  ): () => PostingsHit[] {
+  startSearch(postings: LexicalPostings, query: PostingsQuery): () => PostingsHit[] {
     const threadId = this.threaded && this.current?.postings === postings ? this.current.threadId : undefined;
     const thread = threadId === undefined ? null : lexicalThread();
-    if (thread && threadId !== undefined)
-      return thread.start(threadId, postings, terms, listingId, limit, allowed);
-    return () => postings.search(terms, listingId, limit, allowed);
+    if (thread && threadId !== undefined) return thread.start(threadId, postings, query);
+    return () => postings.search(query.terms, query.listingId, query.limit, query.allowed);
   }
 
   /** Lets go of the postings and the tokenizer's database, and stops a read under way. */

@@ -9,6 +9,15 @@ const MAX_HITS = 1024;
 /** The longest a caller waits for the thread's answer before giving the thread up (it is then stuck). */
 const DEADLINE_MS = 5_000;
 
+/** What `LexicalPostings.search` is asked: the best `limit` rows of a listing holding any term. */
+export interface PostingsQuery {
+  terms: string[];
+  listingId: string;
+  limit: number;
+  /** The rows a filter allows (LexicalPostings.mask), when the search is filtered. */
+  allowed?: Uint8Array;
+}
+
 /** Whether every array of the postings lives in shared memory, so the thread can read it too. */
 function isShared(data: LexicalPostingsData): boolean {
   const { ids, lengths, listingOf, termBytes, termOffsets, starts, positions, counts } = data;
@@ -82,19 +91,13 @@ export class LexicalThread {
   }
 
   /**
-   * Starts `postings.search(terms, listingId, limit, allowed)` on the thread, the postings installed as
+   * Starts `postings.search` of the query on the thread, the postings installed as
    * `id`, and returns its join: the hits, waited for. Searches here instead (at the join) while the
    * thread is not ready or fails. One search at a time: a search started before the last was joined
    * waits that one out first.
    */
-  start(
-    id: number,
-    postings: LexicalPostings,
-    terms: string[],
-    listingId: string,
-    limit: number,
-    allowed?: Uint8Array,
-  ): () => PostingsHit[] {
+  start(id: number, postings: LexicalPostings, query: PostingsQuery): () => PostingsHit[] {
+    const { terms, listingId, limit, allowed } = query;
     const listing = postings.listingNumber(listingId);
     if (!this.ready || listing === undefined || limit > MAX_HITS)
       return () => postings.search(terms, listingId, limit, allowed);

@@ -190,7 +190,7 @@ export class SqliteSearchRepository implements SearchIndex {
     if (!held) return () => this.lexicalSearch(listingId, phrases, filters, limit);
     this.lastSearchAt = performance.now();
     const allowed = this.allowedPositions(held.postings, listingId, filters);
-    return this.lexical.startSearch(held.postings, held.terms, listingId, limit, allowed);
+    return this.lexical.startSearch(held.postings, { terms: held.terms, listingId, limit, allowed });
   }
 
   /** The postings' positions a filter allows (undefined: no filter). */

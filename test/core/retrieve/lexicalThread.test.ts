@@ -80,18 +80,22 @@ describe('LexicalThread', () => {
     const got = QUERIES.flatMap((terms) =>
       ['A', 'B'].flatMap((listing) =>
         LIMITS.flatMap((limit) =>
-          masks.map((mask) => thread.start(id, postings, terms, listing, limit, mask)()),
+          masks.map((mask) =>
+            thread.start(id, postings, { terms, listingId: listing, limit, allowed: mask })(),
+          ),
         ),
       ),
     );
     expect(here).not.toHaveBeenCalled();
     expect(got).toEqual(want);
-    expect(thread.start(id, postings, ['term1'], 'no such listing', 20)()).toEqual([]);
+    expect(
+      thread.start(id, postings, { terms: ['term1'], listingId: 'no such listing', limit: 20 })(),
+    ).toEqual([]);
   });
 
   it('waits out a search that was never joined before starting the next', () => {
-    const unjoined = thread.start(id, postings, ['term1'], 'A', 50);
-    const next = thread.start(id, postings, ['term2', 'term4'], 'B', 30);
+    const unjoined = thread.start(id, postings, { terms: ['term1'], listingId: 'A', limit: 50 });
+    const next = thread.start(id, postings, { terms: ['term2', 'term4'], listingId: 'B', limit: 30 });
     expect(next()).toEqual(postings.search(['term2', 'term4'], 'B', 30));
     expect(unjoined()).toEqual(postings.search(['term1'], 'A', 50));
   });
@@ -101,9 +105,11 @@ describe('LexicalThread', () => {
     const other = new LexicalPostings(postingsData(generatedRows(), true));
     const otherId = thread.install(other.data)!;
     thread.drop(otherId);
-    expect(thread.start(otherId, other, ['term0'], 'A', 20)()).toEqual(postings.search(['term0'], 'A', 20));
+    expect(thread.start(otherId, other, { terms: ['term0'], listingId: 'A', limit: 20 })()).toEqual(
+      postings.search(['term0'], 'A', 20),
+    );
     expect(here).toHaveBeenCalledTimes(2);
-    expect(thread.start(id, postings, ['term0'], 'A', 5_000)()).toEqual(
+    expect(thread.start(id, postings, { terms: ['term0'], listingId: 'A', limit: 5_000 })()).toEqual(
       postings.search(['term0'], 'A', 5_000),
     );
   });
@@ -119,7 +125,7 @@ describe('LexicalThread', () => {
     await closing.close();
     expect(closing.ready).toBe(false);
     const here = vi.spyOn(LexicalPostings.prototype, 'searchWeighted');
-    expect(closing.start(closingId, postings, ['term3'], 'A', 20)()).toEqual(
+    expect(closing.start(closingId, postings, { terms: ['term3'], listingId: 'A', limit: 20 })()).toEqual(
       postings.search(['term3'], 'A', 20),
     );
     expect(here).toHaveBeenCalledTimes(2);
