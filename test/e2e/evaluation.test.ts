@@ -152,6 +152,8 @@ describe('evaluation runs compared, in Chromium against kbstudio serve', () => {
     const page = await openStudio('#/playground');
     await page.getByRole('heading', { name: 'Playground' }).waitFor();
     await page.getByRole('textbox', { name: 'Query' }).fill('football club in England');
+    // The shortcut runs only once the page can (the Run button enabled: listing and playground key loaded).
+    await expect.poll(() => page.getByRole('button', { name: 'Run' }).isEnabled()).toBe(true);
     await page.getByRole('textbox', { name: 'Query' }).press('Control+Enter');
     await page.getByRole('list', { name: 'Ranked chunks' }).getByRole('listitem').first().waitFor();
     await shootAll(page, 'playground-results');

@@ -114,6 +114,8 @@ describe('playground, evaluation and settings in Chromium against kbstudio serve
     await page.getByRole('heading', { name: 'Playground' }).waitFor();
     await shootBoth(page, 'playground-empty');
     await page.getByRole('textbox', { name: 'Query' }).fill('Maple Leafs Stanley Cups');
+    // The shortcut runs only once the page can (the Run button enabled: listing and playground key loaded).
+    await expect.poll(() => page.getByRole('button', { name: 'Run' }).isEnabled()).toBe(true);
     await page.getByRole('textbox', { name: 'Query' }).press('Control+Enter');
     const results = page.getByRole('list', { name: 'Ranked chunks' });
     await results.getByRole('listitem').first().waitFor();
