@@ -1,4 +1,5 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { waitForRequest } from '../workers/waitForRequest';
 import { workerStart } from '../workers/workerScript';
 import type { LexicalPostings, LexicalPostingsData, PostingsHit } from './lexicalPostings';
 import { CONTROL, type LexicalThreadMessage } from './lexicalThreadProtocol';
@@ -140,19 +141,10 @@ export class LexicalThread {
 
   /** Waits until the thread handled `request`; false (and the thread given up) past the deadline. */
   private answered(request: number): boolean {
-    const until = Date.now() + DEADLINE_MS;
-    for (;;) {
-      const done = Atomics.load(this.control, CONTROL.DONE);
-      // Requests are counted in 32 bits: compared by their difference, which survives the wrap.
-      if (((done - request) | 0) >= 0) return true;
-      const left = until - Date.now();
-      if (left <= 0 || this.broken) {
-        this.broken = true;
-        void this.worker.terminate();
-        return false;
-      }
-      Atomics.wait(this.control, CONTROL.DONE, done, left);
-    }
+    if (waitForRequest(this.control, CONTROL.DONE, request, DEADLINE_MS, () => this.broken)) return true;
+    this.broken = true;
+    void this.worker.terminate();
+    return false;
   }
 
   /** The last search's hits, or undefined when it failed there. */

@@ -1,4 +1,5 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { waitForRequest } from '../workers/waitForRequest';
 
 /**
  * A second thread for the Hamming scan of large code sets (docs/performance.md, "Dense retrieval at
@@ -133,13 +134,7 @@ export class ScanHelper {
 
   /** Waits for the request started last; false (and the helper given up) when it missed the deadline. */
   finish(): boolean {
-    const until = Date.now() + DEADLINE_MS;
-    while (Atomics.load(this.control, DONE) !== this.request) {
-      const left = until - Date.now();
-      if (left <= 0 || this.broken) return this.giveUp();
-      Atomics.wait(this.control, DONE, Atomics.load(this.control, DONE), left);
-    }
-    return true;
+    return waitForRequest(this.control, DONE, this.request, DEADLINE_MS, () => this.broken) || this.giveUp();
   }
 
   /** Stops the helper thread; spaces attached to it scan alone from then on. */
