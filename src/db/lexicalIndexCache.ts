@@ -211,8 +211,8 @@ export class LexicalIndexCache {
    */
   startSearch(postings: LexicalPostings, query: PostingsQuery): () => PostingsHit[] {
     const threadId = this.threaded && this.current?.postings === postings ? this.current.threadId : undefined;
-    const thread = threadId === undefined ? null : lexicalThread();
-    if (thread && threadId !== undefined) return thread.start(threadId, postings, query);
+    // A thread id means the thread took these postings: it exists.
+    if (threadId !== undefined) return lexicalThread()!.start(threadId, postings, query);
     return () => postings.search(query.terms, query.listingId, query.limit, query.allowed);
   }
 
