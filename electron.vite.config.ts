@@ -63,12 +63,14 @@ function freePort(): Promise<number> {
 /**
  * Worker scripts are referenced as `new URL('./pdfWorker.mjs', import.meta.url)`. Vite leaves such URLs
  * alone in a Node build, so the file must end up beside the bundle that now holds the reference: out/main/.
- * A plain JavaScript worker (.mjs, .js: runs as it is under Node, tsx and vitest) is copied there. One
+ * A plain JavaScript worker (.mjs, .js: runs as it is under Node, tsx and vitest) is copied there, with
+ * the plain modules beside it that it imports (`from './docxNumbering.mjs'`). One
  * written in TypeScript (.ts, started through tsx from the sources: src/core/workers/workerScript.ts) is
  * bundled there as an entry of its own, `<name>.mjs`, and the reference rewritten to it.
  */
 export function copyWorkerFiles(): Plugin {
   const reference = /new URL\(\s*['"](\.\/[\w.-]+\.m?[jt]s)['"]\s*,\s*import\.meta\.url\s*\)/g;
+  const siblingImport = /(?:^|\n)\s*(?:import|export)\b[^;]*?['"](\.\/[\w.-]+\.m?js)['"]/g;
   const emitted = new Map<string, string>();
   return {
     name: 'kbstudio-copy-worker-files',
@@ -85,8 +87,29 @@ export function copyWorkerFiles(): Plugin {
         if (earlier)
           this.error(`Two worker files would both become out/main/${name}: ${earlier} and ${file}.`);
         emitted.set(name, file);
-        if (typeScript) this.emitFile({ type: 'chunk', id: file, fileName: name });
-        else this.emitFile({ type: 'asset', fileName: name, source: readFileSync(file) });
+        if (typeScript) {
+          this.emitFile({ type: 'chunk', id: file, fileName: name });
+          continue;
+        }
+        // A plain worker is copied with the plain modules beside it that it imports ('./x.mjs'), in turn.
+        const pending = [file];
+        while (pending.length > 0) {
+          const next = pending.pop()!;
+          const source = readFileSync(next, 'utf8');
+          this.emitFile({ type: 'asset', fileName: basename(next), source });
+          for (const [, imported] of source.matchAll(siblingImport)) {
+            const importedFile = resolve(dirname(next), imported!);
+            const importedName = basename(importedFile);
+            const seen = emitted.get(importedName);
+            if (seen === importedFile) continue;
+            if (seen)
+              this.error(
+                `Two worker files would both become out/main/${importedName}: ${seen} and ${importedFile}.`,
+              );
+            emitted.set(importedName, importedFile);
+            pending.push(importedFile);
+          }
+        }
       }
       return rewritten === code ? null : { code: rewritten, map: null };
     },
