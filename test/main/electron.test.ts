@@ -170,6 +170,20 @@ describe('electron-vite build (needs no Electron binary)', () => {
     );
   });
 
+  it('copies the DOCX worker with the module it imports, and the copy writes Word list labels under plain Node', async () => {
+    linkNodeModules(outDir);
+    expect(existsSync(join(outDir, 'main', 'docxNumbering.mjs'))).toBe(true);
+    const docx = readFileSync(
+      join(repoRoot, '..', 'shared', 'fixtures', 'docs', 'example-list-items-multiple.docx'),
+    );
+    const reply = (await askWorker(join(outDir, 'main', 'docxWorker.mjs'), { id: 3, data: docx })) as {
+      ok: boolean;
+      html: string;
+    };
+    expect(reply.ok).toBe(true);
+    expect(reply.html).toContain('<li>a) The quick brown fox jumps over the lazy dog.</li>');
+  });
+
   it('bundles the embedding worker, which embeds over the shared table of the thread that started it', async () => {
     linkNodeModules(outDir);
     const model = syntheticModel();
@@ -306,6 +320,30 @@ describe('copyWorkerFiles (main build)', () => {
         const bundle = readFileSync(join(outMain, 'index.js'), 'utf8');
         expect(bundle).toContain('new URL("./pdfWorker.mjs", import.meta.url)');
         expect(readFileSync(join(outMain, 'pdfWorker.mjs'), 'utf8')).toContain('parentPort');
+      },
+    );
+  });
+
+  it('copies a plain worker with the plain modules it imports, in turn, beside the bundle', async () => {
+    await buildMain(
+      {
+        'parsers/exclaim.mjs': 'export const exclaim = (text) => `${text}!`;\n',
+        'parsers/shout.mjs':
+          "import { exclaim } from './exclaim.mjs';\nexport const shout = (text) => exclaim(text.toUpperCase());\n",
+        'parsers/shoutWorker.mjs':
+          "import { parentPort } from 'node:worker_threads';\nimport { shout } from './shout.mjs';\n" +
+          "parentPort.on('message', (text) => parentPort.postMessage(shout(text)));\n",
+        'parsers/loud.ts':
+          "import { Worker } from 'node:worker_threads';\nexport const start = () => new Worker(new URL('./shoutWorker.mjs', import.meta.url));\n",
+        'index.ts': "export { start } from './parsers/loud';\n",
+      },
+      async (outMain) => {
+        expect(
+          readdirSync(outMain)
+            .filter((f) => f.endsWith('.mjs'))
+            .sort(),
+        ).toEqual(['exclaim.mjs', 'shout.mjs', 'shoutWorker.mjs']);
+        expect(await askWorker(join(outMain, 'shoutWorker.mjs'), 'hello')).toBe('HELLO!');
       },
     );
   });

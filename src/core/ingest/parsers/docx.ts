@@ -37,7 +37,11 @@ export function createDocxParser(options: DocxParserOptions = {}): Parser {
       options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     );
     const sections = guardNesting(source, () =>
-      htmlToSections(withNotesHeading(htmlParser.parse(html)), { strip: isFootnoteBacklink }),
+      htmlToSections(withNotesHeading(htmlParser.parse(html)), {
+        strip: isFootnoteBacklink,
+        // Word's list labels are in the text (docxNumbering.mjs); mammoth's notes lists have none.
+        labelledList: (list) => !isNotesList(list),
+      }),
     );
     const warnings = messages.filter((m) => m.type === 'error').map((m) => `${source}: ${m.message}`);
     if (leftOut.length > 0) {

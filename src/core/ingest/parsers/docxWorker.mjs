@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import mammoth from 'mammoth';
 import { SaxesParser } from 'saxes';
+import { labelNumberedParagraphs } from './docxNumbering.mjs';
 
 const MAMMOTH_OPTIONS = {
   // Word's "Title" paragraph style heads the document like a level-1 heading.
@@ -380,16 +381,28 @@ const reader =
     ? readXmlString
     : xmldomReadString;
 
-const SHARED_ROOT_NAME = /^w:(?:styles|numbering)$/;
-/** The parts read for the conversion in progress (convertDocx), to find what mammoth left out. */
+/** The parts read for the conversion in progress (convertDocx): to find what mammoth left out, and to label lists. */
 const conversion = new AsyncLocalStorage();
 
-/** The reader installed as mammoth's `readString`: readXmlString's trees, rewritten for mammoth. */
+/**
+ * The reader installed as mammoth's `readString`: readXmlString's trees, rewritten for mammoth. mammoth
+ * reads the styles and numbering parts before the document, whose numbered paragraphs then get Word's
+ * labels (docxNumbering.mjs).
+ */
 export const readDocxXml = (xmlString, namespaceMap) =>
   Promise.resolve(reader(xmlString, namespaceMap)).then((tree) => {
+    const parts = conversion.getStore();
     // Shared styles and numbering parts hold no text: not searched for it.
-    if (!SHARED_ROOT_NAME.test(tree?.name)) conversion.getStore()?.push(tree);
-    return rewriteForMammoth(tree);
+    if (parts) {
+      if (tree?.name === 'w:styles') parts.styles = tree;
+      else if (tree?.name === 'w:numbering') parts.numbering = tree;
+      else parts.trees.push(tree);
+    }
+    rewriteForMammoth(tree);
+    if (parts && tree?.name === 'w:document') {
+      labelNumberedParagraphs(tree, parts.numbering, parts.styles, textRun);
+    }
+    return tree;
   });
 
 if (typeof reader === 'function') mammothXml.readString = readDocxXml;
@@ -433,11 +446,11 @@ function textLeftOut(messages, trees) {
  * messages and the names of the elements whose text was left out (leftOut).
  */
 export async function convertDocx(buffer) {
-  const trees = [];
-  const { value, messages } = await conversion.run(trees, () =>
+  const parts = { trees: [], styles: undefined, numbering: undefined };
+  const { value, messages } = await conversion.run(parts, () =>
     mammoth.convertToHtml({ buffer }, MAMMOTH_OPTIONS),
   );
-  return { value, messages, leftOut: textLeftOut(messages, trees) };
+  return { value, messages, leftOut: textLeftOut(messages, parts.trees) };
 }
 
 // Imported by tests for readXmlString: there is no parent port then.

@@ -7,6 +7,11 @@ import type { Section } from '../types';
 export interface HtmlSectionOptions {
   /** Extra elements to leave out, on top of page chrome and hidden elements. */
   strip?: (element: Element) => boolean;
+  /**
+   * The numbered lists whose items begin with their own labels (a DOCX's: Word's, written in by
+   * docxNumbering.mjs), which get no '1. ' of ours; bulleted items still get '- '.
+   */
+  labelledList?: (list: Element) => boolean;
 }
 
 /** Elements whose header, footer and aside belong to them, not to the page. */
@@ -78,7 +83,7 @@ export function htmlToSections(tree: Root, options: HtmlSectionOptions = {}): Se
   const body = select('body', tree) ?? tree;
   prune(body, options.strip ?? (() => false), { inContent: false, inHeading: false });
   flattenTables(body, false);
-  markListItems(body);
+  markListItems(body, '', options.labelledList ?? (() => false));
   markHeadings(body);
   return splitAtHeadings(toText(body));
 }
@@ -302,29 +307,32 @@ function paragraph(text: string): Element {
 
 /**
  * '- ' before each item of a bulleted list, '1. ' before each item of a numbered one; a numbered list
- * inside a numbered item continues its number ('2.1. '), since the text cannot show indentation.
+ * inside a numbered item continues its number ('2.1. '), since the text cannot show indentation. The
+ * items of a numbered list that is `labelled` keep the labels they begin with and get nothing.
  */
-function markListItems(parent: Root | Element, number = ''): void {
+function markListItems(parent: Root | Element, number: string, labelled: (list: Element) => boolean): void {
   for (const child of parent.children) {
     if (child.type !== 'element') continue;
-    if (child.tagName === 'ul' || child.tagName === 'ol') markList(child, number);
-    else markListItems(child, number);
+    if (child.tagName === 'ul' || child.tagName === 'ol') markList(child, number, labelled);
+    else markListItems(child, number, labelled);
   }
 }
 
-function markList(list: Element, number: string): void {
+function markList(list: Element, number: string, labelled: (list: Element) => boolean): void {
   const start = list.properties.start;
   let next = typeof start === 'number' ? start : 1;
+  const ownLabels = list.tagName === 'ol' && labelled(list);
   for (const child of list.children) {
     if (child.type !== 'element') continue;
     if (child.tagName === 'li') {
-      const own = list.tagName === 'ol' ? `${number}${next++}.` : '';
-      prefixFirstText(child, own ? `${own} ` : '- ');
-      markListItems(child, own);
+      const own = list.tagName === 'ol' && !ownLabels ? `${number}${next++}.` : '';
+      if (list.tagName === 'ul') prefixFirstText(child, '- ');
+      else if (own) prefixFirstText(child, `${own} `);
+      markListItems(child, own, labelled);
     } else if (child.tagName === 'ul' || child.tagName === 'ol') {
-      markList(child, number);
+      markList(child, number, labelled);
     } else {
-      markListItems(child, number);
+      markListItems(child, number, labelled);
     }
   }
 }

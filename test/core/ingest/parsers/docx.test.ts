@@ -31,7 +31,7 @@ describe('parseDocx on the fixtures', () => {
     );
   });
 
-  it('writes list items one per line, nested numbers continuing their parent', async () => {
+  it("writes list items one per line, each with Word's label", async () => {
     const text = (await parseFixture('example-list-items-multiple.docx')).sections
       .map((s) => s.text)
       .join('\n\n');
@@ -39,12 +39,15 @@ describe('parseDocx on the fixtures', () => {
       'Lorem Ipsum\n\n- This is simply dummy text of the printing and typesetting industry.\n' +
         '- This is simply dummy text of the printing and typesetting industry.',
     );
+    // The fixture's lists are numbered "%1)", "%2)" in lowerLetter, "%3)" in lowerRoman, "(%4)", "(%5)".
     expect(text).toContain(
-      '2. This is simply dummy text of the printing and typesetting industry.\n' +
-        '2.1. The quick brown fox jumps over the lazy dog.\n2.2. The quick brown fox jumps over the lazy dog.',
+      '1) This is simply dummy text of the printing and typesetting industry.\n' +
+        '2) This is simply dummy text of the printing and typesetting industry.\n' +
+        'a) The quick brown fox jumps over the lazy dog.\nb) The quick brown fox jumps over the lazy dog.',
     );
     expect(text).toContain(
-      '2.1. Trying more lists.\n2.1.1. This is simply dummy text of the printing and typesetting industry.',
+      'i) Trying various lists.\nii) Trying various lists.\n(1) Trying more lists.\n' +
+        '(a) This is simply dummy text of the printing and typesetting industry.',
     );
   });
 

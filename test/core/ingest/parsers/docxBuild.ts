@@ -35,7 +35,10 @@ export function paragraph(text: string, style?: string): string {
   return `<w:p>${properties}<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
 }
 
-/** A minimal Word document: body paragraphs, a page header, and core properties. */
+/**
+ * A minimal Word document: body paragraphs, a page header, and core properties; `extra` parts named
+ * word/styles.xml or word/numbering.xml are related to the document as its styles and numbering.
+ */
 export function docxEntries(body: string, extra: ZipEntry[] = []): ZipEntry[] {
   const xml = (text: string) => Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>${text}`);
   return [
@@ -77,7 +80,13 @@ export function docxEntries(body: string, extra: ZipEntry[] = []): ZipEntry[] {
       name: 'word/_rels/document.xml.rels',
       data: xml(
         `<Relationships xmlns="${REL}"><Relationship Id="rIdHeader" Type="${R}/header" Target="header1.xml"/>` +
-          `<Relationship Id="rIdNotes" Type="${R}/footnotes" Target="footnotes.xml"/></Relationships>`,
+          `<Relationship Id="rIdNotes" Type="${R}/footnotes" Target="footnotes.xml"/>` +
+          // The document's styles and numbering, when the test supplies them.
+          ['styles', 'numbering']
+            .filter((part) => extra.some((entry) => entry.name === `word/${part}.xml`))
+            .map((part) => `<Relationship Id="rId-${part}" Type="${R}/${part}" Target="${part}.xml"/>`)
+            .join('') +
+          '</Relationships>',
       ),
     },
     {
