@@ -8,6 +8,7 @@ export interface StreamableJobs<Job extends { state: string }> {
   cancel(id: string): Job;
   /** Forgets the report of a job a stop interrupted; throws for a job of this launch. */
   dismiss(id: string): Job;
+  /** `job` may be the live snapshot: read during the call, or serialised at once (as streamJobEvents does). */
   subscribe(id: string, listener: (event: { type: 'progress' | 'done'; job: Job }) => void): () => void;
 }
 
@@ -21,8 +22,8 @@ const PROGRESS_EVERY_MS = 100;
  *
  * Progress is sent at most every PROGRESS_EVERY_MS, except that a snapshot showing a label not seen
  * yet in this stream (`labelsOf`: a stage, a part's state) goes out at once, so every stage a job passes
- * through is seen. Each event is the whole snapshot: a 1,500-file ingestion sent 6,004 of them, 210 MB
- * of JSON written by the server's thread and parsed by the page's.
+ * through is seen. Each event is the whole snapshot, serialised when it is sent (the jobs hand over
+ * their live snapshot, not a copy per change): a 3,231-file ingestion sent 71-80 events, 8-10 MB of JSON.
  */
 export function streamJobEvents<Job extends { state: string }>(
   jobs: StreamableJobs<Job>,
