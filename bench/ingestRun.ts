@@ -6,6 +6,8 @@ import { STUDIO_LIMITS, type IngestLimits } from '../src/core/ingest/limits';
 import type { IngestProgress, IngestResult } from '../src/core/ingest/pipeline';
 import type { IngestInput } from '../src/core/ingest/sources';
 import { openServices, type StudioServices } from '../src/db/services';
+import type { IngestCommand } from '../src/core/ingest/service';
+import { runFollowedJob } from './studioJob';
 import { mainThreadCpuMs, processCpuMs } from './threadCpu';
 
 export interface IngestMeasurement {
@@ -53,11 +55,16 @@ export class ScratchStudio {
   }
 }
 
-/** Ingests the inputs into a new listing of the studio (non-atomic, studio limits unless given) and times it. */
+/**
+ * Ingests the inputs into a new listing of the studio (non-atomic, studio limits unless given) and times
+ * it: as `kbstudio ingest` runs it, or `asStudioJob` as the studio runs a drop (its job queue, followed
+ * by a page's event stream: runFollowedJob).
+ */
 export async function measureIngestion(
   studio: ScratchStudio,
   inputs: IngestInput[],
   limits: IngestLimits = STUDIO_LIMITS,
+  asStudioJob = false,
 ): Promise<IngestMeasurement> {
   const listingId = studio.newListing();
   const stages: Record<string, number> = {};
@@ -75,14 +82,18 @@ export async function measureIngestion(
   const stalls = monitorEventLoopDelay({ resolution: 10 });
   stalls.enable();
   let result: IngestResult;
-  try {
-    result = await studio.services.ingestion.run({
-      listingId,
-      inputs,
-      atomic: false,
-      limits,
-      onProgress,
+  const run = (command: IngestCommand) =>
+    studio.services.ingestion.run({
+      ...command,
+      onProgress: (p) => {
+        onProgress(p);
+        command.onProgress?.(p);
+      },
     });
+  try {
+    result = asStudioJob
+      ? (await runFollowedJob(run, { listingId, inputs, limits })).result
+      : await run({ listingId, inputs, atomic: false, limits });
   } finally {
     stalls.disable();
   }
