@@ -35,8 +35,14 @@ export async function runFollowedJob(
     },
     end: () => page.emit('close'),
   };
-  streamJobEvents(jobs, id, page as unknown as Request, stream as unknown as Response, (job) =>
-    job.progress ? [job.progress.stage] : [],
+  // As the route streams an ingestion's events (routes/studio/ingest.ts): stage labels, files as changes.
+  streamJobEvents(
+    jobs,
+    id,
+    page as unknown as Request,
+    stream as unknown as Response,
+    (job) => (job.progress ? [job.progress.stage] : []),
+    'files',
   );
   const done = await jobs.settled(id);
   if (done.state !== 'done' || !done.result) {

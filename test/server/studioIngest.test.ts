@@ -5,6 +5,7 @@ import { IngestJobs } from '../../src/core/ingest/jobs';
 import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
 import type { IngestJobSnapshot } from '../../src/core/ingest/jobs';
 import { recoverInterruptedJobs } from '../../src/db/repositories/jobJournal';
+import { JobRows } from '../../src/shared/jobRows';
 import { FIXTURES, json, startStudio, type TestStudio } from '../helpers/studio';
 
 let studio: TestStudio;
@@ -33,18 +34,24 @@ async function fixtureForm(
   return form;
 }
 
-/** The SSE stream of a job, read to its end: each event's name and snapshot. */
-async function followJob(jobId: string): Promise<{ event: string; job: IngestJobSnapshot }[]> {
+/**
+ * The SSE stream of a job, read to its end: each event's name, its snapshot as the page rebuilds it
+ * (`files` sent as changes: JobRows), and what was sent.
+ */
+async function followJob(
+  jobId: string,
+): Promise<{ event: string; job: IngestJobSnapshot; sent: Record<string, unknown> }[]> {
   const res = await studioFetch(`/studio/jobs/${jobId}/events`);
   expect(res.headers.get('content-type')).toContain('text/event-stream');
   const text = await res.text();
+  const rows = new JobRows();
   return text
     .split('\n\n')
     .filter((block) => block.trim())
     .map((block) => {
       const event = /^event: (.+)$/m.exec(block)![1]!;
-      const data = /^data: (.+)$/m.exec(block)![1]!;
-      return { event, job: JSON.parse(data) as IngestJobSnapshot };
+      const sent = JSON.parse(/^data: (.+)$/m.exec(block)![1]!) as Record<string, unknown>;
+      return { event, job: rows.apply(sent) as unknown as IngestJobSnapshot, sent };
     });
 }
 
@@ -77,6 +84,16 @@ describe('studio ingestion, preview and documents', () => {
     expect(stages).toContain('embedding');
     expect(stages).toContain('storing');
     expect(last.job.state).toBe('done');
+    // Each progress event sends only the files that changed; the page's copy is every file so far.
+    const sources = names.map((n) => `papers/${n}`);
+    for (const { event, job, sent } of events.slice(1, -1)) {
+      expect(event).toBe('progress');
+      expect(sent.files).toBeUndefined();
+      const changed = (sent.delta as { files: { changed: unknown[] } }).files.changed;
+      expect(changed.length).toBeLessThanOrEqual(2);
+      expect(job.files.map((f) => f.source)).toEqual(sources.slice(0, job.files.length));
+    }
+    expect(events.at(-2)!.job.files.map((f) => f.stage)).toEqual(['processed', 'processed', 'processed']);
     const outcomes = last.job.result!.documents;
     expect(outcomes.map((o) => [o.source, o.status])).toEqual([
       ['papers/layout-parser-paper-fast.pdf', 'ingested'],

@@ -1,4 +1,5 @@
 import { createParser } from 'eventsource-parser';
+import { JobRows, type RowDeltas } from '../../../shared/jobRows';
 import { StudioApiError } from './studioApi';
 import { studioFetch, studioJson } from './studioFetch';
 
@@ -15,9 +16,10 @@ export async function followJobEvents<Job>(
 ): Promise<Job> {
   const response = await studioFetch(`${path}/events`, { signal });
   let final: Job | undefined;
+  const rows = new JobRows();
   const parser = createParser({
     onEvent: (event) => {
-      const job = JSON.parse(event.data) as Job;
+      const job = rows.apply(JSON.parse(event.data) as Job & { delta?: RowDeltas }) as Job;
       if (event.event === 'done') final = job;
       onProgress(job);
     },

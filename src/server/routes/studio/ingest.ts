@@ -202,6 +202,7 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
     dismissSummary: "Forget an interrupted ingestion's report",
     tags,
     labelsOf: (job) => (job.progress ? [job.progress.stage] : []),
+    rows: 'files',
   });
 
   route({
