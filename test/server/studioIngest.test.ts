@@ -153,6 +153,32 @@ describe('studio ingestion, preview and documents', () => {
     expect((await studioFetch(`/studio/documents/${pdf.id}/chunks`)).status).toBe(404);
   });
 
+  it('takes a folder of more files than the 5,000 it once refused, each under its path', async () => {
+    const listingId = await createListing('A documentation site');
+    const count = 5_001;
+    const form = new FormData();
+    const paths = Array.from({ length: count }, (_, i) => `site/section-${i % 10}/page-${i}.md`);
+    form.set('options', JSON.stringify({ paths }));
+    for (let i = 0; i < count; i++) {
+      form.append(
+        'files',
+        new Blob([`# Page ${i}\n\nThe page numbered ${i} of the site.\n`]),
+        `page-${i}.md`,
+      );
+    }
+    const res = await studioFetch(`/studio/listings/${listingId}/ingest`, { method: 'POST', body: form });
+    expect(res.status).toBe(202);
+    const events = await followJob((await json(res)).data.jobId);
+    const last = events.at(-1)!;
+    expect(last.job.state).toBe('done');
+    const documents = last.job.result!.documents;
+    expect(documents).toHaveLength(count);
+    expect(documents.every((d) => d.status === 'ingested')).toBe(true);
+    expect(documents.map((d) => d.source).sort()).toEqual([...paths].sort());
+    // The page's list of files, rebuilt from the events, held every file by the end.
+    expect(events.at(-2)!.job.files).toHaveLength(count);
+  }, 120_000);
+
   it('keeps the original of a dropped file by moving the received file, not copying it', async () => {
     const listingId = await createListing('Kept sources');
     const store = studio.services.sources;

@@ -11,6 +11,7 @@ import {
 import { IngestJobs } from '../../../core/ingest/jobs';
 import { STUDIO_LIMITS } from '../../../core/ingest/limits';
 import { previewChunks } from '../../../core/ingest/preview';
+import { DEFAULT_ZIP_LIMITS } from '../../../core/ingest/zipLimits';
 import { parseOrThrow } from '../../../core/validation';
 import { SqliteDocumentRepository } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
@@ -26,9 +27,14 @@ const ChunkingSchema = z.object({
   chunkOverlap: z.number().int().optional(),
   csvRequiredColumns: z.array(z.string().min(1).max(200)).max(100).optional(),
 });
+/**
+ * Files in one drop: as many as a ZIP archive may hold (DEFAULT_ZIP_LIMITS.maxEntries). It was 5,000, and
+ * a folder of more (a documentation site's export) was refused only once the page had sent it all.
+ */
+const DROP_FILES = DEFAULT_ZIP_LIMITS.maxEntries;
 const IngestOptionsSchema = ChunkingSchema.extend({
   /** The name of each `files` part inside the knowledge base, in order: a dropped folder's relative paths. */
-  paths: z.array(z.string().min(1).max(1000)).max(5000).optional(),
+  paths: z.array(z.string().min(1).max(1000)).max(DROP_FILES).optional(),
 });
 /** Re-ingestion settings; each one left out keeps what the document was ingested with. */
 const ReingestSchema = ChunkingSchema.omit({ csvRequiredColumns: true });
@@ -36,8 +42,9 @@ const PreviewOptionsSchema = ChunkingSchema.extend({ limit: z.number().int().min
 
 const MULTIPART_LIMITS = {
   maxFileBytes: STUDIO_LIMITS.maxArchiveBytes,
-  maxFiles: 5000,
-  maxFieldBytes: 1024 * 1024,
+  maxFiles: DROP_FILES,
+  // The `options` part holds a relative path per file: 16 MB is 100,000 paths of 160 characters.
+  maxFieldBytes: 16 * 1024 * 1024,
 };
 
 /** The JSON `options` part of a studio form, validated. */
