@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import { answerClientError } from './clientError';
@@ -9,7 +9,7 @@ import { hostGuard } from './middleware/studioGuard';
 import { studioSessionKey } from '../db/studioSessionKey';
 import { rendererRouter } from './renderer';
 import { studioRouter } from './routes/studio';
-import { v1Router } from './routes/v1';
+import { v1KeyRateLimit, v1Router } from './routes/v1';
 import { StudioSession } from './studioSession';
 
 export interface RunningServer {
@@ -34,7 +34,8 @@ export function createServer(deps: ServerDeps): KbServer {
   let allowedHosts: ReadonlySet<string> | undefined;
 
   app.use(requestId);
-  app.use('/v1', v1Router(deps));
+  const keyLimit = v1KeyRateLimit(deps);
+  app.use('/v1', v1Router(deps, keyLimit));
   // The studio API and its page only answer on the address they were bound to (DNS rebinding).
   const guardHost = hostGuard(() => allowedHosts ?? new Set());
   app.use(
@@ -59,7 +60,7 @@ export function createServer(deps: ServerDeps): KbServer {
     listen(port = 0, host = '127.0.0.1') {
       return new Promise((resolve, reject) => {
         const s = app.listen(port, host);
-        s.on('clientError', answerClientError);
+        s.on('clientError', (err: Error, socket: Socket) => void answerClientError(err, socket, keyLimit));
         s.once('error', reject);
         s.once('listening', () => {
           server = s;

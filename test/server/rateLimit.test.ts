@@ -1,3 +1,5 @@
+import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStudio, type TestStudio, json } from '../helpers/studio';
 
@@ -54,5 +56,52 @@ describe('rate limits', () => {
     for (let i = 0; i < 101; i++) statuses.push((await studio.api('/v1/listings?limit=1', { key })).status);
     expect(statuses.slice(0, 100).every((s) => s === 200)).toBe(true);
     expect(statuses[100]).toBe(429);
+  });
+
+  it('count and answer with their headers the requests the HTTP parser refuses (431, 400) by address', async () => {
+    studio = await startStudio({ rateLimits: { perKey: 4, windowMs: 60_000 } });
+    const { hostname, port } = new URL(studio.url);
+    const remaining = (res: { headers: Headers } | { headers: Record<string, unknown> }) =>
+      res.headers instanceof Headers
+        ? res.headers.get('x-ratelimit-remaining')
+        : (res.headers['x-ratelimit-remaining'] as string);
+    expect(remaining(await studio.api('/v1/listings'))).toBe('3');
+    // A request line over 16 KB: Node refuses it before Express, with a key Express never reads.
+    const tooLong = await new Promise<{ status: number; headers: Record<string, unknown> }>(
+      (resolve, reject) => {
+        const req = request(
+          {
+            host: hostname,
+            port,
+            path: `/v1/listings?q=${'a'.repeat(20_000)}`,
+            headers: { Authorization: 'Bearer x' },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      },
+    );
+    expect(tooLong.status).toBe(431);
+    expect(tooLong.headers['x-ratelimit-limit']).toBe('4');
+    expect(remaining(tooLong)).toBe('2');
+    const reset = Number(tooLong.headers['x-ratelimit-reset']);
+    expect(reset).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) + 50);
+    // Not HTTP at all: a 400, counted the same way.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write('NOT HTTP\r\n\r\n'));
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (c: string) => (text += c));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(raw).toMatch(/\r\nX-RateLimit-Remaining: 1\r\n/);
+    expect(remaining(await studio.api('/v1/listings'))).toBe('0');
+    expect((await studio.api('/v1/listings')).status).toBe(429);
   });
 });

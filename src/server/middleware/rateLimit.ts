@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit, type AugmentedRequest } from 'express-rate-limit';
+import { ipKeyGenerator, MemoryStore, rateLimit, type AugmentedRequest } from 'express-rate-limit';
 import { sendError } from './errors';
 
 export interface RateLimitOptions {
@@ -14,8 +14,9 @@ export const DEFAULT_RATE_LIMITS: RateLimitOptions = { perKey: 100, windowMs: 60
  * The per-key limit. Requests without a valid key are counted per client address, so guessing keys
  * is throttled the same way. Headers: X-RateLimit-Limit / -Remaining / -Reset (Unix seconds).
  */
-export function keyRateLimit(options: RateLimitOptions): RequestHandler {
+export function keyRateLimit(options: RateLimitOptions, store = new MemoryStore()): RequestHandler {
   return rateLimit({
+    store,
     windowMs: options.windowMs,
     limit: options.perKey,
     standardHeaders: false,
@@ -26,7 +27,7 @@ export function keyRateLimit(options: RateLimitOptions): RequestHandler {
         ? `key:${req.principal.keyId}`
         : req.principal
           ? `wallet:${req.principal.wallet}`
-          : `ip:${ipKeyGenerator(req.ip ?? '')}`,
+          : addressKey(req.ip ?? ''),
     handler: (req, res) => {
       const reset = (req as AugmentedRequest).rateLimit?.resetTime;
       const retryAfter = Math.max(
@@ -43,4 +44,31 @@ export function keyRateLimit(options: RateLimitOptions): RequestHandler {
       );
     },
   });
+}
+
+const addressKey = (address: string) => `ip:${ipKeyGenerator(address)}`;
+
+/**
+ * The per-key limit and its counters, so that a request Express never sees (headers over 16 KB, bad
+ * HTTP: clientError.ts) is still counted against its client address, and answered with the same
+ * X-RateLimit-* headers as any other response (spec §8: every response carries them).
+ */
+export class KeyRateLimit {
+  private readonly store = new MemoryStore();
+  readonly middleware: RequestHandler;
+
+  constructor(readonly options: RateLimitOptions) {
+    this.middleware = keyRateLimit(options, this.store);
+  }
+
+  /** Counts a request without readable credentials from `address`; the headers to answer it with. */
+  async countUnread(address: string): Promise<Record<string, string>> {
+    const { totalHits, resetTime } = await this.store.increment(addressKey(address));
+    const reset = resetTime ?? new Date(Date.now() + this.options.windowMs);
+    return {
+      'X-RateLimit-Limit': String(this.options.perKey),
+      'X-RateLimit-Remaining': String(Math.max(0, this.options.perKey - totalHits)),
+      'X-RateLimit-Reset': String(Math.ceil(reset.getTime() / 1000)),
+    };
+  }
 }

@@ -5,7 +5,7 @@ import type { ServerDeps } from '../../deps';
 import { bodyFailure, identify, readJsonBody, requireAuth } from '../../middleware/auth';
 import { notFoundRoute } from '../../middleware/errors';
 import { Unauthorized } from '../../../core/errors';
-import { DEFAULT_RATE_LIMITS, keyRateLimit } from '../../middleware/rateLimit';
+import { DEFAULT_RATE_LIMITS, KeyRateLimit } from '../../middleware/rateLimit';
 import { retrievalRateLimit } from '../../middleware/retrievalRateLimit';
 import { openApiDocument } from '../../openapi';
 import { defineRoutes } from '../../route';
@@ -29,16 +29,20 @@ const noAutomaticOptions: RequestHandler = (req, res, next) => {
   notFoundRoute(req, res, next);
 };
 
-export function v1Router(deps: ServerDeps): Router {
+/** The /v1 API's per-key limit, which the server also applies to requests Express never sees. */
+export const v1KeyRateLimit = (deps: ServerDeps): KeyRateLimit =>
+  new KeyRateLimit({ ...DEFAULT_RATE_LIMITS, ...deps.rateLimits });
+
+export function v1Router(deps: ServerDeps, keyLimit = v1KeyRateLimit(deps)): Router {
   const router = Router();
   const registry = new OpenAPIRegistry();
   const publicRoutes = Router();
   const authedRoutes = Router();
-  const limits = { ...DEFAULT_RATE_LIMITS, ...deps.rateLimits };
+  const limits = keyLimit.options;
 
   router.use(readJsonBody(JSON_LIMIT));
   router.use(identify(deps.services.apiKeys, deps.services.walletAuth));
-  router.use(keyRateLimit(limits));
+  router.use(keyLimit.middleware);
   router.use(noAutomaticOptions);
   router.use(publicRoutes);
   router.use(bodyFailure, requireAuth, authedRoutes);
