@@ -646,7 +646,7 @@ function conditionSql(path: string, condition: FilterCondition): Sql {
       return anyElement(
         path,
         typeof condition.value === 'number'
-          ? { sql: `kbs_filter_number(m.type, m.value) ${op} ?`, params: [condition.value] }
+          ? numberSql(`${op} ?`, [condition.value])
           : { sql: `(m.type = 'text' AND m.value ${op} ?)`, params: [condition.value] },
       );
     }
@@ -666,9 +666,21 @@ function anyElement(path: string, element: Sql): Sql {
 
 const negate = (inner: Sql): Sql => ({ sql: `NOT ${inner.sql}`, params: inner.params });
 
+/**
+ * The element `m` as a number, then `test` (`= ?`, `> ?`, `IN (?, ?)`): a JSON number is compared in
+ * SQL, and only text goes through kbs_filter_number (numeric text, a CSV's "7"). A JavaScript call for
+ * every chunk was a third of a first filter's scan: 500,000 chunks, 338-432 ms against 221-259 ms.
+ */
+function numberSql(test: string, params: unknown[]): Sql {
+  return {
+    sql: `((m.type IN ('integer', 'real') AND m.value ${test}) OR (m.type = 'text' AND kbs_filter_number(m.type, m.value) ${test}))`,
+    params: [...params, ...params],
+  };
+}
+
 function equalsSql(value: FilterScalar): Sql {
   if (typeof value === 'boolean') return { sql: `m.type = '${value ? 'true' : 'false'}'`, params: [] };
-  if (typeof value === 'number') return { sql: `kbs_filter_number(m.type, m.value) = ?`, params: [value] };
+  if (typeof value === 'number') return numberSql('= ?', [value]);
   return { sql: `(m.type = 'text' AND m.value = ?)`, params: [value] };
 }
 
@@ -684,8 +696,9 @@ function oneOfSql(values: FilterScalar[]): Sql {
     params.push(...strings);
   }
   if (numbers.length > 0) {
-    parts.push(`kbs_filter_number(m.type, m.value) IN (${marks(numbers.length)})`);
-    params.push(...numbers);
+    const test = numberSql(`IN (${marks(numbers.length)})`, numbers);
+    parts.push(test.sql);
+    params.push(...test.params);
   }
   if (booleans.length > 0) parts.push(`m.type IN (${booleans.map((b) => `'${b}'`).join(', ')})`);
   return { sql: parts.length > 0 ? `(${parts.join(' OR ')})` : '0', params };
