@@ -60,7 +60,9 @@ export function createServer(deps: ServerDeps): KbServer {
     listen(port = 0, host = '127.0.0.1') {
       return new Promise((resolve, reject) => {
         const s = app.listen(port, host);
-        s.on('clientError', (err: Error, socket: Socket) => void answerClientError(err, socket, keyLimit));
+        s.on('clientError', (err: Error, socket: Socket) => {
+          answerClientError(err, socket, keyLimit).catch(() => socket.destroy());
+        });
         s.once('error', reject);
         s.once('listening', () => {
           server = s;
