@@ -92,7 +92,7 @@ export async function measureIngestion(
     });
   try {
     result = asStudioJob
-      ? (await runFollowedJob(run, { listingId, inputs, limits })).result
+      ? await runFollowedJob(run, { listingId, inputs, limits })
       : await run({ listingId, inputs, atomic: false, limits });
   } finally {
     stalls.disable();

@@ -8,14 +8,14 @@ import {
   resolveChunkingOptions,
   type ChunkingOptions,
 } from '../../../core/ingest/chunkers';
-import { IngestJobs } from '../../../core/ingest/jobs';
+import { IngestJobs, type IngestJobSnapshot } from '../../../core/ingest/jobs';
 import { STUDIO_LIMITS } from '../../../core/ingest/limits';
 import { previewChunks } from '../../../core/ingest/preview';
 import { DEFAULT_ZIP_LIMITS } from '../../../core/ingest/zipLimits';
 import { parseOrThrow } from '../../../core/validation';
 import { SqliteDocumentRepository } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
-import { jobRoutes } from '../../jobEvents';
+import { jobRoutes, type JobRoutesOptions } from '../../jobEvents';
 import { receiveMultipart, type ReceivedForm } from '../../multipart';
 import type { defineRoutes } from '../../route';
 
@@ -71,6 +71,12 @@ export function sourceName(path: string): string {
   }
   return parts.join('/');
 }
+
+/** How an ingestion job's events go out (streamJobEvents): each stage seen, the files as changes. */
+export const INGEST_JOB_EVENTS = {
+  labelsOf: (job: IngestJobSnapshot) => (job.progress ? [job.progress.stage] : []),
+  rows: 'files',
+} as const satisfies Pick<JobRoutesOptions<IngestJobSnapshot>, 'labelsOf' | 'rows'>;
 
 /**
  * Studio ingestion (DESIGN §5): files, folders (as relative paths) and ZIPs are sent as multipart,
@@ -208,8 +214,7 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
     cancelSummary: 'Cancel an ingestion job (nothing is stored)',
     dismissSummary: "Forget an interrupted ingestion's report",
     tags,
-    labelsOf: (job) => (job.progress ? [job.progress.stage] : []),
-    rows: 'files',
+    ...INGEST_JOB_EVENTS,
   });
 
   route({
