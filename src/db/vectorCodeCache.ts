@@ -39,7 +39,9 @@ export class CodeSet {
     const distances = again ? this.space.lastDistances() : this.space.distancesTo(code, histogram);
     this.lastScan = { code, allowedIds };
     const allowed = allowedIds ? idMask(this.ids, allowedIds) : undefined;
-    const positions = nearestPositions(distances, count, bits, allowed, histogram);
+    const positions = allowed
+      ? nearestPositions(distances, count, bits, allowed)
+      : this.space.nearest(count, histogram!);
     return Array.from(positions, (p) => this.ids[p]!);
   }
 

@@ -1,13 +1,14 @@
 import { leb128, MODULE_HEADER, name, op, PAGE, section, SIMD, wasm } from '../wasm/moduleBytes';
 import { scanHelper, type ScanHelper } from './scanHelper';
+import { byDistance, histogramCut, nearestPositions } from './signCodes';
 
 /**
  * Hamming distances between one binary code and many, in WebAssembly SIMD: the first pass of dense search
  * over large knowledge bases (docs/performance.md). The module is a few dozen instructions, encoded here
  * byte by byte so no assembler is needed at build time; test/core/retrieve/hammingKernel.test.ts checks it
- * against a plain JS popcount.
+ * against a plain JS popcount and selection.
  *
- * The exported function, in WAT:
+ * The exported functions, in WAT:
  *
  *   (func (export "scan") (param $codes i32) (param $count i32) (param $pairs i32) (param $query i32)
  *                         (param $out i32)
@@ -30,46 +31,71 @@ import { scanHelper, type ScanHelper } from './scanHelper';
  *       end
  *     end)
  *
+ *   (func (export "select") (param $distances i32) (param $n i32) (param $cut i32) (param $room i32)
+ *                           (param $out i32) (result i32)
+ *     (local $i i32) (local $j i32) (local $end i32) (local $d i32) (local $written i32)
+ *     (local $atCut i32) (local $cuts v128)
+ *     $cuts = i16x8.splat($cut)
+ *     block  (br_if 0 (i32.eqz $n))
+ *       loop                                        ;; 8 distances per iteration
+ *         block                                     ;; none of the 8 at or under the cut: next
+ *           br_if 0 (i32.eqz (i16x8.bitmask (i16x8.le_u (v128.load ($distances + $i * 2)) $cuts)))
+ *           $j = $i;  $end = min($i + 8, $n)
+ *           loop                                    ;; those 8 one by one
+ *             $d = i32.load16_u ($distances + $j * 2)
+ *             block                                 ;; not kept
+ *               br_if 0 (i32.gt_u $d $cut)
+ *               block                               ;; kept
+ *                 br_if 0 (i32.lt_u $d $cut)
+ *                 br_if 1 (i32.ge_u $atCut $room)   ;; at the cut: the first $room only
+ *                 $atCut += 1
+ *               end
+ *               i32.store ($out + $written * 4) $j;  $written += 1
+ *             end
+ *             br_if 0 (i32.lt_u (local.tee $j (i32.add $j 1)) $end)
+ *           end
+ *         end
+ *         br_if 0 (i32.lt_u (local.tee $i (i32.add $i 8)) $n)
+ *       end
+ *     end
+ *     $written)
+ *
  * Codes are whole 256-bit pairs of blocks (two independent chains keep both SIMD units busy). Each 16-bit
- * lane gains at most 32 per pair, so codes of up to 2,048 pairs (524,288 bits) never overflow.
+ * lane gains at most 32 per pair, so codes of up to 2,048 pairs (524,288 bits) never overflow. `select`
+ * reads distances 8 at a time, up to 14 bytes past the last: the space's memory always has them.
  */
 
 const simd = {
   load: [SIMD, 0x00, 0x00, 0x00], // v128.load align=1 offset=0
   loadNext: [SIMD, 0x00, 0x00, 0x10], // v128.load align=1 offset=16
   const: [SIMD, 0x0c],
+  splatI16: [SIMD, 0x10],
+  leU16: [SIMD, 0x34],
   xor: [SIMD, 0x51],
   popcnt: [SIMD, 0x62],
   extaddI8U: [SIMD, 0x7d],
   extaddI16U: [SIMD, 0x7f],
+  bitmaskI16: [SIMD, 0x84, 0x01],
   addI16: [SIMD, 0x8e, 0x01],
   extractLaneI32: [SIMD, 0x1b],
 } as const;
 
-// Parameters 0..4, then locals.
-const CODES = 0;
-const COUNT = 1;
-const PAIRS = 2;
-const QUERY = 3;
-const OUT = 4;
-const B = 5;
-const Q = 6;
-const ACC = 7;
-const ACC2 = 8;
+const get = (i: number) => [op.localGet, i];
+const set = (i: number) => [op.localSet, i];
+const tee = (i: number) => [op.localTee, i];
+const addConst = (i: number, n: number) => [...get(i), op.i32Const, n, op.i32Add, ...set(i)];
+/** Local declarations: runs of [count, type]. */
+const locals = (...runs: [number, number][]) => [runs.length, ...runs.flat()];
+const align1 = [0x00, 0x00];
+const align2 = [0x01, 0x00];
+const align4 = [0x02, 0x00];
 
-function body(): number[] {
-  const get = (i: number) => [op.localGet, i];
-  const set = (i: number) => [op.localSet, i];
-  const tee = (i: number) => [op.localTee, i];
-  const addConst = (i: number, n: number) => [...get(i), op.i32Const, n, op.i32Add, ...set(i)];
+function scanBody(): number[] {
+  // Parameters 0..4, then locals.
+  const [CODES, COUNT, PAIRS, QUERY, OUT, B, Q, ACC, ACC2] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
   const lane = (n: number) => [...get(ACC), ...simd.extractLaneI32, n];
   return [
-    // locals: 2 × i32 ($b $q), 2 × v128 ($acc $acc2)
-    0x02,
-    0x02,
-    op.i32,
-    0x02,
-    op.v128,
+    ...locals([2, op.i32], [2, op.v128]),
     op.block,
     op.void,
     ...get(COUNT),
@@ -132,8 +158,7 @@ function body(): number[] {
     ...lane(3),
     op.i32Add,
     op.i32Store16,
-    0x00,
-    0x00, // align=1 offset=0
+    ...align1,
     ...addConst(OUT, 2),
     ...get(COUNT),
     op.i32Const,
@@ -148,18 +173,139 @@ function body(): number[] {
   ];
 }
 
-/** The kernel module's bytes: one function `scan`, memory imported as env.memory. */
+function selectBody(): number[] {
+  // Parameters 0..4, then locals.
+  const [DISTANCES, N, CUT, ROOM, OUT, I, J, END, D, WRITTEN, AT_CUT, CUTS] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+  ];
+  return [
+    ...locals([6, op.i32], [1, op.v128]),
+    ...get(CUT),
+    ...simd.splatI16,
+    ...set(CUTS),
+    op.block,
+    op.void,
+    ...get(N),
+    op.i32Eqz,
+    op.brIf,
+    0,
+    op.loop,
+    op.void,
+    op.block,
+    op.void,
+    ...get(DISTANCES),
+    ...get(I),
+    op.i32Const,
+    1,
+    op.i32Shl,
+    op.i32Add,
+    ...simd.load,
+    ...get(CUTS),
+    ...simd.leU16,
+    ...simd.bitmaskI16,
+    op.i32Eqz,
+    op.brIf,
+    0,
+    ...get(I),
+    ...set(J),
+    // $end = min($i + 8, $n)
+    ...get(I),
+    op.i32Const,
+    8,
+    op.i32Add,
+    ...set(END),
+    ...get(END),
+    ...get(N),
+    ...get(END),
+    ...get(N),
+    op.i32LtU,
+    op.select,
+    ...set(END),
+    op.loop,
+    op.void,
+    ...get(DISTANCES),
+    ...get(J),
+    op.i32Const,
+    1,
+    op.i32Shl,
+    op.i32Add,
+    op.i32Load16U,
+    ...align2,
+    ...set(D),
+    op.block,
+    op.void,
+    ...get(D),
+    ...get(CUT),
+    op.i32GtU,
+    op.brIf,
+    0,
+    op.block,
+    op.void,
+    ...get(D),
+    ...get(CUT),
+    op.i32LtU,
+    op.brIf,
+    0,
+    ...get(AT_CUT),
+    ...get(ROOM),
+    op.i32GeU,
+    op.brIf,
+    1,
+    ...addConst(AT_CUT, 1),
+    op.end,
+    ...get(OUT),
+    ...get(WRITTEN),
+    op.i32Const,
+    2,
+    op.i32Shl,
+    op.i32Add,
+    ...get(J),
+    op.i32Store,
+    ...align4,
+    ...addConst(WRITTEN, 1),
+    op.end,
+    ...get(J),
+    op.i32Const,
+    1,
+    op.i32Add,
+    ...tee(J),
+    ...get(END),
+    op.i32LtU,
+    op.brIf,
+    0,
+    op.end,
+    op.end,
+    ...get(I),
+    op.i32Const,
+    8,
+    op.i32Add,
+    ...tee(I),
+    ...get(N),
+    op.i32LtU,
+    op.brIf,
+    0,
+    op.end,
+    op.end,
+    ...get(WRITTEN),
+    op.end,
+  ];
+}
+
+/** The kernel module's bytes: functions `scan` and `select`, memory imported as env.memory. */
 export function hammingKernelBytes(): Uint8Array {
-  const code = body();
+  const scan = scanBody();
+  const select = selectBody();
+  const i32s = (n: number) => new Array<number>(n).fill(op.i32);
   return new Uint8Array([
     ...MODULE_HEADER,
-    ...section(1, [0x01, 0x60, 0x05, op.i32, op.i32, op.i32, op.i32, op.i32, 0x00]),
+    // Types: scan (5 × i32) → (), select (5 × i32) → i32.
+    ...section(1, [0x02, 0x60, 0x05, ...i32s(5), 0x00, 0x60, 0x05, ...i32s(5), 0x01, op.i32]),
     // A shared memory (limits flag 3: shared, with a maximum of 65,536 pages), so the scan helper's
     // thread can scan the same codes.
     ...section(2, [0x01, ...name('env'), ...name('memory'), 0x02, 0x03, 0x01, ...leb128(65_536)]),
-    ...section(3, [0x01, 0x00]),
-    ...section(7, [0x01, ...name('scan'), 0x00, 0x00]),
-    ...section(10, [0x01, ...leb128(code.length), ...code]),
+    ...section(3, [0x02, 0x00, 0x01]),
+    ...section(7, [0x02, ...name('scan'), 0x00, 0x00, ...name('select'), 0x00, 0x01]),
+    ...section(10, [0x02, ...leb128(scan.length), ...scan, ...leb128(select.length), ...select]),
   ]);
 }
 
@@ -176,9 +322,16 @@ const released = new FinalizationRegistry<{ helper: ScanHelper; id: number }>(({
 );
 
 /**
+ * Positions `HammingSpace.nearest` selects in WebAssembly at most (the candidates of one search: topK 100
+ * asks for about 800); a search asking for more is selected in JavaScript (nearestPositions).
+ */
+export const SELECT_CAPACITY = 16_384;
+
+/**
  * `count` binary codes of `bytesPerCode` bytes (a multiple of 32) in a shared WebAssembly memory of their
- * own, with room for a query code, one 16-bit distance per code and the scan helper's histogram. Sets of
- * PARALLEL_MIN_BYTES or more are scanned by two threads, half each (scanHelper.ts).
+ * own, with room for a query code, one 16-bit distance per code, a histogram of the distances for each
+ * thread and the positions a selection keeps. Sets of PARALLEL_MIN_BYTES or more are scanned by two
+ * threads, half each (scanHelper.ts).
  */
 export class HammingSpace {
   /** Write the codes here, code i at `i * bytesPerCode`. */
@@ -186,8 +339,10 @@ export class HammingSpace {
   private readonly query: Uint8Array;
   private readonly distances: Uint16Array;
   private readonly scan: (codes: number, count: number, blocks: number, query: number, out: number) => void;
+  private readonly select: (distances: number, n: number, cut: number, room: number, out: number) => number;
   private readonly codesAt: number;
   private readonly helperHistogram: Uint32Array;
+  private readonly selected: Int32Array;
   private helper: { helper: ScanHelper; id: number } | null = null;
 
   constructor(
@@ -201,17 +356,21 @@ export class HammingSpace {
     const queryAt = 0;
     this.codesAt = align16(bytesPerCode);
     const distancesAt = align16(this.codesAt + count * bytesPerCode);
-    const histogramAt = align16(distancesAt + count * 2);
     const buckets = bytesPerCode * 8 + 2;
-    const bytes = histogramAt + buckets * 4;
+    // The selection reads 16 bytes at a time, up to 14 past the last distance: the histogram follows.
+    const histogramAt = align16(distancesAt + count * 2);
+    const selectedAt = align16(histogramAt + buckets * 4);
+    const bytes = selectedAt + SELECT_CAPACITY * 4;
     const pages = Math.max(1, Math.ceil(bytes / PAGE));
     const memory = new wasm.Memory({ initial: pages, maximum: pages, shared: true });
     const instance = new wasm.Instance(kernelModule(), { env: { memory } });
     this.scan = instance.exports.scan as HammingSpace['scan'];
+    this.select = instance.exports.select as HammingSpace['select'];
     this.query = new Uint8Array(memory.buffer, queryAt, bytesPerCode);
     this.codes = new Uint8Array(memory.buffer, this.codesAt, count * bytesPerCode);
     this.distances = new Uint16Array(memory.buffer, distancesAt, count);
     this.helperHistogram = new Uint32Array(memory.buffer, histogramAt, buckets);
+    this.selected = new Int32Array(memory.buffer, selectedAt, SELECT_CAPACITY);
     if (options.parallel ?? count * bytesPerCode >= PARALLEL_MIN_BYTES) {
       const helper = options.helper === undefined ? scanHelper() : options.helper;
       if (helper && count >= 2) {
@@ -260,6 +419,8 @@ export class HammingSpace {
         buckets: this.helperHistogram.length,
       });
     }
+    // Counting the histogram inside the kernel measured slower than this separate pass (each count
+    // waits on the last one to the same bucket either way, and the kernel's loop lost more).
     if (mine > 0) this.scan(this.codesAt, mine, pairs, 0, this.distances.byteOffset);
     if (histogram) countDistances(this.distances, 0, mine, histogram);
     if (helper) {
@@ -279,6 +440,26 @@ export class HammingSpace {
       }
     }
     return this.distances;
+  }
+
+  /**
+   * nearestPositions(lastDistances(), count, bytesPerCode × 8, undefined, histogram), the same positions
+   * in the same order, with the pass over every distance in WebAssembly SIMD. `histogram` is the last
+   * scan's (distancesTo).
+   */
+  nearest(count: number, histogram: Uint32Array): Int32Array {
+    const maxDistance = this.bytesPerCode * 8;
+    const { cut, below, total } = histogramCut(histogram, count, maxDistance);
+    if (total > SELECT_CAPACITY)
+      return nearestPositions(this.distances, count, maxDistance, undefined, histogram);
+    const written = this.select(
+      this.distances.byteOffset,
+      this.count,
+      cut,
+      total - below,
+      this.selected.byteOffset,
+    );
+    return byDistance(this.selected.subarray(0, written), this.distances, cut);
   }
 
   /** Lets the helper thread drop this space's memory (the cache calls it when it drops a code set). */

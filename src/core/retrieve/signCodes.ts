@@ -51,20 +51,11 @@ export function nearestPositions(
       for (let i = 0; i < n; i++) histogram[distances[i]!]!++;
     }
   }
-  // The smallest cut such that the distances up to it hold `count` positions.
-  let cut = 0;
-  let below = 0;
-  while (cut <= maxDistance && below + histogram[cut]! < count) below += histogram[cut++]!;
-  const total = Math.min(count, below + (cut <= maxDistance ? histogram[cut]! : 0));
-  // Counting sort of the kept positions by distance: offsets per distance, then a placement pass.
-  const offsets = new Uint32Array(cut + 2);
-  for (let d = 0, at = 0; d <= cut; d++) {
-    offsets[d] = at;
-    at += histogram[d]!;
-  }
-  const out = new Int32Array(total);
-  let atCut = 0;
+  const { cut, below, total } = histogramCut(histogram, count, maxDistance);
   const room = total - below;
+  const kept = new Int32Array(total);
+  let at = 0;
+  let atCut = 0;
   for (let i = 0; i < n; i++) {
     const d = distances[i]!;
     if (d > cut || (allowed && !allowed[i])) continue;
@@ -72,7 +63,37 @@ export function nearestPositions(
       if (atCut >= room) continue;
       atCut++;
     }
-    out[offsets[d]!++] = i;
+    kept[at++] = i;
   }
+  return byDistance(kept, distances, cut);
+}
+
+/**
+ * Where the `count` smallest distances end, from their histogram: every distance under `cut` is kept
+ * (`below` of them), then the first `total - below` at `cut` in position order. Past `maxDistance`
+ * (fewer distances than `count`), `cut` is maxDistance + 1 and all are kept.
+ */
+export function histogramCut(
+  histogram: Uint32Array,
+  count: number,
+  maxDistance: number,
+): { cut: number; below: number; total: number } {
+  let cut = 0;
+  let below = 0;
+  while (cut <= maxDistance && below + histogram[cut]! < count) below += histogram[cut++]!;
+  const total = Math.min(count, below + (cut <= maxDistance ? histogram[cut]! : 0));
+  return { cut, below, total };
+}
+
+/**
+ * `positions` (ascending) ordered by their distance, nearest first, ties in position order: a counting
+ * sort, distances being at most `cut`.
+ */
+export function byDistance(positions: Int32Array, distances: Uint16Array, cut: number): Int32Array {
+  const offsets = new Uint32Array(cut + 2);
+  for (let i = 0; i < positions.length; i++) offsets[distances[positions[i]!]! + 1]!++;
+  for (let d = 1; d <= cut + 1; d++) offsets[d]! += offsets[d - 1]!;
+  const out = new Int32Array(positions.length);
+  for (let i = 0; i < positions.length; i++) out[offsets[distances[positions[i]!]!]!++] = positions[i]!;
   return out;
 }

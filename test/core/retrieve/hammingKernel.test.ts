@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HammingSpace, hammingKernelBytes } from '../../../src/core/retrieve/hammingKernel';
+import { HammingSpace, hammingKernelBytes, SELECT_CAPACITY } from '../../../src/core/retrieve/hammingKernel';
 import { codeBytes, nearestPositions, signCode } from '../../../src/core/retrieve/signCodes';
 import { seededRng } from '../../../bench/prng';
 
@@ -20,7 +20,7 @@ function hamming(a: Uint8Array, aAt: number, b: Uint8Array, bytes: number): numb
 }
 
 describe('WebAssembly Hamming kernel', () => {
-  it('is a valid WebAssembly module exporting scan', () => {
+  it('is a valid WebAssembly module exporting scan and select', () => {
     const { Module } = (
       globalThis as unknown as {
         WebAssembly: {
@@ -29,7 +29,10 @@ describe('WebAssembly Hamming kernel', () => {
       }
     ).WebAssembly;
     const module = new Module(hammingKernelBytes());
-    expect(Module.exports(module)).toEqual([{ name: 'scan', kind: 'function' }]);
+    expect(Module.exports(module)).toEqual([
+      { name: 'scan', kind: 'function' },
+      { name: 'select', kind: 'function' },
+    ]);
     expect(Module.imports(module)).toEqual([{ module: 'env', name: 'memory', kind: 'memory' }]);
   });
 
@@ -81,6 +84,27 @@ describe('WebAssembly Hamming kernel', () => {
     expect(shared.parallel).toBe(false);
     const query = new Uint8Array(bytesPerCode).fill(0xaa);
     expect(Array.from(shared.distancesTo(query))).toEqual(Array.from(alone.distancesTo(query)));
+  });
+
+  it('selects the nearest positions in WebAssembly exactly as nearestPositions does', () => {
+    const random = rng(5);
+    // Sizes around the selection's 8 lanes, and a set the helper shares; codes of 32 bytes with few bits
+    // set, so that many codes tie at each distance and the cut falls inside a run of ties.
+    for (const count of [0, 1, 7, 8, 9, 17, 1_537, 40_001]) {
+      const bytesPerCode = count === 40_001 ? 128 : 32;
+      const space = new HammingSpace(count, bytesPerCode);
+      for (let i = 0; i < space.codes.length; i++) space.codes[i] = random() < 0.1 ? 1 << (i % 8) : 0;
+      const query = new Uint8Array(bytesPerCode);
+      const histogram = new Uint32Array(bytesPerCode * 8 + 2);
+      const distances = Uint16Array.from(space.distancesTo(query, histogram));
+      for (const wanted of [0, 1, 5, 8, 20, 400, 808, count - 1, count, count + 3, SELECT_CAPACITY + 1]) {
+        if (wanted < 0) continue;
+        const expected = Array.from(nearestPositions(distances, wanted, bytesPerCode * 8));
+        expect(Array.from(space.nearest(wanted, histogram)), `${count} codes, ${wanted} wanted`).toEqual(
+          expected,
+        );
+      }
+    }
   });
 
   it('scans small sets on one thread (waking the helper would cost more)', () => {
