@@ -379,14 +379,19 @@ export class SqliteSearchRepository implements SearchIndex {
     const index = this.vectorIndex(listingId, model);
     if (!index || ids.length === 0) return [];
     const query = vectorParam(vector);
+    // Chunks the same query's dense search rescored (a full-text hit among its candidates, not in its
+    // pool) already have their distance; the others are read.
+    const known = this.lastDistances(listingId, this.codes.generation(listingId), model, vector);
     // The float blobs by chunk id first (one B-tree lookup each); vec0 point reads (a vector chunk each,
     // about a millisecond at 1,024 dimensions) only for vectors written before those blobs existed.
-    const found = new Map(this.exactDistances(model, vector, ids).map((h) => [h.id, h.distance]));
+    const unknown = known ? ids.filter((id) => !known.has(id)) : ids;
+    const found = new Map(this.exactDistances(model, vector, unknown).map((h) => [h.id, h.distance]));
     const distance = this.sql(
       `SELECT vec_distance_cosine(embedding, ?) FROM ${index.table} WHERE rowid = ?`,
     ).pluck();
     return ids.flatMap((id) => {
-      const d = found.has(id) ? found.get(id) : (distance.get(query, id) as number | undefined);
+      const d =
+        known?.get(id) ?? (found.has(id) ? found.get(id) : (distance.get(query, id) as number | undefined));
       return d === undefined || d === null ? [] : [{ id, distance: d }];
     });
   }
@@ -481,14 +486,7 @@ export class SqliteSearchRepository implements SearchIndex {
     vector: Float32Array,
     ids: readonly number[],
   ): DenseHit[] {
-    const last = this.lastRescored;
-    const same =
-      last !== undefined &&
-      last.listingId === listingId &&
-      last.generation === generation &&
-      last.model === model &&
-      last.vector.equals(vectorParam(vector));
-    const known = same ? last.distances : new Map<number, number>();
+    const known = this.lastDistances(listingId, generation, model, vector) ?? new Map<number, number>();
     const hits = this.exactDistances(
       model,
       vector,
@@ -506,6 +504,23 @@ export class SqliteSearchRepository implements SearchIndex {
       const distance = known.get(id);
       return distance === undefined ? [] : [{ id, distance }];
     });
+  }
+
+  /** The exact distances the last rescoring read, when it was for this query over this knowledge base. */
+  private lastDistances(
+    listingId: string,
+    generation: number,
+    model: string,
+    vector: Float32Array,
+  ): Map<number, number> | undefined {
+    const last = this.lastRescored;
+    const same =
+      last !== undefined &&
+      last.listingId === listingId &&
+      last.generation === generation &&
+      last.model === model &&
+      last.vector.equals(vectorParam(vector));
+    return same ? last.distances : undefined;
   }
 
   /** sqlite-vec's cosine distance (the same function as its KNN) of the given chunks' float blobs. */

@@ -170,6 +170,39 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     }
   });
 
+  it("scores hybrid's other candidates from the same query's rescoring where it read them, the rest from the blobs", () => {
+    const repo = new SqliteSearchRepository(services.db, { exactBudget: 0 });
+    const reads = vi.spyOn(
+      repo as unknown as { exactDistances: (...args: unknown[]) => unknown },
+      'exactDistances',
+    );
+    const read = () => reads.mock.calls.map((call) => [...(call[2] as number[])]);
+    try {
+      const q = queries[6]!;
+      repo.denseSearch(listingId, MODEL, q, [], TOP_K + 1);
+      const rescored = read()[0]!;
+      // Chunks past the pool the search returned but among those it rescored, and others it never read.
+      const inside = rescored.slice(-5);
+      const allIds = services.db
+        .prepare('SELECT id FROM chunks WHERE listing_id = ? ORDER BY id')
+        .pluck()
+        .all(listingId) as number[];
+      const outside = allIds.filter((id) => !rescored.includes(id)).slice(0, 5);
+      const asked = [...outside.slice(0, 2), ...inside, ...outside.slice(2)];
+      const scores = repo.denseScores(listingId, MODEL, q, asked);
+      expect(read().slice(1)).toEqual([outside]);
+      // The same distances, in the order asked, as a repository that never searched reads them.
+      expect(scores).toEqual(new SqliteSearchRepository(services.db).denseScores(listingId, MODEL, q, asked));
+      expect(scores.map((h) => h.id)).toEqual(asked);
+      // Another query reads them all.
+      reads.mockClear();
+      repo.denseScores(listingId, MODEL, queries[7]!, asked);
+      expect(read()).toEqual([asked]);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
   it('scores again, not from the last search, once the knowledge base has changed', async () => {
     const wallet = services.wallets.defaultWallet().address;
     const small = services.listings.create({ title: 'Reused', accessModel: 'one_time', price: 0 }, wallet).id;
