@@ -189,6 +189,8 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     ingestion,
     sources,
     pruneSources: async () => {
+      // Nothing in the caller's turn (as warmSearch): the server's ready line comes first.
+      await new Promise((resolve) => setImmediate(resolve));
       // Another process on this data directory (`kbstudio ingest` beside the studio) may be copying
       // files its documents will refer to once it commits: those copies are left for a later prune.
       if (sharedWithLiveProcess(join(dataDir, SCRATCH_DIR))) return 0;
@@ -199,6 +201,9 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     ingestJournal,
     pushJournal,
     warmSearch: async () => {
+      // Nothing in the caller's turn: a server says it is ready first (counting 500k chunks from a cold
+      // disk held its ready line for seconds).
+      await new Promise((resolve) => setImmediate(resolve));
       const [warmed] = await Promise.all([search.warmUp(), warmOfflineModel(db, embedderFor)]);
       return warmed;
     },

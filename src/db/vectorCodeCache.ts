@@ -129,11 +129,10 @@ export class VectorCodeCache {
     const key = `${listingId}\u0000${model}`;
     const generation = this.generation(listingId);
     if (this.entries.get(key)?.generation === generation) return true;
-    const count = this.db
-      .prepare(`SELECT count(*) FROM vector_codes WHERE listing_id = ? AND model = ?`)
-      .pluck()
-      .get(listingId, model) as number;
-    if (count === 0 || count !== this.vectorCount(table)) return false;
+    // Sized by the vectors (a count of vec0's rowid table); the pages then must hold exactly one code for
+    // each. Counting the codes first read all of them an extra time: 1.8 s from a cold disk at 500k.
+    const count = this.vectorCount(table);
+    if (count === 0) return false;
     const space = new HammingSpace(count, codeBytes(dimensions));
     const filler = new CodeFiller(space);
     let kept = false;
@@ -176,21 +175,21 @@ export class VectorCodeCache {
     table: string,
     generation: number,
   ): Entry {
-    const count = this.db
-      .prepare(`SELECT count(*) FROM vector_codes WHERE listing_id = ? AND model = ?`)
-      .pluck()
-      .get(listingId, model) as number;
-    if (count !== this.vectorCount(table)) return { generation, codes: null, bytes: 0 };
-    const space = new HammingSpace(count, codeBytes(dimensions));
+    // Sized by the vectors, as warm() does: the codes read must then be exactly one for each.
+    const space = new HammingSpace(this.vectorCount(table), codeBytes(dimensions));
     const filler = new CodeFiller(space);
     const rows = this.db
       .prepare(`SELECT chunk_id, code FROM vector_codes WHERE listing_id = ? AND model = ? ORDER BY chunk_id`)
       .raw()
-      .iterate(listingId, model) as IterableIterator<[number, Buffer]>;
-    // Written meanwhile, or by another dimension: not a set this search can trust.
-    if (!filler.add(rows) || !filler.complete) {
+      .iterate(listingId, model) as Iterator<[number, Buffer]> & Iterable<[number, Buffer]>;
+    const fits = filler.add(rows);
+    // The statement is left mid-way when a row did not fit: closed, so the connection is free again.
+    rows.return?.();
+    if (!fits || !filler.complete) {
       space.dispose();
-      return { generation: -1, codes: null, bytes: 0 };
+      // Vectors without codes (committed before codes existed), or codes of another length: the exact path
+      // until the knowledge base changes (a write meanwhile moves its generation past this one too).
+      return { generation, codes: null, bytes: 0 };
     }
     return filler.entry(generation, dimensions);
   }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GloveSentenceModel, OFFLINE_MODEL } from '../../src/core/embed/offlineGlove';
 import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
+import { SqliteSearchRepository } from '../../src/db/repositories/search';
 import { openServices, type StudioServices } from '../../src/db/services';
 import { expectDocumentsEmbeddedHere } from '../helpers/embedHere';
 import { OPENAI_TEST_KEY, startFakeOpenAi } from '../helpers/fakeProviders';
@@ -147,6 +148,26 @@ describe('the embedder registry', () => {
       expect(here.mock.calls).toEqual([['warm-up query']]);
     } finally {
       here.mockRestore();
+      services.close();
+    }
+  });
+
+  it('starts warming up and tidying after the caller has gone on: nothing runs in its turn', async () => {
+    const services = studioWith({ KBSTUDIO_EMBED_THREAD: '0' });
+    const warmUp = vi.spyOn(SqliteSearchRepository.prototype, 'warmUp');
+    const prepare = vi.spyOn(services.db, 'prepare');
+    try {
+      // A server prints its ready line right after these calls: no statement may run before it.
+      const warmed = services.warmSearch();
+      const pruned = services.pruneSources();
+      expect(warmUp).not.toHaveBeenCalled();
+      expect(prepare).not.toHaveBeenCalled();
+      await Promise.all([warmed, pruned]);
+      expect(warmUp).toHaveBeenCalledTimes(1);
+      expect(prepare).toHaveBeenCalled();
+    } finally {
+      warmUp.mockRestore();
+      prepare.mockRestore();
       services.close();
     }
   });

@@ -420,6 +420,38 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     expect(afterDelete).toEqual(exact.denseSearch(listingId, MODEL, q, [], TOP_K));
   });
 
+  it('takes the exact path, once per change, when some vectors have no code; warms only whole sets', async () => {
+    const wallet = services.wallets.defaultWallet().address;
+    const partial = services.listings.create(
+      { title: 'Partial', accessModel: 'one_time', price: 0 },
+      wallet,
+    ).id;
+    await commit(
+      services,
+      partial,
+      'partial.jsonl',
+      Array.from({ length: 600 }, () => next()),
+    );
+    services.db.prepare(`DELETE FROM vector_codes WHERE listing_id = ? AND chunk_id % 7 = 0`).run(partial);
+    const fresh = new SqliteSearchRepository(services.db, { exactBudget: 0 });
+    const codes = vi.spyOn(
+      (fresh as unknown as { codes: { load: (...args: unknown[]) => unknown } }).codes,
+      'load',
+    );
+    try {
+      expect(await fresh.warmUp()).not.toContain(partial);
+      expect(fresh.densePlan(partial, MODEL)).toBe('exact');
+      const q = queries[2]!;
+      expect(fresh.denseSearch(partial, MODEL, q, [], TOP_K)).toEqual(
+        exact.denseSearch(partial, MODEL, q, [], TOP_K),
+      );
+      // Loaded once: the answer "exact" holds until the knowledge base changes.
+      expect(codes).toHaveBeenCalledTimes(1);
+    } finally {
+      codes.mockRestore();
+    }
+  });
+
   it('falls back to exact search when vectors were written without codes (an older knowledge base)', async () => {
     const wallet = services.wallets.defaultWallet().address;
     const old = services.listings.create({ title: 'Old', accessModel: 'one_time', price: 0 }, wallet).id;
