@@ -181,11 +181,9 @@ export class VectorCodeCache {
     const rows = this.db
       .prepare(`SELECT chunk_id, code FROM vector_codes WHERE listing_id = ? AND model = ? ORDER BY chunk_id`)
       .raw()
-      .iterate(listingId, model) as Iterator<[number, Buffer]> & Iterable<[number, Buffer]>;
-    const fits = filler.add(rows);
-    // The statement is left mid-way when a row did not fit: closed, so the connection is free again.
-    rows.return?.();
-    if (!fits || !filler.complete) {
+      .iterate(listingId, model) as IterableIterator<[number, Buffer]>;
+    // A row that does not fit ends add()'s loop, which closes the statement.
+    if (!filler.add(rows) || !filler.complete) {
       space.dispose();
       // Vectors without codes (committed before codes existed), or codes of another length: the exact path
       // until the knowledge base changes (a write meanwhile moves its generation past this one too).
