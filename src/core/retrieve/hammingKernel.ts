@@ -450,7 +450,8 @@ export class HammingSpace {
   nearest(count: number, histogram: Uint32Array): Int32Array {
     const maxDistance = this.bytesPerCode * 8;
     const { cut, below, total } = histogramCut(histogram, count, maxDistance);
-    if (total > SELECT_CAPACITY)
+    // The kernel compares 16-bit lanes: a cut past them (codes of 65,535 bits or more) is left to JavaScript.
+    if (total > SELECT_CAPACITY || cut > 0xffff)
       return nearestPositions(this.distances, count, maxDistance, undefined, histogram);
     const written = this.select(
       this.distances.byteOffset,
