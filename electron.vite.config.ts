@@ -77,16 +77,21 @@ export function copyWorkerFiles(): Plugin {
     apply: 'build',
     transform(code, id) {
       let rewritten = code;
+      /** Reserves out/main/<name> for `file`: false when it already has it, an error when another has. */
+      const claim = (name: string, file: string): boolean => {
+        const earlier = emitted.get(name);
+        if (earlier === file) return false;
+        if (earlier)
+          this.error(`Two worker files would both become out/main/${name}: ${earlier} and ${file}.`);
+        emitted.set(name, file);
+        return true;
+      };
       for (const [whole, relative] of code.matchAll(reference)) {
         const file = resolve(dirname(id), relative!);
         const typeScript = /\.m?ts$/.test(file);
         const name = typeScript ? basename(file).replace(/\.m?ts$/, '.mjs') : basename(file);
         if (typeScript) rewritten = rewritten.replace(whole, `new URL('./${name}', import.meta.url)`);
-        const earlier = emitted.get(name);
-        if (earlier === file) continue;
-        if (earlier)
-          this.error(`Two worker files would both become out/main/${name}: ${earlier} and ${file}.`);
-        emitted.set(name, file);
+        if (!claim(name, file)) continue;
         if (typeScript) {
           this.emitFile({ type: 'chunk', id: file, fileName: name });
           continue;
@@ -99,15 +104,7 @@ export function copyWorkerFiles(): Plugin {
           this.emitFile({ type: 'asset', fileName: basename(next), source });
           for (const [, imported] of source.matchAll(siblingImport)) {
             const importedFile = resolve(dirname(next), imported!);
-            const importedName = basename(importedFile);
-            const seen = emitted.get(importedName);
-            if (seen === importedFile) continue;
-            if (seen)
-              this.error(
-                `Two worker files would both become out/main/${importedName}: ${seen} and ${importedFile}.`,
-              );
-            emitted.set(importedName, importedFile);
-            pending.push(importedFile);
+            if (claim(basename(importedFile), importedFile)) pending.push(importedFile);
           }
         }
       }

@@ -133,7 +133,7 @@ export const ingestMixedSuite: Suite = {
       [figuresTable('Mixed corpus', [row, dropped]), composition],
       [
         'One ingestion of the whole folder into one knowledge base (non-atomic, studio limits: 500 MB per knowledge base).',
-        '"mixed": the folder as `kbstudio ingest` is given it (the source store copies each file). "mixed, dropped": the same files as the studio receives a drop (copied into a scratch folder first, not timed), ingested as disposable inputs that the source store moves instead, by the studio\'s job queue, its progress followed as a page follows it (the event stream\'s own code, the events counted instead of sent).',
+        '"mixed": the folder as `kbstudio ingest` is given it (the source store copies each file). "mixed, dropped": the same files as the studio receives a drop (copied into a scratch folder first, not timed), ingested as disposable inputs that the source store moves instead, by the studio\'s job queue, its progress followed as a page follows it (the event stream\'s own code, its events written nowhere instead of to a socket).',
         CPU_NOTE,
       ],
       [row, dropped],

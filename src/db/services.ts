@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { yieldToEventLoop } from '../core/embed/batching';
 import { batchedEmbedder, cachedEmbedder } from '../core/embed/cachedEmbedder';
 import type { Embedder } from '../core/embed/embedder';
 import { EmbeddingModelUnavailable, UnsupportedEmbeddingModel } from '../core/embed/errors';
@@ -190,7 +191,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     sources,
     pruneSources: async () => {
       // Nothing in the caller's turn (as warmSearch): the server's ready line comes first.
-      await new Promise((resolve) => setImmediate(resolve));
+      await yieldToEventLoop();
       // Another process on this data directory (`kbstudio ingest` beside the studio) may be copying
       // files its documents will refer to once it commits: those copies are left for a later prune.
       if (sharedWithLiveProcess(join(dataDir, SCRATCH_DIR))) return 0;
@@ -203,7 +204,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     warmSearch: async () => {
       // Nothing in the caller's turn: a server says it is ready first (counting 500k chunks from a cold
       // disk held its ready line for seconds).
-      await new Promise((resolve) => setImmediate(resolve));
+      await yieldToEventLoop();
       const [warmed] = await Promise.all([search.warmUp(), warmOfflineModel(db, embedderFor)]);
       return warmed;
     },

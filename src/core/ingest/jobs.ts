@@ -184,7 +184,7 @@ export class IngestJobs {
       const off = this.subscribe(id, (event) => {
         if (event.type !== 'done') return;
         off();
-        resolve(structuredClone(event.job));
+        resolve(this.copy(job));
       });
     });
   }
