@@ -21,6 +21,8 @@ export interface OpenOptions {
 export const DATABASE_FILE = 'kbstudio.db';
 /** Scratch space of ingestions (received uploads, extracted archives, staging databases). */
 export const SCRATCH_DIR = 'tmp';
+/** The listings' vectors files (src/db/vectorFile.ts): copies of `embeddings`, written again when stale. */
+export const VECTOR_FILES_DIR = 'vectors';
 
 /** Query log rows that could not be written when the services closed, written at the next start. */
 export const QUERY_LOG_SPILL_FILE = 'query-log-kept.jsonl';

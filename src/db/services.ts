@@ -27,7 +27,14 @@ import { SolanaProgramClient } from '../core/marketplace/solana/client';
 import { credentialPda, listingPda, resolveProgramId } from '../core/marketplace/solana/pda';
 import { UploadService } from '../core/uploads/uploads';
 import { plainSecretBox, WalletService, type SecretBox } from '../core/wallets/wallets';
-import { openDataDir, QUERY_LOG_SPILL_FILE, SCRATCH_DIR, type Db, type OpenOptions } from './open';
+import {
+  openDataDir,
+  QUERY_LOG_SPILL_FILE,
+  SCRATCH_DIR,
+  VECTOR_FILES_DIR,
+  type Db,
+  type OpenOptions,
+} from './open';
 import { SqliteApiKeyRepository } from './repositories/apiKeys';
 import { SqliteCredentialRepository } from './repositories/credentials';
 import { SqliteEmbeddingCache } from './repositories/embeddingCache';
@@ -174,7 +181,10 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
   });
   const search = new SqliteSearchRepository(
     db,
-    { lexical: { nativeBinding: options.nativeBinding } },
+    {
+      lexical: { nativeBinding: options.nativeBinding },
+      vectorFiles: { directory: join(dataDir, VECTOR_FILES_DIR), nativeBinding: options.nativeBinding },
+    },
     { spillFile: join(dataDir, QUERY_LOG_SPILL_FILE) },
   );
   const credentials = new CredentialService(credentialRepo, listings, ledger, wallets, now);

@@ -19,6 +19,8 @@ import { StatementCache } from '../statementCache';
 import { FilterColumnCache } from '../filterColumns';
 import { VectorCodeCache, type CodeSet } from '../vectorCodeCache';
 import { LexicalIndexCache, type LexicalIndexOptions } from '../lexicalIndexCache';
+import type { VectorFile } from '../vectorFile';
+import { VectorFileCache, type VectorFileOptions } from '../vectorFileCache';
 import type { LexicalPostings } from '../../core/retrieve/lexicalPostings';
 
 interface Sql {
@@ -96,10 +98,12 @@ export class SqliteSearchRepository implements SearchIndex {
   private readonly queryLog: QueryLogWriter;
   /** The full-text postings in memory, for knowledge bases where FTS5's BM25 gets slow. */
   readonly lexical: LexicalIndexCache;
+  /** The float vectors of listings searched through their codes, in flat files for rescoring (optional). */
+  readonly vectorFiles: VectorFileCache | undefined;
 
   constructor(
     private readonly db: Db,
-    tuning: Partial<DenseTuning> & { lexical?: LexicalIndexOptions } = {},
+    tuning: Partial<DenseTuning> & { lexical?: LexicalIndexOptions; vectorFiles?: VectorFileOptions } = {},
     queryLog: QueryLogWriterOptions = {},
   ) {
     db.function('kbs_filter_number', { deterministic: true }, (type: unknown, value: unknown) =>
@@ -114,6 +118,9 @@ export class SqliteSearchRepository implements SearchIndex {
     });
     this.queryLog = new QueryLogWriter(db, queryLog);
     this.lexical = new LexicalIndexCache(db, tuning.lexical);
+    this.vectorFiles =
+      tuning.vectorFiles &&
+      new VectorFileCache(db, (listingId) => this.codes.generation(listingId), tuning.vectorFiles);
   }
 
   /**
@@ -135,22 +142,36 @@ export class SqliteSearchRepository implements SearchIndex {
     }[];
     // The full-text postings are read on a worker thread meanwhile (large knowledge bases only).
     const lexical = this.lexicalBuilt();
-    const warmed: string[] = [];
+    const warmed: typeof rows = [];
     let budget = this.tuning.maxCacheBytes;
     for (const row of rows) {
       const bytes = row.chunks * (codeBytes(row.dimensions) + 8);
       if (bytes > budget || !TABLE_NAME.test(row.tableName)) continue;
       if (await this.codes.warm(row.listingId, row.model, row.dimensions, row.tableName, sliceRows)) {
-        warmed.push(row.listingId);
+        warmed.push(row);
         budget -= bytes;
       }
     }
     // Then the columns of the keys their recent queries filtered on.
-    for (const listingId of warmed) {
+    for (const { listingId } of warmed) {
       this.prefetchFilterColumns(listingId, this.codes.generation(listingId));
     }
-    await Promise.all([this.filterColumns.settled(), lexical]);
-    return warmed;
+    await Promise.all([this.filterColumns.settled(), lexical, this.warmVectorFiles(warmed)]);
+    return warmed.map((row) => row.listingId);
+  }
+
+  /**
+   * Deletes the vectors files of listings that are gone, then opens (or writes, one at a time) those of the
+   * listings warmed.
+   */
+  private async warmVectorFiles(
+    listings: { listingId: string; model: string; dimensions: number }[],
+  ): Promise<void> {
+    if (!this.vectorFiles) return;
+    this.vectorFiles.prune(new Set(this.sql(`SELECT id FROM listings`).pluck().all() as string[]));
+    for (const { listingId, model, dimensions } of listings) {
+      await this.vectorFiles.ensure({ listingId, model, dimensions });
+    }
   }
 
   /** Resolves once the full-text postings being read are read (true: current ones are held). */
@@ -381,11 +402,13 @@ export class SqliteSearchRepository implements SearchIndex {
     const query = vectorParam(vector);
     // Chunks the same query's dense search rescored (a full-text hit among its candidates, not in its
     // pool) already have their distance; the others are read.
-    const known = this.lastDistances(listingId, this.codes.generation(listingId), model, vector);
+    const generation = this.codes.generation(listingId);
+    const known = this.lastDistances(listingId, generation, model, vector);
     // The float blobs by chunk id first (one B-tree lookup each); vec0 point reads (a vector chunk each,
     // about a millisecond at 1,024 dimensions) only for vectors written before those blobs existed.
     const unknown = known ? ids.filter((id) => !known.has(id)) : ids;
-    const found = new Map(this.exactDistances(model, vector, unknown).map((h) => [h.id, h.distance]));
+    const file = this.vectorFiles?.held({ listingId, model, dimensions: index.dimensions }, generation);
+    const found = new Map(this.exactDistances(model, vector, unknown, file).map((h) => [h.id, h.distance]));
     const distance = this.sql(
       `SELECT vec_distance_cosine(embedding, ?) FROM ${index.table} WHERE rowid = ?`,
     ).pluck();
@@ -418,6 +441,7 @@ export class SqliteSearchRepository implements SearchIndex {
   close(): void {
     this.queryLog.close();
     this.lexical.close();
+    this.vectorFiles?.close();
   }
 
   private vectorIndex(listingId: string, model: string): VectorIndex | undefined {
@@ -487,10 +511,13 @@ export class SqliteSearchRepository implements SearchIndex {
     ids: readonly number[],
   ): DenseHit[] {
     const known = this.lastDistances(listingId, generation, model, vector) ?? new Map<number, number>();
+    // The vectors file once it holds this generation (one read a candidate), else SQLite.
+    const file = this.vectorFiles?.current({ listingId, model, dimensions: vector.length }, generation);
     const hits = this.exactDistances(
       model,
       vector,
       ids.filter((id) => !known.has(id)),
+      file,
     );
     for (const hit of hits) known.set(hit.id, hit.distance);
     this.lastRescored = {
@@ -523,9 +550,19 @@ export class SqliteSearchRepository implements SearchIndex {
     return same ? last.distances : undefined;
   }
 
-  /** sqlite-vec's cosine distance (the same function as its KNN) of the given chunks' float blobs. */
-  private exactDistances(model: string, vector: Float32Array, ids: readonly number[]): DenseHit[] {
+  /**
+   * sqlite-vec's cosine distance (the same function as its KNN) of the given chunks' float blobs, read from
+   * the listing's vectors file when one is given and reads whole (the same floats, the same arithmetic).
+   */
+  private exactDistances(
+    model: string,
+    vector: Float32Array,
+    ids: readonly number[],
+    file?: VectorFile,
+  ): DenseHit[] {
     if (ids.length === 0) return [];
+    const fromFile = file?.distances(vector, ids);
+    if (fromFile) return fromFile;
     return this.sql(
       `SELECT chunk_id AS id, vec_distance_cosine(vector, ?) AS distance FROM embeddings
         WHERE chunk_id IN (SELECT value FROM json_each(?)) AND model = ?`,
