@@ -11,7 +11,7 @@ import { lexicalThread } from '../src/core/retrieve/lexicalThread';
 import { lexicalPhrases } from '../src/core/retrieve/scoring';
 import type { DenseHit } from '../src/core/retrieve/searchIndex';
 import { cpuMsOfStat } from '../src/core/workers/threadCpu';
-import { DATABASE_FILE } from '../src/db/open';
+import { DATABASE_FILE, VECTOR_FILES_DIR } from '../src/db/open';
 import { DEFAULT_DENSE_TUNING, SqliteSearchRepository } from '../src/db/repositories/search';
 import { openServices, type StudioServices } from '../src/db/services';
 import { checkpointed } from './checkpoint';
@@ -64,9 +64,12 @@ interface Repos {
 }
 
 function repos(services: StudioServices): Repos {
+  // Rescoring reads the listing's vectors file, as a server's does once the file is written.
+  const vectorFiles = { directory: join(services.dataDir, VECTOR_FILES_DIR) };
   return {
     exact: new SqliteSearchRepository(services.db, { exactBudget: Infinity }),
-    binary: (tuning = {}) => new SqliteSearchRepository(services.db, { exactBudget: 0, ...tuning }),
+    binary: (tuning = {}) =>
+      new SqliteSearchRepository(services.db, { exactBudget: 0, vectorFiles, ...tuning }),
   };
 }
 
@@ -79,8 +82,12 @@ interface ConfigResult {
   commitChunksPerS: number;
   fileMb: number;
   codesLoadMs: number;
+  /** Writing the listing's vectors file (vectorFileWorker.mjs), on a worker thread. */
+  vectorFileMs: number;
   exact: Latencies;
   binary: Latencies & { recall20: number; speedup: number };
+  /** The same searches rescoring from SQLite (no vectors file), and whether they gave the same hits. */
+  rescoringInSqlite: Latencies & { same: boolean };
   candidates: number;
   sweep: { candidates: number; recall20: number; p50Ms: number }[];
   filter1pct: {
@@ -164,6 +171,11 @@ export const retrieveDenseSuite: Suite = {
             detail: String(r.binary.recall20),
           },
           {
+            name: `${label}: rescoring from the vectors file gives the hits and distances SQLite gives`,
+            ok: r.rescoringInSqlite.same,
+            detail: `p50 ${r.binary.p50Ms} ms against ${r.rescoringInSqlite.p50Ms} ms from SQLite`,
+          },
+          {
             name: `${label}: 1% filter returns topK`,
             ok: r.filter1pct.binary.results === Math.min(TOP_K, Math.ceil(r.chunks / BUCKETS)),
             detail: `${r.filter1pct.binary.results} results`,
@@ -237,6 +249,8 @@ export const retrieveDenseSuite: Suite = {
           'recall@20',
           'candidates',
           'codes load ms',
+          'rescoring in SQLite p50',
+          'vectors file s',
         ],
         rows: results.map((r) => [
           r.chunks,
@@ -249,6 +263,8 @@ export const retrieveDenseSuite: Suite = {
           r.binary.recall20,
           r.candidates,
           Math.round(r.codesLoadMs),
+          `${r.rescoringInSqlite.p50Ms}${r.rescoringInSqlite.same ? '' : ' (other hits)'}`,
+          round(r.vectorFileMs / 1000, 1),
         ]),
       },
       {
@@ -524,8 +540,17 @@ async function inProcess(
     timed(() => repo.denseSearch(listingId, model, q, filters, TOP_K));
 
   const codesLoadMs = search(shipped, queries[0]!).ms;
+  const fileStarted = performance.now();
+  const dimensions = queries[0]!.length;
+  if (!(await shipped.vectorFiles!.ensure({ listingId, model, dimensions }))) {
+    throw new Error(`the vectors file was not written: ${shipped.vectorFiles!.lastError}`);
+  }
+  const vectorFileMs = performance.now() - fileStarted;
   const exactRuns = queries.map((q) => search(exact, q));
   const binaryRuns = queries.map((q) => search(shipped, q));
+  const inSqlite = binary({ vectorFiles: undefined });
+  search(inSqlite, queries[0]!);
+  const sqliteRuns = queries.map((q) => search(inSqlite, q));
   const recall20 = round(mean(queries.map((_q, i) => recall(exactRuns[i]!.value, binaryRuns[i]!.value))), 4);
   const exactLat = latencies(exactRuns.map((r) => r.ms));
   const binaryLat = latencies(binaryRuns.map((r) => r.ms));
@@ -581,8 +606,13 @@ async function inProcess(
   const afterRestart = search(restarted, queries[1]!, another(1));
   return {
     codesLoadMs,
+    vectorFileMs,
     exact: exactLat,
     binary: { ...binaryLat, recall20, speedup: round(exactLat.p50Ms / binaryLat.p50Ms, 1) },
+    rescoringInSqlite: {
+      ...latencies(sqliteRuns.map((r) => r.ms)),
+      same: sqliteRuns.every((r, i) => JSON.stringify(r.value) === JSON.stringify(binaryRuns[i]!.value)),
+    },
     candidates: DEFAULT_DENSE_TUNING.candidates(queries[0]!.length, TOP_K),
     sweep,
     filter1pct: {
