@@ -66,13 +66,13 @@ export class VectorFile {
   }
 
   /**
-   * The file at `path` when it holds the vectors of this listing and model at these dimensions, in this
-   * format, whole (its size is the header's); undefined when there is none or it is not usable (a build
-   * will write it again).
+   * The file at `path` when it holds the vectors of this listing and model at these dimensions and this
+   * generation, in this format, whole (its size is the header's); undefined when there is none or it is
+   * not usable (a build will write it again). Only the header is read from a file of another generation.
    */
   static open(
     path: string,
-    expected: { listingId: string; model: string; dimensions: number },
+    expected: { listingId: string; model: string; dimensions: number; generation: number },
   ): VectorFile | undefined {
     let fd: number;
     try {
@@ -90,7 +90,7 @@ export class VectorFile {
         header.listingId === expected.listingId &&
         header.model === expected.model &&
         header.dimensions === expected.dimensions &&
-        Number.isSafeInteger(header.generation) &&
+        header.generation === expected.generation &&
         Number.isSafeInteger(header.count) &&
         header.count >= 0 &&
         fstatSync(fd).size === vectorFileBytes(header.count, header.dimensions);

@@ -51,7 +51,8 @@ export class VectorFileCache {
   private readonly builds = new Map<string, Promise<boolean>>();
   /** The generation a build failed at: not tried again until the knowledge base changes. */
   private readonly failed = new Map<string, number>();
-  private readonly workers = new Set<Worker>();
+  /** The writes under way: each worker and the partial file it writes. */
+  private readonly workers = new Map<Worker, string>();
   private readonly restMs: number;
   private closed = false;
   /** Why the last build failed, if it did (benchmarks and tests). */
@@ -103,7 +104,7 @@ export class VectorFileCache {
   ensure(listing: Listing): Promise<boolean> {
     if (!this.usable(listing)) return Promise.resolve(false);
     const generation = this.generation(listing.listingId);
-    if (this.files.get(keyOf(listing))?.generation === generation) return Promise.resolve(true);
+    if (this.held(listing, generation)) return Promise.resolve(true);
     this.seen.set(keyOf(listing), { generation, since: performance.now() });
     return this.opened(listing, generation) ? Promise.resolve(true) : this.build(listing);
   }
@@ -133,12 +134,17 @@ export class VectorFileCache {
     return deleted;
   }
 
-  /** Closes the files and stops the writes under way (their partial files are deleted by a later prune). */
+  /**
+   * Closes the files and stops the writes under way, deleting their partial files once stopped (a process
+   * that exits first leaves them to the next start's prune).
+   */
   close(): void {
     this.closed = true;
     for (const file of this.files.values()) file.close();
     this.files.clear();
-    for (const worker of this.workers) void worker.terminate();
+    for (const [worker, partial] of this.workers) {
+      void worker.terminate().then(() => rmSync(partial, { force: true }));
+    }
     this.workers.clear();
   }
 
@@ -149,11 +155,8 @@ export class VectorFileCache {
   /** The file on disk, held from now on when it holds `generation`. */
   private opened(listing: Listing, generation: number): VectorFile | undefined {
     const key = keyOf(listing);
-    const file = VectorFile.open(this.pathOf(listing), listing);
-    if (file?.generation !== generation) {
-      file?.close();
-      return undefined;
-    }
+    const file = VectorFile.open(this.pathOf(listing), { ...listing, generation });
+    if (!file) return undefined;
     this.files.get(key)?.close();
     this.files.set(key, file);
     return file;
@@ -214,7 +217,8 @@ export class VectorFileCache {
           }),
       );
       worker.unref();
-      this.workers.add(worker);
+      // The name vectorFileWorker.mjs writes to: `<final path>.<pid>-<thread id>.tmp`.
+      this.workers.set(worker, `${this.pathOf(listing)}.${process.pid}-${worker.threadId}.tmp`);
       let settled = false;
       worker.once('message', (reply: { error?: { message: string } }) => {
         settled = true;

@@ -168,13 +168,18 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
       readdirSync(directory).find((n) => n.endsWith('.vectors'))!,
     );
     const size = statSync(path).size;
-    expect(VectorFile.open(path, { ...listing(), model: 'other' })).toBeUndefined();
-    expect(VectorFile.open(path, { ...listing(), dimensions: 32 })).toBeUndefined();
-    expect(VectorFile.open(path, { ...listing(), listingId: 'lst_other' })).toBeUndefined();
+    const expected = { ...listing(), generation: generation() };
+    const whole = VectorFile.open(path, expected);
+    expect(whole?.header.count).toBe(vectorCount());
+    whole?.close();
+    expect(VectorFile.open(path, { ...expected, model: 'other' })).toBeUndefined();
+    expect(VectorFile.open(path, { ...expected, dimensions: 32 })).toBeUndefined();
+    expect(VectorFile.open(path, { ...expected, listingId: 'lst_other' })).toBeUndefined();
+    expect(VectorFile.open(path, { ...expected, generation: expected.generation + 1 })).toBeUndefined();
     truncateSync(path, size - 4);
-    expect(VectorFile.open(path, listing())).toBeUndefined();
+    expect(VectorFile.open(path, expected)).toBeUndefined();
     writeFileSync(path, 'not a vectors file');
-    expect(VectorFile.open(path, listing())).toBeUndefined();
+    expect(VectorFile.open(path, expected)).toBeUndefined();
     const repo = withFiles(60_000);
     try {
       await repo.warmUp();
