@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FieldFilter } from '../../src/core/retrieve/filters';
 import { SqliteSearchRepository } from '../../src/db/repositories/search';
 import { openServices, type StudioServices } from '../../src/db/services';
+import { CosineBatch } from '../../src/core/retrieve/cosineKernel';
 import { VectorFile, vectorFileBytes } from '../../src/db/vectorFile';
 import { commitChunks } from '../helpers/commitChunks';
 import { tempDir } from '../helpers/studio';
@@ -102,6 +103,25 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
       );
     } finally {
       repo.close();
+    }
+  });
+
+  it('gives the same distances in JavaScript where the WebAssembly batch cannot run', () => {
+    const path = join(
+      directory,
+      readdirSync(directory).find((n) => n.endsWith('.vectors'))!,
+    );
+    const noBatch = vi.spyOn(CosineBatch, 'create').mockReturnValue(undefined);
+    const file = VectorFile.open(path, { ...listing(), generation: generation() })!;
+    noBatch.mockRestore();
+    try {
+      const ids = Array.from({ length: 500 }, (_, k) => k * 7 + 3);
+      const byId = (hits: { id: number; distance: number }[]) => [...hits].sort((a, b) => a.id - b.id);
+      for (const q of queries.slice(0, 4)) {
+        expect(byId(file.distances(q, ids)!)).toEqual(byId(plain.denseScores(listingId, MODEL, q, ids)));
+      }
+    } finally {
+      file.close();
     }
   });
 
