@@ -168,10 +168,12 @@ export class VectorFileCache {
     if (running) return running;
     const startedAt = this.generation(listing.listingId);
     const build = this.write(listing)
-      .then(() => {
+      .then((written) => {
+        // The knowledge base changed while it was written: a later search writes it again.
+        if (written !== this.generation(listing.listingId)) return false;
+        if (!this.opened(listing, written)) throw new Error('the file written could not be opened');
         this.lastError = undefined;
-        const now = this.generation(listing.listingId);
-        return this.opened(listing, now) !== undefined;
+        return true;
       })
       .catch((err: unknown) => {
         // Rescoring keeps reading SQLite; the reason is kept for diagnostics.
@@ -184,8 +186,8 @@ export class VectorFileCache {
     return build;
   }
 
-  /** Writes the file on a worker thread. */
-  private write(listing: Listing): Promise<void> {
+  /** Writes the file on a worker thread; resolves with the generation it holds. */
+  private write(listing: Listing): Promise<number> {
     return new Promise((resolve, reject) => {
       // A directory that cannot be made rejects, as a failed write does.
       mkdirSync(this.options.directory, { recursive: true });
@@ -220,10 +222,10 @@ export class VectorFileCache {
       // The name vectorFileWorker.mjs writes to: `<final path>.<pid>-<thread id>.tmp`.
       this.workers.set(worker, `${this.pathOf(listing)}.${process.pid}-${worker.threadId}.tmp`);
       let settled = false;
-      worker.once('message', (reply: { error?: { message: string } }) => {
+      worker.once('message', (reply: { generation: number; error?: { message: string } }) => {
         settled = true;
         if (reply.error) reject(new Error(reply.error.message));
-        else resolve();
+        else resolve(reply.generation);
       });
       worker.once('error', (err) => {
         settled = true;

@@ -14,7 +14,17 @@ const VERSION = 1;
 /** Vectors written a write at a time. */
 const BATCH_BYTES = 1 << 20;
 
-/** Writes the file at `tmp`; resolves with the generation and count it holds. */
+/** Writes all of `length` bytes of `buffer` at `position` (a write may take fewer); returns the length. */
+function writeAll(fd, buffer, length, position) {
+  for (let done = 0; done < length;) {
+    const written = writeSync(fd, buffer, done, length - done, position + done);
+    if (written === 0) throw new Error(`nothing written at byte ${position + done}`);
+    done += written;
+  }
+  return length;
+}
+
+/** Writes the file at `tmp`; returns the generation and count it holds. */
 function writeVectors(db, tmp, { listingId, model, dimensions }) {
   const bytes = dimensions * 4;
   const fd = openSync(tmp, 'w');
@@ -51,19 +61,19 @@ function writeVectors(db, tmp, { listingId, model, dimensions }) {
         ids[count++] = id;
         vector.copy(batch, inBatch * bytes);
         if (++inBatch === perBatch) {
-          at += writeSync(fd, batch, 0, batch.length, at);
+          at += writeAll(fd, batch, batch.length, at);
           inBatch = 0;
         }
       }
-      if (inBatch > 0) at += writeSync(fd, batch, 0, inBatch * bytes, at);
+      if (inBatch > 0) at += writeAll(fd, batch, inBatch * bytes, at);
       const idBytes = Buffer.from(ids.buffer, 0, count * 8);
-      writeSync(fd, idBytes, 0, idBytes.length, at);
+      writeAll(fd, idBytes, idBytes.length, at);
       const header = { format: FORMAT, version: VERSION, listingId, model, dimensions, generation, count };
       const json = Buffer.from(JSON.stringify(header));
       if (json.length > HEADER_BYTES) throw new Error(`the header of ${listingId}'s vectors is too long`);
       const head = Buffer.alloc(HEADER_BYTES, ' ');
       json.copy(head);
-      writeSync(fd, head, 0, HEADER_BYTES, 0);
+      writeAll(fd, head, HEADER_BYTES, 0);
       return { generation, count };
     } finally {
       db.exec('COMMIT');
