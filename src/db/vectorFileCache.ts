@@ -169,8 +169,9 @@ export class VectorFileCache {
     const startedAt = this.generation(listing.listingId);
     const build = this.write(listing)
       .then((written) => {
-        // The knowledge base changed while it was written: a later search writes it again.
-        if (written !== this.generation(listing.listingId)) return false;
+        // Closed meanwhile: nothing is held any more. The knowledge base changed while it was written: a
+        // later search writes it again.
+        if (this.closed || written !== this.generation(listing.listingId)) return false;
         if (!this.opened(listing, written)) throw new Error('the file written could not be opened');
         this.lastError = undefined;
         return true;
