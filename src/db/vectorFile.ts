@@ -38,9 +38,8 @@ export function vectorFileBytes(count: number, dimensions: number): number {
 export class VectorFile {
   /** Where candidates are read to and their distances computed; undefined: no WebAssembly here. */
   private readonly batch: CosineBatch | undefined;
-  /** One vector's bytes, for the JavaScript distances where the batch cannot run. */
-  private readonly buffer: Buffer;
-  private readonly vector: Float32Array;
+  /** Without the batch: one vector at a time, its distance in JavaScript. */
+  private readonly single: Float32Array | undefined;
   private readonly out = new Float64Array(BATCH);
   private fd: number | undefined;
 
@@ -52,8 +51,7 @@ export class VectorFile {
   ) {
     this.fd = fd;
     this.batch = CosineBatch.create(header.dimensions, BATCH);
-    this.buffer = Buffer.alloc(this.batch ? 4 : header.dimensions * 4);
-    this.vector = new Float32Array(this.buffer.buffer, this.buffer.byteOffset, this.buffer.length / 4);
+    this.single = this.batch ? undefined : new Float32Array(header.dimensions);
   }
 
   get generation(): number {
@@ -121,10 +119,11 @@ export class VectorFile {
     const hits: DenseHit[] = [];
     const batch = this.batch;
     if (!batch) {
+      const vector = this.single!;
+      const into = new Uint8Array(vector.buffer);
       for (const slot of slots) {
-        if (readSync(fd, this.buffer, 0, bytes, HEADER_BYTES + slot * bytes) !== bytes)
-          return this.cutShort();
-        hits.push(hit(this.ids[slot]!, cosineDistance(query, this.vector)));
+        if (readSync(fd, into, 0, bytes, HEADER_BYTES + slot * bytes) !== bytes) return this.cutShort();
+        hits.push(hit(this.ids[slot]!, cosineDistance(query, vector)));
       }
       return hits;
     }

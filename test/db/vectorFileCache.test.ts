@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FieldFilter } from '../../src/core/retrieve/filters';
 import { SqliteSearchRepository } from '../../src/db/repositories/search';
@@ -46,6 +46,12 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
       .prepare(`SELECT generation FROM knowledge_base_generations WHERE listing_id = ?`)
       .pluck()
       .get(listingId) as number;
+  /** The listing's vectors file in `directory` (the only one written there). */
+  const vectorsPath = () =>
+    join(
+      directory,
+      readdirSync(directory).find((n) => n.endsWith('.vectors'))!,
+    );
   /** Chunks with a vector (a zero vector is stored as none). */
   const vectorCount = () =>
     services.db
@@ -89,7 +95,7 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
       const count = vectorCount();
       expect(count).toBeGreaterThan(2_900);
       expect(file?.header).toMatchObject({ listingId, model: MODEL, dimensions: DIMS, count });
-      const path = join(directory, readdirSync(directory)[0]!);
+      const path = vectorsPath();
       expect(statSync(path).size).toBe(vectorFileBytes(count, DIMS));
       const read = vi.spyOn(VectorFile.prototype, 'distances');
       expectSameAnswers(repo);
@@ -107,10 +113,7 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
   });
 
   it('gives the same distances in JavaScript where the WebAssembly batch cannot run', () => {
-    const path = join(
-      directory,
-      readdirSync(directory).find((n) => n.endsWith('.vectors'))!,
-    );
+    const path = vectorsPath();
     const noBatch = vi.spyOn(CosineBatch, 'create').mockReturnValue(undefined);
     const file = VectorFile.open(path, { ...listing(), generation: generation() })!;
     noBatch.mockRestore();
@@ -126,7 +129,7 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
   });
 
   it('opens the file an earlier process wrote, without writing it again', async () => {
-    const path = join(directory, readdirSync(directory)[0]!);
+    const path = vectorsPath();
     const written = statSync(path).mtimeMs;
     const repo = withFiles(60_000);
     try {
@@ -183,10 +186,7 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
   });
 
   it('refuses a file that is not whole or not this listing’s, and writes it again', async () => {
-    const path = join(
-      directory,
-      readdirSync(directory).find((n) => n.endsWith('.vectors'))!,
-    );
+    const path = vectorsPath();
     const size = statSync(path).size;
     const expected = { ...listing(), generation: generation() };
     const whole = VectorFile.open(path, expected);
@@ -214,10 +214,7 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
     const repo = withFiles(60_000);
     try {
       await repo.warmUp();
-      const path = join(
-        directory,
-        readdirSync(directory).find((n) => n.endsWith('.vectors'))!,
-      );
+      const path = vectorsPath();
       truncateSync(path, 4096 + 10 * DIMS * 4);
       expectSameAnswers(repo);
       // Not used again: written again at once (without waiting the 60 s rest), then used.
@@ -266,7 +263,7 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
     const wallet = services.wallets.defaultWallet().address;
     const gone = services.listings.create({ title: 'Gone', accessModel: 'one_time', price: 0 }, wallet).id;
     mkdirSync(directory, { recursive: true });
-    const name = readdirSync(directory).find((n) => n.endsWith('.vectors'))!;
+    const name = basename(vectorsPath());
     const files = {
       gone: `${gone}.0123456789abcdef.vectors`,
       stopped: `${name}.999999999-1.tmp`,

@@ -1,4 +1,18 @@
-import { leb128, MODULE_HEADER, name, op, PAGE, section, SIMD, sleb128, wasm } from '../wasm/moduleBytes';
+import {
+  get,
+  i32Const as i32,
+  leb128,
+  locals,
+  MODULE_HEADER,
+  name,
+  op,
+  PAGE,
+  section,
+  set,
+  SIMD,
+  tee,
+  wasm,
+} from '../wasm/moduleBytes';
 
 /**
  * The offline model's weighted sum of word vectors (offlineGlove.ts) in WebAssembly SIMD: two dimensions
@@ -58,10 +72,6 @@ const WEIGHT = [13, 14, 15, 16];
 const ACC = 17;
 
 function body(rowsPerPass: number): number[] {
-  const get = (i: number) => [op.localGet, i];
-  const set = (i: number) => [op.localSet, i];
-  const tee = (i: number) => [op.localTee, i];
-  const i32 = (n: number) => [op.i32Const, ...sleb128(n)];
   const ks = Array.from({ length: rowsPerPass }, (_, k) => k);
   const rowSetup = (k: number) => [
     ...get(ROWS),
@@ -98,12 +108,7 @@ function body(rowsPerPass: number): number[] {
     ...simd.addF64,
   ];
   return [
-    // locals: 7 × i32, 5 × v128
-    0x02,
-    0x07,
-    op.i32,
-    0x05,
-    op.v128,
+    ...locals([7, op.i32], [5, op.v128]),
     op.block,
     op.void,
     ...get(PASSES),

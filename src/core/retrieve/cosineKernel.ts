@@ -1,4 +1,17 @@
-import { leb128, MODULE_HEADER, name, op, PAGE, section, sleb128, wasm } from '../wasm/moduleBytes';
+import {
+  get,
+  i32Const as i32,
+  leb128,
+  locals,
+  MODULE_HEADER,
+  name,
+  op,
+  PAGE,
+  section,
+  set,
+  tee,
+  wasm,
+} from '../wasm/moduleBytes';
 
 /**
  * The cosine distances of a batch of candidate vectors to one query, for rescoring (src/db/vectorFile.ts),
@@ -54,10 +67,6 @@ const X = 17;
 const Y = 18;
 
 function body(): number[] {
-  const get = (i: number) => [op.localGet, i];
-  const set = (i: number) => [op.localSet, i];
-  const tee = (i: number) => [op.localTee, i];
-  const i32 = (n: number) => [op.i32Const, ...sleb128(n)];
   const ks = [0, 1, 2, 3];
   const element = (k: number) => [
     ...get(P[k]!),
@@ -87,12 +96,7 @@ function body(): number[] {
     ...f32.store(16 + 4 * k),
   ];
   return [
-    // locals: 4 × i32, 10 × f32
-    0x02,
-    0x04,
-    op.i32,
-    0x0a,
-    f32.type,
+    ...locals([4, op.i32], [10, f32.type]),
     op.block,
     op.void,
     ...get(GROUPS),

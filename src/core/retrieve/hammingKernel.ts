@@ -1,4 +1,17 @@
-import { leb128, MODULE_HEADER, name, op, PAGE, section, SIMD, wasm } from '../wasm/moduleBytes';
+import {
+  get,
+  leb128,
+  locals,
+  MODULE_HEADER,
+  name,
+  op,
+  PAGE,
+  section,
+  set,
+  SIMD,
+  tee,
+  wasm,
+} from '../wasm/moduleBytes';
 import { scanHelper, type ScanHelper } from './scanHelper';
 import { byDistance, histogramCut, nearestPositions } from './signCodes';
 
@@ -80,12 +93,7 @@ const simd = {
   extractLaneI32: [SIMD, 0x1b],
 } as const;
 
-const get = (i: number) => [op.localGet, i];
-const set = (i: number) => [op.localSet, i];
-const tee = (i: number) => [op.localTee, i];
 const addConst = (i: number, n: number) => [...get(i), op.i32Const, n, op.i32Add, ...set(i)];
-/** Local declarations: runs of [count, type]. */
-const locals = (...runs: [number, number][]) => [runs.length, ...runs.flat()];
 const align1 = [0x00, 0x00];
 const align2 = [0x01, 0x00];
 const align4 = [0x02, 0x00];

@@ -68,6 +68,15 @@ export function sleb128(n: number): number[] {
 /** A section: its id, its size, its content. */
 export const section = (id: number, content: number[]) => [id, ...leb128(content.length), ...content];
 
+/** local.get, local.set and local.tee of local `i` (the kernels' locals are numbered under 128). */
+export const get = (i: number) => [op.localGet, i];
+export const set = (i: number) => [op.localSet, i];
+export const tee = (i: number) => [op.localTee, i];
+/** i32.const n. */
+export const i32Const = (n: number) => [op.i32Const, ...sleb128(n)];
+/** A function's local declarations: runs of [count, type]. */
+export const locals = (...runs: [number, number][]) => [runs.length, ...runs.flat()];
+
 /** A name (ASCII), as imports and exports spell it. */
 export const name = (text: string) => [text.length, ...Array.from(text, (c) => c.charCodeAt(0))];
 
