@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { isAlive } from '../core/uploads/scratch';
 import { backgroundWorker } from '../core/workers/backgroundPriority';
 import type { Db } from './open';
 import { VectorFile, vectorFileBytes } from './vectorFile';
@@ -124,7 +125,7 @@ export class VectorFileCache {
     for (const name of names) {
       const partial = PARTIAL.exec(name);
       const gone = partial
-        ? !processRunning(Number(partial[1]))
+        ? !isAlive(Number(partial[1]))
         : name.endsWith(SUFFIX) && !live.has(name.slice(0, name.indexOf('.')));
       if (gone) {
         rmSync(join(this.options.directory, name), { force: true });
@@ -248,14 +249,4 @@ export class VectorFileCache {
 
 function keyOf({ listingId, model }: Listing): string {
   return `${listingId}\u0000${model}`;
-}
-
-function processRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it runs, as another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
