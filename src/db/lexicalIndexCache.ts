@@ -1,3 +1,5 @@
+import { readdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database, { type Statement } from 'better-sqlite3';
 import {
@@ -6,8 +8,10 @@ import {
   type PostingsHit,
 } from '../core/retrieve/lexicalPostings';
 import { lexicalThread, type PostingsQuery } from '../core/retrieve/lexicalThread';
+import { isAlive } from '../core/uploads/scratch';
 import { backgroundWorker } from '../core/workers/backgroundPriority';
 import type { Db } from './open';
+import { SPARE_BYTES } from './vectorFileCache';
 
 /** Where the postings are worth holding, and how much of them (docs/performance.md, "Full-text search at scale"). */
 export interface LexicalIndexTuning {
@@ -32,6 +36,13 @@ export interface LexicalIndexOptions extends Partial<LexicalIndexTuning> {
    * default true). False: always on the calling thread (benchmarks compare the two).
    */
   thread?: boolean;
+  /**
+   * Where the postings are saved for the next process (lexicalPostingsFile.mjs): read at its first build,
+   * as they are when nothing changed since, else followed from. Undefined: nothing is saved.
+   */
+  savedFile?: string;
+  /** Free space a saved file must leave on its disk (default: SPARE_BYTES). */
+  spareBytes?: number;
 }
 
 /**
@@ -46,6 +57,13 @@ const GENERATION_KEY_SQL = `SELECT count(*) || ':' || total(generation) FROM kno
  * documents' rows dropped, the new ones tokenized and merged in); a larger one reads everything again.
  */
 const MAX_CHANGED_SHARE = 0.25;
+
+/**
+ * Postings followed from a change are saved again at most this often (a read of the whole index always
+ * is): while an ingestion runs beside searches they are followed every second or so, and each save
+ * writes them whole (160 MB at 500,000 chunks). An older file is followed from at the next start.
+ */
+const SAVE_FOLLOWED_EVERY_MS = 5 * 60_000;
 
 /** Each document's chunks: least and greatest id, and how many (lexicalIndexWorker.mjs's documentRanges). */
 interface DocumentRanges {
@@ -75,6 +93,17 @@ interface BuildReply {
   documents?: DocumentRanges;
   /** Followed from the earlier postings rather than read whole. */
   refreshed?: boolean;
+  /** Whole from FTS5's index, followed from earlier postings, or the saved ones as they were. */
+  read?: 'whole' | 'followed' | 'file';
+  /** The earlier postings followed from were the saved ones. */
+  followedFromFile?: boolean;
+  /** Why the saved postings were not used, when there was a file. */
+  fileNotUsed?: string;
+  /** Whether the postings were saved; why not, when they could not be. */
+  saved?: boolean;
+  /** How long saving took (part of the read's time). */
+  saveMs?: number;
+  notSaved?: string;
   /** Why earlier postings were not followed (read whole instead). */
   notFollowed?: string;
   skipped?: string;
@@ -112,16 +141,39 @@ export class LexicalIndexCache {
   private worker: Worker | undefined;
   /** Why the last read of the postings failed, if it did (benchmarks and tests). */
   lastError: string | undefined;
-  /** How the postings held were read: whole, or followed from the earlier ones (benchmarks and tests). */
-  lastRead: 'whole' | 'followed' | undefined;
+  /**
+   * How the postings held were read: whole, followed from the earlier ones, or the saved ones as they were
+   * (benchmarks and tests).
+   */
+  lastRead: 'whole' | 'followed' | 'file' | undefined;
+  /** Whether the earlier postings the last read followed were the saved ones. */
+  followedFromFile = false;
+  /** Why the postings were last not saved (diagnostics, tests). */
+  notSaved: string | undefined;
+  /** How long the last save took, on the worker before it answered (benchmarks). */
+  lastSaveMs: number | undefined;
+  /** Why the saved postings were not used at this cache's first read, if there was a file (diagnostics, tests). */
+  fileNotUsed: string | undefined;
+  private lastSavedAt = -Infinity;
+  private readonly savedFile: string | undefined;
+  private readonly spareBytes: number;
   /** Why the last read did not follow the earlier postings, when there were some. */
   notFollowed: string | undefined;
 
   constructor(
     private readonly db: Db,
-    { nativeBinding, thread = true, ...tuning }: LexicalIndexOptions = {},
+    {
+      nativeBinding,
+      thread = true,
+      savedFile,
+      spareBytes = SPARE_BYTES,
+      ...tuning
+    }: LexicalIndexOptions = {},
   ) {
     this.tuning = { ...DEFAULT_LEXICAL_TUNING, ...tuning };
+    this.savedFile = db.memory ? undefined : savedFile;
+    this.spareBytes = spareBytes;
+    if (this.savedFile) removeStoppedWriters(this.savedFile);
     this.nativeBinding = nativeBinding;
     this.threaded = thread;
     this.shareWithThread = thread;
@@ -185,10 +237,16 @@ export class LexicalIndexCache {
           const postings = new LexicalPostings(reply.data, (x) => tokenizer.log(x));
           const threadId = this.shareWithThread ? lexicalThread()?.install(reply.data) : undefined;
           this.current = { key: reply.key, postings, documents: reply.documents, threadId };
-          this.lastRead = reply.refreshed ? 'followed' : 'whole';
+          this.lastRead = reply.read ?? (reply.refreshed ? 'followed' : 'whole');
+          this.followedFromFile = reply.followedFromFile === true;
+          if (reply.fileNotUsed !== undefined) this.fileNotUsed = reply.fileNotUsed;
           this.notFollowed = reply.notFollowed;
           this.lastError = undefined;
         }
+        // Postings taken from the file as they are were saved just as well.
+        if (reply.saved || reply.read === 'file') this.lastSavedAt = performance.now();
+        if (reply.saved) this.lastSaveMs = reply.saveMs;
+        if (reply.saved || reply.notSaved !== undefined) this.notSaved = reply.notSaved;
         return this.current !== undefined && this.current.key === this.keyQuery.get();
       })
       .catch((err: unknown) => {
@@ -295,6 +353,9 @@ export class LexicalIndexCache {
               tokenize,
               maxChangedShare: MAX_CHANGED_SHARE,
               nativeBinding: this.nativeBinding,
+              savedFile: this.savedFile,
+              saveFollowed: performance.now() - this.lastSavedAt >= SAVE_FOLLOWED_EVERY_MS,
+              spareBytes: this.spareBytes,
             },
             transferList,
             execArgv: [],
@@ -317,6 +378,24 @@ export class LexicalIndexCache {
         if (!settled) reject(new Error(`the full-text postings worker exited with code ${code}`));
       });
     });
+  }
+}
+
+/**
+ * Deletes the partial files of saved postings whose writer's process has stopped (a write is cut short
+ * when its process exits first); a running process's are left to it.
+ */
+function removeStoppedWriters(savedFile: string): void {
+  const partial = new RegExp(`^${basename(savedFile).replace(/\W/g, '\\$&')}\\.(\\d+)-\\d+\\.tmp$`);
+  let names: string[];
+  try {
+    names = readdirSync(dirname(savedFile));
+  } catch {
+    return; // No folder yet.
+  }
+  for (const name of names) {
+    const pid = partial.exec(name)?.[1];
+    if (pid !== undefined && !isAlive(Number(pid))) rmSync(join(dirname(savedFile), name), { force: true });
   }
 }
 

@@ -9,6 +9,7 @@
 // Plain JavaScript that imports only packages, so the file runs as it is beside any bundle.
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { readPostingsFile, writePostingsFile } from './lexicalPostingsFile.mjs';
 
 /**
  * Token instances read per statement: bounds the worker's transient arrays of row ids. With 2 million a
@@ -446,6 +447,30 @@ function refreshPostings(db, keySql, old, tokenize, maxChangedShare, maxInstance
   });
 }
 
+/**
+ * Whether the database is still in the state `saved` holds: the same generations, index totals and
+ * documents (each with the same chunk ids). The generations alone could match another database's.
+ */
+function unchangedSince(db, keySql, saved) {
+  return inReadTransaction(db, () => {
+    if (db.prepare(keySql).pluck().get() !== saved.key) return false;
+    const { indexRows, indexTokens } = indexTotals(db);
+    if (indexRows !== saved.data.indexRows || indexTokens !== saved.data.indexTokens) return false;
+    const now = documentRanges(db);
+    const then = new Map(saved.documents.ids.map((id, d) => [id, d]));
+    if (now.ids.length !== then.size) return false;
+    return now.ids.every((id, d) => {
+      const s = then.get(id);
+      return (
+        s !== undefined &&
+        now.first[d] === saved.documents.first[s] &&
+        now.last[d] === saved.documents.last[s] &&
+        now.counts[d] === saved.documents.counts[s]
+      );
+    });
+  });
+}
+
 if (!isMainThread && workerData?.role === 'kbstudio-lexical-index') {
   let db;
   try {
@@ -456,29 +481,75 @@ if (!isMainThread && workerData?.role === 'kbstudio-lexical-index') {
       ...(nativeBinding ? { nativeBinding } : {}),
     });
     db.pragma(`busy_timeout = 5000`);
-    const { keySql, maxInstances, old, tokenize, maxChangedShare } = workerData;
+    const { keySql, maxInstances, tokenize, maxChangedShare, savedFile } = workerData;
+    let { old } = workerData;
     let built;
-    if (old) {
+    let read = 'whole';
+    let notSaved;
+    let fileNotUsed;
+    let followedFromFile = false;
+    // No earlier postings in this process: those saved by an earlier one, as they are when nothing has
+    // changed since, else followed from.
+    if (!old && savedFile) {
+      let saved;
+      try {
+        saved = readPostingsFile(savedFile, tokenize);
+      } catch (err) {
+        fileNotUsed = err instanceof Error ? err.message : String(err);
+      }
+      if (saved && saved.data.indexTokens <= maxInstances && unchangedSince(db, keySql, saved)) {
+        built = saved;
+        read = 'file';
+      } else if (saved) {
+        old = saved;
+      }
+    }
+    if (!built && old) {
       try {
         built = refreshPostings(db, keySql, old, tokenize, maxChangedShare, maxInstances);
       } catch (err) {
         // Whatever went wrong with the earlier postings, reading everything again still answers.
         built = { rebuild: err instanceof Error ? err.message : String(err) };
       }
+      if (built.rebuild === undefined) read = 'followed';
+      followedFromFile = read === 'followed' && !workerData.old;
     }
-    const refreshed = built !== undefined && built.rebuild === undefined;
     const notFollowed = built?.rebuild;
-    if (!refreshed) built = buildPostings(db, keySql, maxInstances);
+    if (read === 'whole') built = buildPostings(db, keySql, maxInstances);
     if (built.skipped) parentPort.postMessage({ skipped: built.skipped });
     else {
       const d = built.data;
       const documents = built.documents;
+      // Saved before the reply hands the documents' arrays over: a read of the whole index always (it is
+      // the costly one), a followed change when asked. The postings' own arrays are in shared memory.
+      const save =
+        savedFile &&
+        (read === 'whole' || (read === 'followed' && (workerData.saveFollowed || followedFromFile)));
+      let saveMs;
+      if (save) {
+        const started = performance.now();
+        try {
+          writePostingsFile(savedFile, built, tokenize, workerData.spareBytes);
+          saveMs = performance.now() - started;
+        } catch (err) {
+          notSaved = err instanceof Error ? err.message : String(err);
+        }
+      }
+      const reply = {
+        key: built.key,
+        data: d,
+        documents,
+        refreshed: read === 'followed',
+        read,
+        followedFromFile,
+        notFollowed,
+        fileNotUsed,
+        saved: save && notSaved === undefined,
+        saveMs,
+        notSaved,
+      };
       // The postings' arrays are in shared memory (shared, not copied); the documents' are handed over.
-      parentPort.postMessage({ key: built.key, data: d, documents, refreshed, notFollowed }, [
-        documents.first.buffer,
-        documents.last.buffer,
-        documents.counts.buffer,
-      ]);
+      parentPort.postMessage(reply, [documents.first.buffer, documents.last.buffer, documents.counts.buffer]);
     }
   } catch (err) {
     parentPort.postMessage({ error: { message: err instanceof Error ? err.message : String(err) } });

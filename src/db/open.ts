@@ -23,6 +23,8 @@ export const DATABASE_FILE = 'kbstudio.db';
 export const SCRATCH_DIR = 'tmp';
 /** The listings' vectors files (src/db/vectorFile.ts): copies of `embeddings`, written again when stale. */
 export const VECTOR_FILES_DIR = 'vectors';
+/** The full-text postings saved for the next start (src/db/lexicalPostingsFile.mjs): a cache of FTS5's index. */
+export const LEXICAL_POSTINGS_FILE = join('postings', 'full-text.postings');
 
 /** Query log rows that could not be written when the services closed, written at the next start. */
 export const QUERY_LOG_SPILL_FILE = 'query-log-kept.jsonl';

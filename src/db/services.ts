@@ -32,6 +32,7 @@ import {
   QUERY_LOG_SPILL_FILE,
   SCRATCH_DIR,
   VECTOR_FILES_DIR,
+  LEXICAL_POSTINGS_FILE,
   type Db,
   type OpenOptions,
 } from './open';
@@ -182,7 +183,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
   const search = new SqliteSearchRepository(
     db,
     {
-      lexical: { nativeBinding: options.nativeBinding },
+      lexical: { nativeBinding: options.nativeBinding, savedFile: join(dataDir, LEXICAL_POSTINGS_FILE) },
       vectorFiles: { directory: join(dataDir, VECTOR_FILES_DIR), nativeBinding: options.nativeBinding },
     },
     { spillFile: join(dataDir, QUERY_LOG_SPILL_FILE) },

@@ -26,7 +26,7 @@ const DEFAULT_REST_MS = 10_000;
  * Free space a file must leave on its disk: the file is a convenience, the database's own writes (commits,
  * the WAL, a checkpoint) come first.
  */
-const SPARE_BYTES = 1024 ** 3;
+export const SPARE_BYTES = 1024 ** 3;
 /** Listing ids as the studio makes them; anything else gets no file (its id goes into a file name). */
 const LISTING_ID = /^[A-Za-z0-9_-]+$/;
 const SUFFIX = '.vectors';
