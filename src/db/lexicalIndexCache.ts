@@ -1,4 +1,4 @@
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database, { type Statement } from 'better-sqlite3';
@@ -43,6 +43,8 @@ export interface LexicalIndexOptions extends Partial<LexicalIndexTuning> {
   savedFile?: string;
   /** Free space a saved file must leave on its disk (default: SPARE_BYTES). */
   spareBytes?: number;
+  /** How long after it starts a read from the saved file queries wait for it (default SAVED_LOAD_WAIT_MS). */
+  savedLoadWaitMs?: number;
 }
 
 /**
@@ -64,6 +66,13 @@ const MAX_CHANGED_SHARE = 0.25;
  * writes them whole (160 MB at 500,000 chunks). An older file is followed from at the next start.
  */
 const SAVE_FOLLOWED_EVERY_MS = 5 * 60_000;
+
+/**
+ * Queries wait for a read from the saved file for at most this long after it started (savedLoad): at
+ * 500,000 chunks it takes about 0.5 s, 2.3 s when it follows a change, while FTS5 answers a query in
+ * 0.2–0.6 s (up to 1.8 s). A read that takes longer leaves the later queries to FTS5, as before.
+ */
+const SAVED_LOAD_WAIT_MS = 2_000;
 
 /** Each document's chunks: least and greatest id, and how many (lexicalIndexWorker.mjs's documentRanges). */
 interface DocumentRanges {
@@ -157,6 +166,9 @@ export class LexicalIndexCache {
   private lastSavedAt = -Infinity;
   private readonly savedFile: string | undefined;
   private readonly spareBytes: number;
+  private readonly savedLoadWaitMs: number;
+  /** A read from the saved file under way, and when queries stop waiting for it. */
+  private savedLoading: { done: Promise<unknown>; until: number } | undefined;
   /** Why the last read did not follow the earlier postings, when there were some. */
   notFollowed: string | undefined;
 
@@ -167,12 +179,14 @@ export class LexicalIndexCache {
       thread = true,
       savedFile,
       spareBytes = SPARE_BYTES,
+      savedLoadWaitMs = SAVED_LOAD_WAIT_MS,
       ...tuning
     }: LexicalIndexOptions = {},
   ) {
     this.tuning = { ...DEFAULT_LEXICAL_TUNING, ...tuning };
     this.savedFile = db.memory ? undefined : savedFile;
     this.spareBytes = spareBytes;
+    this.savedLoadWaitMs = savedLoadWaitMs;
     if (this.savedFile) removeStoppedWriters(this.savedFile);
     this.nativeBinding = nativeBinding;
     this.threaded = thread;
@@ -259,7 +273,32 @@ export class LexicalIndexCache {
         this.building = undefined;
       });
     this.building = building;
+    // The first read of this process, with a saved file to take: the first queries wait for it.
+    if (!earlier && this.savedFile && existsSync(this.savedFile)) {
+      const loading = { done: building, until: this.lastStart + this.savedLoadWaitMs };
+      this.savedLoading = loading;
+      void building.finally(() => {
+        if (this.savedLoading === loading) this.savedLoading = undefined;
+      });
+    }
     return building;
+  }
+
+  /**
+   * While the postings are being taken from the saved file: a promise that settles once they are held, or
+   * once the wait allowed for it (savedLoadWaitMs after the read started) is over. Otherwise undefined.
+   */
+  savedLoad(): Promise<void> | undefined {
+    const loading = this.savedLoading;
+    const left = loading ? loading.until - performance.now() : 0;
+    if (!loading || left <= 0) return undefined;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, left);
+      void loading.done.finally(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /**

@@ -39,7 +39,10 @@ async function ingest(listingId: string, name: string, list: object[], into = kb
 }
 
 /** A search repository as a new process would open one over the data directory (postings from `savedFile`). */
-function repository(options: { savedFile?: string; spareBytes?: number } = {}, over = kb) {
+function repository(
+  options: { savedFile?: string; spareBytes?: number; savedLoadWaitMs?: number } = {},
+  over = kb,
+) {
   const repo = new SqliteSearchRepository(over.services.db, {
     lexical: { minRows: 0, savedFile: file, ...options },
   });
@@ -207,6 +210,29 @@ describe('saved full-text postings', () => {
     expect(existsSync(elsewhere)).toBe(false);
     expect(existsSync(`${elsewhere}.${process.pid}-0.tmp`)).toBe(false);
     expectFtsAnswers(repo);
+  });
+
+  it('are waited for by the first queries while they are taken from the file, not while the index is read', async () => {
+    expect(await repository().lexicalBuilt()).toBe(true);
+    const started = repository();
+    expect(started.lexicalReady()).toBeUndefined();
+    void started.lexical.build();
+    const ready = started.lexicalReady();
+    expect(ready).toBeDefined();
+    expect(started.lexical.postings(() => 0)).toBeUndefined();
+    await ready;
+    expect(started.lexical.postings(() => 0)).toBeDefined();
+    expect(started.lexical.lastRead).toBe('file');
+    expect(started.lexicalReady()).toBeUndefined();
+
+    // No saved file: a read of the whole index is not waited for; nor one past the wait allowed.
+    const without = repository({ savedFile: join(dirname(file), 'none', 'full-text.postings') });
+    void without.lexical.build();
+    expect(without.lexicalReady()).toBeUndefined();
+    const impatient = repository({ savedLoadWaitMs: 0 });
+    const built = impatient.lexical.build();
+    expect(impatient.lexicalReady()).toBeUndefined();
+    await Promise.all([built, without.lexicalBuilt()]);
   });
 
   it("delete the partial files of writers whose process stopped, not a running process's", () => {

@@ -55,6 +55,12 @@ export interface SearchIndex {
     filters: FieldFilter[],
     limit: number,
   ): () => LexicalHit[];
+  /**
+   * Undefined, or a promise that settles once full-text postings being taken from a file saved by an
+   * earlier process are held (within a bound): the first queries after a start then wait a fraction of a
+   * second for them rather than take the slower full-text path (0.2-2 s a query at 500,000 chunks).
+   */
+  lexicalReady?(): Promise<void> | undefined;
   /** BM25 scores of the given chunks for the phrases; chunks matching none are left out. */
   lexicalScores(phrases: string[], ids: number[]): LexicalHit[];
   /**

@@ -174,6 +174,10 @@ export class SqliteSearchRepository implements SearchIndex {
     }
   }
 
+  lexicalReady(): Promise<void> | undefined {
+    return this.lexical.savedLoad();
+  }
+
   /** Resolves once the full-text postings being read are read (true: current ones are held). */
   lexicalBuilt(): Promise<boolean> {
     return this.chunkRows() >= this.lexical.minRows ? this.lexical.build() : Promise.resolve(false);

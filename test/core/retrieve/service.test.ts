@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SqliteSearchRepository } from '../../../src/db/repositories/search';
 import type { RetrievalResult, RetrieveRequest } from '../../../src/shared/retrieval';
 import { buildKnowledgeBase, SAMPLE_ITEMS, type TestKnowledgeBase } from './knowledgeBase';
 
@@ -7,6 +8,9 @@ beforeAll(async () => {
   kb = await buildKnowledgeBase();
 });
 afterAll(() => kb.close());
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 const retrieve = (request: Omit<RetrieveRequest, 'listingId'>, listingId = kb.listingId) =>
   kb.services.retrieval.retrieve({ listingId, ...request }, 'studio');
@@ -268,5 +272,30 @@ describe('query log and access', () => {
     await expect(
       kb.services.retrieval.retrieve({ listingId: 'lst_missing', query: 'x' }, 'studio'),
     ).rejects.toMatchObject({ code: 'listing_not_found' });
+  });
+});
+
+describe('a server just started', () => {
+  it('waits for full-text postings being taken from their saved file before it searches (not in dense mode)', async () => {
+    let release = () => {};
+    const ready = vi
+      .spyOn(SqliteSearchRepository.prototype, 'lexicalReady')
+      .mockImplementation(() => new Promise<void>((resolve) => (release = resolve)));
+    const searched = vi.spyOn(SqliteSearchRepository.prototype, 'lexicalStats');
+    for (const mode of ['hybrid', 'lexical'] as const) {
+      let answered = false;
+      const result = retrieve({ query: 'brown dog', mode }).then((r) => ((answered = true), r));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(answered, mode).toBe(false);
+      expect(searched, mode).not.toHaveBeenCalled();
+      release();
+      expect((await result).chunks.length, mode).toBeGreaterThan(0);
+      expect(searched, mode).toHaveBeenCalled();
+      searched.mockClear();
+    }
+    expect(ready).toHaveBeenCalledTimes(2);
+    ready.mockClear();
+    await retrieve({ query: 'brown dog', mode: 'dense' });
+    expect(ready).not.toHaveBeenCalled();
   });
 });
