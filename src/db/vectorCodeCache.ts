@@ -70,6 +70,8 @@ export interface VectorCodeCacheOptions {
  */
 export class VectorCodeCache {
   private readonly entries = new Map<string, Entry>();
+  /** The code sets warm() is reading now, by listing and model. */
+  private readonly warmingUp = new Map<string, Promise<boolean>>();
   private readonly maxBytes: number;
   private generationQuery: Statement | undefined;
 
@@ -119,7 +121,7 @@ export class VectorCodeCache {
    * it for about a second). Nothing is kept when the knowledge base changes meanwhile: the next query
    * then loads the new codes itself. Resolves with whether the codes are now cached.
    */
-  async warm(
+  warm(
     listingId: string,
     model: string,
     dimensions: number,
@@ -127,6 +129,41 @@ export class VectorCodeCache {
     sliceRows = 20_000,
   ): Promise<boolean> {
     const key = `${listingId}\u0000${model}`;
+    const running = this.warmingUp.get(key);
+    if (running) return running;
+    const warming = this.warmOnce(key, listingId, model, dimensions, table, sliceRows).finally(() => {
+      if (this.warmingUp.get(key) === warming) this.warmingUp.delete(key);
+    });
+    this.warmingUp.set(key, warming);
+    return warming;
+  }
+
+  /**
+   * While the listing's codes are being read by warm(): a promise that settles once they are read, or
+   * after `maxMs`; otherwise undefined. A query that waits for it does not read them a second time on its
+   * own thread (get() reads them all at once).
+   */
+  warming(listingId: string, model: string, maxMs: number): Promise<void> | undefined {
+    const warming = this.warmingUp.get(`${listingId}\u0000${model}`);
+    if (!warming) return undefined;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, maxMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      warming.then(done, done);
+    });
+  }
+
+  private async warmOnce(
+    key: string,
+    listingId: string,
+    model: string,
+    dimensions: number,
+    table: string,
+    sliceRows: number,
+  ): Promise<boolean> {
     const generation = this.generation(listingId);
     if (this.entries.get(key)?.generation === generation) return true;
     // Sized by the vectors (a count of vec0's rowid table); the pages then must hold exactly one code for

@@ -74,6 +74,9 @@ function expectFtsAnswers(repo: SqliteSearchRepository, listingId = kb.listingId
 }
 
 const mtime = () => statSync(file).mtimeMs;
+/** What a lexical search waits for before it searches (searchReady). */
+const fullText = (repo: SqliteSearchRepository) =>
+  repo.searchReady(kb.listingId, 'offline', { lexical: true, dense: false });
 
 beforeAll(async () => {
   kb = await buildKnowledgeBase(items(200, 0));
@@ -215,23 +218,23 @@ describe('saved full-text postings', () => {
   it('are waited for by the first queries while they are taken from the file, not while the index is read', async () => {
     expect(await repository().lexicalBuilt()).toBe(true);
     const started = repository();
-    expect(started.lexicalReady()).toBeUndefined();
+    expect(fullText(started)).toBeUndefined();
     void started.lexical.build();
-    const ready = started.lexicalReady();
+    const ready = fullText(started);
     expect(ready).toBeDefined();
     expect(started.lexical.postings(() => 0)).toBeUndefined();
     await ready;
     expect(started.lexical.postings(() => 0)).toBeDefined();
     expect(started.lexical.lastRead).toBe('file');
-    expect(started.lexicalReady()).toBeUndefined();
+    expect(fullText(started)).toBeUndefined();
 
     // No saved file: a read of the whole index is not waited for; nor one past the wait allowed.
     const without = repository({ savedFile: join(dirname(file), 'none', 'full-text.postings') });
     void without.lexical.build();
-    expect(without.lexicalReady()).toBeUndefined();
+    expect(fullText(without)).toBeUndefined();
     const impatient = repository({ savedLoadWaitMs: 0 });
     const built = impatient.lexical.build();
-    expect(impatient.lexicalReady()).toBeUndefined();
+    expect(fullText(impatient)).toBeUndefined();
     await Promise.all([built, without.lexicalBuilt()]);
   });
 

@@ -56,11 +56,18 @@ export interface SearchIndex {
     limit: number,
   ): () => LexicalHit[];
   /**
-   * Undefined, or a promise that settles once full-text postings being taken from a file saved by an
-   * earlier process are held (within a bound): the first queries after a start then wait a fraction of a
-   * second for them rather than take the slower full-text path (0.2-2 s a query at 500,000 chunks).
+   * Undefined, or a promise that settles once what a search of the listing needs, and a server just
+   * started is still loading in the background, is held (each within a bound): the full-text postings
+   * taken from the file an earlier process saved, the listing's search codes being read a slice at a time.
+   * The first queries after a start then wait a fraction of a second beside their query embedding, rather
+   * than take the slower full-text path (0.2-2 s a query at 500,000 chunks) or read every code again on the
+   * server's thread (about a second, during which it answers nothing).
    */
-  lexicalReady?(): Promise<void> | undefined;
+  searchReady?(
+    listingId: string,
+    model: string,
+    parts: { lexical: boolean; dense: boolean },
+  ): Promise<void> | undefined;
   /** BM25 scores of the given chunks for the phrases; chunks matching none are left out. */
   lexicalScores(phrases: string[], ids: number[]): LexicalHit[];
   /**

@@ -172,11 +172,14 @@ export class RetrievalService {
     // embedded, so the first query on it neither loads the offline model nor calls a hosted provider.
     if (listing.chunkCount === 0) return [];
     const embedding = performance.now();
-    // Full-text postings a server just started takes from its saved file: waited for beside the embedding.
-    const lexicalReady = params.mode === 'dense' ? undefined : this.index.lexicalReady?.();
+    // What a server just started is still loading for this search: waited for beside the embedding.
+    const ready = this.index.searchReady?.(listing.id, listing.embeddingModel, {
+      lexical: params.mode !== 'dense',
+      dense: params.mode !== 'lexical',
+    });
     const vector = params.mode === 'lexical' ? null : await this.embedQuery(listing, params.query);
     if (timings) timings.embedMs = performance.now() - embedding;
-    if (lexicalReady) await lexicalReady;
+    if (ready) await ready;
     // The search itself is synchronous SQLite: let a client's disconnect be noticed before it starts.
     await yieldToEventLoop();
     signal?.throwIfAborted();

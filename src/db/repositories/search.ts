@@ -40,6 +40,11 @@ const MAX_LIMIT_AT_COST = 1_024;
 /** Read ahead: the keys of the latest queries' filters, this many keys of that many queries at most. */
 const PREFETCH_KEYS = 8;
 const PREFETCH_QUERIES = 1_000;
+/**
+ * How long a query waits for its listing's search codes being read by the warm-up (searchReady) before it
+ * reads them itself: 500k × 1,024 codes take about a second to read.
+ */
+const CODES_WARM_WAIT_MS = 5_000;
 
 interface VectorIndex {
   table: string;
@@ -174,8 +179,16 @@ export class SqliteSearchRepository implements SearchIndex {
     }
   }
 
-  lexicalReady(): Promise<void> | undefined {
-    return this.lexical.savedLoad();
+  searchReady(
+    listingId: string,
+    model: string,
+    parts: { lexical: boolean; dense: boolean },
+  ): Promise<void> | undefined {
+    const waits = [
+      parts.lexical ? this.lexical.savedLoad() : undefined,
+      parts.dense ? this.codes.warming(listingId, model, CODES_WARM_WAIT_MS) : undefined,
+    ].filter((wait) => wait !== undefined);
+    return waits.length === 0 ? undefined : Promise.all(waits).then(() => undefined);
   }
 
   /** Resolves once the full-text postings being read are read (true: current ones are held). */

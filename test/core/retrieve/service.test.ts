@@ -276,26 +276,29 @@ describe('query log and access', () => {
 });
 
 describe('a server just started', () => {
-  it('waits for full-text postings being taken from their saved file before it searches (not in dense mode)', async () => {
+  it('waits for what the search still loads (saved full-text postings, search codes) before it searches', async () => {
     let release = () => {};
     const ready = vi
-      .spyOn(SqliteSearchRepository.prototype, 'lexicalReady')
+      .spyOn(SqliteSearchRepository.prototype, 'searchReady')
       .mockImplementation(() => new Promise<void>((resolve) => (release = resolve)));
     const searched = vi.spyOn(SqliteSearchRepository.prototype, 'lexicalStats');
-    for (const mode of ['hybrid', 'lexical'] as const) {
+    const dense = vi.spyOn(SqliteSearchRepository.prototype, 'denseSearch');
+    for (const mode of ['hybrid', 'lexical', 'dense'] as const) {
       let answered = false;
       const result = retrieve({ query: 'brown dog', mode }).then((r) => ((answered = true), r));
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(answered, mode).toBe(false);
       expect(searched, mode).not.toHaveBeenCalled();
+      expect(dense, mode).not.toHaveBeenCalled();
       release();
       expect((await result).chunks.length, mode).toBeGreaterThan(0);
-      expect(searched, mode).toHaveBeenCalled();
+      expect(ready).toHaveBeenLastCalledWith(kb.listingId, expect.any(String), {
+        lexical: mode !== 'dense',
+        dense: mode !== 'lexical',
+      });
       searched.mockClear();
+      dense.mockClear();
     }
-    expect(ready).toHaveBeenCalledTimes(2);
-    ready.mockClear();
-    await retrieve({ query: 'brown dog', mode: 'dense' });
-    expect(ready).not.toHaveBeenCalled();
+    expect(ready).toHaveBeenCalledTimes(3);
   });
 });

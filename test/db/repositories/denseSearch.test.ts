@@ -3,6 +3,7 @@ import type { FieldFilter } from '../../../src/core/retrieve/filters';
 import type { DenseHit } from '../../../src/core/retrieve/searchIndex';
 import { HammingSpace } from '../../../src/core/retrieve/hammingKernel';
 import { FilterColumnCache } from '../../../src/db/filterColumns';
+import { VectorCodeCache } from '../../../src/db/vectorCodeCache';
 import { SqliteDocumentRepository } from '../../../src/db/repositories/documents';
 import { SqliteSearchRepository } from '../../../src/db/repositories/search';
 import { openServices, type StudioServices } from '../../../src/db/services';
@@ -264,6 +265,28 @@ describe('dense search at scale (binary first pass, exact rescoring)', () => {
     expect(fresh.denseSearch(listingId, MODEL, queries[2]!, [], TOP_K)).toEqual(
       search.denseSearch(listingId, MODEL, queries[2]!, [], TOP_K),
     );
+  });
+
+  it('lets a query wait for the codes the warm-up is reading, rather than read them all on its own thread', async () => {
+    const fresh = new SqliteSearchRepository(services.db);
+    const readAtOnce = vi.spyOn(VectorCodeCache.prototype as unknown as { load: () => unknown }, 'load');
+    try {
+      const codesReady = () => fresh.searchReady(listingId, MODEL, { lexical: false, dense: true });
+      expect(codesReady()).toBeUndefined();
+      const warming = fresh.warmUp(1_000);
+      const ready = codesReady();
+      expect(ready).toBeDefined();
+      await ready;
+      expect(fresh.denseSearch(listingId, MODEL, queries[3]!, [], TOP_K)).toEqual(
+        search.denseSearch(listingId, MODEL, queries[3]!, [], TOP_K),
+      );
+      expect(readAtOnce).not.toHaveBeenCalled();
+      expect(codesReady()).toBeUndefined();
+      await warming;
+    } finally {
+      readAtOnce.mockRestore();
+      fresh.close();
+    }
   });
 
   it('gives the distances denseScores gives for the same chunks', () => {
