@@ -11,6 +11,7 @@ import { lexicalThread, type PostingsQuery } from '../core/retrieve/lexicalThrea
 import { isAlive } from '../core/uploads/scratch';
 import { backgroundWorker } from '../core/workers/backgroundPriority';
 import type { Db } from './open';
+import { settledWithin } from './settledWithin';
 import { SPARE_BYTES } from './vectorFileCache';
 
 /** Where the postings are worth holding, and how much of them (docs/performance.md, "Full-text search at scale"). */
@@ -291,14 +292,7 @@ export class LexicalIndexCache {
   savedLoad(): Promise<void> | undefined {
     const loading = this.savedLoading;
     const left = loading ? loading.until - performance.now() : 0;
-    if (!loading || left <= 0) return undefined;
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, left);
-      void loading.done.finally(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    return loading && left > 0 ? settledWithin(loading.done, left) : undefined;
   }
 
   /**

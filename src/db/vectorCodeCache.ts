@@ -3,6 +3,7 @@ import { HammingSpace } from '../core/retrieve/hammingKernel';
 import { idMask } from '../core/retrieve/idMask';
 import { codeBytes, nearestPositions, signCode } from '../core/retrieve/signCodes';
 import type { Db } from './open';
+import { settledWithin } from './settledWithin';
 
 /** The sign codes of one listing's vectors under one model, held in WebAssembly memory. */
 export class CodeSet {
@@ -145,15 +146,7 @@ export class VectorCodeCache {
    */
   warming(listingId: string, model: string, maxMs: number): Promise<void> | undefined {
     const warming = this.warmingUp.get(`${listingId}\u0000${model}`);
-    if (!warming) return undefined;
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, maxMs);
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      warming.then(done, done);
-    });
+    return warming && settledWithin(warming, maxMs);
   }
 
   private async warmOnce(
