@@ -422,7 +422,6 @@ async function indexSize(kb: KnowledgeBase): Promise<IndexSize> {
   return { chunks, fileBytes, bytesPerChunk: Math.round(fileBytes / Math.max(1, chunks)), parts };
 }
 
-/** Every query once per mode (hybrid `repeat` + 1 times), in sequence, keys in rotation. */
 interface Restart {
   label: string;
   saved: boolean;
@@ -474,6 +473,7 @@ async function firstQueriesAfterStart(kb: KnowledgeBase, keys: string[], queries
   }
 }
 
+/** Every query once per mode (hybrid `repeat` + 1 times), in sequence, keys in rotation. */
 async function measureHttp(
   server: ServerProcess,
   listingId: string,
