@@ -3,10 +3,10 @@
 // 500,000 chunks). A cache only: FTS5 stays the record, and a file that is missing, cut short, altered or
 // of another tokenizer is not used.
 //
-// Layout: "KBSPOSTS", the header's length (uint32, little-endian), the header (JSON: format version, the
-// state's key, tokenizer, index totals, listings, document ids, each array's name, type and length, and
-// the SHA-256 of the arrays' bytes), then each array's bytes in the machine's byte order, every part
-// starting at a multiple of 8 bytes.
+// Layout: "KBSPOSTS", the header's length (uint32, little-endian), the SHA-256 of the header and the
+// arrays (32 bytes), the header (JSON: format version, the state's key, tokenizer, index totals, listings,
+// document ids, each array's name, type and length), then each array's bytes in the machine's byte order,
+// the header and every array starting at a multiple of 8 bytes.
 // Plain JavaScript that imports only Node's modules, so it runs as it is beside any bundle.
 import { createHash } from 'node:crypto';
 import {
@@ -40,6 +40,9 @@ const POSTINGS_ARRAYS = [
 ];
 const DOCUMENT_ARRAYS = ['first', 'last', 'counts'];
 
+/** The magic, the header's length and the digest. */
+const PREFIX = 8 + 4 + 32;
+
 const padded = (bytes) => Math.ceil(bytes / 8) * 8;
 const bytesOf = (array) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
 
@@ -57,8 +60,6 @@ export function writePostingsFile(path, built, tokenize, spareBytes) {
     ...POSTINGS_ARRAYS.map((name) => [name, data[name]]),
     ...DOCUMENT_ARRAYS.map((name) => [`documents.${name}`, documents[name]]),
   ];
-  const hash = createHash('sha256');
-  for (const [, array] of arrays) hash.update(bytesOf(array));
   const header = Buffer.from(
     JSON.stringify({
       version: VERSION,
@@ -69,10 +70,11 @@ export function writePostingsFile(path, built, tokenize, spareBytes) {
       listings: data.listings,
       documentIds: documents.ids,
       arrays: arrays.map(([name, array]) => ({ name, type: array.constructor.name, length: array.length })),
-      sha256: hash.digest('hex'),
     }),
   );
-  const headerEnd = padded(12 + header.length);
+  const hash = createHash('sha256').update(header);
+  for (const [, array] of arrays) hash.update(bytesOf(array));
+  const headerEnd = padded(PREFIX + header.length);
   const total = arrays.reduce((sum, [, array]) => sum + padded(array.byteLength), headerEnd);
   mkdirSync(dirname(path), { recursive: true });
   const disk = statfsSync(dirname(path));
@@ -88,7 +90,8 @@ export function writePostingsFile(path, built, tokenize, spareBytes) {
     const start = Buffer.alloc(headerEnd);
     start.write(MAGIC, 0, 'latin1');
     start.writeUInt32LE(header.length, 8);
-    header.copy(start, 12);
+    hash.digest().copy(start, 12);
+    header.copy(start, PREFIX);
     writeAll(fd, start);
     const zeros = new Uint8Array(8);
     for (const [, array] of arrays) {
@@ -127,14 +130,14 @@ export function readPostingsFile(path, tokenize) {
   }
   try {
     const size = fstatSync(fd).size;
-    const start = Buffer.alloc(12);
-    if (readSync(fd, start, 0, 12, 0) !== 12 || start.toString('latin1', 0, 8) !== MAGIC) {
+    const start = Buffer.alloc(PREFIX);
+    if (readSync(fd, start, 0, PREFIX, 0) !== PREFIX || start.toString('latin1', 0, 8) !== MAGIC) {
       throw new Error('not a postings file');
     }
     const headerLength = start.readUInt32LE(8);
-    if (12 + headerLength > size) throw new Error('its header is cut short');
+    if (PREFIX + headerLength > size) throw new Error('its header is cut short');
     const headerBytes = Buffer.alloc(headerLength);
-    readFully(fd, headerBytes, 12);
+    readFully(fd, headerBytes, PREFIX);
     const header = JSON.parse(headerBytes.toString('utf8'));
     if (header.version !== VERSION) throw new Error(`format version ${header.version}, not ${VERSION}`);
     if (header.tokenize !== tokenize) {
@@ -144,17 +147,23 @@ export function readPostingsFile(path, tokenize) {
     if (
       !Array.isArray(header.arrays) ||
       header.arrays.length !== names.length ||
-      header.arrays.some((a, i) => a.name !== names[i] || !Object.hasOwn(TYPES, a.type) || !(a.length >= 0))
+      header.arrays.some(
+        (a, i) =>
+          a.name !== names[i] ||
+          !Object.hasOwn(TYPES, a.type) ||
+          !Number.isSafeInteger(a.length) ||
+          a.length < 0,
+      )
     ) {
       throw new Error('its arrays are not those of the postings');
     }
-    let at = padded(12 + headerLength);
+    let at = padded(PREFIX + headerLength);
     const expected = header.arrays.reduce(
       (sum, a) => sum + padded(a.length * TYPES[a.type].BYTES_PER_ELEMENT),
       at,
     );
     if (expected !== size) throw new Error(`${size} bytes where its header describes ${expected}`);
-    const hash = createHash('sha256');
+    const hash = createHash('sha256').update(headerBytes);
     const arrays = {};
     for (const { name, type, length } of header.arrays) {
       const Type = TYPES[type];
@@ -169,7 +178,9 @@ export function readPostingsFile(path, tokenize) {
       arrays[name] = array;
       at += padded(array.byteLength);
     }
-    if (hash.digest('hex') !== header.sha256) throw new Error('its bytes do not match their checksum');
+    if (!hash.digest().equals(start.subarray(12, PREFIX))) {
+      throw new Error('its bytes do not match their checksum');
+    }
     const data = {
       indexRows: header.indexRows,
       indexTokens: header.indexTokens,

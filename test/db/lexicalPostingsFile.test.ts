@@ -144,7 +144,7 @@ describe('saved full-text postings', () => {
   it('are not used when damaged, cut short, not postings or of another tokenizer: the index is read whole', async () => {
     expect(await repository().lexicalBuilt()).toBe(true);
     const good = readFileSync(file);
-    const headerEnd = 12 + good.readUInt32LE(8);
+    const headerEnd = 44 + good.readUInt32LE(8);
     const damaged = Buffer.from(good);
     damaged[good.length - 5] = damaged[good.length - 5]! ^ 0xff;
     const otherTokenizer = Buffer.from(
@@ -155,8 +155,20 @@ describe('saved full-text postings', () => {
       'latin1',
     );
     expect(otherTokenizer.equals(good)).toBe(false);
+    // Another listing's id in the header: every row would be that listing's.
+    const otherListing = Buffer.from(
+      good
+        .toString('latin1')
+        .replace(
+          `"${kb.listingId}"`,
+          `"${kb.listingId.slice(0, -1)}${kb.listingId.endsWith('x') ? 'y' : 'x'}"`,
+        ),
+      'latin1',
+    );
+    expect(otherListing.equals(good)).toBe(false);
     const cases: [string, () => void, RegExp][] = [
       ['damaged', () => writeFileSync(file, damaged), /checksum/],
+      ['header altered', () => writeFileSync(file, otherListing), /checksum/],
       ['cut short', () => truncateSync(file, good.length - 8), /bytes where its header describes/],
       ['header cut short', () => truncateSync(file, headerEnd - 3), /header is cut short/],
       ['not postings', () => writeFileSync(file, 'SQLite format 3\0 and more bytes'), /not a postings file/],
