@@ -47,7 +47,7 @@ const padded = (bytes) => Math.ceil(bytes / 8) * 8;
 const bytesOf = (array) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
 
 /** The file's partial copy while one thread of this process writes it. */
-export const partialPath = (path) => `${path}.${process.pid}-${threadId}.tmp`;
+const partialPath = (path) => `${path}.${process.pid}-${threadId}.tmp`;
 
 /**
  * Writes `built` ({ key, data, documents }) to `path`: whole into a partial file beside it, synced, then
