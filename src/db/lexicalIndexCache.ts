@@ -8,9 +8,9 @@ import {
   type PostingsHit,
 } from '../core/retrieve/lexicalPostings';
 import { lexicalThread, type PostingsQuery } from '../core/retrieve/lexicalThread';
-import { isAlive } from '../core/uploads/scratch';
 import { backgroundWorker } from '../core/workers/backgroundPriority';
 import type { Db } from './open';
+import { partialFile } from './partialFiles';
 import { settledWithin } from './settledWithin';
 import { SPARE_BYTES } from './vectorFileCache';
 
@@ -101,8 +101,6 @@ interface BuildReply {
   key?: string;
   data?: LexicalPostingsData;
   documents?: DocumentRanges;
-  /** Followed from the earlier postings rather than read whole. */
-  refreshed?: boolean;
   /** Whole from FTS5's index, followed from earlier postings, or the saved ones as they were. */
   read?: 'whole' | 'followed' | 'file';
   /** The earlier postings followed from were the saved ones. */
@@ -252,7 +250,7 @@ export class LexicalIndexCache {
           const postings = new LexicalPostings(reply.data, (x) => tokenizer.log(x));
           const threadId = this.shareWithThread ? lexicalThread()?.install(reply.data) : undefined;
           this.current = { key: reply.key, postings, documents: reply.documents, threadId };
-          this.lastRead = reply.read ?? (reply.refreshed ? 'followed' : 'whole');
+          this.lastRead = reply.read;
           this.followedFromFile = reply.followedFromFile === true;
           if (reply.fileNotUsed !== undefined) this.fileNotUsed = reply.fileNotUsed;
           this.notFollowed = reply.notFollowed;
@@ -419,7 +417,6 @@ export class LexicalIndexCache {
  * when its process exits first); a running process's are left to it.
  */
 function removeStoppedWriters(savedFile: string): void {
-  const partial = new RegExp(`^${basename(savedFile).replace(/\W/g, '\\$&')}\\.(\\d+)-\\d+\\.tmp$`);
   let names: string[];
   try {
     names = readdirSync(dirname(savedFile));
@@ -427,8 +424,9 @@ function removeStoppedWriters(savedFile: string): void {
     return; // No folder yet.
   }
   for (const name of names) {
-    const pid = partial.exec(name)?.[1];
-    if (pid !== undefined && !isAlive(Number(pid))) rmSync(join(dirname(savedFile), name), { force: true });
+    const partial = partialFile(name);
+    if (partial?.stopped && partial.target === basename(savedFile))
+      rmSync(join(dirname(savedFile), name), { force: true });
   }
 }
 

@@ -539,7 +539,6 @@ if (!isMainThread && workerData?.role === 'kbstudio-lexical-index') {
         key: built.key,
         data: d,
         documents,
-        refreshed: read === 'followed',
         read,
         followedFromFile,
         notFollowed,

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { isAlive } from '../core/uploads/scratch';
 import { backgroundWorker } from '../core/workers/backgroundPriority';
 import type { Db } from './open';
+import { partialFile } from './partialFiles';
 import { VectorFile, vectorFileBytes } from './vectorFile';
 
 export interface VectorFileOptions {
@@ -30,8 +30,6 @@ export const SPARE_BYTES = 1024 ** 3;
 /** Listing ids as the studio makes them; anything else gets no file (its id goes into a file name). */
 const LISTING_ID = /^[A-Za-z0-9_-]+$/;
 const SUFFIX = '.vectors';
-/** A file being written: `<final name>.<pid>-<thread>.tmp`. */
-const PARTIAL = /\.(\d+)-\d+\.tmp$/;
 
 interface Listing {
   listingId: string;
@@ -123,9 +121,9 @@ export class VectorFileCache {
     }
     let deleted = 0;
     for (const name of names) {
-      const partial = PARTIAL.exec(name);
+      const partial = partialFile(name);
       const gone = partial
-        ? !isAlive(Number(partial[1]))
+        ? partial.stopped
         : name.endsWith(SUFFIX) && !live.has(name.slice(0, name.indexOf('.')));
       if (gone) {
         rmSync(join(this.options.directory, name), { force: true });
