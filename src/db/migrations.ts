@@ -336,6 +336,35 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE query_log ADD COLUMN filter_keys TEXT;
     `,
   },
+  {
+    version: 10,
+    name: "each item of a JSON array is one of the spec's documents",
+    up: `
+      -- How many of the spec's documents a row holds: 1, or the items of a JSON array file that gave
+      -- chunks (spec §2: "Each top-level item is one document"). The row stays the file the studio keeps,
+      -- re-ingests, deletes and pushes; the API shows each item as document '<row id>.<item>', whose
+      -- chunks are numbered from 0 (src/db/repositories/commitWorker.mjs). Listing counts sum this.
+      ALTER TABLE documents ADD COLUMN document_count INTEGER NOT NULL DEFAULT 1;
+
+      -- JSON files ingested before: their chunks told the file's id and their place in the file.
+      CREATE TEMP TABLE json_chunks AS
+        SELECT c.id, c.document_id || '.' || json_extract(c.metadata, '$.item') AS item_document,
+          row_number() OVER (PARTITION BY c.document_id, json_extract(c.metadata, '$.item')
+            ORDER BY c.chunk_index) - 1 AS item_index
+        FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE d.format = 'json' AND json_type(c.metadata, '$.item') = 'integer';
+      UPDATE chunks SET metadata = json_set(chunks.metadata, '$.documentId', j.item_document,
+          '$.chunkIndex', j.item_index)
+        FROM json_chunks j WHERE j.id = chunks.id;
+      DROP TABLE json_chunks;
+      UPDATE documents SET document_count = max(1, (
+          SELECT count(DISTINCT json_extract(c.metadata, '$.item')) FROM chunks c
+          WHERE c.document_id = documents.id AND json_type(c.metadata, '$.item') = 'integer'))
+        WHERE format = 'json';
+      UPDATE listings SET document_count = (
+        SELECT coalesce(sum(document_count), 0) FROM documents WHERE documents.listing_id = listings.id);
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -36,7 +36,10 @@ export const ListingSchema = z
     }),
     embeddingModel: z.string(),
     dimensions: z.number().int(),
-    documentCount: z.number().int(),
+    documentCount: z.number().int().meta({
+      description:
+        'Documents of the knowledge base: one per file, and one per top-level item of a JSON array.',
+    }),
     chunkCount: z.number().int(),
     pdaAddress: z.string().nullable(),
     createdAt: z.string(),

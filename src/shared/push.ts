@@ -111,6 +111,11 @@ export interface PushReport {
   /** Documents that could not be sent because their original bytes are not kept (status `missing`). */
   missing: PushFileReport[];
   totals: Record<PushFileStatus, number> & { files: number; bytes: number };
+  /**
+   * The spec's documents this listing holds when the push started: a file each, a JSON array's items one
+   * each (spec §2). Absent from reports journaled by earlier versions.
+   */
+  documentCount?: number;
   /** The remote knowledge base after the last completed part. */
   remoteDocumentCount: number | null;
   remoteChunkCount: number | null;
@@ -127,7 +132,7 @@ export interface PushReport {
  */
 export function remoteOnlyNote(report: PushReport): string | undefined {
   if (report.state !== 'completed' || report.remoteDocumentCount === null) return undefined;
-  const extra = report.remoteDocumentCount - report.totals.files;
+  const extra = report.remoteDocumentCount - (report.documentCount ?? report.totals.files);
   if (extra <= 0) return undefined;
   const documents = extra === 1 ? '1 document' : `${extra} documents`;
   return `The service holds ${documents} more than this listing: a push never deletes, so documents deleted or renamed here stay there (and are found by its buyers) until deleted on the service.`;

@@ -78,6 +78,56 @@ describe('migrations', () => {
     upgraded.close();
   });
 
+  it('make each item of the JSON arrays ingested before one document, its chunks named after it (10)', () => {
+    const file = join(fresh(), DATABASE_FILE);
+    const old = openDatabase(file, { migrateTo: 9 });
+    old
+      .prepare(
+        `INSERT INTO listings (id, title, access_model, price_lamports, creator_wallet, status, embedding_model,
+          dimensions, document_count, chunk_count, created_at, updated_at)
+         VALUES ('lst_a', 'A', 'one_time', 5, 'w', 'draft', 'm', 3, 2, 6, 'x', 'x')`,
+      )
+      .run();
+    const insertDoc = old.prepare(`INSERT INTO documents (id, listing_id, source, format, content_hash, bytes,
+      chunk_count, created_at, updated_at) VALUES (?, 'lst_a', ?, ?, 'h', 10, ?, 'x', 'x')`);
+    insertDoc.run('doc_j', 'items.json', 'json', 4);
+    insertDoc.run('doc_m', 'notes.md', 'markdown', 2);
+    const insertChunk =
+      old.prepare(`INSERT INTO chunks (listing_id, document_id, chunk_index, text, token_count,
+      content_hash, metadata) VALUES ('lst_a', ?, ?, 't', 1, 'h', ?)`);
+    // As the commit wrote them before: the file's id, the place in the file.
+    const before = (documentId: string, chunkIndex: number, fields: object) =>
+      JSON.stringify({ ...fields, source: 's', format: 'f', documentId, chunkIndex });
+    insertChunk.run('doc_j', 0, before('doc_j', 0, { item: 0, name: 'Ada' }));
+    insertChunk.run('doc_j', 1, before('doc_j', 1, { item: 2 }));
+    insertChunk.run('doc_j', 2, before('doc_j', 2, { item: 2 }));
+    insertChunk.run('doc_j', 3, before('doc_j', 3, { item: 5 }));
+    insertChunk.run('doc_m', 0, before('doc_m', 0, { headings: ['A'] }));
+    insertChunk.run('doc_m', 1, before('doc_m', 1, { item: 7 }));
+    old.close();
+
+    const db = openDatabase(file);
+    const metadata = db
+      .prepare(`SELECT metadata FROM chunks ORDER BY document_id, chunk_index`)
+      .pluck()
+      .all() as string[];
+    expect(metadata.map((m) => JSON.parse(m) as unknown)).toEqual([
+      { item: 0, name: 'Ada', source: 's', format: 'f', documentId: 'doc_j.0', chunkIndex: 0 },
+      { item: 2, source: 's', format: 'f', documentId: 'doc_j.2', chunkIndex: 0 },
+      { item: 2, source: 's', format: 'f', documentId: 'doc_j.2', chunkIndex: 1 },
+      { item: 5, source: 's', format: 'f', documentId: 'doc_j.5', chunkIndex: 0 },
+      // Other formats are left as they were, even with a field named `item`.
+      { headings: ['A'], source: 's', format: 'f', documentId: 'doc_m', chunkIndex: 0 },
+      { item: 7, source: 's', format: 'f', documentId: 'doc_m', chunkIndex: 1 },
+    ]);
+    expect(db.prepare(`SELECT id, document_count FROM documents ORDER BY id`).raw().all()).toEqual([
+      ['doc_j', 3],
+      ['doc_m', 1],
+    ]);
+    expect(db.prepare(`SELECT document_count FROM listings`).pluck().get()).toBe(4);
+    db.close();
+  });
+
   it('refuse a database written by a newer version', () => {
     const dir = fresh();
     const db = openDataDir(dir);

@@ -33,7 +33,7 @@ describe('Inspect and re-ingest in Chromium against kbstudio serve', () => {
       'ingest',
       '--listing',
       listing.id,
-      ...[PDF, 'umlauts-utf8.md', 'stanley-cups.csv'].map((name) => join(FIXTURES, name)),
+      ...[PDF, 'umlauts-utf8.md', 'stanley-cups.csv', 'simple.json'].map((name) => join(FIXTURES, name)),
     ]);
     await studio.start();
   }, 120_000);
@@ -50,6 +50,27 @@ describe('Inspect and re-ingest in Chromium against kbstudio serve', () => {
     await chunks.getByText('Page: 1').first().waitFor();
     await chunks.getByText('Page: 2').first().waitFor();
     await shootAll(page, 'inspect-pdf', { fullPage: false });
+  });
+
+  it('shows a JSON array file as one entry whose items are documents, deleted as a whole', async () => {
+    const page = await openStudio('#/inspect');
+    const docs = page.getByRole('navigation', { name: 'Documents' });
+    // simple.json holds 8 items, each one document for the API (spec §2), each one chunk here.
+    const entry = docs.getByRole('button', { name: /simple\.json/ });
+    await expect.poll(() => entry.innerText()).toMatch(/JSON · 8 documents · 8 chunks/);
+    await entry.click();
+    await page
+      .getByText(/^8 documents · 8 chunks · [\d.]+ (B|KB) · recursive, 512 tokens, 64 overlap$/)
+      .waitFor();
+    const chunks = page.locator('[aria-label="Chunks"]');
+    await chunks.getByText('Item: 7').first().waitFor();
+    await page.getByRole('button', { name: 'Delete simple.json' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete document' });
+    await expect
+      .poll(() => dialog.innerText())
+      .toMatch(/Delete simple\.json \(8 documents\) and its 8 chunks/);
+    await shootAll(page, 'inspect-json-items', { fullPage: false });
+    await dialog.getByRole('button', { name: 'Keep it' }).click();
   });
 
   it('re-ingests the PDF from its kept file with smaller chunks and shows the job’s outcome', async () => {

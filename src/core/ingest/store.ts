@@ -50,6 +50,8 @@ export interface ExistingDocument {
   source: string;
   contentHash: string;
   chunkCount: number;
+  /** How many of the spec's documents it is: 1, or a JSON array file's items that gave chunks. */
+  documentCount: number;
   bytes: number;
   metadata: Record<string, unknown>;
 }

@@ -127,6 +127,7 @@ export async function pushListing(
       },
     })),
     totals: emptyTotals(),
+    documentCount: documents.reduce((n, d) => n + d.documentCount, 0),
     remoteDocumentCount: null,
     remoteChunkCount: null,
     error: null,

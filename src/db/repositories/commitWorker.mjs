@@ -57,6 +57,7 @@ const blobOf = (floats) => Buffer.from(floats.buffer, floats.byteOffset, floats.
  * reserved keys, that is the staged text with the keys appended, without parsing it again.
  */
 function chunkMetadata(staged, hasReserved, doc, chunkIndex) {
+  if (doc.items) return itemChunkMetadata(staged, doc, chunkIndex);
   if (hasReserved) {
     return JSON.stringify({
       ...JSON.parse(staged),
@@ -68,6 +69,30 @@ function chunkMetadata(staged, hasReserved, doc, chunkIndex) {
   }
   return (staged === '{}' ? '{' : `${staged.slice(0, -1)},`) + doc.suffix + chunkIndex + '}';
 }
+
+/**
+ * The stored metadata of a chunk of a JSON file: each item of the file is one of the spec's documents
+ * (§2), so the chunk names its item's document, `<file's document id>.<item>`, and its place in that
+ * item, counted from 0 (migration 10). `item` is set by the JSON parser on every chunk; a file's chunks
+ * come item after item.
+ */
+function itemChunkMetadata(staged, doc, fileChunkIndex) {
+  const metadata = JSON.parse(staged);
+  const { item } = metadata;
+  if (!Number.isInteger(item)) throw new Error(`chunk ${fileChunkIndex} of ${doc.source} has no JSON item`);
+  const chunkIndex = doc.items.get(item) ?? 0;
+  doc.items.set(item, chunkIndex + 1);
+  return JSON.stringify({
+    ...metadata,
+    source: doc.source,
+    format: doc.format,
+    documentId: `${doc.documentId}.${item}`,
+    chunkIndex,
+  });
+}
+
+/** How many of the spec's documents a document row holds: its JSON items with chunks, else 1. */
+const documentCountOf = (doc) => (doc.items && doc.items.size > 0 ? doc.items.size : 1);
 
 /** A limit the commit would cross: the transaction is rolled back and the caller names the limit. */
 class LimitCrossed extends Error {
@@ -109,6 +134,8 @@ function describeDocument(doc, documentId) {
     format: doc.format,
     suffix: `"source":${JSON.stringify(doc.source)},"format":${JSON.stringify(doc.format)},"documentId":${JSON.stringify(documentId)},"chunkIndex":`,
     chunks: 0,
+    /** A JSON file's items, each one document: item → its chunks so far (itemChunkMetadata). */
+    items: doc.format === 'json' ? new Map() : undefined,
   };
 }
 
@@ -131,7 +158,8 @@ class CommitTransaction {
     this.insertDoc = db.prepare(`INSERT INTO documents (id, listing_id, source, format, content_hash, bytes,
       metadata, chunk_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.nameDoc = db.prepare(`UPDATE documents SET source = ?, chunk_count = ?, metadata = ?,
-      content_hash = coalesce(?, content_hash) WHERE id = ?`);
+      content_hash = coalesce(?, content_hash), document_count = ? WHERE id = ?`);
+    this.countDocuments = db.prepare(`UPDATE documents SET document_count = ? WHERE id = ?`);
     this.insertChunk =
       db.prepare(`INSERT INTO chunks (listing_id, document_id, chunk_index, text, token_count,
       content_hash, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)`);
@@ -264,6 +292,7 @@ class CommitTransaction {
         this.addChunk(doc, index, text, tokens, hash, metadata, reserved === 1, floatsOf(vector), vector);
       }
       doc.chunks = staged.chunk_count;
+      if (doc.items) this.countDocuments.run(documentCountOf(doc), doc.documentId);
       copied.push(doc);
       this.counted(doc.chunks);
       this.indexWhenFull();
@@ -323,7 +352,7 @@ class CommitTransaction {
     const doc = this.document(key);
     this.streaming.delete(key);
     this.dropSource(doc.source, doc.documentId);
-    this.nameDoc.run(doc.source, doc.chunks, metadata, contentHash, doc.documentId);
+    this.nameDoc.run(doc.source, doc.chunks, metadata, contentHash, documentCountOf(doc), doc.documentId);
     this.documents.push(doc);
   }
 
@@ -350,8 +379,8 @@ class CommitTransaction {
     const { listingId } = request;
     const totals = db
       .prepare(
-        `SELECT count(*) AS docs, coalesce(sum(chunk_count), 0) AS chunks, coalesce(sum(bytes), 0) AS bytes
-        FROM documents WHERE listing_id = ?`,
+        `SELECT coalesce(sum(document_count), 0) AS docs, coalesce(sum(chunk_count), 0) AS chunks,
+          coalesce(sum(bytes), 0) AS bytes FROM documents WHERE listing_id = ?`,
       )
       .get(listingId);
     if (totals.chunks > request.maxChunks) throw new LimitCrossed('chunks', totals.chunks, request.maxChunks);

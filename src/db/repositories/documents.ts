@@ -8,6 +8,11 @@ export interface DocumentSummary {
   format: string;
   bytes: number;
   chunkCount: number;
+  /**
+   * How many of the spec's documents it holds: 1, or for a JSON array the items that gave chunks, each
+   * shown by the API as document `<id>.<item>` (migration 10).
+   */
+  documentCount: number;
   /** SHA-256 of the original file: the key of its kept copy in the source store. */
   contentHash: string;
   /** How it was chunked, CSV rows skipped, parser warnings. */
@@ -47,6 +52,7 @@ interface DocumentRow {
   content_hash: string;
   bytes: number;
   chunk_count: number;
+  document_count: number;
   metadata: string;
   created_at: string;
   updated_at: string;
@@ -59,6 +65,7 @@ const toSummary = (r: DocumentRow): DocumentSummary => ({
   format: r.format,
   bytes: r.bytes,
   chunkCount: r.chunk_count,
+  documentCount: r.document_count,
   contentHash: r.content_hash,
   metadata: JSON.parse(r.metadata) as Record<string, unknown>,
   createdAt: r.created_at,
@@ -86,7 +93,7 @@ export class SqliteDocumentRepository {
   sizes(): KnowledgeBaseSize[] {
     return this.db
       .prepare(
-        `SELECT listing_id AS listingId, count(*) AS documentCount, coalesce(sum(chunk_count), 0) AS chunkCount,
+        `SELECT listing_id AS listingId, sum(document_count) AS documentCount, coalesce(sum(chunk_count), 0) AS chunkCount,
            coalesce(sum(bytes), 0) AS bytes FROM documents GROUP BY listing_id ORDER BY listing_id`,
       )
       .all() as KnowledgeBaseSize[];
@@ -169,7 +176,8 @@ export class SqliteDocumentRepository {
         this.db.prepare(`DELETE FROM documents WHERE id = ?`).run(id);
         const totals = this.db
           .prepare(
-            `SELECT count(*) AS docs, coalesce(sum(chunk_count), 0) AS chunks FROM documents WHERE listing_id = ?`,
+            `SELECT coalesce(sum(document_count), 0) AS docs, coalesce(sum(chunk_count), 0) AS chunks
+             FROM documents WHERE listing_id = ?`,
           )
           .get(document.listingId) as { docs: number; chunks: number };
         this.db

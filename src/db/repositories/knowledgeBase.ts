@@ -231,13 +231,15 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
   documents(listingId: string): ExistingDocument[] {
     const rows = this.db
       .prepare(
-        `SELECT id, source, content_hash, chunk_count, bytes, metadata FROM documents WHERE listing_id = ? ORDER BY source`,
+        `SELECT id, source, content_hash, chunk_count, document_count, bytes, metadata FROM documents
+         WHERE listing_id = ? ORDER BY source`,
       )
       .all(listingId) as {
       id: string;
       source: string;
       content_hash: string;
       chunk_count: number;
+      document_count: number;
       bytes: number;
       metadata: string;
     }[];
@@ -246,6 +248,7 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
       source: r.source,
       contentHash: r.content_hash,
       chunkCount: r.chunk_count,
+      documentCount: r.document_count,
       bytes: r.bytes,
       metadata: JSON.parse(r.metadata) as Record<string, unknown>,
     }));

@@ -76,10 +76,20 @@ describe('ingestion pipeline', () => {
       expect(c.metadata).toMatchObject({
         source: expect.any(String),
         format: expect.any(String),
-        documentId: c.document_id,
+        // Each item of a JSON file is one document (spec §2).
+        documentId: c.metadata.format === 'json' ? `${c.document_id}.${c.metadata.item}` : c.document_id,
         chunkIndex: expect.any(Number),
       });
     }
+    // simple.json holds 8 items, arbitrary-records.json 3, single-line-object.json one object.
+    const ingested = result.documents.filter((d) => d.status === 'ingested').length;
+    expect(listing.documentCount).toBe(ingested - 3 + 8 + 3 + 1);
+    const records = chunksOf('arbitrary-records.json');
+    expect(records.map((c) => [c.metadata.item, c.metadata.chunkIndex])).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 0],
+    ]);
     // PDF chunks carry their page number.
     const pdf = chunksOf('layout-parser-paper-fast.pdf');
     expect(pdf.length).toBeGreaterThan(1);

@@ -10,6 +10,7 @@ function doc(source: string, bytes: number, chunking: unknown = recursive): Exis
     source,
     contentHash: source.padEnd(64, '0'),
     chunkCount: 1,
+    documentCount: 1,
     bytes,
     metadata: chunking === undefined ? {} : { chunking },
   };

@@ -103,11 +103,15 @@ describe('pushListing', () => {
 
     const local8 = local.services.listings.get(listingId, 'studio');
     const remoteListing = remote.services.listings.get(first.remoteListingId!, 'studio');
+    // 8 files, of which a JSON array of 8 items: 15 documents on both sides (spec §2).
+    expect(local8.documentCount).toBe(15);
     expect(remoteListing).toMatchObject({
       title: 'Pushed handbook',
-      documentCount: 8,
+      documentCount: local8.documentCount,
       chunkCount: local8.chunkCount,
     });
+    expect(first.documentCount).toBe(15);
+    expect(remoteOnlyNote(first)).toBeUndefined();
 
     const again = await push(listingId);
     expect(again.remoteListingId).toBe(first.remoteListingId);

@@ -12,6 +12,7 @@ import type {
 import { signCode } from '../../../src/core/retrieve/signCodes';
 import type { UploadRecord } from '../../../src/core/uploads/uploads';
 import { BULK_FTS_MIN_CHUNKS } from '../../../src/db/repositories/knowledgeBase';
+import { SqliteDocumentRepository } from '../../../src/db/repositories/documents';
 import { SqliteUploadRepository } from '../../../src/db/repositories/uploads';
 import { DATABASE_FILE } from '../../../src/db/open';
 import { openServices, type StudioServices } from '../../../src/db/services';
@@ -736,6 +737,75 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         vectors: 4,
         listing: { document_count: 3, chunk_count: 5 },
       });
+      expect(integrity).not.toThrow();
+    });
+
+    it('makes each item of a JSON array one document (spec §2), staged or streamed, and counts them', async () => {
+      const json = (source: string): StagedDocument => ({ ...doc(source), format: 'json' });
+      const v = vector(1, 2, 3, 4, 5, 6, 7, 8);
+      // Items 0, 1 and 3 (item 2 had no text); a user's own `item` field was renamed by the parser.
+      const items = [
+        chunk('heron one', v, { item: 0, title: 'a' }),
+        chunk('heron two', v, { item: 0, title: 'a' }),
+        chunk('egret', v, { item: 1, item_2: 'theirs' }),
+        chunk('stork one', v, { item: 3 }),
+        chunk('stork two', v, { item: 3 }),
+      ];
+      await stageAndCommit([{ doc: doc('notes.md'), chunks: [chunk('plain tern', v)] }]);
+      const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+      const staged = staging.open(json('staged.json'));
+      staged.add(items.slice(0, 3));
+      staged.add(items.slice(3));
+      staged.finish();
+      try {
+        const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+        const writer = session.open(json('streamed.json'));
+        // An item's chunks across two batches.
+        await writer.add(items.slice(0, 1));
+        await writer.add(items.slice(1));
+        writer.finish();
+        // A single object is one item, so one document.
+        const single = session.open(json('single.json'));
+        await single.add([chunk('lone crane', v, { item: 0 })]);
+        single.finish();
+        const result = await session.finish();
+        // notes.md 1, staged.json 3, streamed.json 3, single.json 1.
+        expect(result).toMatchObject({ documentCount: 8, chunkCount: 12 });
+      } finally {
+        staging.dispose();
+      }
+      const idOf = (source: string) =>
+        db().prepare(`SELECT id FROM documents WHERE source = ?`).pluck().get(source) as string;
+      for (const source of ['staged.json', 'streamed.json']) {
+        const id = idOf(source);
+        const rows = chunkRows().filter((r) => r.document_id === id);
+        expect(rows.map((r) => r.chunk_index)).toEqual([0, 1, 2, 3, 4]);
+        expect(rows.map((r) => JSON.parse(r.metadata) as unknown)).toEqual([
+          { item: 0, title: 'a', source, format: 'json', documentId: `${id}.0`, chunkIndex: 0 },
+          { item: 0, title: 'a', source, format: 'json', documentId: `${id}.0`, chunkIndex: 1 },
+          { item: 1, item_2: 'theirs', source, format: 'json', documentId: `${id}.1`, chunkIndex: 0 },
+          { item: 3, source, format: 'json', documentId: `${id}.3`, chunkIndex: 0 },
+          { item: 3, source, format: 'json', documentId: `${id}.3`, chunkIndex: 1 },
+        ]);
+      }
+      const single = chunkRows().find((r) => r.text === 'lone crane')!;
+      expect(JSON.parse(single.metadata)).toMatchObject({
+        documentId: `${idOf('single.json')}.0`,
+        chunkIndex: 0,
+      });
+
+      const repository = new SqliteDocumentRepository(db());
+      expect(repository.list(listingId).map((d) => [d.source, d.documentCount, d.chunkCount])).toEqual([
+        ['notes.md', 1, 1],
+        ['single.json', 1, 1],
+        ['staged.json', 3, 5],
+        ['streamed.json', 3, 5],
+      ]);
+      expect(repository.sizes()).toEqual([{ listingId, documentCount: 8, chunkCount: 12, bytes: 400 }]);
+      expect(counts().listing).toEqual({ document_count: 8, chunk_count: 12 });
+      // Deleting the file deletes its items' documents.
+      expect(repository.delete(idOf('staged.json'))).toMatchObject({ documentCount: 5, chunkCount: 7 });
+      expect(counts().listing).toEqual({ document_count: 5, chunk_count: 7 });
       expect(integrity).not.toThrow();
     });
 

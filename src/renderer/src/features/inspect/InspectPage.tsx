@@ -163,7 +163,13 @@ export function InspectPage() {
                             {doc.source}
                           </Text>
                         }
-                        description={`${doc.format.toUpperCase()} · ${doc.chunkCount} ${doc.chunkCount === 1 ? 'chunk' : 'chunks'}`}
+                        description={[
+                          doc.format.toUpperCase(),
+                          itemsOf(doc),
+                          counted(doc.chunkCount, 'chunk'),
+                        ]
+                          .filter(Boolean)
+                          .join(' · ')}
                         variant="light"
                         style={{ borderRadius: 'var(--mantine-radius-sm)' }}
                       />
@@ -190,8 +196,9 @@ export function InspectPage() {
                       <Group gap="xs" mt={4}>
                         <Badge variant="light">{selected.format}</Badge>
                         <Text size="xs" c="dimmed">
-                          {selected.chunkCount} {selected.chunkCount === 1 ? 'chunk' : 'chunks'} ·{' '}
-                          {formatSize(selected.bytes)} · {chunkingOf(selected)}
+                          {itemsOf(selected) && `${itemsOf(selected)} · `}
+                          {counted(selected.chunkCount, 'chunk')} · {formatSize(selected.bytes)} ·{' '}
+                          {chunkingOf(selected)}
                         </Text>
                       </Group>
                       {!selected.sourceKept && (
@@ -259,11 +266,23 @@ export function InspectPage() {
         onConfirm={() => confirming && remove.mutate(confirming)}
         onClose={() => setConfirming(undefined)}
       >
-        Delete <b>{confirming?.source}</b> and its {counted(confirming?.chunkCount ?? 0, 'chunk')} from the
-        knowledge base? Buyers stop finding them at once. This cannot be undone.
+        Delete <b>{confirming?.source}</b>
+        {confirming && itemsOf(confirming) && ` (${itemsOf(confirming)})`} and its{' '}
+        {counted(confirming?.chunkCount ?? 0, 'chunk')} from the knowledge base? Buyers stop finding them at
+        once. This cannot be undone.
       </ConfirmDeleteModal>
     </>
   );
+}
+
+/**
+ * "200 documents": a JSON array file, each of whose items is one document for the API (spec §2). The
+ * studio keeps, re-ingests and deletes the file as a whole. Undefined for any other file.
+ */
+function itemsOf(doc: DocumentSummary): string | undefined {
+  return doc.format === 'json' && doc.documentCount !== 1
+    ? counted(doc.documentCount, 'document')
+    : undefined;
 }
 
 function chunkingOf(doc: DocumentSummary): string {

@@ -8,6 +8,8 @@ export interface DocumentSummary {
   format: string;
   bytes: number;
   chunkCount: number;
+  /** 1, or the items of a JSON array file: each is one document for the API (spec §2). */
+  documentCount: number;
   contentHash: string;
   /** Whether the studio kept the original file, so the document can be re-ingested. */
   sourceKept: boolean;
