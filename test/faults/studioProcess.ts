@@ -135,7 +135,8 @@ export async function writeCorpus(
 }
 
 export interface KbSnapshot {
-  documents: { source: string; contentHash: string; chunkCount: number }[];
+  /** documentCount: 1, or a JSON array file's items (each one document, spec §2). */
+  documents: { source: string; contentHash: string; chunkCount: number; documentCount: number }[];
   chunks: number;
   /** SHA-256 over every chunk's document, index, text hash and vector. */
   digest: string;
@@ -170,7 +171,8 @@ export function snapshot(dataDir: string, listingId: string): KbSnapshot {
   try {
     const documents = db
       .prepare(
-        `SELECT source, content_hash AS contentHash, chunk_count AS chunkCount FROM documents WHERE listing_id = ? ORDER BY source`,
+        `SELECT source, content_hash AS contentHash, chunk_count AS chunkCount, document_count AS documentCount
+         FROM documents WHERE listing_id = ? ORDER BY source`,
       )
       .all(listingId) as KbSnapshot['documents'];
     const hash = createHash('sha256');

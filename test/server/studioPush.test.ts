@@ -162,7 +162,8 @@ describe('studio push, end to end against a second server', () => {
       expect(remoteIds).toEqual([report.remoteListingId]);
       expect(remote.services.listings.get(report.remoteListingId!, 'studio')).toMatchObject({
         title: 'Fixture handbook',
-        documentCount: localDocs.length,
+        // A file each, a JSON array's items one each (spec §2): the same count on both sides.
+        documentCount: localListing.documentCount,
         chunkCount: localListing.chunkCount,
       });
       const remoteDocs = remote.services.knowledgeBase.documents(report.remoteListingId!);
