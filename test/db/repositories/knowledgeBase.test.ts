@@ -750,6 +750,9 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         chunk('egret', v, { item: 1, item_2: 'theirs' }),
         chunk('stork one', v, { item: 3 }),
         chunk('stork two', v, { item: 3 }),
+        // Not as the parser writes them: the item not first, a reserved key (the store's value wins).
+        chunk('ibis', v, { title: 'late', item: 4 }),
+        chunk('crane', v, { item: 5, source: 'forged' }),
       ];
       await stageAndCommit([{ doc: doc('notes.md'), chunks: [chunk('plain tern', v)] }]);
       const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
@@ -769,8 +772,8 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         await single.add([chunk('lone crane', v, { item: 0 })]);
         single.finish();
         const result = await session.finish();
-        // notes.md 1, staged.json 3, streamed.json 3, single.json 1.
-        expect(result).toMatchObject({ documentCount: 8, chunkCount: 12 });
+        // notes.md 1, staged.json 5, streamed.json 5, single.json 1.
+        expect(result).toMatchObject({ documentCount: 12, chunkCount: 16 });
       } finally {
         staging.dispose();
       }
@@ -779,14 +782,18 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       for (const source of ['staged.json', 'streamed.json']) {
         const id = idOf(source);
         const rows = chunkRows().filter((r) => r.document_id === id);
-        expect(rows.map((r) => r.chunk_index)).toEqual([0, 1, 2, 3, 4]);
+        expect(rows.map((r) => r.chunk_index)).toEqual([0, 1, 2, 3, 4, 5, 6]);
         expect(rows.map((r) => JSON.parse(r.metadata) as unknown)).toEqual([
           { item: 0, title: 'a', source, format: 'json', documentId: `${id}.0`, chunkIndex: 0 },
           { item: 0, title: 'a', source, format: 'json', documentId: `${id}.0`, chunkIndex: 1 },
           { item: 1, item_2: 'theirs', source, format: 'json', documentId: `${id}.1`, chunkIndex: 0 },
           { item: 3, source, format: 'json', documentId: `${id}.3`, chunkIndex: 0 },
           { item: 3, source, format: 'json', documentId: `${id}.3`, chunkIndex: 1 },
+          { title: 'late', item: 4, source, format: 'json', documentId: `${id}.4`, chunkIndex: 0 },
+          { item: 5, source, format: 'json', documentId: `${id}.5`, chunkIndex: 0 },
         ]);
+        // Appended to the staged text as it was, or written anew: the same text as JSON.stringify's.
+        for (const r of rows) expect(r.metadata).toBe(JSON.stringify(JSON.parse(r.metadata)));
       }
       const single = chunkRows().find((r) => r.text === 'lone crane')!;
       expect(JSON.parse(single.metadata)).toMatchObject({
@@ -798,14 +805,14 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       expect(repository.list(listingId).map((d) => [d.source, d.documentCount, d.chunkCount])).toEqual([
         ['notes.md', 1, 1],
         ['single.json', 1, 1],
-        ['staged.json', 3, 5],
-        ['streamed.json', 3, 5],
+        ['staged.json', 5, 7],
+        ['streamed.json', 5, 7],
       ]);
-      expect(repository.sizes()).toEqual([{ listingId, documentCount: 8, chunkCount: 12, bytes: 400 }]);
-      expect(counts().listing).toEqual({ document_count: 8, chunk_count: 12 });
+      expect(repository.sizes()).toEqual([{ listingId, documentCount: 12, chunkCount: 16, bytes: 400 }]);
+      expect(counts().listing).toEqual({ document_count: 12, chunk_count: 16 });
       // Deleting the file deletes its items' documents.
-      expect(repository.delete(idOf('staged.json'))).toMatchObject({ documentCount: 5, chunkCount: 7 });
-      expect(counts().listing).toEqual({ document_count: 5, chunk_count: 7 });
+      expect(repository.delete(idOf('staged.json'))).toMatchObject({ documentCount: 7, chunkCount: 9 });
+      expect(counts().listing).toEqual({ document_count: 7, chunk_count: 9 });
       expect(integrity).not.toThrow();
     });
 
