@@ -53,6 +53,10 @@ export const FileResultSchema = z.object({
   format: z.string(),
   status: z.enum(['ingested', 'unchanged', 'rejected']),
   chunks: z.number().int(),
+  documents: z.number().int().optional().meta({
+    description:
+      'A JSON array file: the documents its items make (each top-level item with text is one document). Absent for other files, which are one document each.',
+  }),
   skippedRows: z.array(z.object({ row: z.number().int(), reason: z.string() })).optional(),
   warnings: z.array(z.string()).optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),

@@ -116,6 +116,14 @@ describe('kbstudio ingest', () => {
     );
   });
 
+  it("says how many documents a JSON file's items made, and counts them in the knowledge base", async () => {
+    const listing = await createListing('Items');
+    const result = await cli('ingest', '--listing', listing.id, join(FIXTURES, 'simple.json'));
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/simple\.json\s+json\s+ingested\s+8\s+8 documents \(JSON items\)/);
+    expect(result.stdout).toMatch(/The knowledge base now holds 8 documents, 8 chunks/);
+  });
+
   it('refuses bad options naming them', async () => {
     const res = await cli(
       '--json',

@@ -103,6 +103,10 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
         .poll(() => rows.filter({ hasText: 'layout-parser-paper-fast.pdf' }).innerText())
         .toMatch(/ingested/i);
       await expect.poll(() => rows.filter({ hasText: 'umlauts-utf8.md' }).innerText()).toMatch(/ingested/i);
+      // A JSON array's items are documents (spec §2): its row says how many.
+      await expect
+        .poll(() => rows.filter({ hasText: '8 documents, one per JSON item' }).first().innerText())
+        .toMatch(/^simple\.json[\s\S]*ingested/i);
       // The ZIP's entries share names with files dropped beside it: one of each pair is refused, by name.
       expect(texts.some((t) => t.includes('the name appears twice'))).toBe(true);
       await shootAll(page, 'ingest-outcome');

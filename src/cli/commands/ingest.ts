@@ -113,9 +113,11 @@ export function ingestCommand(program: Command): void {
     );
 }
 
-/** A document's note in the table: its skipped rows, and how many warnings follow it. */
+/** A file's note in the table: a JSON file's documents, its skipped rows, how many warnings follow it. */
 function documentNotes(d: FileOutcome): string {
   const notes: string[] = [];
+  if (d.documents !== undefined)
+    notes.push(`${d.documents} document${d.documents === 1 ? '' : 's'} (JSON items)`);
   if (d.skippedRows?.length) {
     const rows = d.skippedRows.length > 1 ? 'rows' : 'row';
     notes.push(

@@ -267,6 +267,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
           format: file.format,
           status: 'unchanged',
           chunks: previous.chunkCount,
+          ...(file.format === 'json' ? { documents: previous.documentCount } : {}),
         });
       } else {
         // A file that would take the knowledge base past the studio's byte limit is refused before it is
@@ -425,7 +426,7 @@ async function stageFile(
   report: (stage: IngestStage, file?: string) => void,
   inFlight: WritesInFlight,
   turns: EventLoopTurns,
-): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'> & { contentHash: string }> {
+): Promise<Pick<FileOutcome, 'chunks' | 'documents' | 'skippedRows' | 'warnings'> & { contentHash: string }> {
   // A JSONL file not hashed yet (it cannot be unchanged) is hashed as its lines are read.
   const hashing = prepared.contentHash === undefined ? createHash('sha256') : undefined;
   const document = {
@@ -499,7 +500,7 @@ async function stageChunks(
   report: (stage: IngestStage, file?: string) => void,
   inFlight: WritesInFlight,
   turns: EventLoopTurns,
-): Promise<Pick<FileOutcome, 'chunks' | 'skippedRows' | 'warnings'>> {
+): Promise<Pick<FileOutcome, 'chunks' | 'documents' | 'skippedRows' | 'warnings'>> {
   report('embedding', source);
   try {
     for (let b = 0; b < embeddings.batchCount; b++) {
@@ -527,6 +528,8 @@ async function stageChunks(
   }
   return {
     chunks: pieces.length,
+    // Each item of a JSON file is one document (spec §2); the commit names them (commitWorker.mjs).
+    ...(parsed.format === 'json' ? { documents: new Set(pieces.map((c) => c.metadata.item)).size } : {}),
     ...(parsed.skippedRows?.length ? { skippedRows: parsed.skippedRows } : {}),
     ...(parsed.warnings?.length ? { warnings: parsed.warnings } : {}),
   };

@@ -275,6 +275,11 @@ function OutcomeTable({ rows }: { rows: OutcomeRow[] }) {
                       {ingestErrorText(o.error)}
                     </Text>
                   )}
+                  {o.documents !== undefined && (
+                    <Text size="xs" c="dimmed">
+                      {counted(o.documents, 'document')}, one per JSON item
+                    </Text>
+                  )}
                   {o.skippedRows && o.skippedRows.length > 0 && (
                     <Text size="xs" c="var(--mantine-color-yellow-light-color)">
                       {o.skippedRows.length} CSV {o.skippedRows.length === 1 ? 'row' : 'rows'} skipped:{' '}
