@@ -44,6 +44,7 @@ describe('POST /v1/upload', () => {
       'guides/codeblock.md': { path: join(FIXTURES, 'codeblock.md') },
       'data/stanley-cups.csv': { path: join(FIXTURES, 'stanley-cups.csv') },
       'memo.pdf': { path: join(FIXTURES, 'fake-memo.pdf') },
+      'records/simple.json': { path: join(FIXTURES, 'simple.json') },
       '__MACOSX/._memo.pdf': 'litter',
     });
     const res = await upload(
@@ -66,9 +67,14 @@ describe('POST /v1/upload', () => {
       ['data/stanley-cups.csv', 'ingested'],
       ['guides/codeblock.md', 'ingested'],
       ['memo.pdf', 'ingested'],
+      ['records/simple.json', 'ingested'],
     ]);
     expect(done.chunkCount).toBeGreaterThan(3);
-    expect(done.progress).toMatchObject({ stage: 'done', filesDone: 3, filesTotal: 3 });
+    expect(done.progress).toMatchObject({ stage: 'done', filesDone: 4, filesTotal: 4 });
+    // Each of the JSON file's 8 items is one document (spec §2): 3 + 8.
+    expect(done.files[3]).toMatchObject({ chunks: 8, documents: 8 });
+    expect(done.files[0]).not.toHaveProperty('documents');
+    expect(done.documentCount).toBe(11);
 
     // Without listing_id a new draft listing of the caller was created, and it now holds the chunks.
     const listing = (await json(await studio.api(`/v1/listings/${accepted.listingId}`, { key }))).data;
@@ -76,7 +82,7 @@ describe('POST /v1/upload', () => {
       title: 'kb',
       status: 'draft',
       chunkCount: done.chunkCount,
-      documentCount: 3,
+      documentCount: 11,
     });
   });
 
@@ -623,6 +629,7 @@ describe('POST /v1/upload refusals and failures leave nothing behind', () => {
 
   it('reports the files a failed upload did not store as not_stored, the failing one as rejected', async () => {
     const mixed = await archive('half.zip', [
+      { name: 'a.json', data: '[{"text": "Item one."}, {"text": "Item two."}]' },
       { name: 'a.md', data: '# Alpha\n\nRead without error.' },
       { name: 'b.pdf', data: '%PDF-1.4\nnot a pdf at all' },
       { name: 'c.csv', data: 'x,y\n1,2\n' },
@@ -638,13 +645,15 @@ describe('POST /v1/upload refusals and failures leave nothing behind', () => {
       message: expect.stringContaining('b.pdf'),
     });
     // Its progress is where the work stopped, not an early write (`reading 0/3` beside three results).
-    expect(failed.progress).toMatchObject({ filesTotal: 3, stage: expect.not.stringMatching(/^reading$/) });
+    expect(failed.progress).toMatchObject({ filesTotal: 4, stage: expect.not.stringMatching(/^reading$/) });
     expect(failed.progress.filesDone).toBeGreaterThan(0);
     const bySource = Object.fromEntries(
       failed.files.map((f: { source: string }) => [f.source, f] as const),
     ) as Record<string, { status: string; chunks: number; error?: { code: string; message: string } }>;
     expect(bySource['b.pdf']).toMatchObject({ status: 'rejected', error: failed.error });
-    for (const source of ['a.md', 'c.csv']) {
+    for (const source of ['a.json', 'a.md', 'c.csv']) {
+      // Nothing of it stored: no chunks, and no documents of a JSON file's items.
+      expect(bySource[source]).not.toHaveProperty('documents');
       expect(bySource[source]).toMatchObject({
         status: 'not_stored',
         chunks: 0,

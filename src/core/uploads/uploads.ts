@@ -364,8 +364,10 @@ export class UploadService {
  */
 function notStored(outcome: FileOutcome, failure: { code: string; message: string }): UploadFileResult {
   if (outcome.status !== 'ingested') return outcome;
+  // Nothing of it was stored: no chunks, and no documents of a JSON file's items.
+  const { documents: _documents, ...file } = outcome;
   return {
-    ...outcome,
+    ...file,
     status: 'not_stored',
     chunks: 0,
     error: { code: failure.code, message: `Not stored: the upload failed (${failure.message})` },
