@@ -346,7 +346,8 @@ export const sentenceMix = (sentences: string[], rng: Rng): string =>
 
 /**
  * `count` chunks of 2-4 random dbpedia sentences, embedded with the offline model and committed through
- * the knowledge-base store in documents of 10,000 chunks: no parsing or chunking, so 100k builds fast.
+ * the knowledge-base store in JSON files of 10,000 items of one chunk: no parsing or chunking, so 100k
+ * builds fast.
  */
 export async function synthesize(kb: KnowledgeBase, count: number, rng: Rng): Promise<number> {
   const started = performance.now();
@@ -373,7 +374,8 @@ export async function synthesize(kb: KnowledgeBase, count: number, rng: Rng): Pr
             text,
             tokenCount: Math.round(text.length / 4),
             contentHash: `${d}-${at + i}`,
-            metadata: { group: (at + i) % 10 },
+            // Each chunk one item of its JSON file, as the JSON parser writes them (one document each).
+            metadata: { item: at + i, group: (at + i) % 10 },
             vector: vectors[i]!,
           })),
         );
