@@ -55,7 +55,7 @@ export const FileResultSchema = z.object({
   chunks: z.number().int(),
   documents: z.number().int().optional().meta({
     description:
-      'A JSON array file: the documents its items make (each top-level item with text is one document). Absent for other files, which are one document each.',
+      'A JSON array file of several items: the documents they make (each top-level item with text is one document). Absent for a file that is one document, as every other file is.',
   }),
   skippedRows: z.array(z.object({ row: z.number().int(), reason: z.string() })).optional(),
   warnings: z.array(z.string()).optional(),

@@ -267,7 +267,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
           format: file.format,
           status: 'unchanged',
           chunks: previous.chunkCount,
-          ...(file.format === 'json' ? { documents: previous.documentCount } : {}),
+          ...documentsOf(file.format, previous.documentCount),
         });
       } else {
         // A file that would take the knowledge base past the studio's byte limit is refused before it is
@@ -491,6 +491,13 @@ async function chunkFile(
   return { parsed, pieces, embeddings: new EmbeddingsAhead(embedder, texts, EMBED_BATCH, budget) };
 }
 
+/**
+ * A file's `documents` in its outcome: each item of a JSON file is one document (spec §2; the commit
+ * names them, commitWorker.mjs), said when they are not one, as any other file is.
+ */
+const documentsOf = (format: string, items: number): Pick<FileOutcome, 'documents'> =>
+  format === 'json' && items !== 1 ? { documents: items } : {};
+
 /** Writes a chunked document's chunks with their vectors, a batch at a time as they are embedded. */
 async function stageChunks(
   source: string,
@@ -528,8 +535,7 @@ async function stageChunks(
   }
   return {
     chunks: pieces.length,
-    // Each item of a JSON file is one document (spec §2); the commit names them (commitWorker.mjs).
-    ...(parsed.format === 'json' ? { documents: new Set(pieces.map((c) => c.metadata.item)).size } : {}),
+    ...documentsOf(parsed.format, new Set(pieces.map((c) => c.metadata.item)).size),
     ...(parsed.skippedRows?.length ? { skippedRows: parsed.skippedRows } : {}),
     ...(parsed.warnings?.length ? { warnings: parsed.warnings } : {}),
   };

@@ -16,12 +16,12 @@ const ITEMS_BETWEEN_TURNS = 64;
 
 /**
  * JSON (spec §2, DESIGN §6): an array of objects or a single object; each top-level item is one
- * document. Here it is one section with metadata `{ item: <0-based index>, ...fields }`; the commit
- * gives each item's chunks the item's own document id and chunk indexes (commitWorker.mjs), while the
- * file stays the unit the studio keeps, re-ingests and deletes. Nested fields are flattened with dotted
- * keys and arrays kept as arrays (see flattenFields). The text is the first non-empty `text`, `content` or `body`
- * string; otherwise the item's fields as `key: value` lines (itemLines): every non-empty string it
- * holds, nested objects and arrays included. Fields used as text are not repeated in the metadata. An
+ * document. Here it is one section with metadata `{ item: <0-based index>, ...fields }`; the commit gives
+ * each item's chunks the item's own document id and chunk indexes (commitWorker.mjs), while the file
+ * stays the unit the studio keeps, re-ingests and deletes. Nested fields are flattened with dotted keys
+ * and arrays kept as arrays (see flattenFields). The text is the first non-empty `text`, `content` or
+ * `body` string; otherwise the item's fields as `key: value` lines (itemLines): every non-empty string
+ * it holds, nested objects and arrays included. Fields used as text are not repeated in the metadata. An
  * array holding a non-object (a number, a string, null, an array) is refused, naming the index: the spec
  * promises objects, and guessing what a bare scalar means would silently change the data. Items without
  * any text are skipped and listed in `warnings`.
