@@ -130,12 +130,15 @@ function setFtsSettings(db, { automerge, hashsize }) {
 
 /** A document as the transaction knows it: ids, the reserved metadata keys, what to report. */
 function describeDocument(doc, documentId) {
+  // The reserved keys appended to a chunk's staged metadata: `keys` up to the document id (a JSON item's
+  // own), `suffix` up to the chunk index.
+  const keys = `"source":${JSON.stringify(doc.source)},"format":${JSON.stringify(doc.format)},"documentId":`;
   return {
     documentId,
     source: doc.source,
     format: doc.format,
-    keys: `"source":${JSON.stringify(doc.source)},"format":${JSON.stringify(doc.format)},"documentId":`,
-    suffix: `"source":${JSON.stringify(doc.source)},"format":${JSON.stringify(doc.format)},"documentId":${JSON.stringify(documentId)},"chunkIndex":`,
+    keys,
+    suffix: `${keys}${JSON.stringify(documentId)},"chunkIndex":`,
     chunks: 0,
     /** A JSON file's items, each one document: item → its chunks so far (itemChunkMetadata). */
     items: doc.format === 'json' ? new Map() : undefined,

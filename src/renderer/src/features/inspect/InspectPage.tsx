@@ -196,9 +196,14 @@ export function InspectPage() {
                       <Group gap="xs" mt={4}>
                         <Badge variant="light">{selected.format}</Badge>
                         <Text size="xs" c="dimmed">
-                          {itemsOf(selected) && `${itemsOf(selected)} · `}
-                          {counted(selected.chunkCount, 'chunk')} · {formatSize(selected.bytes)} ·{' '}
-                          {chunkingOf(selected)}
+                          {[
+                            itemsOf(selected),
+                            counted(selected.chunkCount, 'chunk'),
+                            formatSize(selected.bytes),
+                            chunkingOf(selected),
+                          ]
+                            .filter(Boolean)
+                            .join(' · ')}
                         </Text>
                       </Group>
                       {!selected.sourceKept && (
