@@ -87,6 +87,11 @@ interface ConfigResult {
   commitChunksPerS: number;
   fileMb: number;
   codesLoadMs: number;
+  /**
+   * A search started again warming up its codes (full-text postings left out): from the vectors file, and
+   * from `vector_codes` without the file; whether searches after each give the shipped search's hits.
+   */
+  codesWarm: { fromFileMs: number; fromRowsMs: number; sameHits: boolean };
   /** Writing the listing's vectors file (vectorFileWorker.mjs), on a worker thread. */
   vectorFileMs: number;
   exact: Latencies;
@@ -181,6 +186,11 @@ export const retrieveDenseSuite: Suite = {
             detail: `p50 ${r.binary.p50Ms} ms against ${r.rescoringInSqlite.p50Ms} ms from SQLite`,
           },
           {
+            name: `${label}: started again, the warm-up reads the codes from the vectors file, and searches find what they found`,
+            ok: r.codesWarm.sameHits,
+            detail: `${r.codesWarm.sameHits ? 'the same hits and distances' : 'other hits'}; codes from the file in ${Math.round(r.codesWarm.fromFileMs)} ms, from vector_codes in ${Math.round(r.codesWarm.fromRowsMs)} ms`,
+          },
+          {
             name: `${label}: 1% filter returns topK`,
             ok: r.filter1pct.binary.results === Math.min(TOP_K, Math.ceil(r.chunks / BUCKETS)),
             detail: `${r.filter1pct.binary.results} results`,
@@ -254,6 +264,7 @@ export const retrieveDenseSuite: Suite = {
           'recall@20',
           'candidates',
           'codes load ms',
+          'restart: codes from file / rows ms',
           'rescoring in SQLite p50 (ratio)',
           'vectors file s',
         ],
@@ -268,6 +279,7 @@ export const retrieveDenseSuite: Suite = {
           r.binary.recall20,
           r.candidates,
           Math.round(r.codesLoadMs),
+          `${Math.round(r.codesWarm.fromFileMs)} / ${Math.round(r.codesWarm.fromRowsMs)}`,
           `${r.rescoringInSqlite.p50Ms} (${r.rescoringInSqlite.ratio})${r.rescoringInSqlite.same ? '' : ', other hits'}`,
           round(r.vectorFileMs / 1000, 1),
         ]),
@@ -533,6 +545,42 @@ async function textVectors(rng: Rng, dimensions: number, queryCount: number) {
   };
 }
 
+/**
+ * A restart's warm-up of the codes: from the vectors file just written, then from `vector_codes` (no file);
+ * the full-text postings are left out (retrieve.lexical's). Each search started again must then find what
+ * `shipped` finds.
+ */
+async function codesWarmUp(
+  binary: Repos['binary'],
+  listingId: string,
+  model: string,
+  queries: Float32Array[],
+  shipped: SqliteSearchRepository,
+): Promise<ConfigResult['codesWarm']> {
+  const lexical = { minRows: Infinity };
+  const warmed = async (repo: SqliteSearchRepository) => {
+    try {
+      const started = performance.now();
+      const listings = await repo.warmUp();
+      const ms = performance.now() - started;
+      const same =
+        listings.includes(listingId) &&
+        repo.densePlan(listingId, model) === 'binary' &&
+        queries.every(
+          (q) =>
+            JSON.stringify(repo.denseSearch(listingId, model, q, [], TOP_K)) ===
+            JSON.stringify(shipped.denseSearch(listingId, model, q, [], TOP_K)),
+        );
+      return { ms, same };
+    } finally {
+      repo.close();
+    }
+  };
+  const file = await warmed(binary({ lexical }));
+  const rows = await warmed(binary({ lexical, vectorFiles: undefined }));
+  return { fromFileMs: file.ms, fromRowsMs: rows.ms, sameHits: file.same && rows.same };
+}
+
 async function inProcess(
   services: StudioServices,
   listingId: string,
@@ -551,6 +599,7 @@ async function inProcess(
     throw new Error(`the vectors file was not written: ${shipped.vectorFiles!.lastError}`);
   }
   const vectorFileMs = performance.now() - fileStarted;
+  const codesWarm = await codesWarmUp(binary, listingId, model, queries, shipped);
   const exactRuns = queries.map((q) => search(exact, q));
   const inSqlite = binary({ vectorFiles: undefined });
   search(inSqlite, queries[0]!);
@@ -620,6 +669,7 @@ async function inProcess(
   const afterRestart = search(restarted, queries[1]!, another(1));
   return {
     codesLoadMs,
+    codesWarm,
     vectorFileMs,
     exact: exactLat,
     binary: { ...binaryLat, recall20, speedup: round(exactLat.p50Ms / binaryLat.p50Ms, 1) },

@@ -59,6 +59,18 @@ interface Entry {
   bytes: number;
 }
 
+/** Where a listing's codes can be read whole, faster than row by row from `vector_codes`: its vectors file. */
+export interface CodeSource {
+  /** The knowledge-base generation the codes are of. */
+  readonly generation: number;
+  /** The chunk ids, ascending: code i belongs to ids[i]. */
+  readonly ids: Float64Array;
+  /** The bytes of each code (0: none to read). */
+  readonly codeBytes: number;
+  /** Reads the codes into `into` (code i at `i * codeBytes`); false when they could not be read whole. */
+  readCodes(into: Uint8Array): Promise<boolean>;
+}
+
 export interface VectorCodeCacheOptions {
   /** Memory the cached codes may take together; the least recently used listings are dropped first. */
   maxBytes?: number;
@@ -120,19 +132,22 @@ export class VectorCodeCache {
    * Loads the listing's codes ahead of its first query, a slice of rows at a time with the event loop
    * free in between, so a server warming up keeps answering (a synchronous load of 500k codes holds
    * it for about a second). Nothing is kept when the knowledge base changes meanwhile: the next query
-   * then loads the new codes itself. Resolves with whether the codes are now cached.
+   * then loads the new codes itself. Resolves with whether the codes are now cached. With a `source` of
+   * the listing's current generation (its vectors file), the codes are read from there instead, off the
+   * event loop; the rows are read only where it cannot give them.
    */
   warm(
     listingId: string,
     model: string,
     dimensions: number,
     table: string,
-    sliceRows = 20_000,
+    options: { sliceRows?: number; source?: CodeSource } = {},
   ): Promise<boolean> {
     const key = `${listingId}\u0000${model}`;
     const running = this.warmingUp.get(key);
     if (running) return running;
-    const warming = this.warmOnce(key, listingId, model, dimensions, table, sliceRows).finally(() => {
+    const { sliceRows = 20_000, source } = options;
+    const warming = this.warmOnce(key, listingId, model, dimensions, table, sliceRows, source).finally(() => {
       if (this.warmingUp.get(key) === warming) this.warmingUp.delete(key);
     });
     this.warmingUp.set(key, warming);
@@ -156,6 +171,7 @@ export class VectorCodeCache {
     dimensions: number,
     table: string,
     sliceRows: number,
+    source: CodeSource | undefined,
   ): Promise<boolean> {
     const generation = this.generation(listingId);
     if (this.entries.get(key)?.generation === generation) return true;
@@ -163,6 +179,10 @@ export class VectorCodeCache {
     // each. Counting the codes first read all of them an extra time: 1.8 s from a cold disk at 500k.
     const count = this.vectorCount(table);
     if (count === 0) return false;
+    if (source?.generation === generation) {
+      const read = await this.readFrom(source, key, listingId, count, dimensions, generation);
+      if (read || this.generation(listingId) !== generation) return read;
+    }
     const space = new HammingSpace(count, codeBytes(dimensions));
     const filler = new CodeFiller(space);
     let kept = false;
@@ -185,6 +205,39 @@ export class VectorCodeCache {
       if (this.entries.get(key)?.generation === generation) return true;
       this.drop(key);
       this.entries.set(key, filler.entry(generation, dimensions));
+      this.evict();
+      kept = true;
+      return true;
+    } finally {
+      if (!kept) space.dispose();
+    }
+  }
+
+  /**
+   * Reads the codes from `source` when it holds one of the expected size for each of the `count` vectors;
+   * resolves with whether they are now cached (false: not read, or the knowledge base changed meanwhile).
+   */
+  private async readFrom(
+    source: CodeSource,
+    key: string,
+    listingId: string,
+    count: number,
+    dimensions: number,
+    generation: number,
+  ): Promise<boolean> {
+    if (source.codeBytes !== codeBytes(dimensions) || source.ids.length !== count) return false;
+    const space = new HammingSpace(count, source.codeBytes);
+    let kept = false;
+    try {
+      if (!(await source.readCodes(space.codes))) return false;
+      if (this.generation(listingId) !== generation) return false;
+      if (this.entries.get(key)?.generation === generation) return true;
+      this.drop(key);
+      this.entries.set(key, {
+        generation,
+        codes: new CodeSet(source.ids, dimensions, space),
+        bytes: space.byteLength + source.ids.byteLength,
+      });
       this.evict();
       kept = true;
       return true;

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
 import { cosineDistance } from '../core/retrieve/cosineDistance';
 import { CosineBatch } from '../core/retrieve/cosineKernel';
 import type { DenseHit } from '../core/retrieve/searchIndex';
@@ -12,11 +13,16 @@ import type { DenseHit } from '../core/retrieve/searchIndex';
  * retrieval at scale", thirteenth pass).
  *
  * Layout: a header of HEADER_BYTES (JSON, padded with spaces), then `count` vectors of `dimensions`
- * float32 in ascending chunk id order, then their `count` chunk ids as float64.
+ * float32 in ascending chunk id order, then their `count` chunk ids as float64, then (when the header's
+ * `codeBytes` is not 0) their `count` sign codes from `vector_codes`, `codeBytes` each: a server starting
+ * again reads its search codes from here in tens of milliseconds, where reading them row by row from
+ * SQLite took 0.6–0.9 s at 500,000 chunks (docs/performance.md, "Search codes read from the vectors file").
  */
 export const HEADER_BYTES = 4096;
 export const VECTOR_FILE_FORMAT = 'kbstudio-vectors';
-export const VECTOR_FILE_VERSION = 1;
+export const VECTOR_FILE_VERSION = 2;
+/** The codes are read this many bytes at a time. */
+const CODE_READ_BYTES = 8 << 20;
 /** Candidates read into WebAssembly memory before their distances are computed together. */
 const BATCH = 64;
 
@@ -28,11 +34,13 @@ export interface VectorFileHeader {
   dimensions: number;
   generation: number;
   count: number;
+  /** The bytes of each chunk's sign code after the ids; 0: the file holds no codes. */
+  codeBytes: number;
 }
 
-/** The file's size for its header's count and dimensions. */
-export function vectorFileBytes(count: number, dimensions: number): number {
-  return HEADER_BYTES + count * (dimensions * 4 + 8);
+/** The file's size for its header's count, dimensions and code bytes. */
+export function vectorFileBytes(count: number, dimensions: number, codeBytes: number): number {
+  return HEADER_BYTES + count * (dimensions * 4 + 8 + codeBytes);
 }
 
 export class VectorFile {
@@ -48,6 +56,9 @@ export class VectorFile {
     readonly header: VectorFileHeader,
     /** Chunk ids, ascending: vector i belongs to ids[i]. */
     readonly ids: Float64Array,
+    private readonly path: string,
+    /** The file opened (device and inode): codes are read only from this file, not one renamed over it. */
+    private readonly identity: { dev: number; ino: number },
   ) {
     this.fd = fd;
     this.batch = CosineBatch.create(header.dimensions, BATCH);
@@ -56,6 +67,11 @@ export class VectorFile {
 
   get generation(): number {
     return this.header.generation;
+  }
+
+  /** The bytes of each sign code the file holds (0: none). */
+  get codeBytes(): number {
+    return this.header.codeBytes;
   }
 
   /** Closed: by close(), or after a read came back short (the file changed under it). */
@@ -82,6 +98,7 @@ export class VectorFile {
       const head = Buffer.alloc(HEADER_BYTES);
       if (readSync(fd, head, 0, HEADER_BYTES, 0) !== HEADER_BYTES) throw new Error('short header');
       const header = JSON.parse(head.toString('utf8').trimEnd()) as VectorFileHeader;
+      const stat = fstatSync(fd);
       const usable =
         header.format === VECTOR_FILE_FORMAT &&
         header.version === VECTOR_FILE_VERSION &&
@@ -91,13 +108,15 @@ export class VectorFile {
         header.generation === expected.generation &&
         Number.isSafeInteger(header.count) &&
         header.count >= 0 &&
-        fstatSync(fd).size === vectorFileBytes(header.count, header.dimensions);
+        Number.isSafeInteger(header.codeBytes) &&
+        header.codeBytes >= 0 &&
+        stat.size === vectorFileBytes(header.count, header.dimensions, header.codeBytes);
       if (!usable) throw new Error('not this listing’s vectors, or not whole');
       const ids = new Float64Array(header.count);
       const idBytes = Buffer.from(ids.buffer);
       const at = HEADER_BYTES + header.count * header.dimensions * 4;
       if (readSync(fd, idBytes, 0, idBytes.length, at) !== idBytes.length) throw new Error('short ids');
-      return new VectorFile(fd, header, ids);
+      return new VectorFile(fd, header, ids, path, { dev: stat.dev, ino: stat.ino });
     } catch {
       closeSync(fd);
       return undefined;
@@ -138,6 +157,38 @@ export class VectorFile {
       for (let k = 0; k < count; k++) hits.push(hit(this.ids[slots[from + k]!]!, this.out[k]!));
     }
     return hits;
+  }
+
+  /**
+   * Reads the file's sign codes into `into` (`count * codeBytes` bytes, code i at `i * codeBytes`), off the
+   * event loop, through a handle of its own (close() may come meanwhile). False when the file holds no
+   * codes, `into` is not their size, or the file at its path is no longer this one or comes back short.
+   */
+  async readCodes(into: Uint8Array): Promise<boolean> {
+    const { count, dimensions, codeBytes } = this.header;
+    if (codeBytes === 0 || into.length !== count * codeBytes) return false;
+    let handle;
+    try {
+      handle = await openFile(this.path, 'r');
+    } catch {
+      return false;
+    }
+    try {
+      const stat = await handle.stat();
+      if (stat.dev !== this.identity.dev || stat.ino !== this.identity.ino) return false;
+      const at = HEADER_BYTES + count * (dimensions * 4 + 8);
+      for (let done = 0; done < into.length;) {
+        const length = Math.min(CODE_READ_BYTES, into.length - done);
+        const { bytesRead } = await handle.read(into, done, length, at + done);
+        if (bytesRead === 0) return false;
+        done += bytesRead;
+      }
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await handle.close();
+    }
   }
 
   close(): void {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { codeBytes } from '../core/retrieve/signCodes';
 import { backgroundWorker } from '../core/workers/backgroundPriority';
 import type { Db } from './open';
 import { partialFile } from './partialFiles';
@@ -93,6 +94,15 @@ export class VectorFileCache {
   held(listing: Listing, generation: number): VectorFile | undefined {
     const file = this.files.get(keyOf(listing));
     return file?.generation === generation && !file.closed ? file : undefined;
+  }
+
+  /**
+   * The listing's file when it holds `generation`: the one held, else the one on disk (opened and held from
+   * now on); nothing is written (a server's warm-up reads the search codes from it).
+   */
+  find(listing: Listing, generation: number): VectorFile | undefined {
+    if (!this.usable(listing)) return undefined;
+    return this.held(listing, generation) ?? this.opened(listing, generation);
   }
 
   /**
@@ -195,7 +205,7 @@ export class VectorFileCache {
         .prepare(`SELECT chunk_count FROM listings WHERE id = ?`)
         .pluck()
         .get(listing.listingId) as number | undefined;
-      const needed = vectorFileBytes(chunks ?? 0, listing.dimensions);
+      const needed = vectorFileBytes(chunks ?? 0, listing.dimensions, codeBytes(listing.dimensions));
       const disk = statfsSync(this.options.directory);
       const free = disk.bavail * disk.bsize;
       const spare = this.options.spareBytes ?? SPARE_BYTES;

@@ -3,14 +3,16 @@
 // generation the header names. Written beside the final path and renamed over it once whole, so a reader
 // never sees half a file. 500,000 vectors of 1,024 dimensions: about 7 s, 2 GB.
 // Plain JavaScript that imports only packages, so the file runs as it is beside any bundle.
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
 // Keep in step with src/db/vectorFile.ts.
 const HEADER_BYTES = 4096;
 const FORMAT = 'kbstudio-vectors';
-const VERSION = 1;
+const VERSION = 2;
+/** src/core/retrieve/signCodes.ts's codeBytes. */
+const codeBytesOf = (dimensions) => Math.ceil(dimensions / 256) * 32;
 /** Vectors written a write at a time. */
 const BATCH_BYTES = 1 << 20;
 
@@ -67,8 +69,18 @@ function writeVectors(db, tmp, { listingId, model, dimensions }) {
       }
       if (inBatch > 0) at += writeAll(fd, batch, inBatch * bytes, at);
       const idBytes = Buffer.from(ids.buffer, 0, count * 8);
-      writeAll(fd, idBytes, idBytes.length, at);
-      const header = { format: FORMAT, version: VERSION, listingId, model, dimensions, generation, count };
+      at += writeAll(fd, idBytes, idBytes.length, at);
+      const codeBytes = writeCodes(db, fd, at, { listingId, model, dimensions }, ids, count);
+      const header = {
+        format: FORMAT,
+        version: VERSION,
+        listingId,
+        model,
+        dimensions,
+        generation,
+        count,
+        codeBytes,
+      };
       const json = Buffer.from(JSON.stringify(header));
       if (json.length > HEADER_BYTES) throw new Error(`the header of ${listingId}'s vectors is too long`);
       const head = Buffer.alloc(HEADER_BYTES, ' ');
@@ -81,6 +93,43 @@ function writeVectors(db, tmp, { listingId, model, dimensions }) {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Writes the sign codes of the `count` chunks in `ids` at `at`, from `vector_codes` in the same read
+ * transaction; returns their bytes each, or 0 (and writes none) when they are not exactly one code of the
+ * expected size for each of those chunks, in the same order (the search codes are then read from SQLite).
+ */
+function writeCodes(db, fd, at, { listingId, model, dimensions }, ids, count) {
+  const codeBytes = codeBytesOf(dimensions);
+  const rows = db
+    .prepare(`SELECT chunk_id, code FROM vector_codes WHERE listing_id = ? AND model = ? ORDER BY chunk_id`)
+    .raw()
+    .iterate(listingId, model);
+  const perBatch = Math.max(1, Math.floor(BATCH_BYTES / codeBytes));
+  const batch = Buffer.alloc(perBatch * codeBytes);
+  let filled = 0;
+  let inBatch = 0;
+  let position = at;
+  let whole = true;
+  for (const [id, code] of rows) {
+    if (filled === count || id !== ids[filled] || !Buffer.isBuffer(code) || code.length !== codeBytes) {
+      whole = false;
+      break; // ends the iteration, which closes the statement
+    }
+    code.copy(batch, inBatch * codeBytes);
+    filled++;
+    if (++inBatch === perBatch) {
+      position += writeAll(fd, batch, batch.length, position);
+      inBatch = 0;
+    }
+  }
+  if (whole && filled === count) {
+    if (inBatch > 0) writeAll(fd, batch, inBatch * codeBytes, position);
+    return codeBytes;
+  }
+  ftruncateSync(fd, at);
+  return 0;
 }
 
 if (!isMainThread && workerData?.role === 'kbstudio-vector-file') {

@@ -1,11 +1,22 @@
-import { existsSync, mkdirSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FieldFilter } from '../../src/core/retrieve/filters';
 import { SqliteSearchRepository } from '../../src/db/repositories/search';
 import { openServices, type StudioServices } from '../../src/db/services';
 import { CosineBatch } from '../../src/core/retrieve/cosineKernel';
-import { VectorFile, vectorFileBytes } from '../../src/db/vectorFile';
+import { codeBytes } from '../../src/core/retrieve/signCodes';
+import { HEADER_BYTES, VectorFile, vectorFileBytes } from '../../src/db/vectorFile';
 import { commitChunks } from '../helpers/commitChunks';
 import { tempDir } from '../helpers/studio';
 import { seededRng } from '../../bench/prng';
@@ -41,17 +52,19 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
   let plain: SqliteSearchRepository;
   const queries = Array.from({ length: 12 }, (_, k) => vector(k + 1));
   const listing = () => ({ listingId, model: MODEL, dimensions: DIMS });
-  const generation = () =>
+  const generation = (id = listingId) =>
     services.db
       .prepare(`SELECT generation FROM knowledge_base_generations WHERE listing_id = ?`)
       .pluck()
-      .get(listingId) as number;
-  /** The listing's vectors file in `directory` (the only one written there). */
-  const vectorsPath = () =>
+      .get(id) as number;
+  /** The vectors file in `at` (the only one written there). */
+  const vectorsPathIn = (at: string) =>
     join(
-      directory,
-      readdirSync(directory).find((n) => n.endsWith('.vectors'))!,
+      at,
+      readdirSync(at).find((n) => n.endsWith('.vectors'))!,
     );
+  /** The listing's vectors file in `directory`. */
+  const vectorsPath = () => vectorsPathIn(directory);
   /** Chunks with a vector (a zero vector is stored as none). */
   const vectorCount = () =>
     services.db
@@ -96,7 +109,7 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
       expect(count).toBeGreaterThan(2_900);
       expect(file?.header).toMatchObject({ listingId, model: MODEL, dimensions: DIMS, count });
       const path = vectorsPath();
-      expect(statSync(path).size).toBe(vectorFileBytes(count, DIMS));
+      expect(statSync(path).size).toBe(vectorFileBytes(count, DIMS, codeBytes(DIMS)));
       const read = vi.spyOn(VectorFile.prototype, 'distances');
       expectSameAnswers(repo);
       // Every rescoring was answered from the file, none fell back to SQLite.
@@ -139,6 +152,102 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
       expectSameAnswers(repo);
     } finally {
       repo.close();
+    }
+  });
+
+  /** The listing's rows of vector_codes, in chunk id order. */
+  const storedCodes = (id = listingId) =>
+    services.db
+      .prepare(`SELECT chunk_id, code FROM vector_codes WHERE listing_id = ? AND model = ? ORDER BY chunk_id`)
+      .raw()
+      .all(id, MODEL) as [number, Buffer][];
+
+  it('holds the search codes after the ids; a warm-up after a restart reads them from there', async () => {
+    const file = VectorFile.open(vectorsPath(), { ...listing(), generation: generation() })!;
+    try {
+      expect(file.codeBytes).toBe(codeBytes(DIMS));
+      const codes = new Uint8Array(file.header.count * file.codeBytes);
+      expect(await file.readCodes(codes)).toBe(true);
+      const rows = storedCodes();
+      expect(Array.from(file.ids)).toEqual(rows.map(([id]) => id));
+      expect(Buffer.from(codes).equals(Buffer.concat(rows.map(([, code]) => code)))).toBe(true);
+      // Not their size: nothing read.
+      expect(await file.readCodes(new Uint8Array(codes.length - 1))).toBe(false);
+    } finally {
+      file.close();
+    }
+    const read = vi.spyOn(VectorFile.prototype, 'readCodes');
+    const pages = vi.spyOn(services.db, 'prepare');
+    const repo = withFiles(60_000);
+    try {
+      expect(await repo.warmUp()).toEqual([listingId]);
+      expect(read).toHaveBeenCalledTimes(1);
+      expect(await read.mock.results[0]!.value).toBe(true);
+      // vector_codes was not read.
+      expect(pages.mock.calls.filter(([sql]) => /FROM vector_codes/.test(sql))).toEqual([]);
+      expect(repo.densePlan(listingId, MODEL)).toBe('binary');
+      expectSameAnswers(repo);
+    } finally {
+      read.mockRestore();
+      pages.mockRestore();
+      repo.close();
+    }
+  });
+
+  it('reads the codes from vector_codes when the file at its path is another one, or holds none', async () => {
+    const path = vectorsPath();
+    const file = VectorFile.open(path, { ...listing(), generation: generation() })!;
+    const original = readFileSync(path);
+    try {
+      // The same bytes under the same name, but another file (as a new write renamed over it).
+      copyFileSync(path, `${path}.copy`);
+      renameSync(`${path}.copy`, path);
+      expect(await file.readCodes(new Uint8Array(file.header.count * file.codeBytes))).toBe(false);
+    } finally {
+      file.close();
+    }
+    // A file of this format without codes: its header says 0 code bytes, and it ends after the ids.
+    const header = JSON.parse(original.subarray(0, HEADER_BYTES).toString('utf8')) as { count: number };
+    const head = Buffer.alloc(HEADER_BYTES, ' ');
+    Buffer.from(JSON.stringify({ ...header, codeBytes: 0 })).copy(head);
+    const idsEnd = HEADER_BYTES + header.count * (DIMS * 4 + 8);
+    writeFileSync(path, Buffer.concat([head, original.subarray(HEADER_BYTES, idsEnd)]));
+    const read = vi.spyOn(VectorFile.prototype, 'readCodes');
+    const repo = withFiles(60_000);
+    try {
+      expect(await repo.warmUp()).toEqual([listingId]);
+      expect(repo.vectorFiles!.held(listing(), generation())?.codeBytes).toBe(0);
+      expect(read).not.toHaveBeenCalled();
+      expect(repo.densePlan(listingId, MODEL)).toBe('binary');
+      expectSameAnswers(repo);
+    } finally {
+      read.mockRestore();
+      repo.close();
+    }
+    writeFileSync(path, original);
+  });
+
+  it('writes no codes into the file when a vector has none (committed before codes existed)', async () => {
+    const wallet = services.wallets.defaultWallet().address;
+    const older = services.listings.create({ title: 'Older', accessModel: 'one_time', price: 0 }, wallet).id;
+    await commit(services, older, 'older.jsonl', 200);
+    const [first] = storedCodes(older)[0]!;
+    services.db.prepare(`DELETE FROM vector_codes WHERE chunk_id = ?`).run(first);
+    const repo = withFiles(0, join(dir.path, 'older'));
+    try {
+      const at = { listingId: older, model: MODEL, dimensions: DIMS };
+      expect(await repo.vectorFiles!.ensure(at)).toBe(true);
+      const file = repo.vectorFiles!.find(at, generation(older))!;
+      expect(file.codeBytes).toBe(0);
+      expect(file.header.count).toBeGreaterThan(190);
+      expect(statSync(vectorsPathIn(join(dir.path, 'older'))).size).toBe(
+        vectorFileBytes(file.header.count, DIMS, 0),
+      );
+      // Without codes for every vector, that listing is searched exactly, as before.
+      expect(repo.densePlan(older, MODEL)).toBe('exact');
+    } finally {
+      repo.close();
+      services.listings.delete(older);
     }
   });
 
@@ -222,7 +331,7 @@ describe('vectors files: rescoring from a flat copy of the float blobs', () => {
         () => expect(repo.vectorFiles!.held(listing(), generation())?.header.count).toBe(vectorCount()),
         { timeout: 20_000, interval: 50 },
       );
-      expect(statSync(path).size).toBe(vectorFileBytes(vectorCount(), DIMS));
+      expect(statSync(path).size).toBe(vectorFileBytes(vectorCount(), DIMS, codeBytes(DIMS)));
       expectSameAnswers(repo);
     } finally {
       repo.close();

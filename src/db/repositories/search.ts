@@ -152,7 +152,12 @@ export class SqliteSearchRepository implements SearchIndex {
     for (const row of rows) {
       const bytes = row.chunks * (codeBytes(row.dimensions) + 8);
       if (bytes > budget || !TABLE_NAME.test(row.tableName)) continue;
-      if (await this.codes.warm(row.listingId, row.model, row.dimensions, row.tableName, sliceRows)) {
+      // The codes from the listing's vectors file where it holds the current generation (a start after
+      // an earlier one wrote it), else from vector_codes.
+      const source = this.vectorFiles?.find(row, this.codes.generation(row.listingId));
+      if (
+        await this.codes.warm(row.listingId, row.model, row.dimensions, row.tableName, { sliceRows, source })
+      ) {
         warmed.push(row);
         budget -= bytes;
       }
