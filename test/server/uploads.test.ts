@@ -666,6 +666,78 @@ describe('POST /v1/upload refusals and failures leave nothing behind', () => {
     expect((await studio.api(`/v1/listings/${listingId}`, { key: ownKey })).status).toBe(404);
   });
 
+  /** A JSONL line of `dimensions` floats. */
+  const vectorLine = (text: string, dimensions: number) =>
+    `${JSON.stringify({ text, embedding: Array.from({ length: dimensions }, (_, i) => ((i % 7) - 3) / 10) })}\n`;
+  const listingOf = (id: string) => studio.services.listings.get(id, 'studio');
+  const modelsOf = (id: string) =>
+    studio.services.db
+      .prepare(`SELECT model FROM vector_indexes WHERE listing_id = ? ORDER BY model`)
+      .pluck()
+      .all(id);
+
+  it('gives an empty listing the embedding_model asked for when the upload commits, and not when it fails', async () => {
+    const wallet = studio.services.wallets.defaultWallet().address;
+    const empty = studio.services.listings.create(
+      { title: 'Empty', accessModel: 'one_time', price: 0 },
+      wallet,
+    );
+    expect(empty).toMatchObject({ embeddingModel: 'kbs-offline-hybrid-v1', dimensions: 100 });
+    // 2 floats where text-embedding-3-small has 1,536: the upload fails, and the listing keeps its model.
+    const wrong = await archive('wrong-dims.zip', [{ name: 'v.jsonl', data: vectorLine('hello', 2) }]);
+    const config = { listing_id: empty.id, embedding_model: 'text-embedding-3-small' };
+    const failed = (await json(await send(form([wrong], config)))).data;
+    await studio.services.uploads.idle();
+    expect((await json(await studio.api(`/v1/upload/${failed.uploadId}`, { key: ownKey }))).data.status).toBe(
+      'failed',
+    );
+    expect(listingOf(empty.id)).toMatchObject({ embeddingModel: 'kbs-offline-hybrid-v1', dimensions: 100 });
+
+    const right = await archive('right-dims.zip', [{ name: 'v.jsonl', data: vectorLine('hello', 1536) }]);
+    const done = (await json(await send(form([right], config)))).data;
+    await studio.services.uploads.idle();
+    expect((await json(await studio.api(`/v1/upload/${done.uploadId}`, { key: ownKey }))).data.status).toBe(
+      'completed',
+    );
+    expect(listingOf(empty.id)).toMatchObject({
+      embeddingModel: 'text-embedding-3-small',
+      dimensions: 1536,
+      chunkCount: 1,
+    });
+  });
+
+  it('refuses, at its commit, an upload of another model queued behind one that filled the empty listing', async () => {
+    const wallet = studio.services.wallets.defaultWallet().address;
+    const empty = studio.services.listings.create(
+      { title: 'Queued', accessModel: 'one_time', price: 0 },
+      wallet,
+    );
+    const notes = await archive('notes.zip', [{ name: 'a.md', data: '# Alpha\n\nOffline words.' }]);
+    const vectors = await archive('vectors-1536.zip', [{ name: 'v.jsonl', data: vectorLine('hello', 1536) }]);
+    // Both accepted while the listing is empty: the second is checked when it commits.
+    const first = await send(
+      form([notes], { listing_id: empty.id, embedding_model: 'kbs-offline-hybrid-v1' }),
+    );
+    const second = await send(
+      form([vectors], { listing_id: empty.id, embedding_model: 'text-embedding-3-small' }),
+    );
+    expect([first.status, second.status]).toEqual([202, 202]);
+    const [a, b] = [(await json(first)).data, (await json(second)).data];
+    await studio.services.uploads.idle();
+    const poll = async (id: string) =>
+      (await json(await studio.api(`/v1/upload/${id}`, { key: ownKey }))).data;
+    expect((await poll(a.uploadId)).status).toBe('completed');
+    const refused = await poll(b.uploadId);
+    expect(refused).toMatchObject({ status: 'failed', error: { code: 'conflict' } });
+    expect(refused.error.message).toContain(
+      `listing '${empty.id}' now holds chunks embedded with kbs-offline-hybrid-v1`,
+    );
+    expect(refused.error.message).toContain('nothing was stored');
+    // One model, its chunks only.
+    expect(listingOf(empty.id)).toMatchObject({ embeddingModel: 'kbs-offline-hybrid-v1', chunkCount: 1 });
+    expect(modelsOf(empty.id)).toEqual(['kbs-offline-hybrid-v1']);
+  });
+
   it('never removes a listing named by listing_id, even an empty draft', async () => {
     const wallet = studio.services.wallets.defaultWallet().address;
     const draft = studio.services.listings.create(

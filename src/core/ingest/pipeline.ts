@@ -37,7 +37,11 @@ import type { DocumentFormat, ParsedDocument } from './types';
 export type { FileOutcome, IngestProgress, IngestStage };
 
 export interface IngestRequest {
-  listing: { id: string; embeddingModel: string; dimensions: number };
+  /**
+   * The listing and the model its chunks are embedded with; `setsModel`: a model the caller asked for (an
+   * upload's `embedding_model`), which an empty listing of another model takes at the commit.
+   */
+  listing: { id: string; embeddingModel: string; dimensions: number; setsModel?: boolean };
   inputs: IngestInput[];
   chunking?: ChunkingOptions;
   csvRequiredColumns?: string[];
@@ -165,6 +169,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
   const commitOptions: CommitOptions = {
     model: listing.embeddingModel,
     dimensions: listing.dimensions,
+    listingModel: listing.setsModel ? 'take' : 'same',
     maxChunks: limits.maxChunks,
     maxKnowledgeBaseBytes: limits.maxKnowledgeBaseBytes,
   };

@@ -1,7 +1,9 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Embedder } from '../embed/embedder';
-import { Forbidden } from '../errors';
+import { EMBEDDING_MODELS } from '../embed/models';
+import { UnsupportedEmbeddingModel } from '../embed/errors';
+import { Conflict, Forbidden } from '../errors';
 import { newId } from '../ids';
 import type { ListingService, Viewer } from '../marketplace/listings';
 import type { ChunkingOptions } from './chunkers';
@@ -24,6 +26,12 @@ export interface IngestCommand {
   onProgress?: (progress: IngestProgress) => void;
   /** The bulk upload this is for: its commit marks it completed (see IngestUpload). */
   upload?: IngestUpload;
+  /**
+   * The model to embed with, when the caller chose one (an upload's `embedding_model`); else the
+   * listing's. A listing without chunks takes it when this ingestion commits, not before: a failed or
+   * refused ingestion leaves the listing as it was.
+   */
+  embeddingModel?: string;
 }
 
 /** Runs ingestions for listings, each in its own scratch folder under the data directory. */
@@ -42,6 +50,16 @@ export class IngestionService {
     if (viewer !== 'studio' && listing.creatorWallet !== viewer.wallet) {
       throw new Forbidden(`Only the creator of listing '${listing.id}' may upload to it.`);
     }
+    const model = command.embeddingModel ?? listing.embeddingModel;
+    const dimensions = EMBEDDING_MODELS[model];
+    if (dimensions === undefined) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));
+    // Its caller checked it when the ingestion was asked for (an upload, queued since); checked again by
+    // the commit, under the write lock, as another ingestion may store chunks meanwhile.
+    if (model !== listing.embeddingModel && listing.chunkCount > 0) {
+      throw new Conflict(
+        `embedding_model: listing '${listing.id}' now holds chunks embedded with ${listing.embeddingModel}, stored after this ingestion was asked for with ${model}; nothing was stored. Ingest again with ${listing.embeddingModel}, or into a new listing.`,
+      );
+    }
     const workDir = join(this.scratchDir, newId('job', 12));
     await mkdir(workDir, { recursive: true });
     try {
@@ -49,7 +67,12 @@ export class IngestionService {
       const { ingest } = await import('./pipeline');
       return await ingest(
         {
-          listing,
+          listing: {
+            ...listing,
+            embeddingModel: model,
+            dimensions,
+            setsModel: command.embeddingModel !== undefined,
+          },
           inputs: command.inputs,
           chunking: command.chunking,
           csvRequiredColumns: command.csvRequiredColumns,

@@ -59,6 +59,14 @@ export interface ExistingDocument {
 export interface CommitOptions {
   model: string;
   dimensions: number;
+  /**
+   * The listing's own model, checked in the commit's transaction (under the write lock): with 'same' it
+   * must be `model`; with 'take' (an ingestion that asked for `model`, e.g. an upload's `embedding_model`)
+   * a listing without chunks takes `model`, one with chunks must be of it. Otherwise the commit writes
+   * nothing and fails with a conflict. Without it the listing's model is not looked at (the store keeps
+   * vectors of any model: tests and benchmarks use their own).
+   */
+  listingModel?: 'same' | 'take';
   maxChunks: number;
   maxKnowledgeBaseBytes: number | null;
 }

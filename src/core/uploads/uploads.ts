@@ -137,13 +137,16 @@ export class UploadService {
     const { config, wallet } = request;
     if (listing.creatorWallet !== wallet)
       throw new Forbidden(`Only the creator of listing '${listing.id}' may upload to it.`);
-    if (config.embedding_model && config.embedding_model !== listing.embeddingModel) {
-      if (listing.chunkCount > 0) {
-        throw new InvalidInput(
-          `config.embedding_model: listing '${listing.id}' already holds chunks embedded with ${listing.embeddingModel}; upload with that model or create a new listing.`,
-        );
-      }
-      this.listings.update(listing.id, { embeddingModel: config.embedding_model }, { wallet });
+    // The listing takes the model asked for when the upload commits (IngestCommand.embeddingModel), not
+    // now: a failed upload leaves it as it was, and one queued behind it is checked against the model then.
+    if (
+      config.embedding_model &&
+      config.embedding_model !== listing.embeddingModel &&
+      listing.chunkCount > 0
+    ) {
+      throw new InvalidInput(
+        `config.embedding_model: listing '${listing.id}' already holds chunks embedded with ${listing.embeddingModel}; upload with that model or create a new listing.`,
+      );
     }
 
     const at = this.now().toISOString();
@@ -238,6 +241,7 @@ export class UploadService {
         onProgress,
         // A commit marks the upload completed in its own transaction, the received files given back first.
         upload: { id, now: this.now, inputsRead: giveBack },
+        embeddingModel: request.config.embedding_model,
       });
       // The precheck refuses archives with no file to ingest; an upload that still yields no document
       // must not report success (nor leave a new empty draft behind).

@@ -104,6 +104,35 @@ class LimitCrossed extends Error {
   }
 }
 
+/**
+ * The listing's model is not the commit's (another ingestion or upload stored chunks of another model,
+ * or the model was changed, while this one embedded): nothing is written.
+ */
+class ModelConflict extends Error {
+  constructor(listingId, held, model, chunks) {
+    super(`listing ${listingId} is of model ${held}, not ${model}`);
+    this.modelConflict = { listingId, held, model, chunks };
+  }
+}
+
+/**
+ * Checks, under the write lock, that the listing is of the commit's model (CommitOptions.listingModel).
+ * An empty listing of another model takes the commit's with 'take' (an ingestion that asked for it, e.g.
+ * an upload's `embedding_model`), at the commit: returns true then. A listing deleted meanwhile is left to
+ * the writes that need it.
+ */
+function takesModel(db, request) {
+  if (!request.listingModel) return false;
+  const listing = db
+    .prepare(`SELECT embedding_model AS model, chunk_count AS chunks FROM listings WHERE id = ?`)
+    .get(request.listingId);
+  if (!listing || listing.model === request.model) return false;
+  if (listing.chunks > 0 || request.listingModel !== 'take') {
+    throw new ModelConflict(request.listingId, listing.model, request.model, listing.chunks);
+  }
+  return true;
+}
+
 /** The sqlite-vec table of a listing's vectors for one model, created on first use. */
 function vectorTable(db, request) {
   const found = db
@@ -155,6 +184,7 @@ class CommitTransaction {
     this.db = db;
     this.request = request;
     db.exec('BEGIN IMMEDIATE');
+    this.takesModel = takesModel(db, request);
     const table = vectorTable(db, request);
     this.findDoc = db.prepare(`SELECT id FROM documents WHERE listing_id = ? AND source = ?`);
     this.dropVectors = db.prepare(
@@ -399,6 +429,13 @@ class CommitTransaction {
       request.now,
       listingId,
     );
+    if (this.takesModel) {
+      db.prepare(`UPDATE listings SET embedding_model = ?, dimensions = ? WHERE id = ?`).run(
+        request.model,
+        request.dimensions,
+        listingId,
+      );
+    }
     if (upload) completeUpload(db, upload, totals);
     if (this.bulk) setFtsSettings(db, FTS_DEFAULTS);
     db.exec('COMMIT');
@@ -463,6 +500,7 @@ function begin(db, request) {
 /** What crosses back to the calling thread: errors lose their class on the way, so they are described. */
 function describe(err) {
   if (err instanceof LimitCrossed) return { limit: err.limit };
+  if (err instanceof ModelConflict) return { modelConflict: err.modelConflict };
   if (err instanceof Error) return { name: err.name, message: err.message, code: err.code, stack: err.stack };
   return { name: 'Error', message: String(err) };
 }

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { newId } from '../../core/ids';
 import { ChunkLimitExceeded, KnowledgeBaseTooLarge } from '../../core/ingest/errors';
+import { Conflict } from '../../core/errors';
 import type {
   CommitOptions,
   CommitResult,
@@ -333,6 +334,7 @@ export class SqliteKnowledgeBaseStore implements KnowledgeBaseStore {
       listingId,
       model: options.model,
       dimensions: options.dimensions,
+      listingModel: options.listingModel ?? null,
       maxChunks: options.maxChunks,
       maxKnowledgeBaseBytes: options.maxKnowledgeBaseBytes,
       documentIds: Array.from({ length: staging.documentCount }, () => newId('doc')),
@@ -424,6 +426,7 @@ interface CommitRequest {
   listingId: string;
   model: string;
   dimensions: number;
+  listingModel: 'same' | 'take' | null;
   maxChunks: number;
   maxKnowledgeBaseBytes: number | null;
   /** The new documents' ids, in the order of their sources. */
@@ -442,6 +445,7 @@ type CommitReply =
   | { taken: number }
   | { result: CommitResult }
   | { error: { limit: { limit: 'chunks' | 'bytes'; value: number; max: number } } }
+  | { error: { modelConflict: ModelConflict } }
   | { error: { name: string; message: string; code?: string; stack?: string } };
 
 type ErrorReply = Extract<CommitReply, { error: unknown }>['error'];
@@ -664,10 +668,26 @@ function batchMessage(key: number, seq: number, batch: StagedChunk[], dimensions
   return { message, transfer: [vectors.buffer] };
 }
 
+/** commitWorker.mjs's ModelConflict: the listing's model when the commit began, and the commit's. */
+interface ModelConflict {
+  listingId: string;
+  held: string;
+  model: string;
+  chunks: number;
+}
+
 function commitError(error: ErrorReply): Error {
   if ('limit' in error) {
     const { limit, value, max } = error.limit;
     return limit === 'chunks' ? new ChunkLimitExceeded(max, value) : new KnowledgeBaseTooLarge(value, max);
+  }
+  if ('modelConflict' in error) {
+    const { listingId, held, model, chunks } = error.modelConflict;
+    return new Conflict(
+      chunks > 0
+        ? `embedding_model: listing '${listingId}' now holds chunks embedded with ${held}, stored while this ingestion embedded its documents with ${model}; nothing was stored. Ingest them again with ${held}, or into a new listing.`
+        : `embedding_model: listing '${listingId}' was changed to ${held} while this ingestion embedded its documents with ${model}; nothing was stored. Ingest them again.`,
+    );
   }
   // A SQLite error keeps its code (SQLITE_FULL is a full disk to storageFailure) and the worker's stack.
   return Object.assign(new Error(error.message), {

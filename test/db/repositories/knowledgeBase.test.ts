@@ -338,6 +338,40 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     expect(generation()).toEqual(generationBefore);
   });
 
+  it("checks the listing's model in the commit's transaction when asked; a conflict writes nothing", async () => {
+    const listingModel = () =>
+      db().prepare(`SELECT embedding_model AS model, dimensions FROM listings WHERE id = ?`).get(listingId);
+    const first = [{ doc: doc('a.md'), chunks: [chunk('a b', vector(1, 1, 1, 1, 1, 1, 1, 1))] }];
+    const second = [{ doc: doc('b.md'), chunks: [chunk('c d', vector(1, 0, 1, 0, 1, 0, 1, 0))] }];
+    // 'same': the empty listing is of the offline model, not MODEL (changed while the ingestion ran).
+    await expect(stageAndCommit(first, { ...OPTIONS, listingModel: 'same' })).rejects.toMatchObject({
+      code: 'conflict',
+      message: `embedding_model: listing '${listingId}' was changed to kbs-offline-hybrid-v1 while this ingestion embedded its documents with ${MODEL}; nothing was stored. Ingest them again.`,
+    });
+    expect(counts()).toMatchObject({ documents: 0, chunks: 0, embeddings: 0, codes: 0 });
+    expect(vecTable()).toBeUndefined();
+    // 'take': the empty listing takes MODEL, with the chunks.
+    await stageAndCommit(first, { ...OPTIONS, listingModel: 'take' });
+    expect(listingModel()).toEqual({ model: MODEL, dimensions: DIMS });
+    expect(counts()).toMatchObject({ documents: 1, chunks: 1, codes: 1 });
+    // Holding chunks of MODEL, it takes no other model, asked for or not.
+    const before = counts();
+    for (const check of ['same', 'take'] as const) {
+      await expect(
+        stageAndCommit(second, { ...OPTIONS, model: 'other-model', listingModel: check }),
+      ).rejects.toMatchObject({
+        code: 'conflict',
+        message: expect.stringContaining(
+          `listing '${listingId}' now holds chunks embedded with ${MODEL}, stored while this ingestion embedded its documents with other-model; nothing was stored.`,
+        ),
+      });
+      expect(counts()).toEqual(before);
+    }
+    expect(listingModel()).toEqual({ model: MODEL, dimensions: DIMS });
+    await stageAndCommit(second, { ...OPTIONS, listingModel: 'same' });
+    expect(counts()).toMatchObject({ documents: 2, chunks: 2 });
+  });
+
   it('creates no vector table when the first commit fails', async () => {
     await expect(
       stageAndCommit([{ doc: doc('a.md'), chunks: [chunk('a b', vector(1, 1, 1, 1, 1, 1, 1, 1))] }], {
