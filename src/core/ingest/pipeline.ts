@@ -373,7 +373,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     // Whoever sees the upload completed finds its received files gone (and a full disk its room back).
     await request.upload?.inputsRead();
 
-    let documentCount = existing.size;
+    // Documents, not files: each item of a JSON file is one (spec §2).
+    let documentCount = [...existing.values()].reduce((n, d) => n + d.documentCount, 0);
     let chunkCount = existingChunks;
     const committed = staging.documentCount + (session?.documentCount ?? 0) > 0;
     if (committed) {

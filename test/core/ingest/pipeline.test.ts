@@ -92,6 +92,12 @@ describe('ingestion pipeline', () => {
     expect(again.documents).toEqual([
       { source: 'arbitrary-records.json', format: 'json', status: 'unchanged', chunks: 3, documents: 3 },
     ]);
+    // Nothing committed: the totals are still the knowledge base's, in documents (not files).
+    expect(again).toMatchObject({
+      committed: false,
+      documentCount: listing.documentCount,
+      chunkCount: listing.chunkCount,
+    });
     const records = chunksOf('arbitrary-records.json');
     expect(records.map((c) => [c.metadata.item, c.metadata.chunkIndex])).toEqual([
       [0, 0],
