@@ -14,6 +14,7 @@ import { isWalletAddress } from '../wallets/keypair';
 import type { AccessRecord, Ledger, PurchaseAccessArgs } from './ledger/ledger';
 import { newNonce, signInstruction } from './ledger/signing';
 import type { ListingService } from './listings';
+import { isoInstant } from './isoInstant';
 
 export interface CredentialRepository {
   find(listingId: string, holder: string): AccessRecord | undefined;
@@ -166,7 +167,7 @@ export class CredentialService {
     }
     const args: PurchaseAccessArgs = {
       ...this.termsOf(listing, holder, listing.creatorWallet),
-      ...(options.expiresAt !== undefined ? { expiresAt: isoOrThrow(options.expiresAt) } : {}),
+      ...(options.expiresAt !== undefined ? { expiresAt: isoInstant(options.expiresAt, 'expiresAt') } : {}),
       ...(options.balance !== undefined ? { balanceLamports: lamportsOf(options.balance, 'balance') } : {}),
     };
     if (listing.accessModel === 'per_query' && args.balanceLamports === undefined) {
@@ -304,12 +305,6 @@ export class CredentialService {
 
 function checkWallet(wallet: string): void {
   if (!isWalletAddress(wallet)) throw new InvalidInput(`wallet: '${wallet}' is not a base58 wallet address.`);
-}
-
-function isoOrThrow(value: string): string {
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) throw new InvalidInput(`expiresAt: '${value}' is not an ISO 8601 date.`);
-  return new Date(at).toISOString();
 }
 
 function lamportsOf(sol: number, field: string): number {

@@ -183,6 +183,31 @@ describe('CredentialService', () => {
     }
   });
 
+  it("takes only real ISO 8601 dates for a test buyer's expiresAt", async () => {
+    const sub = await f.listing({ accessModel: 'subscription', price: 1, subscriptionDays: 7 });
+    // Only real ISO 8601 dates: Date.parse alone took each of these for some day or other.
+    for (const expiresAt of [
+      '2027-02-30T00:00:00Z',
+      '2027-02-31',
+      '1',
+      '12/31/2027',
+      '2027-01-01T00:00:00',
+    ]) {
+      await expect(f.services.credentials.grant(sub.id, f.outsider, { expiresAt })).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: `expiresAt: '${expiresAt}' is not an ISO 8601 date: give YYYY-MM-DD, or a date and time with its offset (2027-01-31T12:00:00Z).`,
+      });
+    }
+    for (const [expiresAt, stored] of [
+      ['2029-12-31', '2029-12-31T00:00:00.000Z'],
+      ['2029-12-31T02:30:00+02:00', '2029-12-31T00:30:00.000Z'],
+    ]) {
+      expect(await f.services.credentials.grant(sub.id, f.outsider, { expiresAt })).toMatchObject({
+        expiresAt: stored,
+      });
+    }
+  });
+
   it('keeps test grants and purchases apart', async () => {
     const listing = await f.listing({ accessModel: 'per_query', price: 0.001 });
     await f.services.credentials.purchase(listing.id, f.buyer, { deposit: 0.01 });

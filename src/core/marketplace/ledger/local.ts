@@ -7,6 +7,7 @@ import { solToLamports } from '../../money';
 import { isWalletAddress, verifySignature } from '../../wallets/keypair';
 import type { CredentialRepository } from '../credentials';
 import type { ListingService } from '../listings';
+import { isoInstant } from '../isoInstant';
 import type {
   AccessPurchased,
   AccessRecord,
@@ -460,9 +461,7 @@ function grantTerms(
     case 'subscription': {
       noneOf(args, ['balanceLamports'], 'a subscription credential');
       if (args.expiresAt !== undefined) {
-        const at = Date.parse(args.expiresAt);
-        if (Number.isNaN(at)) throw new InvalidInput(`expiresAt: '${args.expiresAt}' is not an ISO date.`);
-        return { expiresAt: new Date(at).toISOString(), balanceLamports: 0, paidLamports: 0 };
+        return { expiresAt: isoInstant(args.expiresAt, 'expiresAt'), balanceLamports: 0, paidLamports: 0 };
       }
       const periods = args.periods ?? 1;
       if (!Number.isInteger(periods) || periods < 1 || periods > MAX_PERIODS) {
