@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { walletAuthorization, WALLET_AUTH_WINDOW_MS } from '../../src/core/auth/walletSignature';
 import { generateKeypair } from '../../src/core/wallets/keypair';
@@ -85,6 +86,28 @@ describe('wallet-signature authentication', () => {
     await expect401(respaced, /does not verify/);
   });
 
+  it('covers a compressed body as it reads decompressed', async () => {
+    const body = JSON.stringify({ listingId: 'lst_nowhere', query: 'contract law' });
+    const gzipped = (signed: Uint8Array | string) =>
+      studio.api('/v1/retrieve', {
+        method: 'POST',
+        headers: {
+          Authorization: walletAuthorization(wallet, {
+            method: 'POST',
+            pathWithQuery: '/v1/retrieve',
+            body: signed,
+          }),
+          'Content-Type': 'application/json',
+          'Content-Encoding': 'gzip',
+        },
+        body: gzipSync(body),
+      });
+    const ok = await gzipped(body);
+    expect(ok.status).toBe(404);
+    expect((await json(ok)).error.code).toBe('listing_not_found');
+    await expect401(await gzipped(gzipSync(body)), /does not verify/);
+  });
+
   it('refuses forged signatures: another key, another path, another method', async () => {
     await expect401(await call({ path: '/v1/credentials', signer: other }), /does not verify: it must be/);
     await expect401(
@@ -134,6 +157,11 @@ describe('wallet-signature authentication', () => {
     await expect401(
       await call({ path: '/v1/credentials', header: `Wallet ${wallet.address}:0OIl:${Date.now()}` }),
       /not base58/,
+    );
+    // Seconds, not milliseconds: said so, not "made 55 years ago".
+    await expect401(
+      await call({ path: '/v1/credentials', timestampMs: Math.floor(Date.now() / 1000) }),
+      /is not a Unix time in milliseconds \(it reads as one in seconds: multiply it by 1000\)\.$/,
     );
   });
 

@@ -74,6 +74,13 @@ export class WalletSignatureAuth {
       );
     }
     const timestampMs = Number(timestampText);
+    // Before 1973 in milliseconds, but now in seconds: a client's Unix time in the wrong unit (it would
+    // otherwise read as a signature made 55 years ago).
+    if (timestampMs < 1e11) {
+      throw new Unauthorized(
+        `Wallet signature: the timestamp '${timestampText}' is not a Unix time in milliseconds (it reads as one in seconds: multiply it by 1000).`,
+      );
+    }
     const nowMs = this.now().getTime();
     const skew = nowMs - timestampMs;
     const window = Math.round(this.windowMs / 1000);
