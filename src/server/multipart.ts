@@ -35,7 +35,7 @@ export async function receiveMultipart(
 ): Promise<ReceivedForm> {
   if (!req.is('multipart/form-data')) {
     throw new InvalidInput(
-      'body: send multipart/form-data with a `files` part (a ZIP archive) and a `config` part.',
+      'body: send multipart/form-data with a `files` part (a ZIP archive) and, optionally, a `config` part.',
     );
   }
   const form: ReceivedForm = { fields: {}, files: [] };
@@ -99,6 +99,14 @@ export async function receiveMultipart(
         writes.push(pipeline(stream, sink).catch((err: Error) => fail(err)));
       });
       bb.on('field', (field, value, info) => {
+        if (field === accept.fileField) {
+          // `-F files=archive.zip` (no @): the archive's name sent as text, not the archive.
+          return fail(
+            new InvalidInput(
+              `${field}: expected a file, got a text field; attach the archive as a file (curl: -F ${field}=@archive.zip).`,
+            ),
+          );
+        }
         if (!accept.textFields.includes(field))
           return fail(new InvalidInput(`${field}: unexpected form field.`));
         if (info.valueTruncated)

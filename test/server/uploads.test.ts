@@ -422,6 +422,16 @@ describe('POST /v1/upload', () => {
         400,
       ],
       [
+        (() => {
+          // `curl -F files=ok.zip` (no @): the name arrives as a text field.
+          const text = new FormData();
+          text.append('files', 'ok.zip');
+          return text;
+        })(),
+        /^files: expected a file, got a text field; attach the archive as a file \(curl: -F files=@archive\.zip\)\.$/,
+        400,
+      ],
+      [
         form([{ path: zip, name: 'ok.zip' }], `{"chunking":"${'x'.repeat(70 * 1024)}"}`),
         /^config: the field exceeds 64 KB\.$/,
         413,
@@ -441,6 +451,18 @@ describe('POST /v1/upload', () => {
     });
     expect(notMultipart.status).toBe(400);
     expect((await json(notMultipart)).error.message).toMatch(/multipart\/form-data/);
+  });
+
+  it('takes every default without a config part', async () => {
+    const zip = await writeZip(join(scratch.path, 'bare.zip'), { 'a.md': '# Bare\n\nNo config sent.' });
+    const res = await upload(form([{ path: zip, name: 'bare.zip' }]));
+    expect(res.status).toBe(202);
+    const { uploadId, listingId } = (await json(res)).data;
+    expect(await waitFor(uploadId)).toMatchObject({ status: 'completed', chunkCount: 1 });
+    expect(studio.services.listings.get(listingId, 'studio')).toMatchObject({
+      embeddingModel: 'kbs-offline-hybrid-v1',
+      chunkCount: 1,
+    });
   });
 
   it('accepts the config in camelCase too, and keeps uploads private to their wallet', async () => {

@@ -39,15 +39,15 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
     path: '/upload',
     summary: 'Bulk upload of knowledge-base files',
     description:
-      'Multipart form: one or more `files` parts (ZIP archives of PDF, DOCX, HTML, Markdown, JSON, CSV files and JSONL pre-built embeddings; a single supported file also works) and a `config` part (JSON string). Accepted with 202; processing runs in the background, all or nothing: follow it with GET /v1/upload/{id}. An archive containing an unsupported file type is refused at once with 415 naming each type and entry; unsafe paths, symlinks, encrypted entries, duplicate names, oversized files, zip bombs and archives with no file to ingest are refused at once too.',
+      'Multipart form: one or more `files` parts (ZIP archives of PDF, DOCX, HTML, Markdown, JSON, CSV files and JSONL pre-built embeddings; a single supported file also works) and an optional `config` part (JSON string; without it, recursive chunking and the listing’s embedding model, or the offline model for a new draft listing). Accepted with 202; processing runs in the background, all or nothing: follow it with GET /v1/upload/{id}. An archive containing an unsupported file type is refused at once with 415 naming each type and entry; unsafe paths, symlinks, encrypted entries, duplicate names, oversized files, zip bombs and archives with no file to ingest are refused at once too.',
     tags: ['Uploads'],
     formBody: z.object({
       files: z
         .string()
         .meta({ format: 'binary', description: 'A ZIP archive (repeatable), at most 10 GB each.' }),
-      config: z.string().meta({
+      config: z.string().optional().meta({
         description:
-          'JSON-encoded UploadConfig, e.g. {"chunking":"recursive","embedding_model":"text-embedding-3-small"}. Unknown keys are refused with 400.',
+          'JSON-encoded UploadConfig, e.g. {"chunking":"recursive","embedding_model":"text-embedding-3-small"}. Optional: without it, every key takes its default. Unknown keys are refused with 400.',
       }),
     }),
     response: { status: 202, description: 'Accepted; processing in the background.', schema: UploadEnvelope },
