@@ -2,6 +2,7 @@ import { DomainError } from '../errors';
 
 export { UnsupportedEmbeddingModel } from '../embed/errors';
 import type { FileOutcome } from './pipeline';
+import type { SkippedRow } from './types';
 import { formatBytes } from './zipLimits';
 
 /** Per-file refusals: each message names the file and says what the user can do. */
@@ -34,6 +35,24 @@ export class InvalidDocument extends DomainError {
   ) {
     super('invalid_document', `${source}: ${reason}`);
   }
+}
+
+/**
+ * A document that chunked into nothing: when the parser skipped every row (a CSV whose rows all lack a
+ * required column), says so, with the first reason and how to choose the columns; otherwise that no text
+ * was found.
+ */
+export function nothingToRetrieve(source: string, skippedRows: readonly SkippedRow[] = []): InvalidDocument {
+  const [first] = skippedRows;
+  if (first === undefined) {
+    return new InvalidDocument(source, 'no text was found in the document, so there is nothing to retrieve.');
+  }
+  const rows =
+    skippedRows.length === 1 ? 'its only data row was' : `all ${skippedRows.length} data rows were`;
+  return new InvalidDocument(
+    source,
+    `${rows} skipped (row ${first.row}: ${first.reason}), so there is nothing to retrieve. A row needs every named column by default: fill them in, or name the columns a row needs (required_columns in an upload's config, --required-columns with kbstudio ingest).`,
+  );
 }
 
 export interface UnsupportedEntry {

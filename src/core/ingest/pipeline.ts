@@ -17,7 +17,13 @@ import { CommitStart, WritesInFlight } from './commitOverlap';
 import { EmbeddingBudget, EmbeddingsAhead } from './embeddingsAhead';
 import { EventLoopTurns } from './eventLoopTurns';
 import { readEmbeddingsJsonl, type EmbeddingRecord } from './embeddingsJsonl';
-import { ChunkLimitExceeded, IngestionFailed, InvalidDocument, KnowledgeBaseTooLarge } from './errors';
+import {
+  ChunkLimitExceeded,
+  IngestionFailed,
+  InvalidDocument,
+  KnowledgeBaseTooLarge,
+  nothingToRetrieve,
+} from './errors';
 import { capHeapGrowth } from './leanHeap';
 import type { IngestLimits } from './limits';
 import { parseDocument } from './parse';
@@ -489,9 +495,7 @@ async function chunkFile(
   // In turns with the server's requests: a large CSV or JSON file's thousands of sections held the
   // thread for 100-220 ms in one go.
   const pieces = await chunkSectionsPausing(parsed.sections, request.chunking, () => turns.take());
-  if (pieces.length === 0) {
-    throw new InvalidDocument(source, 'no text was found in the document, so there is nothing to retrieve.');
-  }
+  if (pieces.length === 0) throw nothingToRetrieve(source, parsed.skippedRows);
   const embedder = deps.embedderFor(request.listing.embeddingModel);
   const texts = pieces.map((c) => c.text);
   return { parsed, pieces, embeddings: new EmbeddingsAhead(embedder, texts, EMBED_BATCH, budget) };

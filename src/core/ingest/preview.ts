@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { chunkSectionsPausing, resolveChunkingOptions, type ChunkingOptions } from './chunkers';
 import { EventLoopTurns } from './eventLoopTurns';
-import { InvalidDocument, PayloadTooLarge, UnsupportedFileType } from './errors';
+import { InvalidDocument, nothingToRetrieve, PayloadTooLarge, UnsupportedFileType } from './errors';
 import type { IngestLimits } from './limits';
 import { parseDocument } from './parse';
 import { classifySource } from './sources';
@@ -68,9 +68,7 @@ export async function previewChunks(request: PreviewRequest): Promise<ChunkPrevi
   // The preview runs on the server's thread too: a large file is chunked in turns with its requests.
   const turns = new EventLoopTurns();
   const pieces = await chunkSectionsPausing(parsed.sections, chunking, () => turns.take());
-  if (pieces.length === 0) {
-    throw new InvalidDocument(source, 'no text was found in the document, so there is nothing to retrieve.');
-  }
+  if (pieces.length === 0) throw nothingToRetrieve(source, parsed.skippedRows);
   return {
     source,
     format: kind.format,

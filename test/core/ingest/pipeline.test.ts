@@ -252,6 +252,28 @@ describe('ingestion pipeline', () => {
     expect(services.listings.get(listingId, 'studio').documentCount).toBe(1);
   });
 
+  it('says why a file gave nothing to retrieve: every CSV row skipped, or no text at all', async () => {
+    const partial = join(dir.path, 'partial.csv');
+    writeFileSync(partial, 'name,notes\nAda,\nBob,\n');
+    const one = join(dir.path, 'one-row.csv');
+    writeFileSync(one, 'name,notes\n,kept\n');
+    const blank = join(dir.path, 'blank.md');
+    writeFileSync(blank, '---\ntitle: Only front matter\n---\n');
+    const result = await run([partial, one, blank]);
+    const messages = Object.fromEntries(result.documents.map((d) => [d.source, d.error?.message]));
+    expect(messages).toEqual({
+      'partial.csv':
+        "partial.csv: all 2 data rows were skipped (row 1: empty required field(s): notes), so there is nothing to retrieve. A row needs every named column by default: fill them in, or name the columns a row needs (required_columns in an upload's config, --required-columns with kbstudio ingest).",
+      'one-row.csv': expect.stringMatching(
+        /^one-row\.csv: its only data row was skipped \(row 1: empty required field\(s\): name\), so there is nothing to retrieve\./,
+      ),
+      'blank.md': 'blank.md: no text was found in the document, so there is nothing to retrieve.',
+    });
+    // Asked for the columns that are there, the same file is ingested.
+    const chosen = await run([partial], { csvRequiredColumns: ['name'] });
+    expect(chosen.documents[0]).toMatchObject({ status: 'ingested', chunks: 2 });
+  });
+
   it('refuses a file over the size limit with payload_too_large naming it', async () => {
     const big = join(dir.path, 'big.md');
     writeFileSync(big, '# Big\n\n' + 'word '.repeat(5000));
