@@ -158,4 +158,23 @@ describe('/studio documents', () => {
     expect(res.status).toBe(400);
     expect((await json(res)).error.message).toMatch(/chunkOverlap/);
   });
+  it("names a JSON item's documentId as an item of its file when asked for it as a document", async () => {
+    await studio.services.ingestion.run({
+      listingId,
+      inputs: [{ path: join(FIXTURES, 'simple.json') }],
+      atomic: true,
+      limits: STUDIO_LIMITS,
+    });
+    const file = (await documents()).find((d) => d.source === 'simple.json')!;
+    for (const path of [`/studio/documents/${file.id}.3`, `/studio/documents/${file.id}.3/chunks`]) {
+      const res = await studioFetch(path);
+      expect(res.status).toBe(404);
+      expect((await json(res)).error.message).toBe(
+        `No document '${file.id}.3' on its own: it is item 3 of the JSON file 'simple.json' (document '${file.id}'), which the studio keeps, shows and deletes whole; open '${file.id}'.`,
+      );
+    }
+    expect((await studioFetch(`/studio/documents/${file.id}`)).status).toBe(200);
+    const unknown = await studioFetch(`/studio/documents/doc_nope.3`);
+    expect((await json(unknown)).error.message).toBe("No document 'doc_nope.3'.");
+  });
 });

@@ -113,8 +113,27 @@ export class SqliteDocumentRepository {
 
   get(id: string): DocumentSummary {
     const row = this.db.prepare(`SELECT * FROM documents WHERE id = ?`).get(id) as DocumentRow | undefined;
-    if (!row) throw new NotFound(`No document '${id}'.`);
+    if (!row) throw this.notFound(id);
     return toSummary(row);
+  }
+
+  /**
+   * No document `id`. An item of a JSON file (`<file's id>.<item>`, the documentId its chunks carry) is
+   * named as such: the studio keeps, shows, re-ingests and deletes the file whole.
+   */
+  private notFound(id: string): NotFound {
+    const item = /^(.+)\.(\d+)$/.exec(id);
+    const file =
+      item &&
+      (this.db
+        .prepare(`SELECT source FROM documents WHERE id = ? AND format = 'json'`)
+        .pluck()
+        .get(item[1]) as string | undefined);
+    return new NotFound(
+      file
+        ? `No document '${id}' on its own: it is item ${item[2]} of the JSON file '${file}' (document '${item[1]}'), which the studio keeps, shows and deletes whole; open '${item[1]}'.`
+        : `No document '${id}'.`,
+    );
   }
 
   chunks(documentId: string, query: ChunkQuery): { items: ChunkRecord[]; total: number } {
