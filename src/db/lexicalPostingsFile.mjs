@@ -3,29 +3,30 @@
 // 500,000 chunks). A cache only: FTS5 stays the record, and a file that is missing, cut short, altered or
 // of another tokenizer is not used.
 //
-// Layout: "KBSPOSTS", the header's length (uint32, little-endian), the SHA-256 of the header and the
-// arrays (32 bytes), the header (JSON: format version, the state's key, tokenizer, index totals, listings,
+// Layout: "KBSPOSTS", the header's length (uint32, little-endian), the CRC-32 of the header and the
+// arrays (uint32, little-endian, then 28 zero bytes: version 1 held a SHA-256 there), the header (JSON: format version, the state's key, tokenizer, index totals, listings,
 // document ids, each array's name, type and length), then each array's bytes in the machine's byte order,
 // the header and every array starting at a multiple of 8 bytes.
 // Plain JavaScript that imports only Node's modules, so it runs as it is beside any bundle.
-import { createHash } from 'node:crypto';
 import {
   closeSync,
-  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
-  readSync,
   renameSync,
   rmSync,
   statfsSync,
   writeSync,
 } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { threadId } from 'node:worker_threads';
+import { crc32 } from 'node:zlib';
 
 const MAGIC = 'KBSPOSTS';
-const VERSION = 1;
+// 2: a CRC-32 where version 1 had a SHA-256 (32 ms against 90 ms over 160 MB: the file guards against a
+// damaged or cut copy, not against someone forging one).
+const VERSION = 2;
 const TYPES = { Float64Array, Uint32Array, Uint16Array, Uint8Array };
 /** The arrays a file holds, in order: the postings' (shared memory) then the documents' (handed over). */
 const POSTINGS_ARRAYS = [
@@ -40,7 +41,7 @@ const POSTINGS_ARRAYS = [
 ];
 const DOCUMENT_ARRAYS = ['first', 'last', 'counts'];
 
-/** The magic, the header's length and the digest. */
+/** The magic, the header's length and the checksum's 32 bytes. */
 const PREFIX = 8 + 4 + 32;
 
 const padded = (bytes) => Math.ceil(bytes / 8) * 8;
@@ -72,8 +73,8 @@ export function writePostingsFile(path, built, tokenize, spareBytes) {
       arrays: arrays.map(([name, array]) => ({ name, type: array.constructor.name, length: array.length })),
     }),
   );
-  const hash = createHash('sha256').update(header);
-  for (const [, array] of arrays) hash.update(bytesOf(array));
+  let checksum = crc32(header);
+  for (const [, array] of arrays) checksum = crc32(bytesOf(array), checksum);
   const headerEnd = padded(PREFIX + header.length);
   const total = arrays.reduce((sum, [, array]) => sum + padded(array.byteLength), headerEnd);
   mkdirSync(dirname(path), { recursive: true });
@@ -90,7 +91,7 @@ export function writePostingsFile(path, built, tokenize, spareBytes) {
     const start = Buffer.alloc(headerEnd);
     start.write(MAGIC, 0, 'latin1');
     start.writeUInt32LE(header.length, 8);
-    hash.digest().copy(start, 12);
+    start.writeUInt32LE(checksum, 12);
     header.copy(start, PREFIX);
     writeAll(fd, start);
     const zeros = new Uint8Array(8);
@@ -117,27 +118,34 @@ function writeAll(fd, bytes) {
 }
 
 /**
- * The postings saved at `path` ({ key, data, documents }, the data's arrays in shared memory), or
- * undefined when there is no file; throws, saying why, for a file that cannot be used.
+ * Starts reading the postings saved at `path`: resolves once the arrays' reads are under way, on libuv's
+ * threads, several at once, with `postings`: a promise of `{ key, data, documents }` (the data's arrays in
+ * shared memory) that rejects, saying why, for arrays that cannot be used. The caller's thread is free
+ * meanwhile (the worker reads the database's state then). Undefined when there is no file; rejects, saying
+ * why, for a file whose header cannot be used.
  */
-export function readPostingsFile(path, tokenize) {
-  let fd;
+export async function startReadingPostingsFile(path, tokenize) {
+  let file;
   try {
-    fd = openSync(path, 'r');
+    file = await open(path, 'r');
   } catch (err) {
     if (err.code === 'ENOENT') return undefined;
     throw err;
   }
+  let reading;
   try {
-    const size = fstatSync(fd).size;
+    const { size } = await file.stat();
     const start = Buffer.alloc(PREFIX);
-    if (readSync(fd, start, 0, PREFIX, 0) !== PREFIX || start.toString('latin1', 0, 8) !== MAGIC) {
+    if (
+      (await file.read(start, 0, PREFIX, 0)).bytesRead !== PREFIX ||
+      start.toString('latin1', 0, 8) !== MAGIC
+    ) {
       throw new Error('not a postings file');
     }
     const headerLength = start.readUInt32LE(8);
     if (PREFIX + headerLength > size) throw new Error('its header is cut short');
     const headerBytes = Buffer.alloc(headerLength);
-    readFully(fd, headerBytes, PREFIX);
+    await readFully(file, headerBytes, PREFIX);
     const header = JSON.parse(headerBytes.toString('utf8'));
     if (header.version !== VERSION) throw new Error(`format version ${header.version}, not ${VERSION}`);
     if (header.tokenize !== tokenize) {
@@ -163,8 +171,8 @@ export function readPostingsFile(path, tokenize) {
       at,
     );
     if (expected !== size) throw new Error(`${size} bytes where its header describes ${expected}`);
-    const hash = createHash('sha256').update(headerBytes);
     const arrays = {};
+    const reads = [];
     for (const { name, type, length } of header.arrays) {
       const Type = TYPES[type];
       // The postings' arrays go to shared memory, as a read of the index puts them (the lexical thread
@@ -173,47 +181,56 @@ export function readPostingsFile(path, tokenize) {
         ? new ArrayBuffer(length * Type.BYTES_PER_ELEMENT)
         : new SharedArrayBuffer(length * Type.BYTES_PER_ELEMENT);
       const array = new Type(buffer);
-      readFully(fd, bytesOf(array), at);
-      hash.update(bytesOf(array));
+      reads.push(readFully(file, bytesOf(array), at));
       arrays[name] = array;
       at += padded(array.byteLength);
     }
-    if (!hash.digest().equals(start.subarray(12, PREFIX))) {
-      throw new Error('its bytes do not match their checksum');
-    }
-    const data = {
-      indexRows: header.indexRows,
-      indexTokens: header.indexTokens,
-      listings: header.listings,
-      ...Object.fromEntries(POSTINGS_ARRAYS.map((name) => [name, arrays[name]])),
-    };
-    const documents = {
-      ids: header.documentIds,
-      ...Object.fromEntries(DOCUMENT_ARRAYS.map((name) => [name, arrays[`documents.${name}`]])),
-    };
-    const rows = data.ids.length;
-    const terms = data.starts.length - 1;
-    if (
-      data.lengths.length !== rows ||
-      data.listingOf.length !== rows ||
-      data.termOffsets.length !== terms + 1 ||
-      data.starts[terms] !== data.positions.length ||
-      data.counts.length !== data.positions.length ||
-      !Array.isArray(documents.ids) ||
-      DOCUMENT_ARRAYS.some((name) => documents[name].length !== documents.ids.length)
-    ) {
-      throw new Error('its arrays do not fit together');
-    }
-    return { key: header.key, data, documents };
+    reading = Promise.all(reads).then(() => checkedPostings(header, headerBytes, start, arrays));
+    const postings = reading.finally(() => file.close());
+    return { postings };
   } finally {
-    closeSync(fd);
+    // The header could not be used: nothing more is read.
+    if (!reading) await file.close();
   }
 }
 
-function readFully(fd, bytes, position) {
+/** The arrays read, as postings, once their checksum and shapes are those of the header. */
+function checkedPostings(header, headerBytes, start, arrays) {
+  let checksum = crc32(headerBytes);
+  for (const { name } of header.arrays) checksum = crc32(bytesOf(arrays[name]), checksum);
+  if (checksum !== start.readUInt32LE(12)) {
+    throw new Error('its bytes do not match their checksum');
+  }
+  const data = {
+    indexRows: header.indexRows,
+    indexTokens: header.indexTokens,
+    listings: header.listings,
+    ...Object.fromEntries(POSTINGS_ARRAYS.map((name) => [name, arrays[name]])),
+  };
+  const documents = {
+    ids: header.documentIds,
+    ...Object.fromEntries(DOCUMENT_ARRAYS.map((name) => [name, arrays[`documents.${name}`]])),
+  };
+  const rows = data.ids.length;
+  const terms = data.starts.length - 1;
+  if (
+    data.lengths.length !== rows ||
+    data.listingOf.length !== rows ||
+    data.termOffsets.length !== terms + 1 ||
+    data.starts[terms] !== data.positions.length ||
+    data.counts.length !== data.positions.length ||
+    !Array.isArray(documents.ids) ||
+    DOCUMENT_ARRAYS.some((name) => documents[name].length !== documents.ids.length)
+  ) {
+    throw new Error('its arrays do not fit together');
+  }
+  return { key: header.key, data, documents };
+}
+
+async function readFully(file, bytes, position) {
   for (let at = 0; at < bytes.length;) {
-    const read = readSync(fd, bytes, at, bytes.length - at, position + at);
-    if (read === 0) throw new Error('it is cut short');
-    at += read;
+    const { bytesRead } = await file.read(bytes, at, bytes.length - at, position + at);
+    if (bytesRead === 0) throw new Error('it is cut short');
+    at += bytesRead;
   }
 }

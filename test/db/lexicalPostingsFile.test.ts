@@ -166,7 +166,14 @@ describe('saved full-text postings', () => {
       'latin1',
     );
     expect(otherListing.equals(good)).toBe(false);
+    // A file of format version 1 (a SHA-256 where the CRC-32 is now).
+    const versionOne = Buffer.from(
+      good.toString('latin1').replace('{"version":2,', '{"version":1,'),
+      'latin1',
+    );
+    expect(versionOne.equals(good)).toBe(false);
     const cases: [string, () => void, RegExp][] = [
+      ['an older format', () => writeFileSync(file, versionOne), /^format version 1, not 2$/],
       ['damaged', () => writeFileSync(file, damaged), /checksum/],
       ['header altered', () => writeFileSync(file, otherListing), /checksum/],
       ['cut short', () => truncateSync(file, good.length - 8), /bytes where its header describes/],
