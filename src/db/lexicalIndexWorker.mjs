@@ -7,7 +7,6 @@
 // instances); after a change it follows the changed documents into the earlier arrays instead, about a
 // second (docs/performance.md, "Full-text postings in memory").
 // Plain JavaScript that imports only packages, so the file runs as it is beside any bundle.
-import { existsSync } from 'node:fs';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { startReadingPostingsFile, writePostingsFile } from './lexicalPostingsFile.mjs';
@@ -486,7 +485,6 @@ function unchangedSince(state, saved) {
  * 70 ms and 0.1–0.2 s at 500,000 chunks, one after the other before.
  */
 async function readSaved(db, keySql, savedFile, tokenize) {
-  if (!existsSync(savedFile)) return {};
   const reason = (err) => ({ fileNotUsed: err instanceof Error ? err.message : String(err) });
   let reading;
   try {

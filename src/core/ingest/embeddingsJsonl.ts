@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
-import { EMBEDDING_MODELS } from '../embed/models';
-import { InvalidDocument, UnsupportedEmbeddingModel } from './errors';
+import { dimensionsOf } from '../embed/models';
+import { InvalidDocument } from './errors';
 import { uniqueName } from './parsers/flatten';
 
 export interface EmbeddingRecord {
@@ -30,9 +30,7 @@ export function readEmbeddingsJsonl(
   source: string = path.basename(filePath),
   onBytes?: (bytes: Buffer) => void,
 ): AsyncIterable<EmbeddingRecord> {
-  const dimensions = EMBEDDING_MODELS[model];
-  if (dimensions === undefined) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));
-  return readRecords(filePath, { model, dimensions, source, onBytes });
+  return readRecords(filePath, { model, dimensions: dimensionsOf(model), source, onBytes });
 }
 
 interface LineContext {

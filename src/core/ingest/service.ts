@@ -1,8 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Embedder } from '../embed/embedder';
-import { EMBEDDING_MODELS } from '../embed/models';
-import { UnsupportedEmbeddingModel } from '../embed/errors';
+import { dimensionsOf } from '../embed/models';
 import { Conflict, Forbidden } from '../errors';
 import { newId } from '../ids';
 import type { ListingService, Viewer } from '../marketplace/listings';
@@ -51,8 +50,7 @@ export class IngestionService {
       throw new Forbidden(`Only the creator of listing '${listing.id}' may upload to it.`);
     }
     const model = command.embeddingModel ?? listing.embeddingModel;
-    const dimensions = EMBEDDING_MODELS[model];
-    if (dimensions === undefined) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));
+    const dimensions = dimensionsOf(model);
     // Its caller checked it when the ingestion was asked for (an upload, queued since); checked again by
     // the commit, under the write lock, as another ingestion may store chunks meanwhile.
     if (model !== listing.embeddingModel && listing.chunkCount > 0) {

@@ -10,8 +10,7 @@ import {
 } from '../../shared/listings';
 import type { Page } from '../../shared/pagination';
 import { Conflict, Forbidden, InvalidInput, ListingNotFound } from '../errors';
-import { UnsupportedEmbeddingModel } from '../embed/errors';
-import { EMBEDDING_MODELS, OFFLINE_MODEL } from '../embed/models';
+import { dimensionsOf, OFFLINE_MODEL } from '../embed/models';
 import { newId } from '../ids';
 import { parseOrThrow } from '../validation';
 import { lamportsToSol, solToLamports, solToLamportsAtMost } from '../money';
@@ -282,12 +281,6 @@ function checkAccessTerms(r: ListingRecord): void {
   if (r.accessModel === 'per_query' && r.priceLamports <= 0) {
     throw new InvalidInput('price: a per_query listing needs a price above 0 SOL per query.');
   }
-}
-
-function dimensionsOf(model: string): number {
-  const dims = EMBEDDING_MODELS[model];
-  if (dims === undefined) throw new UnsupportedEmbeddingModel(model, Object.keys(EMBEDDING_MODELS));
-  return dims;
 }
 
 const dedupe = (tags: string[]): string[] => [...new Set(tags.map((t) => t.toLowerCase()))];
