@@ -200,12 +200,14 @@ function singleValued(schema: z.ZodType, query: unknown): unknown {
  * (top_k, access_model, ...); the camelCase name wins when both are sent.
  */
 const camelKeyOf = (key: string) => key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+/** `min_score`, `top_k`: not `_x` or `__proto__`, which spell no camelCase field (it was `_Proto__`). */
+const SNAKE_CASE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
 
 export function camelKeys(value: unknown): unknown {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
   const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
   for (const [key, v] of Object.entries(value)) {
-    if (!key.includes('_')) continue;
+    if (!SNAKE_CASE.test(key)) continue;
     const camel = camelKeyOf(key);
     if (!(camel in out)) out[camel] = v;
     delete out[key];

@@ -93,13 +93,30 @@ const filterKey = z.string().refine((key) => !key.startsWith('$'), {
     `'${String(issue.input)}' is not a metadata key; logical operators are not supported (the keys of filters are ANDed)`,
 });
 
-export const FiltersSchema = z
+const filterRecord = z
   .record(filterKey, FilterValueSchema, {
     error: (issue) => (issue.code === 'invalid_key' ? issue.issues?.[0]?.message : undefined),
   })
   .refine((filters) => Object.keys(filters).length <= FILTER_KEYS_MAX, {
     error: `at most ${FILTER_KEYS_MAX} keys`,
-  })
+  });
+
+export const FiltersSchema = z
+  // JSON.parse keeps a `"__proto__"` key as an ordinary one, and zod's record skips it without a word
+  // (assigning it would replace the result's prototype): the filter was dropped and the query answered
+  // unfiltered. It is refused instead; a metadata key of that name (a CSV header, a JSON field) is kept
+  // but cannot be filtered on.
+  .preprocess((value, ctx) => {
+    if (isPlainObject(value) && Object.prototype.hasOwnProperty.call(value, '__proto__')) {
+      ctx.issues.push({
+        code: 'custom',
+        input: value,
+        path: ['__proto__'],
+        message: "a key named '__proto__' cannot be filtered on",
+      });
+    }
+    return value;
+  }, filterRecord)
   .meta({
     id: 'Filters',
     description:

@@ -142,6 +142,11 @@ describe('parseFilters', () => {
     [{ year: {} }, 'filters.year: an operator object needs at least one operator'],
     [{ $or: [{ a: 1 }] }, "filters.$or: '$or' is not a metadata key; logical operators are not supported"],
     ['topic = space', 'filters: Invalid input: expected record, received string'],
+    // As JSON.parse gives it: zod's record skipped the key, and the query ran unfiltered.
+    [
+      JSON.parse('{"format": "pdf", "__proto__": "x"}'),
+      "filters.__proto__: a key named '__proto__' cannot be",
+    ],
   ])('refuses %j naming the key and operator', (filters, message) => {
     expect(() => parseFilters(filters)).toThrow(
       expect.objectContaining({ code: 'invalid_request', message: expect.stringContaining(message) }),
