@@ -72,7 +72,9 @@ export const ListingSearchQuerySchema = PageQuerySchema.extend({
 export type ListingSearchQuery = z.infer<typeof ListingSearchQuerySchema>;
 
 const title = z.string().trim().min(1).max(200);
-const price = z.number().finite().min(0).max(1_000_000);
+/** The most SOL a price (and a test buyer's balance or deposit) may be: lamports stay exact integers. */
+export const MAX_SOL_AMOUNT = 1_000_000;
+const price = z.number().finite().min(0).max(MAX_SOL_AMOUNT);
 
 export const CreateListingSchema = z
   .object({
@@ -123,7 +125,7 @@ export const PricingSchema = z
       .number({ error: 'Enter a price in SOL.' })
       .finite('Enter a price in SOL.')
       .min(0, 'The price cannot be negative.')
-      .max(1_000_000, 'The price can be at most 1,000,000 SOL.'),
+      .max(MAX_SOL_AMOUNT, 'The price can be at most 1,000,000 SOL.'),
     subscriptionDays: z
       .number({ error: 'Enter the period length in days.' })
       .int('The period is a whole number of days.')

@@ -199,11 +199,14 @@ describe('POST /v1/retrieve', () => {
     { patch: { filters: { topic: { $regex: 'a' } } }, message: "filters.topic: unknown operator '$regex'" },
     { patch: { filters: [] }, message: 'filters: ' },
     {
-      patch: { filters: JSON.parse('{"__proto__": {"$regex": "x"}}') as object },
+      patch: { filters: JSON.parse('{"__proto__": {"$regex": "x"}}') as Record<string, unknown> },
       message: "filters.__proto__: a key named '__proto__' cannot be filtered on",
     },
     // Not taken for the snake_case spelling of a field `_Proto__`.
-    { patch: JSON.parse('{"__proto__": 1}') as object, message: "body: unknown field '__proto__'" },
+    {
+      patch: JSON.parse('{"__proto__": 1}') as Record<string, unknown>,
+      message: "body: unknown field '__proto__'",
+    },
     { patch: { query: '\u0000 ' }, message: 'query: must not be empty or only white space' },
     {
       patch: { filters: { a: { $in: Array.from({ length: 1001 }, (_, i) => i) } } },

@@ -5,7 +5,7 @@ import type {
   CredentialVerification,
   StudioCredential,
 } from '../../shared/credentials';
-import type { Listing } from '../../shared/listings';
+import { MAX_SOL_AMOUNT, type Listing } from '../../shared/listings';
 import type { Page } from '../../shared/pagination';
 import { testBuyerStatesFor, type TestBuyerState } from '../../shared/studio';
 import { InvalidInput, NotFound } from '../errors';
@@ -160,11 +160,7 @@ export class CredentialService {
   async grant(listingId: string, holder: string, options: GrantOptions = {}): Promise<StudioCredential> {
     const listing = this.listings.get(listingId, 'studio');
     checkWallet(holder);
-    if (holder === listing.creatorWallet) {
-      throw new InvalidInput(
-        `wallet: ${holder} created listing '${listing.id}' and can always query it; grant another wallet.`,
-      );
-    }
+    refuseCreator(listing, holder, 'grant another wallet');
     const args: PurchaseAccessArgs = {
       ...this.termsOf(listing, holder, listing.creatorWallet),
       ...(options.expiresAt !== undefined ? { expiresAt: isoInstant(options.expiresAt, 'expiresAt') } : {}),
@@ -228,6 +224,8 @@ export class CredentialService {
   ): Promise<{ credential: StudioCredential; paid: number }> {
     const listing = this.listings.get(listingId, 'studio');
     checkWallet(holder);
+    // It would pay the listing's price to itself, and a per-query deposit for queries it never pays for.
+    refuseCreator(listing, holder, 'buy as another wallet');
     const args: PurchaseAccessArgs = {
       ...this.termsOf(listing, holder, holder),
       ...(options.periods !== undefined ? { periods: options.periods } : {}),
@@ -307,8 +305,27 @@ function checkWallet(wallet: string): void {
   if (!isWalletAddress(wallet)) throw new InvalidInput(`wallet: '${wallet}' is not a base58 wallet address.`);
 }
 
+/** A listing's creator needs no credential (DESIGN §3: it can always query its own listing). */
+function refuseCreator(
+  listing: { id: string; creatorWallet: string },
+  holder: string,
+  instead: string,
+): void {
+  if (holder === listing.creatorWallet) {
+    throw new InvalidInput(
+      `wallet: ${holder} created listing '${listing.id}' and can always query it; ${instead}.`,
+    );
+  }
+}
+
+/**
+ * SOL to lamports for a balance or deposit, within what a listing's price may be: lamports stay exact
+ * integers (1e300 SOL was a 500 when the instruction was signed, 1e7 SOL a false "not above 0 SOL").
+ */
 function lamportsOf(sol: number, field: string): number {
   if (!Number.isFinite(sol) || sol < 0)
     throw new InvalidInput(`${field}: expected an amount of SOL, 0 or more.`);
+  if (sol > MAX_SOL_AMOUNT)
+    throw new InvalidInput(`${field}: at most ${MAX_SOL_AMOUNT.toLocaleString('en-US')} SOL at a time.`);
   return solToLamports(sol);
 }

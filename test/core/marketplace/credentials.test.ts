@@ -208,6 +208,38 @@ describe('CredentialService', () => {
     }
   });
 
+  it('refuses amounts a balance cannot hold exactly, naming the field, and charges nothing', async () => {
+    const listing = await f.listing({ accessModel: 'per_query', price: 0.01 });
+    // 1e300 failed signing the instruction (a 500); 1e7 SOL was called "not above 0 SOL".
+    for (const amount of [1e300, 1e7, 1_000_000.5]) {
+      await expect(
+        f.services.credentials.purchase(listing.id, f.buyer, { deposit: amount }),
+      ).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: 'deposit: at most 1,000,000 SOL at a time.',
+      });
+      await expect(
+        f.services.credentials.grant(listing.id, f.outsider, { balance: amount }),
+      ).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: 'balance: at most 1,000,000 SOL at a time.',
+      });
+    }
+    expect(f.services.credentials.listAll(listing.id)).toEqual([]);
+    const { credential } = await f.services.credentials.purchase(listing.id, f.buyer, { deposit: 1_000_000 });
+    expect(credential.balance).toBe(1_000_000);
+  });
+
+  it("refuses the creator's own purchase: it can always query its listing, and would pay itself", async () => {
+    const listing = await f.listing({ accessModel: 'one_time', price: 1.5 });
+    await expect(f.services.credentials.purchase(listing.id, f.creator)).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: `wallet: ${f.creator} created listing '${listing.id}' and can always query it; buy as another wallet.`,
+    });
+    expect(f.services.credentials.listAll(listing.id)).toEqual([]);
+    expect(await f.services.publishing.earnings(listing.id)).toMatchObject({ earned: 0 });
+  });
+
   it('keeps test grants and purchases apart', async () => {
     const listing = await f.listing({ accessModel: 'per_query', price: 0.001 });
     await f.services.credentials.purchase(listing.id, f.buyer, { deposit: 0.01 });

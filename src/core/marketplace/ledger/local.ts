@@ -3,7 +3,7 @@ import bs58 from 'bs58';
 import type { Listing } from '../../../shared/listings';
 import { Conflict, InvalidInput, NotFound } from '../../errors';
 import { newId } from '../../ids';
-import { solToLamports } from '../../money';
+import { lamportsToSol, solToLamports } from '../../money';
 import { isWalletAddress, verifySignature } from '../../wallets/keypair';
 import type { CredentialRepository } from '../credentials';
 import type { ListingService } from '../listings';
@@ -236,6 +236,11 @@ export class LocalLedger implements Ledger {
     if (!isWalletAddress(args.holder)) {
       throw new InvalidInput(`wallet: '${args.holder}' is not a base58 wallet address.`);
     }
+    if (args.holder === listing.creatorWallet) {
+      throw new InvalidInput(
+        `wallet: ${args.holder} created listing '${listing.id}' and can always query it; it needs no credential.`,
+      );
+    }
     const testGrant = args.payer !== args.holder;
     if (testGrant && args.payer !== listing.creatorWallet) {
       throw new LedgerSignatureRejected(
@@ -430,11 +435,21 @@ function purchaseTerms(
       noneOf(args, ['periods'], 'a per_query purchase');
       const deposit = args.depositLamports;
       if (deposit === undefined || !Number.isSafeInteger(deposit) || deposit <= 0) {
-        throw new InvalidInput('deposit: a per_query purchase deposits a balance above 0 SOL.');
+        throw new InvalidInput(
+          deposit !== undefined && deposit > Number.MAX_SAFE_INTEGER
+            ? `deposit: ${deposit} lamports is more than a balance can hold (${Number.MAX_SAFE_INTEGER}).`
+            : 'deposit: a per_query purchase deposits a balance above 0 SOL.',
+        );
+      }
+      const balanceLamports = (existing?.balanceLamports ?? 0) + deposit;
+      if (!Number.isSafeInteger(balanceLamports)) {
+        throw new InvalidInput(
+          `deposit: the balance would be ${lamportsToSol(balanceLamports)} SOL, more than it can hold exactly.`,
+        );
       }
       return {
         expiresAt: null,
-        balanceLamports: (existing?.balanceLamports ?? 0) + deposit,
+        balanceLamports,
         paidLamports: deposit,
       };
     }
