@@ -130,7 +130,14 @@ export function rankChunks(index: SearchIndex, query: RankQuery): RankedChunk[] 
     }
     if (useDense)
       for (const hit of denseUpToTies(index, query, query.topK).hits) dense.set(hit.id, hit.distance);
-    return top(rank(new Set([...lexical.keys(), ...dense.keys()])));
+    // A query without direction scores every chunk's dense part 0, so the first chunks by id are as near
+    // as any: they follow the full-text hits, and topK chunks still come back whenever that many pass the
+    // filter (not none, in dense mode).
+    const tied =
+      query.mode !== 'lexical' && query.vector === null
+        ? index.firstChunks(query.listingId, query.filters, query.topK)
+        : [];
+    return top(rank(new Set([...lexical.keys(), ...dense.keys(), ...tied])));
   }
 
   // Fusing needs a pool from each search. Where the index can, the full-text one runs on another thread

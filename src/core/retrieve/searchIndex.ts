@@ -95,6 +95,11 @@ export interface SearchIndex {
    * does not grow with it). Hybrid mode asks for that many first (rankChunks); absent, FIRST_DENSE_POOL.
    */
   denseLimitAtCost?(listingId: string, model: string, limit: number): number;
+  /**
+   * The first `limit` chunks of the listing passing `filters`, by id: what a query without direction (no
+   * word the model knows: the zero vector) ranks in the dense part, where every chunk scores 0.
+   */
+  firstChunks(listingId: string, filters: FieldFilter[], limit: number): number[];
   /** Distances of the given chunks; chunks without a vector are left out. */
   denseScores(listingId: string, model: string, vector: Float32Array, ids: number[]): DenseHit[];
   chunks(ids: number[]): StoredChunk[];

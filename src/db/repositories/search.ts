@@ -382,6 +382,16 @@ export class SqliteSearchRepository implements SearchIndex {
     return [...hits, ...without.map((id) => ({ id, distance: 1 }))];
   }
 
+  firstChunks(listingId: string, filters: FieldFilter[], limit: number): number[] {
+    const where = filterSql(filters);
+    return this.sql(
+      `SELECT c.id FROM chunks c WHERE c.listing_id = ?${where.sql ? ` AND ${where.sql}` : ''}
+        ORDER BY c.id LIMIT ?`,
+    )
+      .pluck()
+      .all(listingId, ...where.params, limit) as number[];
+  }
+
   /** sqlite-vec's exact KNN over the listing's vec0 table. */
   private exactSearch(
     listingId: string,

@@ -67,6 +67,12 @@ class ListIndex implements SearchIndex {
     const wanted = new Set(ids);
     return this.stored.filter((c) => wanted.has(c.id)).map((c) => ({ id: c.id, distance: c.distance }));
   }
+  firstChunks(_listing: string, _filters: unknown[], limit: number): number[] {
+    return this.stored
+      .map((c) => c.id)
+      .sort((a, b) => a - b)
+      .slice(0, limit);
+  }
   chunks(): never {
     throw new Error('not used');
   }
@@ -288,6 +294,35 @@ describe('the full-text search of hybrid mode beside the dense one', () => {
     };
     expect(rankChunks(silent, query())).toEqual(rankChunks(new ListIndex(stored), query()));
     expect(silent.events.slice(0, 3)).toEqual(['dense', 'lexical start', 'lexical join']);
+  });
+});
+
+describe('a query without direction (the zero vector)', () => {
+  const stored: Stored[] = Array.from({ length: 30 }, (_v, i) => ({
+    id: 30 - i,
+    distance: 0.5,
+    bm25: i % 10 === 0 ? 4 - i / 10 : 0,
+  }));
+
+  it('ranks topK chunks in dense mode, all at 0, by id: not none', () => {
+    const ranked = rankChunks(new ListIndex(stored), query({ mode: 'dense', vector: null, topK: 5 }));
+    expect(ranked).toEqual([1, 2, 3, 4, 5].map((id) => ({ id, score: 0, dense: 0, lexical: 0 })));
+    // A minScore above 0 leaves them out.
+    expect(rankChunks(new ListIndex(stored), query({ mode: 'dense', vector: null, minScore: 0.01 }))).toEqual(
+      [],
+    );
+  });
+
+  it('puts the full-text hits first in hybrid mode, then the first chunks by id', () => {
+    const ranked = rankChunks(new ListIndex(stored), query({ vector: null, topK: 6 }));
+    expect(ranked.map((r) => r.id)).toEqual([30, 20, 10, 1, 2, 3]);
+    expect(ranked.slice(0, 3).every((r) => r.score > 0 && r.dense === 0)).toBe(true);
+    expect(ranked.slice(3).map((r) => r.score)).toEqual([0, 0, 0]);
+  });
+
+  it('leaves lexical mode to its matches', () => {
+    const ranked = rankChunks(new ListIndex(stored), query({ mode: 'lexical', vector: null, topK: 6 }));
+    expect(ranked.map((r) => r.id)).toEqual([30, 20, 10]);
   });
 });
 

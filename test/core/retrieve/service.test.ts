@@ -139,9 +139,20 @@ describe('ranking', () => {
     }
   });
 
-  it('has no dense part for a query without a known word, and no result at all in dense mode', async () => {
-    expect((await retrieve({ query: 'zzqxv wwkkj', mode: 'dense' })).chunks).toEqual([]);
-    expect((await retrieve({ query: '?!', mode: 'hybrid' })).chunks).toEqual([]);
+  it('has no dense part for a query without a known word: topK chunks at 0, the first by id, as any other', async () => {
+    // It used to return none in dense mode, though topK chunks passed the filter.
+    const first = SAMPLE_ITEMS.slice(0, 3).map((item) => item.topic);
+    for (const request of [
+      { query: 'zzqxv wwkkj', mode: 'dense' as const },
+      { query: '?!', mode: 'hybrid' as const },
+    ]) {
+      const result = await retrieve({ ...request, topK: 3 });
+      expect(topics(result), request.query).toEqual(first);
+      expect(result.chunks.map((c) => c.score)).toEqual([0, 0, 0]);
+      expect(topics(await retrieve({ ...request, filters: { topic: 'space' } }))).toEqual(['space']);
+      expect((await retrieve({ ...request, minScore: 0.01 })).chunks).toEqual([]);
+    }
+    expect((await retrieve({ query: '?!', mode: 'lexical' })).chunks).toEqual([]);
   });
 });
 
