@@ -81,6 +81,10 @@ export function defineRoutes(
     record.routes.push({ method: def.method, path: prefix + def.path, definition: def as RouteDefinition });
     router[def.method](def.path, async (req, res, next) => {
       try {
+        // A body that could not be read (readJsonBody) matters only to a route that reads one.
+        if (req.bodyError !== undefined && (def.body !== undefined || def.method !== 'get')) {
+          throw req.bodyError;
+        }
         const params = def.params ? parseInput(def.params, req.params, 'path') : {};
         const query = def.query
           ? parseInput(
@@ -89,9 +93,14 @@ export function defineRoutes(
               'query',
             )
           : {};
-        if (def.body && !req.is('application/json')) {
-          throw new InvalidInput('body: send a JSON body with "Content-Type: application/json".');
+        // req.is is null without a body at all: the header may well have been sent.
+        const json = def.body ? req.is('application/json') : true;
+        if (json === null) {
+          throw new InvalidInput(
+            'body: the request has none; send a JSON object with "Content-Type: application/json".',
+          );
         }
+        if (!json) throw new InvalidInput('body: send a JSON body with "Content-Type: application/json".');
         const body = def.body ? parseInput(def.body, camelKeys(req.body), 'body') : undefined;
         // A write waits (validated first) while a commit this thread feeds holds the lock, rather than
         // failing busy. Multipart routes receive their files first and wait in their handlers.
@@ -253,7 +262,17 @@ const RATE_HEADERS = z.object({
 });
 
 function toOpenApi(def: RouteDefinition, prefix: string): RouteConfig {
-  const errorStatuses = [...new Set([400, ...(def.public ? [] : [401]), 429, 500, ...(def.errors ?? [])])];
+  // A JSON body past the server's limit (1 MB) is a 413 on every route that reads one.
+  const errorStatuses = [
+    ...new Set([
+      400,
+      ...(def.public ? [] : [401]),
+      ...(def.body ? [413] : []),
+      429,
+      500,
+      ...(def.errors ?? []),
+    ]),
+  ];
   const responses: RouteConfig['responses'] = {
     [def.response.status]: {
       description: def.response.description,

@@ -24,7 +24,11 @@ export function queryDecimal(build: (n: z.ZodNumber) => z.ZodNumber = (n) => n) 
   return z.preprocess(written(DECIMAL), build(base));
 }
 
-/** The message for a value that is not a number at all; other checks keep their own messages. */
+/**
+ * The message for a value that is not a number at all; other checks keep their own messages. Digits
+ * past what a double holds (`1` and 400 zeros) read as Infinity, which is not "not written in digits".
+ */
 function typeOnly(message: string) {
-  return (issue: { code?: string }) => (issue.code === 'invalid_type' ? message : undefined);
+  return (issue: { code?: string; input?: unknown }) =>
+    issue.code !== 'invalid_type' ? undefined : issue.input === Infinity ? 'is too large a number' : message;
 }

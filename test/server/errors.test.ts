@@ -1,4 +1,6 @@
 import { writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
@@ -56,20 +58,66 @@ describe('error bodies', () => {
     rendererDir.remove();
   });
 
-  it('malformed JSON is a 400 naming the body', async () => {
+  it('malformed JSON is a 400 naming the body, from a route that reads one', async () => {
     studio = await startStudio();
     const key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
-    const err = await expectErrorBody(
-      await studio.api('/v1/listings', {
+    const send = (path: string, method: string) =>
+      studio!.api(path, { key, method, headers: { 'Content-Type': 'application/json' }, body: '{"a":' });
+    const err = await expectErrorBody(await send('/v1/retrieve', 'POST'), 400, 'invalid_request');
+    expect(err.message).toMatch(/^body: /);
+    // No route takes a POST there: a 404, as without the body (it was a 400 for the body).
+    await expectErrorBody(await send('/v1/listings', 'POST'), 404, 'not_found');
+    // A GET reads no body. (Sent with node:http: fetch sends none with a GET.)
+    const { hostname, port } = new URL(studio.url);
+    const getStatus = await new Promise<number>((resolve, reject) => {
+      const headers = {
+        Authorization: `Bearer ${key}`,
+        'Content-Type': 'application/json',
+        'Content-Length': '5',
+      };
+      const req = request({ host: hostname, port, path: '/v1/listings', headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end('{"a":');
+    });
+    expect(getStatus).toBe(200);
+    // A JSON content type without a body (curl -X POST -H ...) says there was none, not to send the
+    // header that came.
+    const empty = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () =>
+        socket.write(
+          `POST /v1/retrieve HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\n` +
+            'Content-Type: application/json\r\nConnection: close\r\n\r\n',
+        ),
+      );
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(empty).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(empty.slice(empty.indexOf('{'))).error.message).toBe(
+      'body: the request has none; send a JSON object with "Content-Type: application/json".',
+    );
+    // With a Content-Length of 0 (fetch) the body is read as {}: the first field is named.
+    const zero = await json(
+      await studio.api('/v1/retrieve', {
         key,
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: '{"a":',
       }),
-      400,
-      'invalid_request',
     );
-    expect(err.message).toMatch(/^body: /);
+    expect(zero.error.message).toMatch(/^listingId: /);
+    // Without a key, still a 401 first.
+    const anonymous = await studio.api('/v1/retrieve', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"a":',
+    });
+    expect(anonymous.status).toBe(401);
   });
 
   it('a body that cannot be decompressed is a 400 naming the body and its encoding, not a 500', async () => {
@@ -187,7 +235,7 @@ describe('error bodies', () => {
     const key = studio.services.apiKeys.create(studio.services.wallets.defaultWallet().address).key;
     const body = JSON.stringify({ query: 'x'.repeat(2 * 1024 * 1024) });
     await expectErrorBody(
-      await studio.api('/v1/listings', {
+      await studio.api('/v1/retrieve', {
         key,
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },

@@ -268,13 +268,15 @@ describe('GET /v1/listings', () => {
 
   it('says what a number must look like', async () => {
     const messages = await Promise.all(
-      ['?limit=0x10', '?maxPrice=', '?limit=500'].map(
+      ['?limit=0x10', '?maxPrice=', '?limit=500', `?maxPrice=1${'0'.repeat(400)}`].map(
         async (query) => (await json(await studio.api(`/v1/listings${query}`, { key }))).error.message,
       ),
     );
     expect(messages[0]).toBe('limit: must be a whole number written in decimal digits');
     expect(messages[1]).toBe('maxPrice: must be a number written in decimal digits, like 0.5');
     expect(messages[2]).toMatch(/^limit: .*100/);
+    // Digits past a double's range read as Infinity: not "not written in digits".
+    expect(messages[3]).toBe('maxPrice: is too large a number');
     expect((await search('?maxPrice=.5&limit=007&offset=0')).body.pagination).toMatchObject({ limit: 7 });
   });
 

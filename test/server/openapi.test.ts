@@ -62,6 +62,11 @@ describe('GET /v1/openapi.json', () => {
     expect(limit.schema).toMatchObject({ maximum: 100, minimum: 1, default: 20 });
     expect(Object.keys(search.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '429']));
     expect(Object.keys(doc.paths['/v1/listings/{id}'].get.responses)).toContain('404');
+    // Every route reading a JSON body answers 413 past its limit; one reading none does not.
+    for (const path of ['/v1/retrieve', '/v1/retrieve/stream']) {
+      expect(Object.keys(doc.paths[path].post.responses), path).toContain('413');
+    }
+    expect(Object.keys(search.responses)).not.toContain('413');
   });
 
   it('documents the upload form, its 422 refusals and that it takes an API key, not a wallet signature', async () => {

@@ -18,7 +18,8 @@ declare module 'express-serve-static-core' {
     rawBody?: Buffer;
     /**
      * Why the JSON body could not be read (malformed, too large, not decompressible). It is reported
-     * after authentication and the key's rate limit, like any other bad input (`bodyFailure`).
+     * after authentication and the key's rate limit, like any other bad input, by the route the request
+     * matched (`defineRoutes`; `bodyFailure` for a wallet signature).
      */
     bodyError?: unknown;
     /** A wallet signature that cannot be checked because its body could not be read: the body's error is the answer. */
@@ -46,9 +47,13 @@ export function readJsonBody(limit: string): RequestHandler {
   };
 }
 
-/** After authentication: a caller who passed it (or whose signature needs the body) hears of a bad body. */
+/**
+ * Before authentication, the one bad body answered there: a wallet signature that cannot be checked
+ * without it. Any other is answered by the route it was sent to (defineRoutes), after authentication, so
+ * an unknown route is still a 404 and a GET's body is ignored.
+ */
 export const bodyFailure: RequestHandler = (req, _res, next) => {
-  next(req.bodyError !== undefined && (req.principal || req.bodyErrorFirst) ? req.bodyError : undefined);
+  next(req.bodyError !== undefined && req.bodyErrorFirst ? req.bodyError : undefined);
 };
 
 const hasBody = (req: IncomingMessage): boolean =>
