@@ -71,22 +71,58 @@ export const ListingSearchQuerySchema = PageQuerySchema.extend({
 });
 export type ListingSearchQuery = z.infer<typeof ListingSearchQuerySchema>;
 
-const title = z.string().trim().min(1).max(200);
 /** The most SOL a price (and a test buyer's balance or deposit) may be: lamports stay exact integers. */
 export const MAX_SOL_AMOUNT = 1_000_000;
-const price = z.number().finite().min(0).max(MAX_SOL_AMOUNT);
+
+/*
+ * Each field's checks, said in plain words. New listing, Edit and Pricing show the server's messages
+ * as sent, so all three (and the API, after the field's name) read the same for the same mistake.
+ */
+const title = z
+  .string()
+  .trim()
+  .min(1, 'Give the listing a title.')
+  .max(200, 'The title can be at most 200 characters.');
+const description = z.string().max(10_000, 'The description can be at most 10,000 characters.');
+const domain = z.string().trim().max(100, 'The domain can be at most 100 characters.');
+const tags = z
+  .array(z.string().trim().min(1, 'A tag cannot be empty.').max(50, 'A tag can be at most 50 characters.'))
+  .max(20, 'At most 20 tags.');
+/** A price in SOL: whole lamports only (1e-10 SOL used to be saved as 0 without a word). */
+const price = z
+  .number({ error: 'Enter a price in SOL.' })
+  .finite('Enter a price in SOL.')
+  .min(0, 'The price cannot be negative.')
+  .max(MAX_SOL_AMOUNT, 'The price can be at most 1,000,000 SOL.')
+  .refine((sol) => Number(sol.toFixed(9)) === sol, {
+    error: 'Use at most 9 decimals: 1 lamport is 0.000000001 SOL.',
+  });
+const subscriptionDays = z
+  .number({ error: 'Enter the period length in days.' })
+  .int('The period is a whole number of days.')
+  .min(1, 'A period lasts at least 1 day.')
+  .max(3650, 'A period lasts at most 3650 days (10 years).');
+const retrievalRateLimit = z
+  .number({ error: 'Enter how many retrievals a buyer may make per minute.' })
+  .int('The rate limit is a whole number of retrievals per minute.')
+  .min(1, 'Allow at least 1 retrieval per minute.')
+  .max(100_000, 'The rate limit can be at most 100,000 retrievals per minute.');
+const retrievalDenseWeight = z
+  .number({ error: 'Enter a weight from 0 to 1.' })
+  .min(0, 'The weight is 0 to 1.')
+  .max(1, 'The weight is 0 to 1.');
 
 export const CreateListingSchema = z
   .object({
     title,
-    description: z.string().max(10_000).default(''),
-    domain: z.string().trim().max(100).default(''),
-    tags: z.array(z.string().trim().min(1).max(50)).max(20).default([]),
+    description: description.default(''),
+    domain: domain.default(''),
+    tags: tags.default([]),
     accessModel: AccessModelSchema,
     price,
-    subscriptionDays: z.number().int().min(1).max(3650).optional(),
-    retrievalRateLimit: z.number().int().min(1).max(100_000).default(DEFAULT_RETRIEVAL_RATE_LIMIT),
-    retrievalDenseWeight: z.number().min(0).max(1).nullable().optional(),
+    subscriptionDays: subscriptionDays.optional(),
+    retrievalRateLimit: retrievalRateLimit.default(DEFAULT_RETRIEVAL_RATE_LIMIT),
+    retrievalDenseWeight: retrievalDenseWeight.nullable().optional(),
     embeddingModel: z.string().min(1).optional(),
     creatorWallet: z.string().optional(),
   })
@@ -96,14 +132,14 @@ export type CreateListingInput = z.input<typeof CreateListingSchema>;
 export const UpdateListingSchema = z
   .object({
     title: title.optional(),
-    description: z.string().max(10_000).optional(),
-    domain: z.string().trim().max(100).optional(),
-    tags: z.array(z.string().trim().min(1).max(50)).max(20).optional(),
+    description: description.optional(),
+    domain: domain.optional(),
+    tags: tags.optional(),
     accessModel: AccessModelSchema.optional(),
     price: price.optional(),
-    subscriptionDays: z.number().int().min(1).max(3650).nullable().optional(),
-    retrievalRateLimit: z.number().int().min(1).max(100_000).optional(),
-    retrievalDenseWeight: z.number().min(0).max(1).nullable().optional(),
+    subscriptionDays: subscriptionDays.nullable().optional(),
+    retrievalRateLimit: retrievalRateLimit.optional(),
+    retrievalDenseWeight: retrievalDenseWeight.nullable().optional(),
     embeddingModel: z.string().min(1).optional(),
   })
   .meta({ id: 'UpdateListing' });
@@ -121,28 +157,11 @@ export const priceInLamports = (sol: number): number => Math.round(sol * LAMPORT
 export const PricingSchema = z
   .object({
     accessModel: AccessModelSchema,
-    price: z
-      .number({ error: 'Enter a price in SOL.' })
-      .finite('Enter a price in SOL.')
-      .min(0, 'The price cannot be negative.')
-      .max(MAX_SOL_AMOUNT, 'The price can be at most 1,000,000 SOL.'),
-    subscriptionDays: z
-      .number({ error: 'Enter the period length in days.' })
-      .int('The period is a whole number of days.')
-      .min(1, 'A period lasts at least 1 day.')
-      .max(3650, 'A period lasts at most 3650 days (10 years).')
-      .nullable(),
-    retrievalRateLimit: z
-      .number({ error: 'Enter how many retrievals a buyer may make per minute.' })
-      .int('The rate limit is a whole number of retrievals per minute.')
-      .min(1, 'Allow at least 1 retrieval per minute.')
-      .max(100_000, 'The rate limit can be at most 100,000 retrievals per minute.'),
-    domain: z.string().trim().max(100, 'The domain can be at most 100 characters.'),
-    tags: z
-      .array(
-        z.string().trim().min(1, 'A tag cannot be empty.').max(50, 'A tag can be at most 50 characters.'),
-      )
-      .max(20, 'At most 20 tags.'),
+    price,
+    subscriptionDays: subscriptionDays.nullable(),
+    retrievalRateLimit,
+    domain,
+    tags,
   })
   .superRefine((value, ctx) => {
     if (value.accessModel === 'subscription' && value.subscriptionDays === null) {
@@ -164,13 +183,6 @@ export const PricingSchema = z
         code: 'custom',
         path: ['price'],
         message: 'A per-query listing needs a price above 0 SOL per query.',
-      });
-    }
-    if (Number.isFinite(value.price) && Number(value.price.toFixed(9)) !== value.price) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['price'],
-        message: 'Use at most 9 decimals: 1 lamport is 0.000000001 SOL.',
       });
     }
   })

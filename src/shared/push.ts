@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const PushTargetInputSchema = z.object({
   baseUrl: z.string().min(1).max(2000),
   apiKey: z.string().min(1).max(500),
-  label: z.string().max(100).optional(),
+  label: z.string().max(100, 'The label can be at most 100 characters.').optional(),
 });
 export type PushTargetInput = z.infer<typeof PushTargetInputSchema>;
 

@@ -130,7 +130,7 @@ const retrieveFields = {
   query: z
     .string()
     .min(1, { error: 'must not be empty' })
-    .max(QUERY_MAX_CHARS)
+    .max(QUERY_MAX_CHARS, { error: `at most ${QUERY_MAX_CHARS.toLocaleString('en-US')} characters` })
     // Control characters (a NUL) count as white space: a query of them asks nothing.
     .refine((q) => q.replace(/[\s\p{Cc}]/gu, '').length > 0, {
       error: 'must not be empty or only white space',

@@ -22,7 +22,7 @@ export type CreatedApiKey = z.infer<typeof CreatedApiKeySchema>;
 
 export const CreateApiKeySchema = z.object({
   wallet: z.string().optional(),
-  label: z.string().trim().max(100).optional(),
+  label: z.string().trim().max(100, 'The label can be at most 100 characters.').optional(),
 });
 
 export const WalletSchema = z

@@ -241,6 +241,30 @@ describe('Studio forms and dialogs in Chromium against kbstudio serve', () => {
     });
   });
 
+  it('keeps a 0-day period and a sub-lamport price as typed in New listing, and says why they are refused', async () => {
+    const page = await open('#/listings');
+    await page.getByRole('button', { name: 'New listing' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'New listing' });
+    await dialog.getByRole('textbox', { name: 'Title' }).fill('Zero days');
+    await dialog.getByText('Subscription', { exact: true }).click();
+    await dialog.getByRole('textbox', { name: 'Price per period' }).fill('0.0000000001');
+    const period = dialog.getByRole('textbox', { name: 'Period length' });
+    await period.fill('0');
+    await dialog.getByRole('textbox', { name: 'Title' }).focus();
+    // It was set to 1 day on blur, and the price saved as 0 SOL.
+    expect(await period.inputValue()).toBe('0');
+    await dialog.getByRole('button', { name: 'Create draft' }).click();
+    await expect.poll(() => dialog.innerText()).toContain('A period lasts at least 1 day.');
+    await period.fill('30');
+    await dialog.getByRole('button', { name: 'Create draft' }).click();
+    await expect
+      .poll(() => dialog.innerText())
+      .toContain('Use at most 9 decimals: 1 lamport is 0.000000001 SOL.');
+    await shoot(page, 'new-listing-refused-price');
+    const listed = JSON.parse(await studio.runCli(['listings', 'list'])) as Listing[] | { data: Listing[] };
+    expect((Array.isArray(listed) ? listed : listed.data).some((l) => l.title === 'Zero days')).toBe(false);
+  });
+
   it('says how a push target’s key is stored, and shows it once saved', async () => {
     const page = await open('#/publish');
     await page.getByRole('heading', { name: 'Publish' }).waitFor();

@@ -414,6 +414,8 @@ describe('the /studio API from a page of another origin (real Chromium)', () => 
     });
     await page.goto(`${studioUrl}/#/wallet`);
     await page.getByRole('heading', { name: 'Open the studio from its link' }).waitFor();
+    // The line to look for names this server's address (it named 7410 whatever the port).
+    expect(await page.getByText(/^Studio: /).innerText()).toBe(`Studio: ${studioUrl}/?token=…`);
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: join(SCREENSHOTS, 'studio-sign-in-1280x800-light.png') });
     // A link of an earlier launch says so.

@@ -192,7 +192,7 @@ describe('POST /v1/retrieve', () => {
     { patch: { minScore: 'high' }, message: 'minScore: ' },
     { patch: { query: '' }, message: 'query: must not be empty' },
     { patch: { query: '   ' }, message: 'query: must not be empty' },
-    { patch: { query: 'x'.repeat(8001) }, message: 'query: Too big' },
+    { patch: { query: 'x'.repeat(8001) }, message: 'query: at most 8,000 characters' },
     { patch: { query: 42 }, message: 'query: ' },
     { patch: { listingId: undefined }, message: 'listingId: ' },
     { patch: { mode: 'semantic' }, message: 'mode: ' },

@@ -84,6 +84,24 @@ describe('/studio API', () => {
         { title: 'x', accessModel: 'one_time', price: 1, embeddingModel: 'my-model' },
         /Other models require contacting support/,
       ],
+      // In plain words, as Pricing says them (not "Too big: expected string to have <=200 characters").
+      [
+        { title: 'x'.repeat(201), accessModel: 'one_time', price: 1 },
+        /^title: The title can be at most 200 characters\.$/,
+      ],
+      [
+        { title: 'x', accessModel: 'one_time', price: 1e8 },
+        /^price: The price can be at most 1,000,000 SOL\.$/,
+      ],
+      [
+        { title: 'x', accessModel: 'one_time', price: 1, domain: 'd'.repeat(101) },
+        /^domain: The domain can be at most 100 characters\.$/,
+      ],
+      // Below a lamport: saved as 0 SOL (1e-10) or rounded (1.0000000019) without a word before.
+      ...[1e-10, 1.0000000019].map((price): [object, RegExp] => [
+        { title: 'x', accessModel: 'one_time', price },
+        /^price: Use at most 9 decimals: 1 lamport is 0\.000000001 SOL\.$/,
+      ]),
     ];
     for (const [body, message] of cases) {
       const res = await studioFetch('/studio/listings', {
@@ -94,6 +112,22 @@ describe('/studio API', () => {
       expect(res.status).toBe(400);
       expect((await json(res)).error.message).toMatch(message);
     }
+    // Edit takes the same rules.
+    const created = await studioFetch('/studio/listings', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: 'Edit me', accessModel: 'one_time', price: 1 }),
+    });
+    const { id } = (await json(created)).data;
+    const edit = await studioFetch(`/studio/listings/${id}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ price: 0.0000000015 }),
+    });
+    expect(edit.status).toBe(400);
+    expect((await json(edit)).error.message).toBe(
+      'price: Use at most 9 decimals: 1 lamport is 0.000000001 SOL.',
+    );
   });
 
   it('creates an API key shown once that then works on /v1, and revokes it', async () => {
@@ -109,6 +143,13 @@ describe('/studio API', () => {
     expect((await studio.api('/v1/listings', { key })).status).toBe(200);
     expect((await studioFetch(`/studio/keys/${id}/revoke`, { method: 'POST' })).status).toBe(200);
     expect((await studio.api('/v1/listings', { key })).status).toBe(401);
+    const long = await studioFetch('/studio/keys', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ label: 'l'.repeat(101) }),
+    });
+    expect(long.status).toBe(400);
+    expect((await json(long)).error.message).toBe('label: The label can be at most 100 characters.');
   });
 
   it('refuses a Host it does not serve (DNS rebinding)', async () => {

@@ -485,7 +485,8 @@ function slug(title: string): string {
 function keyRefused(target: string, err: AuthenticationError): PushFailed {
   return new PushFailed(
     'unauthorized',
-    `Authentication failed at ${target}: the API key was refused (${err.message}). Check the key, or create one on that service.`,
+    // The remote's message ends a sentence of its own: without its full stop, not "…).)." here.
+    `Authentication failed at ${target}: the API key was refused (${err.message.replace(/\.+$/, '')}). Check the key, or create one on that service.`,
     401,
   );
 }

@@ -191,6 +191,8 @@ describe('pushListing', () => {
         new RegExp(`^Authentication failed at ${remote.url}/v1: the API key was refused`),
       ),
     });
+    // One full stop: the remote's message ends its own sentence (it read "…).)." before).
+    expect(report.error!.message).toMatch(/[^.]\)\. Check the key, or create one on that service\.$/);
     // Found by the check before the first part: nothing was packed or sent.
     expect(report.parts.map((p) => p.attempts)).toEqual([0, 0]);
     expect(report.totals.not_stored).toBe(2);

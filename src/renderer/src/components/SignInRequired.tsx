@@ -10,6 +10,12 @@ export interface SignInRequiredProps {
  * has not opened the studio's link (server/studioSession.ts). The studio can create keys and sign
  * with the wallet, so the server hands its token only to a browser that was given the link.
  */
+/** The address this page came from: the server's own (it was 7410, the default, whatever the port). */
+export const studioOrigin = (): string =>
+  window.location.protocol === 'http:' || window.location.protocol === 'https:'
+    ? window.location.origin
+    : 'http://127.0.0.1:7410';
+
 export function SignInRequired({ staleLink }: SignInRequiredProps) {
   return (
     <Center mih="100vh" p="md">
@@ -26,9 +32,9 @@ export function SignInRequired({ staleLink }: SignInRequiredProps) {
           <List spacing="xs">
             <List.Item>
               In a terminal, <Code>kbstudio serve</Code> (or <Code>npm run serve</Code>) prints a line{' '}
-              <Code>Studio: http://127.0.0.1:7410/?token=…</Code>: open that link in this browser. It signs
-              this browser in; from then on the plain address works too, also after the server is started
-              again on the same port.
+              <Code>Studio: {studioOrigin()}/?token=…</Code>: open that link in this browser. It signs this
+              browser in; from then on the plain address works too, also after the server is started again on
+              the same port.
             </List.Item>
             <List.Item>The desktop app opens its link by itself.</List.Item>
           </List>

@@ -297,6 +297,8 @@ function ListingForm({
               required
               min={1}
               max={3650}
+              // Not clamped on blur: 0 became 1 day without a word. The server's rule is shown instead.
+              clampBehavior="none"
               allowDecimal={false}
               allowNegative={false}
               rightSection={

@@ -191,7 +191,11 @@ function PricingEditor({
             />
             <TagsInput
               label="Tags"
-              description="Press Enter after each tag (at most 20); stored in lower case"
+              description={
+                values.tags.length >= 20
+                  ? 'At most 20 tags: remove one to add another'
+                  : 'Press Enter after each tag (at most 20); stored in lower case'
+              }
               placeholder="Add a tag"
               value={values.tags}
               onChange={(tags) => set('tags', tags)}
