@@ -23,7 +23,7 @@ import {
 } from '@mantine/core';
 import { IconLock, IconPlayerPlay, IconSearch } from '@tabler/icons-react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { KnowledgeClient, type Chunk } from '../../../../client';
 import type { RetrievalMode } from '../../../../shared/retrieval';
 import { PageHeader } from '../../components/PageHeader';
@@ -32,13 +32,18 @@ import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
-import { describeFailure, playgroundHashParams } from './actingAs';
+import { listingSelectProps } from '../ingest/listingOptions';
+import { describeFailure } from './actingAs';
 import { FilterEditor } from './FilterEditor';
 import { buildFilters, type FilterRow } from './filterRows';
 import { clientCodeOf, curlOf, queryTerms, type PlaygroundRequest } from './requestCode';
+import { checkMinScore, checkTopK, runRefusal } from './runFields';
+import { usePlaygroundChoice } from './usePlaygroundChoice';
 
 interface RunState {
   status: 'idle' | 'running' | 'done' | 'error';
+  /** The listing and buyer it was asked as: results of another choice are not shown as this one's. */
+  scope?: string;
   request?: PlaygroundRequest;
   chunks: Chunk[];
   latencyMs?: number;
@@ -52,6 +57,8 @@ const MODES: { value: RetrievalMode; label: string }[] = [
   { value: 'lexical', label: 'Lexical' },
 ];
 
+const IDLE_RUN: RunState = { status: 'idle', chunks: [] };
+
 const apiBase = () => `${window.location.origin}/v1`;
 
 export function PlaygroundPage() {
@@ -61,13 +68,10 @@ export function PlaygroundPage() {
     queryKey: [...queryKeys.listings, 'playground'],
     queryFn: () => api.listings.list({ limit: 100 }),
   });
-  const [initial] = useState(() => playgroundHashParams(window.location.hash));
-  const [chosen, setChosen] = useState<string | null>(initial.listing);
-  const listingId =
-    chosen ?? listings.data?.data.find((l) => l.chunkCount > 0)?.id ?? listings.data?.data[0]?.id ?? null;
+  // The listing the other views work on (or the one the address names), and, acting as a test buyer,
+  // the buyer's wallet: the key is scoped to it, so /v1 answers as it would them.
+  const { listingId, actingAs, chooseListing, chooseActingAs } = usePlaygroundChoice(listings.data?.data);
   const listing = listings.data?.data.find((l) => l.id === listingId);
-  // Acting as a test buyer: the key is scoped to the buyer's wallet, so /v1 answers as it would them.
-  const [actingAs, setActingAs] = useState<string | null>(initial.as);
   const buyers = useQuery({
     queryKey: marketplaceKeys.buyers(listingId),
     queryFn: () => marketplaceApi.buyers(listingId!),
@@ -86,27 +90,45 @@ export function PlaygroundPage() {
   // a number under the caret), and a run waits for a number.
   const [topKInput, setTopK] = useState<number | string>(5);
   const [minScoreInput, setMinScore] = useState<number | string>(0);
-  const topK = typeof topKInput === 'number' ? topKInput : undefined;
-  // An empty min score means none, as 0 does.
-  const minScore = typeof minScoreInput === 'number' ? minScoreInput : minScoreInput === '' ? 0 : undefined;
+  // Never clamped behind the creator's back: a value out of range is marked and the query not run.
+  const topKCheck = checkTopK(topKInput);
+  const minScoreCheck = checkMinScore(minScoreInput);
+  const topK = topKCheck.value;
+  const minScore = minScoreCheck.value;
   const [mode, setMode] = useState<RetrievalMode>('hybrid');
   const [rows, setRows] = useState<FilterRow[]>([]);
   const [stream, setStream] = useState(false);
-  const [run, setRun] = useState<RunState>({ status: 'idle', chunks: [] });
+  const [run, setRunState] = useState<RunState>(IDLE_RUN);
   const abort = useRef<AbortController | null>(null);
+  const form = useRef<HTMLFormElement>(null);
   const built = useMemo(() => buildFilters(rows), [rows]);
+  const refusal = runRefusal({
+    topK: topKCheck,
+    minScore: minScoreCheck,
+    filtersValid: Object.keys(built.errors).length === 0,
+  });
 
-  const canRun = Boolean(
-    listingId &&
-    key.data &&
-    query.trim() &&
-    topK !== undefined &&
-    minScore !== undefined &&
-    Object.keys(built.errors).length === 0,
+  // Results (or an error) belong to the listing and buyer they were asked as: another choice clears
+  // them, and stops a query still running, rather than leaving them under the new choice.
+  const scope = listingId === null ? undefined : `${listingId} ${actingAs ?? ''}`;
+  const shownRun = run.scope === scope ? run : IDLE_RUN;
+  useEffect(
+    () => () => {
+      abort.current?.abort();
+      setRunState(IDLE_RUN);
+    },
+    [scope],
   );
 
+  const ready = Boolean(listingId && key.data && query.trim());
+
   const start = async () => {
-    if (!canRun || !listingId || !key.data || topK === undefined || minScore === undefined) return;
+    if (!ready || !listingId || !key.data) return;
+    if (refusal !== null || topK === undefined || minScore === undefined) {
+      // Not run with other numbers than those shown: the focus goes to the first field to fix.
+      form.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+      return;
+    }
     abort.current?.abort();
     const controller = new AbortController();
     abort.current = controller;
@@ -120,6 +142,9 @@ export function PlaygroundPage() {
     };
     const client = new KnowledgeClient({ baseUrl: apiBase(), apiKey: key.data.apiKey, maxRetries: 0 });
     const params = { ...request, minScore: request.minScore };
+    const setRun = (next: Omit<RunState, 'scope'>) => {
+      if (!controller.signal.aborted) setRunState({ ...next, scope });
+    };
     setRun({ status: 'running', request, chunks: [] });
     try {
       if (stream) {
@@ -147,7 +172,7 @@ export function PlaygroundPage() {
         });
       }
     } catch (error) {
-      if (!controller.signal.aborted) setRun({ status: 'error', request, chunks: [], error });
+      setRun({ status: 'error', request, chunks: [], error });
     } finally {
       // A buyer's query may have spent their balance (or met its end): "Acting as" shows the status now.
       if (actingAs) void queryClient.invalidateQueries({ queryKey: marketplaceKeys.buyers(listingId) });
@@ -163,6 +188,9 @@ export function PlaygroundPage() {
         onRetry={() => void listings.refetch()}
       />
     );
+
+  // Titles need not be unique: the options, and the field when it must, say the start of the id.
+  const listingPicker = listingSelectProps(listings.data.data);
 
   return (
     <>
@@ -184,23 +212,25 @@ export function PlaygroundPage() {
               withBorder
               padding="lg"
               component="form"
+              ref={form}
               onSubmit={(e) => (e.preventDefault(), void start())}
             >
               <Stack gap="sm">
                 <Select
                   label="Listing"
-                  data={listings.data.data.map((l) => ({
-                    value: l.id,
-                    label: `${l.title} (${counted(l.chunkCount, 'chunk')})`,
-                  }))}
+                  {...listingPicker}
+                  // A long title is cut with an ellipsis in the field (shown whole on hover).
+                  title={listingPicker.data.find((o) => o.value === listingId)?.label}
+                  description={
+                    listing &&
+                    `${counted(listing.chunkCount, 'chunk')} from ${counted(listing.documentCount, 'document')}`
+                  }
                   value={listingId}
-                  onChange={(value) => {
-                    if (!value) return;
-                    setChosen(value);
-                    setActingAs(null);
-                  }}
+                  onChange={(value) => value && chooseListing(value)}
                   allowDeselect={false}
                   searchable
+                  nothingFoundMessage="No such listing"
+                  styles={{ input: { textOverflow: 'ellipsis' }, option: { overflowWrap: 'anywhere' } }}
                 />
                 <Select
                   label="Acting as"
@@ -213,7 +243,7 @@ export function PlaygroundPage() {
                     })),
                   ]}
                   value={actingAs ?? ''}
-                  onChange={(value) => setActingAs(value || null)}
+                  onChange={(value) => chooseActingAs(value || null)}
                   allowDeselect={false}
                   data-testid="acting-as"
                 />
@@ -248,8 +278,8 @@ export function PlaygroundPage() {
                     allowNegative={false}
                     value={topKInput}
                     onChange={setTopK}
-                    clampBehavior="strict"
-                    error={topK === undefined ? 'A whole number from 1 to 20' : undefined}
+                    clampBehavior="none"
+                    error={topKCheck.error}
                   />
                   <NumberInput
                     label="Min score"
@@ -260,8 +290,8 @@ export function PlaygroundPage() {
                     allowNegative={false}
                     value={minScoreInput}
                     onChange={setMinScore}
-                    clampBehavior="strict"
-                    error={minScore === undefined ? 'A number from 0 to 1' : undefined}
+                    clampBehavior="none"
+                    error={minScoreCheck.error}
                   />
                 </Group>
                 <div>
@@ -287,12 +317,18 @@ export function PlaygroundPage() {
                   <Button
                     type="submit"
                     leftSection={<IconPlayerPlay size={16} />}
-                    loading={run.status === 'running' && !stream}
-                    disabled={!canRun}
+                    loading={shownRun.status === 'running' && !stream}
+                    disabled={!ready}
+                    aria-describedby={refusal ? 'playground-run-refusal' : undefined}
                   >
                     Run
                   </Button>
                 </Group>
+                {refusal && (
+                  <Text size="xs" c="red" ta="right" id="playground-run-refusal" role="status">
+                    {refusal}
+                  </Text>
+                )}
                 <Text size="xs" c="dimmed">
                   <Kbd size="xs">Ctrl</Kbd> + <Kbd size="xs">Enter</Kbd> runs the query.
                 </Text>
@@ -301,10 +337,12 @@ export function PlaygroundPage() {
           </Grid.Col>
           <Grid.Col span={{ base: 12, md: 7 }}>
             <Results
-              run={run}
+              run={shownRun}
               stream={stream}
               apiKey={key.data?.apiKey}
-              listingEmpty={listings.data.data.find((l) => l.id === run.request?.listingId)?.chunkCount === 0}
+              listingEmpty={
+                listings.data.data.find((l) => l.id === shownRun.request?.listingId)?.chunkCount === 0
+              }
               actingAs={actingAs ? (heldBuyers.find((b) => b.wallet === actingAs)?.name ?? actingAs) : null}
             />
           </Grid.Col>
