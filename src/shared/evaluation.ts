@@ -60,6 +60,20 @@ export interface ScoreBin {
   other: number;
 }
 
+/**
+ * An expected source (hand-written or question-file sets) that names no document of the listing: a
+ * typo, or a file not ingested. Its question is left out of the metrics unless it also has an
+ * expected text, which it is then scored by alone.
+ */
+export interface UnknownSource {
+  /** The question's id in the run (`q3`). */
+  id: string;
+  question: string;
+  source: string;
+  /** True when the question was scored by its expected text; false when it was left out. */
+  scored: boolean;
+}
+
 export interface EvalRunReport {
   settings: RunSettings;
   metrics: {
@@ -73,6 +87,8 @@ export interface EvalRunReport {
   };
   questions: QuestionResult[];
   distribution: ScoreBin[];
+  /** Expected sources matching no document (runs stored before they were checked lack it). */
+  unknownSources?: UnknownSource[];
 }
 
 export interface EvalRun {

@@ -156,6 +156,60 @@ describe('/studio evaluations', () => {
     );
   });
 
+  it('says a question CSV has no "question" column, naming the columns it found', async () => {
+    const listingId = createListing('csv header');
+    const form = new FormData();
+    form.append('files', new Blob(['q,answer\nwho signs,lease.pdf\n']), 'bad.csv');
+    const res = await studioFetch(`/studio/listings/${listingId}/evaluations`, {
+      method: 'POST',
+      body: form,
+    });
+    expect(res.status).toBe(400);
+    expect((await json(res)).error.message).toBe(
+      'bad.csv: no "question" column in its header (found "q", "answer"); the first line must name a "question" column and an "expected_source" or "expected_text" column (or both).',
+    );
+  });
+
+  it('reports an expected source that names no document, leaves its question out, and refuses a run of only such', async () => {
+    const listingId = createListing('sources');
+    const dir = tempDir('kbs-eval-');
+    const file = join(dir.path, 'items.json');
+    writeFileSync(file, JSON.stringify(SAMPLE_ITEMS));
+    await studio.services.ingestion.run({
+      listingId,
+      inputs: [{ path: file }],
+      atomic: true,
+      limits: STUDIO_LIMITS,
+    });
+    dir.remove();
+    const post = (questions: object[]) =>
+      studioFetch(`/studio/listings/${listingId}/evaluations`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ mode: 'lexical', questions }),
+      });
+    const res = await post([
+      { question: 'galaxy telescope', expectedSource: 'items.json' },
+      { question: 'What is an abomination?', expectedSource: 'nonexistent.pdf' },
+    ]);
+    expect(res.status).toBe(201);
+    const { report } = (await json(res)).data;
+    expect(report.unknownSources).toEqual([
+      { id: 'q2', question: 'What is an abomination?', source: 'nonexistent.pdf', scored: false },
+    ]);
+    expect(report.metrics.queries).toBe(1);
+    expect(report.questions).toHaveLength(1);
+    expect(report.questions[0]).toMatchObject({ id: 'q1', reciprocalRank: 1, missed: [] });
+
+    const refused = await post([{ question: 'What is an abomination?', expectedSource: 'nonexistent.pdf' }]);
+    expect(refused.status).toBe(400);
+    expect((await json(refused)).error.message).toMatch(
+      /^No question can be scored: no document of the listing is named "nonexistent\.pdf"\./,
+    );
+    const runs = (await json(await studioFetch(`/studio/listings/${listingId}/evaluations`))).data;
+    expect(runs).toHaveLength(1);
+  });
+
   it('refuses a BEIR set without its qrels, naming the missing file', async () => {
     const listingId = createListing('beir');
     const form = new FormData();

@@ -6,13 +6,14 @@ import type {
   RetrievedHit,
   RunSettings,
   ScoreBin,
+  UnknownSource,
 } from '../../../shared/evaluation';
 import type { Chunk } from '../../../shared/retrieval';
 import { InvalidInput } from '../../errors';
 import type { BeirQuery } from './beir';
 import { corpusIdsOf, evaluate, type EvalReport } from './evaluate';
 
-export type { EvalRun, EvalRunReport, QuestionResult, RetrievedHit, RunSettings, ScoreBin };
+export type { EvalRun, EvalRunReport, QuestionResult, RetrievedHit, RunSettings, ScoreBin, UnknownSource };
 
 /**
  * Evaluation runs of the studio: a question set (BEIR qrels, or questions with the source or text
@@ -44,10 +45,23 @@ const EXPECTED_ID = 'expected';
 
 const normalize = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim();
 
+/** The columns (CSV) or keys (JSONL) a question file's rows are read from. */
+const QUESTION_KEYS = ['question', 'query'];
+const EXPECTED_KEYS = ['expected_source', 'expected_text'];
+const EXPECTED_COLUMNS = 'a "question" column and an "expected_source" or "expected_text" column (or both)';
+
+/** A header cell as the rows are keyed: trimmed, `expectedSource` and `Expected Source` as `expected_source`. */
+const columnKey = (header: string) =>
+  header
+    .trim()
+    .replace(/([a-z])([A-Z])/g, '$1_$2')
+    .replace(/[\s-]+/g, '_')
+    .toLowerCase();
+
 /** Reads questions from a CSV (header `question,expected_source|expected_text`) or JSONL file. */
 export function parseQuestionFile(name: string, content: string): ExpectedQuestion[] {
-  const rows: Record<string, unknown>[] = [];
   if (/\.jsonl?$/i.test(name)) {
+    const questions: ExpectedQuestion[] = [];
     content.split(/\r?\n/).forEach((line, i) => {
       if (line.trim() === '') return;
       let value: unknown;
@@ -58,39 +72,64 @@ export function parseQuestionFile(name: string, content: string): ExpectedQuesti
       }
       if (typeof value !== 'object' || value === null || Array.isArray(value))
         throw new InvalidInput(`${name} line ${i + 1}: expected a JSON object.`);
-      rows.push(value as Record<string, unknown>);
+      const row = Object.fromEntries(Object.entries(value).map(([key, v]) => [columnKey(key), v]));
+      questions.push(questionOf(row, `${name} line ${i + 1}`));
     });
-  } else if (/\.(csv|tsv)$/i.test(name)) {
+    return questions;
+  }
+  if (/\.(csv|tsv)$/i.test(name)) {
+    let header: string[] = [];
+    let rows: Record<string, unknown>[];
     try {
-      rows.push(
-        ...(parseCsv(content, {
-          columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
-          skip_empty_lines: true,
-          trim: true,
-          bom: true,
-          delimiter: /\.tsv$/i.test(name) ? '\t' : ',',
-        }) as Record<string, unknown>[]),
-      );
+      rows = parseCsv(content, {
+        columns: (cells: string[]) => (header = cells.map(columnKey)),
+        skip_empty_lines: true,
+        trim: true,
+        bom: true,
+        delimiter: /\.tsv$/i.test(name) ? '\t' : ',',
+      }) as Record<string, unknown>[];
     } catch (err) {
       throw new InvalidInput(`${name}: not a readable CSV file (${(err as Error).message}).`);
     }
-  } else {
-    throw new InvalidInput(
-      `${name}: unsupported question file; send a .csv or .jsonl of question + expected_source or expected_text, or the BEIR files corpus.jsonl, queries.jsonl and qrels test.tsv.`,
-    );
+    // A header without the columns would otherwise read as a first row without a question.
+    if (header.length > 0) checkColumns(name, header);
+    return rows.map((row, i) => questionOf(row, `${name} row ${i + 1}`));
   }
-  return rows.map((row, i) => questionOf(row, `${name} row ${i + 1}`));
+  throw new InvalidInput(
+    `${name}: unsupported question file; send a .csv or .jsonl of question + expected_source or expected_text, or the BEIR files corpus.jsonl, queries.jsonl and qrels test.tsv.`,
+  );
+}
+
+function checkColumns(name: string, header: string[]): void {
+  const missing = !header.some((h) => QUESTION_KEYS.includes(h))
+    ? '"question"'
+    : !header.some((h) => EXPECTED_KEYS.includes(h))
+      ? '"expected_source" or "expected_text"'
+      : undefined;
+  if (!missing) return;
+  const found = header.filter((h) => h !== '');
+  throw new InvalidInput(
+    `${name}: no ${missing} column in its header (found ${found.length ? found.map((h) => `"${h}"`).join(', ') : 'no named column'}); the first line must name ${EXPECTED_COLUMNS}.`,
+  );
 }
 
 function questionOf(row: Record<string, unknown>, where: string): ExpectedQuestion {
-  const text = (key: string, camel: string) => {
-    const value = row[key] ?? row[camel];
+  const text = (key: string) => {
+    const value = row[key];
     return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
   };
-  const question = text('question', 'question') ?? text('query', 'query');
-  if (!question) throw new InvalidInput(`${where}: "question" must be a non-empty string.`);
-  const expectedSource = text('expected_source', 'expectedSource');
-  const expectedText = text('expected_text', 'expectedText');
+  const question = text('question') ?? text('query');
+  if (!question) {
+    const keys = Object.keys(row);
+    const named = QUESTION_KEYS.some((k) => k in row);
+    throw new InvalidInput(
+      named
+        ? `${where}: "question" must be a non-empty string.`
+        : `${where}: no "question" (found ${keys.length ? keys.map((k) => `"${k}"`).join(', ') : 'nothing'}); each row needs ${EXPECTED_COLUMNS.replaceAll('column', 'field')}.`,
+    );
+  }
+  const expectedSource = text('expected_source');
+  const expectedText = text('expected_text');
   if (!expectedSource && !expectedText)
     throw new InvalidInput(`${where}: give "expected_source" or "expected_text" for "${question}".`);
   return { question, expectedSource, expectedText };
@@ -113,6 +152,11 @@ export function expectedQuestionSet(questions: ExpectedQuestion[]): QuestionSet 
   return { kind: 'expected', queries, qrels, expected };
 }
 
+/** Whether a chunk's source is the expected one: the same name, or a path ending with it (as in withKnownSources). */
+function isSource(source: string, expected: string): boolean {
+  return source === expected || source.endsWith(`/${expected}`);
+}
+
 /**
  * The id a chunk counts as for a query: its corpus id in a BEIR set; for an expected answer,
  * `expected` when the chunk comes from the expected source (its path ends with it) or contains the
@@ -122,23 +166,73 @@ function chunkId(chunk: Chunk, expected: ExpectedQuestion | undefined): string |
   const meta = chunk.sourceMetadata;
   if (!expected) return typeof meta.corpusId === 'string' ? meta.corpusId : undefined;
   const source = typeof meta.source === 'string' ? meta.source : '';
-  const sourceHit =
-    expected.expectedSource !== undefined &&
-    (source === expected.expectedSource || source.endsWith(`/${expected.expectedSource}`));
+  const sourceHit = expected.expectedSource !== undefined && isSource(source, expected.expectedSource);
   const textHit =
     expected.expectedText !== undefined && normalize(chunk.text).includes(normalize(expected.expectedText));
   return sourceHit || textHit ? EXPECTED_ID : `${source || 'chunk'}#${String(meta.chunkIndex ?? '')}`;
 }
 
+/**
+ * Checks each expected source against the listing's documents. One that names none of them cannot be
+ * found, whatever the retrieval (a typo, a file not ingested yet): a question that has only it is left
+ * out of the metrics, so it does not read as a retrieval failure; one with an expected text as well is
+ * scored by that text alone. Both are reported. None left to score is a 400, as in judgedQueries.
+ */
+export function withKnownSources(
+  set: QuestionSet,
+  documentSources: () => readonly string[],
+): { set: QuestionSet; unknownSources: UnknownSource[] } {
+  const expected = set.expected;
+  if (!expected || ![...expected.values()].some((q) => q.expectedSource !== undefined))
+    return { set, unknownSources: [] };
+  // Every name a document can be expected by: its source and each end of its path.
+  const names = new Set<string>();
+  for (const source of documentSources()) {
+    names.add(source);
+    for (let i = source.indexOf('/'); i >= 0; i = source.indexOf('/', i + 1)) names.add(source.slice(i + 1));
+  }
+  const unknownSources: UnknownSource[] = [];
+  const kept = new Map<string, ExpectedQuestion>();
+  for (const [id, q] of expected) {
+    if (q.expectedSource === undefined || names.has(q.expectedSource)) {
+      kept.set(id, q);
+      continue;
+    }
+    const scored = q.expectedText !== undefined;
+    unknownSources.push({ id, question: q.question, source: q.expectedSource, scored });
+    if (scored) kept.set(id, { question: q.question, expectedText: q.expectedText });
+  }
+  if (kept.size === 0) {
+    const sources = [...new Set(unknownSources.map((u) => u.source))];
+    const named = sources.slice(0, 5).map((s) => `"${s}"`);
+    if (sources.length > 5) named.push(`${sources.length - 5} other expected sources`);
+    throw new InvalidInput(
+      `No question can be scored: no document of the listing is named ${named.join(' or ')}. An expected source is a document's name as Inspect lists it, or the end of its path.`,
+    );
+  }
+  return {
+    set: {
+      ...set,
+      queries: set.queries.filter((q) => kept.has(q.id)),
+      qrels: new Map([...set.qrels].filter(([id]) => kept.has(id))),
+      expected: kept,
+    },
+    unknownSources,
+  };
+}
+
 export interface RunEvaluationOptions {
   set: QuestionSet;
   settings: RunSettings;
+  /** The sources of the listing's documents, read only when an expected source is to be checked. */
+  documentSources(): readonly string[];
   search(query: string): Promise<{ chunks: Chunk[]; latencyMs: number }>;
 }
 
 /** Runs the set and builds the stored report: metrics, per-question hits and misses, score bins. */
 export async function runEvaluation(options: RunEvaluationOptions): Promise<EvalRunReport> {
-  const { set, settings } = options;
+  const { settings } = options;
+  const { set, unknownSources } = withKnownSources(options.set, options.documentSources);
   const k = settings.k;
   const answered: { hits: RetrievedHit[]; chunkScores: { score: number; relevant: boolean }[] }[] = [];
   let pending = set.queries.filter((q) => set.qrels.has(q.id));
@@ -222,6 +316,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
     },
     questions,
     distribution: scoreBins(answered.flatMap((a) => a.chunkScores)),
+    unknownSources,
   };
 }
 

@@ -10,7 +10,6 @@ import {
   Group,
   Paper,
   SegmentedControl,
-  Select,
   SimpleGrid,
   Skeleton,
   Stack,
@@ -33,12 +32,15 @@ import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
-import { listingSelectProps } from '../ingest/listingOptions';
+import { ListingPicker } from '../ingest/ListingPicker';
+import { useListingChoice } from '../ingest/useListingChoice';
 import { studioCall } from '../playground/studioCalls';
 import { METRICS, parseHandWritten, type EvalRun } from './evalTypes';
+import { MissedIds } from './MissedIds';
 import { RunComparison } from './RunComparison';
 import { formatChunking, formatDenseWeight, toggleCompared } from './runComparison';
 import { ScoreBinsList } from './scoreBins';
+import { UnknownSourcesAlert } from './UnknownSourcesAlert';
 
 // The chart library is large: loaded with the first run shown, not with the studio.
 const ScoreHistogram = lazy(() => import('./ScoreHistogram').then((m) => ({ default: m.ScoreHistogram })));
@@ -51,8 +53,11 @@ export function EvaluationPage() {
     queryKey: [...queryKeys.listings, 'evaluation'],
     queryFn: () => api.listings.list({ limit: 100 }),
   });
-  const [chosen, setChosen] = useState<string | null>(null);
-  const listingId = chosen ?? listings.data?.data[0]?.id ?? null;
+  // The listing the creator works on, as in Ingest, Inspect and Pricing. Until the picker has put a
+  // known one there (none chosen yet, or the chosen one deleted), the first, as the picker then does.
+  const [chosen] = useListingChoice();
+  const all = listings.data?.data ?? [];
+  const listingId = all.some((l) => l.id === chosen) ? chosen : (all[0]?.id ?? null);
   const runs = useQuery({
     queryKey: ['evaluations', listingId],
     queryFn: () => studioCall<EvalRun[]>('GET', `/listings/${listingId}/evaluations`),
@@ -60,6 +65,13 @@ export function EvaluationPage() {
   });
   const [selected, setSelected] = useState<string | null>(null);
   const [compared, setCompared] = useState<string[]>([]);
+  // Another listing's runs: none of them selected or ticked yet.
+  const [runsOf, setRunsOf] = useState(listingId);
+  if (runsOf !== listingId) {
+    setRunsOf(listingId);
+    setSelected(null);
+    setCompared([]);
+  }
   const shown = runs.data?.find((r) => r.id === selected) ?? runs.data?.[0];
   const comparedRuns = (runs.data ?? []).filter((r) => compared.includes(r.id));
 
@@ -78,18 +90,7 @@ export function EvaluationPage() {
       <PageHeader
         title="Evaluation"
         description="Score retrieval on a question set: nDCG@10, Recall@k and MRR per run, kept to compare settings side by side."
-        actions={
-          listings.data.data.length > 0 && (
-            <Select
-              aria-label="Listing"
-              {...listingSelectProps(listings.data.data)}
-              value={listingId}
-              onChange={(v) => v && (setChosen(v), setSelected(null), setCompared([]))}
-              allowDeselect={false}
-              w={260}
-            />
-          )
-        }
+        actions={<ListingPicker />}
       />
       {listingId === null ? (
         <Card withBorder padding="xl">
@@ -159,7 +160,7 @@ function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: Ev
   const [name, setName] = useState('');
   const parsed = parseHandWritten(written);
   const run = useMutation({
-    mutationFn: () => {
+    mutationFn: ({ listingId }: { listingId: string }) => {
       if (source === 'upload') {
         const form = new FormData();
         for (const file of files) form.append('files', file, file.name);
@@ -173,12 +174,15 @@ function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: Ev
         questions: parsed.questions,
       });
     },
-    onSuccess: (data) => {
-      void client.invalidateQueries({ queryKey: ['evaluations', listingId] });
+    onSuccess: (data, { listingId: ranOn }) => {
+      void client.invalidateQueries({ queryKey: ['evaluations', ranOn] });
       void client.invalidateQueries({ queryKey: queryKeys.listings });
       onDone(data);
     },
   });
+  // The run shown (running, or its failure) is this listing's: one on another listing stays with it,
+  // while what was typed or chosen here is kept for this one.
+  const ours = run.variables?.listingId === listingId;
   const ready =
     source === 'upload' ? files.length > 0 : parsed.questions.length > 0 && parsed.error === undefined;
 
@@ -242,16 +246,16 @@ function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: Ev
           value={name}
           onChange={(e) => setName(e.currentTarget.value)}
         />
-        {run.isError && <ErrorState title="The run failed" error={run.error} />}
+        {ours && run.isError && <ErrorState title="The run failed" error={run.error} />}
         <Button
           leftSection={<IconPlayerPlay size={16} />}
-          onClick={() => run.mutate()}
-          loading={run.isPending}
+          onClick={() => run.mutate({ listingId })}
+          loading={ours && run.isPending}
           disabled={!ready}
         >
           Run evaluation
         </Button>
-        {run.isPending && (
+        {ours && run.isPending && (
           <Text size="xs" c="dimmed" role="status">
             Running every question{source === 'upload' ? ' (a BEIR corpus is ingested first)' : ''}…
           </Text>
@@ -412,7 +416,8 @@ function RunsTable({
 }
 
 function RunDetail({ run }: { run: EvalRun }) {
-  const { metrics, settings, questions, distribution } = run.report;
+  const { metrics, settings, questions, distribution, unknownSources = [] } = run.report;
+  const leftOut = unknownSources.filter((u) => !u.scored).length;
   return (
     <Stack gap="md" aria-label={`Run ${run.name}`}>
       <SimpleGrid cols={{ base: 2, sm: 5 }} spacing="sm">
@@ -447,7 +452,9 @@ function RunDetail({ run }: { run: EvalRun }) {
         {settings.topK ? `top ${settings.topK} per question · ` : ''}
         {counted(metrics.queries, 'question')}
         {metrics.skipped > 0 ? ` (${metrics.skipped} without judgments skipped)` : ''}
+        {leftOut > 0 ? ` (${leftOut} left out: expected source not found)` : ''}
       </Text>
+      <UnknownSourcesAlert unknown={unknownSources} />
       <Card withBorder padding="md">
         <Title order={4} fz="sm" mb="sm">
           Score distribution of the top 10 chunks
@@ -475,11 +482,7 @@ function RunDetail({ run }: { run: EvalRun }) {
                     <Text size="sm" lineClamp={2}>
                       {q.question}
                     </Text>
-                    {q.missed.length > 0 && (
-                      <Text size="xs" c="red" lineClamp={1} title={q.missed.join(', ')}>
-                        Missed: {q.missed.join(', ')}
-                      </Text>
-                    )}
+                    {q.missed.length > 0 && <MissedIds missed={q.missed} />}
                   </Table.Td>
                   <Table.Td ta="right" ff="monospace" fz="sm">
                     {fmt(q.ndcg)}
