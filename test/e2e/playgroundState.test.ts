@@ -21,16 +21,8 @@ let buyer: Wallet;
 
 const open = (hash: string) => studio.openStudio(hash, { defaultTimeout: 15_000 });
 
-async function studioCall<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${studio.baseUrl}/studio${path}`, {
-    method,
-    headers: { 'Content-Type': 'application/json', 'X-Studio-Token': studio.studioToken },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as { data: T };
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+const studioCall = <T>(method: string, path: string, body?: unknown) =>
+  studio.studioCall<T>(method, path, body);
 
 const listingField = (page: Page) => page.getByRole('combobox', { name: 'Listing' });
 const actingAsField = (page: Page) => page.getByRole('combobox', { name: 'Acting as' });

@@ -34,17 +34,8 @@ const open = (
   { listing = published, viewport = LARGE }: { listing?: Listing; viewport?: typeof LARGE } = {},
 ) => studio.openStudio(hash, { viewport, defaultTimeout: 15_000, initScript: choose(listing) });
 
-/** A call of the studio API, as the page makes it, resolving with its `data`. */
-async function studioCall<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${studio.baseUrl}/studio${path}`, {
-    method,
-    headers: { 'Content-Type': 'application/json', 'X-Studio-Token': studio.studioToken },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as { data: T };
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+const studioCall = <T>(method: string, path: string, body?: unknown) =>
+  studio.studioCall<T>(method, path, body);
 
 /** A new test buyer of `listing` holding a credential in `state`. */
 async function addBuyer(listing: Listing, state = 'active'): Promise<Wallet> {

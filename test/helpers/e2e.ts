@@ -230,6 +230,18 @@ export class E2eStudio {
     return `${this.baseUrl}/?token=${encodeURIComponent(this.studioToken)}${hash}`;
   }
 
+  /** A call of the studio API, as the page makes it, resolving with its `data` (throws on an error). */
+  async studioCall<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(`${this.baseUrl}/studio${path}`, {
+      method,
+      headers: { 'Content-Type': 'application/json', 'X-Studio-Token': this.studioToken },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await response.json()) as { data: T };
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json.data;
+  }
+
   async openStudio(hash = '', options: OpenOptions = {}): Promise<Page> {
     this.context = await this.browser!.newContext({
       viewport: options.viewport ?? { width: 1280, height: 800 },

@@ -142,14 +142,19 @@ describe('/studio evaluations', () => {
     });
   });
 
-  it('reads a CSV question file and names a bad row', async () => {
-    const listingId = createListing('csv');
+  /** POSTs one question file as the page uploads it. */
+  const postQuestionFile = (listingId: string, name: string, content: string) => {
     const form = new FormData();
-    form.append('files', new Blob(['question,expected_source\n"no source",\n']), 'questions.csv');
-    const res = await studioFetch(`/studio/listings/${listingId}/evaluations`, {
-      method: 'POST',
-      body: form,
-    });
+    form.append('files', new Blob([content]), name);
+    return studioFetch(`/studio/listings/${listingId}/evaluations`, { method: 'POST', body: form });
+  };
+
+  it('reads a CSV question file and names a bad row', async () => {
+    const res = await postQuestionFile(
+      createListing('csv'),
+      'questions.csv',
+      'question,expected_source\n"no source",\n',
+    );
     expect(res.status).toBe(400);
     expect((await json(res)).error.message).toBe(
       'questions.csv row 1: give "expected_source" or "expected_text" for "no source".',
@@ -157,13 +162,11 @@ describe('/studio evaluations', () => {
   });
 
   it('says a question CSV has no "question" column, naming the columns it found', async () => {
-    const listingId = createListing('csv header');
-    const form = new FormData();
-    form.append('files', new Blob(['q,answer\nwho signs,lease.pdf\n']), 'bad.csv');
-    const res = await studioFetch(`/studio/listings/${listingId}/evaluations`, {
-      method: 'POST',
-      body: form,
-    });
+    const res = await postQuestionFile(
+      createListing('csv header'),
+      'bad.csv',
+      'q,answer\nwho signs,lease.pdf\n',
+    );
     expect(res.status).toBe(400);
     expect((await json(res)).error.message).toBe(
       'bad.csv: no "question" column in its header (found "q", "answer"); the first line must name a "question" column and an "expected_source" or "expected_text" column (or both).',
