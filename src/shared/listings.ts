@@ -88,29 +88,33 @@ const domain = z.string().trim().max(100, 'The domain can be at most 100 charact
 const tags = z
   .array(z.string().trim().min(1, 'A tag cannot be empty.').max(50, 'A tag can be at most 50 characters.'))
   .max(20, 'At most 20 tags.');
+/**
+ * A number field's checks. `typeError` is what the Pricing form says of a value that is no number; the
+ * API and the CLI keep zod's own wording there, which the CLI turns into a flag's ("expected a number").
+ */
+const numberOf = (typeError?: string) => z.number(typeError === undefined ? undefined : { error: typeError });
 /** A price in SOL: whole lamports only (1e-10 SOL used to be saved as 0 without a word). */
-const price = z
-  .number({ error: 'Enter a price in SOL.' })
-  .finite('Enter a price in SOL.')
-  .min(0, 'The price cannot be negative.')
-  .max(MAX_SOL_AMOUNT, 'The price can be at most 1,000,000 SOL.')
-  .refine((sol) => Number(sol.toFixed(9)) === sol, {
-    error: 'Use at most 9 decimals: 1 lamport is 0.000000001 SOL.',
-  });
-const subscriptionDays = z
-  .number({ error: 'Enter the period length in days.' })
-  .int('The period is a whole number of days.')
-  .min(1, 'A period lasts at least 1 day.')
-  .max(3650, 'A period lasts at most 3650 days (10 years).');
-const retrievalRateLimit = z
-  .number({ error: 'Enter how many retrievals a buyer may make per minute.' })
-  .int('The rate limit is a whole number of retrievals per minute.')
-  .min(1, 'Allow at least 1 retrieval per minute.')
-  .max(100_000, 'The rate limit can be at most 100,000 retrievals per minute.');
-const retrievalDenseWeight = z
-  .number({ error: 'Enter a weight from 0 to 1.' })
-  .min(0, 'The weight is 0 to 1.')
-  .max(1, 'The weight is 0 to 1.');
+const priceOf = (typeError?: string) =>
+  numberOf(typeError)
+    .min(0, 'The price cannot be negative.')
+    .max(MAX_SOL_AMOUNT, 'The price can be at most 1,000,000 SOL.')
+    .refine((sol) => Number(sol.toFixed(9)) === sol, {
+      error: 'Use at most 9 decimals: 1 lamport is 0.000000001 SOL.',
+    });
+const subscriptionDaysOf = (typeError?: string) =>
+  numberOf(typeError)
+    .int('The period is a whole number of days.')
+    .min(1, 'A period lasts at least 1 day.')
+    .max(3650, 'A period lasts at most 3650 days (10 years).');
+const retrievalRateLimitOf = (typeError?: string) =>
+  numberOf(typeError)
+    .int('The rate limit is a whole number of retrievals per minute.')
+    .min(1, 'Allow at least 1 retrieval per minute.')
+    .max(100_000, 'The rate limit can be at most 100,000 retrievals per minute.');
+const price = priceOf();
+const subscriptionDays = subscriptionDaysOf();
+const retrievalRateLimit = retrievalRateLimitOf();
+const retrievalDenseWeight = z.number().min(0, 'The weight is 0 to 1.').max(1, 'The weight is 0 to 1.');
 
 export const CreateListingSchema = z
   .object({
@@ -157,9 +161,9 @@ export const priceInLamports = (sol: number): number => Math.round(sol * LAMPORT
 export const PricingSchema = z
   .object({
     accessModel: AccessModelSchema,
-    price,
-    subscriptionDays: subscriptionDays.nullable(),
-    retrievalRateLimit,
+    price: priceOf('Enter a price in SOL.'),
+    subscriptionDays: subscriptionDaysOf('Enter the period length in days.').nullable(),
+    retrievalRateLimit: retrievalRateLimitOf('Enter how many retrievals a buyer may make per minute.'),
     domain,
     tags,
   })
