@@ -28,6 +28,9 @@ interface Sql {
   params: unknown[];
 }
 
+/** ` AND <filters>` after a condition, or nothing without filters. */
+const andFilters = (where: Sql): string => (where.sql ? ` AND ${where.sql}` : '');
+
 const vectorParam = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 const idsParam = (ids: number[]) => JSON.stringify(ids);
 /** vec0 table names come from vector_indexes; checked anyway before they are put into SQL. */
@@ -255,7 +258,7 @@ export class SqliteSearchRepository implements SearchIndex {
       return held.postings.search(held.terms, listingId, limit, allowed);
     }
     const where = filterSql(filters);
-    const filtered = where.sql ? ` AND ${where.sql}` : '';
+    const filtered = andFilters(where);
     const window = this.rowidWindow(listingId);
     if (window) {
       return this.sql(
@@ -385,7 +388,7 @@ export class SqliteSearchRepository implements SearchIndex {
   firstChunks(listingId: string, filters: FieldFilter[], limit: number): number[] {
     const where = filterSql(filters);
     return this.sql(
-      `SELECT c.id FROM chunks c WHERE c.listing_id = ?${where.sql ? ` AND ${where.sql}` : ''}
+      `SELECT c.id FROM chunks c WHERE c.listing_id = ?${andFilters(where)}
         ORDER BY c.id LIMIT ?`,
     )
       .pluck()
@@ -672,7 +675,7 @@ export class SqliteSearchRepository implements SearchIndex {
     }
     const where = filterSql(filters);
     return this.sql(
-      `SELECT c.id FROM chunks c WHERE c.listing_id = ?${where.sql ? ` AND ${where.sql}` : ''}
+      `SELECT c.id FROM chunks c WHERE c.listing_id = ?${andFilters(where)}
         AND ${noVector} ORDER BY c.id LIMIT ?`,
     )
       .pluck()

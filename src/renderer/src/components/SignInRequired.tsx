@@ -11,7 +11,7 @@ export interface SignInRequiredProps {
  * with the wallet, so the server hands its token only to a browser that was given the link.
  */
 /** The address this page came from: the server's own (it was 7410, the default, whatever the port). */
-export const studioOrigin = (): string =>
+const studioOrigin = (): string =>
   window.location.protocol === 'http:' || window.location.protocol === 'https:'
     ? window.location.origin
     : 'http://127.0.0.1:7410';

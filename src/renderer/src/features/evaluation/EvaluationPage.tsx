@@ -31,8 +31,7 @@ import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
-import { useStudioApi } from '../../lib/studioContext';
-import { ListingPicker } from '../ingest/ListingPicker';
+import { ListingPicker, usePickerListings } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
 import { studioCall } from '../playground/studioCalls';
 import { METRICS, parseHandWritten, type EvalRun } from './evalTypes';
@@ -48,11 +47,8 @@ const ScoreHistogram = lazy(() => import('./ScoreHistogram').then((m) => ({ defa
 const fmt = (x: number) => x.toFixed(3);
 
 export function EvaluationPage() {
-  const api = useStudioApi();
-  const listings = useQuery({
-    queryKey: [...queryKeys.listings, 'evaluation'],
-    queryFn: () => api.listings.list({ limit: 100 }),
-  });
+  // The picker's own query: one request for both.
+  const listings = usePickerListings();
   // The listing the creator works on, as in Ingest, Inspect and Pricing. Until the picker has put a
   // known one there (none chosen yet, or the chosen one deleted), the first, as the picker then does.
   const [chosen] = useListingChoice();

@@ -7,18 +7,23 @@ import { useStudioApi } from '../../lib/studioContext';
 import { listingSelectProps } from './listingOptions';
 import { useListingChoice } from './useListingChoice';
 
-/** Chooses the listing whose knowledge base the page works on (the first one when none was chosen). */
-export function ListingPicker() {
+/** The listings a picker offers: one query, shared with a page that reads them too (Evaluation). */
+export function usePickerListings() {
   const api = useStudioApi();
-  const [listingId, setListingId] = useListingChoice();
-  const listings = useQuery({
+  return useQuery({
     queryKey: [...queryKeys.listings, { picker: true }],
     queryFn: () => api.listings.list({ limit: 100 }),
   });
+}
+
+/** Chooses the listing whose knowledge base the page works on (the first one when none was chosen). */
+export function ListingPicker() {
+  const [listingId, setListingId] = useListingChoice();
+  const listings = usePickerListings();
   // Titles need not be unique: each option says its documents and id (and the field, when it must).
-  const { data: options, renderOption } = listingSelectProps(listings.data?.data ?? []);
+  const picker = listingSelectProps(listings.data?.data ?? [], listingId);
+  const options = picker.data;
   const known = options.some((o) => o.value === listingId);
-  const chosenTitle = known ? options.find((o) => o.value === listingId)?.label : undefined;
 
   useEffect(() => {
     if (listings.isSuccess && !known && options[0]) setListingId(options[0].value);
@@ -28,18 +33,12 @@ export function ListingPicker() {
     <Select
       aria-label="Listing"
       placeholder={listings.isPending ? 'Loading listings…' : 'No listings yet'}
-      data={options}
-      renderOption={renderOption}
+      {...picker}
       value={known ? listingId : null}
       // Another listing leaves the open view's unsaved changes (Pricing): asked first.
       onChange={(value) => value && leaveThen(() => setListingId(value))}
-      searchable
       allowDeselect={false}
-      nothingFoundMessage="No such listing"
       w={300}
-      // A long title is cut with an ellipsis in the field (shown whole on hover) and wraps in the list.
-      title={chosenTitle}
-      styles={{ input: { textOverflow: 'ellipsis' }, option: { overflowWrap: 'anywhere' } }}
       error={listings.isError ? 'Could not load the listings' : undefined}
     />
   );

@@ -32,10 +32,20 @@ export function listingOptions(listings: Pick<Listing, 'id' | 'title' | 'documen
   });
 }
 
-/** The Select props that show each option's title with its detail underneath. */
-export function listingSelectProps(listings: Pick<Listing, 'id' | 'title' | 'documentCount'>[]): {
+/**
+ * The Select props of a listing picker: each option's title with its detail underneath, searchable, and
+ * a long title cut with an ellipsis in the field (whole on hover, `chosen`'s) and wrapped in the list.
+ */
+export function listingSelectProps(
+  listings: Pick<Listing, 'id' | 'title' | 'documentCount'>[],
+  chosen: string | null = null,
+): {
   data: ListingOption[];
   renderOption: NonNullable<SelectProps['renderOption']>;
+  title: string | undefined;
+  searchable: true;
+  nothingFoundMessage: string;
+  styles: SelectProps['styles'];
 } {
   const options = listingOptions(listings);
   const detail = new Map(options.map((o) => [o.value, o.detail]));
@@ -49,5 +59,9 @@ export function listingSelectProps(listings: Pick<Listing, 'id' | 'title' | 'doc
         </Text>
       </Stack>
     ),
+    title: options.find((o) => o.value === chosen)?.label,
+    searchable: true,
+    nothingFoundMessage: 'No such listing',
+    styles: { input: { textOverflow: 'ellipsis' }, option: { overflowWrap: 'anywhere' } },
   };
 }

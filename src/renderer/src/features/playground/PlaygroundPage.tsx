@@ -190,7 +190,7 @@ export function PlaygroundPage() {
     );
 
   // Titles need not be unique: the options, and the field when it must, say the start of the id.
-  const listingPicker = listingSelectProps(listings.data.data);
+  const listingPicker = listingSelectProps(listings.data.data, listingId);
 
   return (
     <>
@@ -219,8 +219,6 @@ export function PlaygroundPage() {
                 <Select
                   label="Listing"
                   {...listingPicker}
-                  // A long title is cut with an ellipsis in the field (shown whole on hover).
-                  title={listingPicker.data.find((o) => o.value === listingId)?.label}
                   description={
                     listing &&
                     `${counted(listing.chunkCount, 'chunk')} from ${counted(listing.documentCount, 'document')}`
@@ -228,9 +226,6 @@ export function PlaygroundPage() {
                   value={listingId}
                   onChange={(value) => value && chooseListing(value)}
                   allowDeselect={false}
-                  searchable
-                  nothingFoundMessage="No such listing"
-                  styles={{ input: { textOverflow: 'ellipsis' }, option: { overflowWrap: 'anywhere' } }}
                 />
                 <Select
                   label="Acting as"
