@@ -72,6 +72,8 @@ export interface UnknownSource {
   source: string;
   /** True when the question was scored by its expected text; false when it was left out. */
   scored: boolean;
+  /** The document name it most likely meant (other letter case, extension or a typo), when one is close. */
+  suggestion?: string;
 }
 
 export interface EvalRunReport {

@@ -194,11 +194,13 @@ describe('/studio evaluations', () => {
     const res = await post([
       { question: 'galaxy telescope', expectedSource: 'items.json' },
       { question: 'What is an abomination?', expectedSource: 'nonexistent.pdf' },
+      { question: 'galaxy', expectedSource: 'Items.JSON' },
     ]);
     expect(res.status).toBe(201);
     const { report } = (await json(res)).data;
     expect(report.unknownSources).toEqual([
       { id: 'q2', question: 'What is an abomination?', source: 'nonexistent.pdf', scored: false },
+      { id: 'q3', question: 'galaxy', source: 'Items.JSON', scored: false, suggestion: 'items.json' },
     ]);
     expect(report.metrics.queries).toBe(1);
     expect(report.questions).toHaveLength(1);

@@ -12,6 +12,7 @@ import type { Chunk } from '../../../shared/retrieval';
 import { InvalidInput } from '../../errors';
 import type { BeirQuery } from './beir';
 import { corpusIdsOf, evaluate, type EvalReport } from './evaluate';
+import { nearestSources } from './nearestSource';
 
 export type { EvalRun, EvalRunReport, QuestionResult, RetrievedHit, RunSettings, ScoreBin, UnknownSource };
 
@@ -202,9 +203,17 @@ export function withKnownSources(
     unknownSources.push({ id, question: q.question, source: q.expectedSource, scored });
     if (scored) kept.set(id, { question: q.question, expectedText: q.expectedText });
   }
+  const suggestions = nearestSources(unknownSources.map((u) => u.source), names);
+  for (const u of unknownSources) {
+    const suggestion = suggestions.get(u.source);
+    if (suggestion !== undefined) u.suggestion = suggestion;
+  }
   if (kept.size === 0) {
     const sources = [...new Set(unknownSources.map((u) => u.source))];
-    const named = sources.slice(0, 5).map((s) => `"${s}"`);
+    const named = sources.slice(0, 5).map((s) => {
+      const suggestion = suggestions.get(s);
+      return suggestion === undefined ? `"${s}"` : `"${s}" (did you mean "${suggestion}"?)`;
+    });
     if (sources.length > 5) named.push(`${sources.length - 5} other expected sources`);
     throw new InvalidInput(
       `No question can be scored: no document of the listing is named ${named.join(' or ')}. An expected source is a document's name as Inspect lists it, or the end of its path.`,

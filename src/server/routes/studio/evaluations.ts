@@ -98,7 +98,7 @@ export function evaluationRoutes(route: ReturnType<typeof defineRoutes>, { servi
     path: '/listings/:id/evaluations',
     summary: 'Run an evaluation: BEIR files, a CSV/JSONL question file (multipart), or JSON questions',
     description:
-      'multipart/form-data: `files` = corpus.jsonl + queries.jsonl + a qrels .tsv (BEIR), or one .csv/.jsonl of question + expected_source / expected_text; text fields `mode` and `name`. Or a JSON body `{ questions: [{ question, expectedSource?, expectedText? }], mode?, name? }`. An expected source naming no document of the listing is reported in `report.unknownSources`, its question left out of the metrics unless it also has an expected text; none left to score is a 400.',
+      'multipart/form-data: `files` = corpus.jsonl + queries.jsonl + a qrels .tsv (BEIR), or one .csv/.jsonl of question + expected_source / expected_text; text fields `mode` and `name`. Or a JSON body `{ questions: [{ question, expectedSource?, expectedText? }], mode?, name? }`. An expected source naming no document of the listing is reported in `report.unknownSources` (with `suggestion`, the document it most likely meant, when one is close), its question left out of the metrics unless it also has an expected text; none left to score is a 400.',
     tags,
     params: IdParams,
     response: { status: 201, description: 'The stored run' },

@@ -76,7 +76,7 @@ describe('expected sources that name no document', () => {
     ]);
     const report = await runEvaluation({ set, settings: SETTINGS, documentSources, search });
     expect(report.unknownSources).toEqual([
-      { id: 'q1', question: 'notice period', source: 'lease.pdf', scored: true },
+      { id: 'q1', question: 'notice period', source: 'lease.pdf', scored: true, suggestion: 'lease.md' },
     ]);
     expect(report.questions[0]).toMatchObject({ reciprocalRank: 0, missed: ['text: no such words'] });
   });
@@ -99,6 +99,28 @@ describe('expected sources that name no document', () => {
     ]);
     await expect(runEvaluation({ set, settings: SETTINGS, documentSources, search })).rejects.toThrow(
       'No question can be scored: no document of the listing is named "nonexistent.pdf".',
+    );
+  });
+
+  it('suggests the document an unknown source most likely meant, in the report and the refusal', async () => {
+    const unknown = [
+      { question: 'notice period', expectedSource: 'Policies/Lease.md' },
+      { question: 'ask', expectedSource: 'fqa.md' },
+    ];
+    const set = expectedQuestionSet(unknown);
+    const withKnown = expectedQuestionSet([...unknown, { question: 'notice', expectedSource: 'lease.md' }]);
+    expect(withKnownSources(withKnown, documentSources).unknownSources).toEqual([
+      {
+        id: 'q1',
+        question: 'notice period',
+        source: 'Policies/Lease.md',
+        scored: false,
+        suggestion: 'policies/lease.md',
+      },
+      { id: 'q2', question: 'ask', source: 'fqa.md', scored: false, suggestion: 'faq.md' },
+    ]);
+    await expect(runEvaluation({ set, settings: SETTINGS, documentSources, search })).rejects.toThrow(
+      'No question can be scored: no document of the listing is named "Policies/Lease.md" (did you mean "policies/lease.md"?) or "fqa.md" (did you mean "faq.md"?).',
     );
   });
 

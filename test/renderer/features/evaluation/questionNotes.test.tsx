@@ -41,14 +41,17 @@ describe('expected sources that name no document', () => {
         <UnknownSourcesAlert
           unknown={[
             { id: 'q2', question: 'What is an abomination?', source: 'nonexistent.pdf', scored: false },
-            { id: 'q5', question: 'who signs', source: 'Lease.pdf', scored: true },
+            { id: 'q5', question: 'who signs', source: 'Lease.pdf', scored: true, suggestion: 'lease.pdf' },
           ]}
         />,
       ),
     );
     expect(text).toContain('2 expected sources match no document of this listing');
     expect(text).toContain('nonexistent.pdf for “What is an abomination?”: left out of the metrics');
-    expect(text).toContain('Lease.pdf for “who signs”: scored by its expected text only');
+    expect(text).toContain(
+      'Lease.pdf for “who signs”: scored by its expected text only (did you mean lease.pdf?)',
+    );
+    expect(text).not.toContain('left out of the metrics (did you mean');
     expect(text).toContain('1 question was not scored.');
   });
 

@@ -22,6 +22,12 @@ export function UnknownSourcesAlert({ unknown }: { unknown: readonly UnknownSour
           <List.Item key={u.id}>
             <Code>{u.source}</Code> for “{u.question}”:{' '}
             {u.scored ? 'scored by its expected text only' : 'left out of the metrics'}
+            {u.suggestion !== undefined && (
+              <>
+                {' '}
+                (did you mean <Code>{u.suggestion}</Code>?)
+              </>
+            )}
           </List.Item>
         ))}
       </List>
