@@ -54,10 +54,11 @@ export type StartPush = z.infer<typeof StartPushSchema>;
 /**
  * What happened to one file: `accepted` (ingested by the remote), `unchanged` (the remote already
  * held the same bytes with the same chunking), `rejected` (the remote refused the file: see error),
- * `not_stored` (its part failed or was never sent), `missing` (its original bytes are not kept
- * locally: re-ingest it).
+ * `not_stored` (its part failed or was never sent), `unconfirmed` (its part was sent and taken by the
+ * remote, which was still processing it when the push stopped: it may be stored; pushing again tells),
+ * `missing` (its original bytes are not kept locally: re-ingest it).
  */
-export type PushFileStatus = 'accepted' | 'unchanged' | 'rejected' | 'not_stored' | 'missing';
+export type PushFileStatus = 'accepted' | 'unchanged' | 'rejected' | 'not_stored' | 'unconfirmed' | 'missing';
 
 export interface PushError {
   code: string;

@@ -133,6 +133,67 @@ describe('kbstudio push', () => {
     expect(human.stderr).toContain('kbstudio: Authentication failed at');
   });
 
+  it(
+    '--remember saves a key only once the service accepted it: a failed push keeps the working one',
+    { timeout: 90_000 },
+    async () => {
+      const push = (...args: string[]) => cli('--json', 'push', '--listing', listingId, ...args);
+      // Saved by the first test; a typo'd key is refused and must not replace it.
+      const typo = await push(
+        '--to',
+        remote.url,
+        '--api-key',
+        'kbs_typotypotypotypotypotypotoTyp',
+        '--remember',
+      );
+      expect(typo.code).toBe(1);
+      expect(typo.json.error.code).toBe('unauthorized');
+      const unknown = await cli(
+        '--json',
+        'push',
+        '--listing',
+        'lst_nope',
+        '--to',
+        remote.url,
+        '--api-key',
+        'kbs_otherotherotherotherotherother1',
+        '--remember',
+      );
+      expect(unknown.json.error.code).toBe('listing_not_found');
+      // The saved key is still the one that works.
+      const again = await push('--to', remote.url);
+      expect(again.code).toBe(0);
+      expect(again.json.totals).toMatchObject({ unchanged: 3 });
+
+      // An address that is not the API: nothing saved for it.
+      const notApi = await push('--to', `${remote.url}/api/v1`, '--api-key', key, '--remember');
+      expect(notApi.json.error.code).toBe('not_a_marketplace_api');
+      const noKeySaved = await push('--to', `${remote.url}/api/v1`);
+      expect(noKeySaved.json.error.message).toContain(`none saved for ${remote.url}/api/v1`);
+    },
+  );
+
+  it('reports the studio API given as --to as not the API, naming the address', async () => {
+    const result = await cli(
+      '--json',
+      'push',
+      '--listing',
+      listingId,
+      '--to',
+      `${remote.url}/studio`,
+      '--api-key',
+      'kbs_x',
+    );
+    expect(result.code).toBe(1);
+    expect(result.json.error).toMatchObject({
+      code: 'not_a_marketplace_api',
+      status: 400,
+      message: expect.stringMatching(
+        new RegExp(`^${remote.url}/studio does not answer as a Knowledge Marketplace API`),
+      ),
+    });
+  });
+
   it('Ctrl-C (SIGINT) cancels a push waiting on the service and exits 130 with the cancelled report', async () => {
     // A service that takes every request and never answers: the push waits until it is interrupted.
     let received!: () => void;

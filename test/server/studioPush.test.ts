@@ -192,6 +192,55 @@ describe('studio push, end to end against a second server', () => {
     expect(report.parts[0]!.files[0]).toMatchObject({ source: 'docs/codeblock.md', status: 'not_stored' });
   });
 
+  it('remembers a target given with remember: true only once the service accepted its key', async () => {
+    const listingId = await listingWithFixtures(studio, ['codeblock.md']);
+    const savedFor = async (url: string) =>
+      (
+        (await json(await studioFetch('/studio/push/targets'))).data as {
+          baseUrl: string;
+          maskedKey: string;
+        }[]
+      ).find((t) => t.baseUrl === url);
+    const v1 = `${remote.url}/v1`;
+    const good = await startPush({ listingId, baseUrl: remote.url, apiKey: key, remember: true });
+    expect((await follow(good.id)).at(-1)!.job.state).toBe('completed');
+    const masked = `kbs_••••${key.slice(-4)}`;
+    expect(await savedFor(v1)).toMatchObject({ maskedKey: masked });
+
+    // A mistyped key: refused by the service, and the working key stays saved.
+    const typo = await startPush({
+      listingId,
+      baseUrl: remote.url,
+      apiKey: 'kbs_typotypotypotypotypotypotoTyp',
+      remember: true,
+    });
+    expect((await follow(typo.id)).at(-1)!.job.error!.code).toBe('unauthorized');
+    expect(await savedFor(v1)).toMatchObject({ maskedKey: masked });
+
+    // An unknown listing: refused at once, nothing saved.
+    const unknown = await studioFetch('/studio/push', {
+      method: 'POST',
+      body: {
+        listingId: 'lst_nope',
+        baseUrl: remote.url,
+        apiKey: 'kbs_otherotherotherotherotherother1',
+        remember: true,
+      },
+    });
+    expect(unknown.status).toBe(404);
+    expect(await savedFor(v1)).toMatchObject({ maskedKey: masked });
+
+    // An address that is not the API: no target saved for it.
+    const notApi = await startPush({
+      listingId,
+      baseUrl: `${remote.url}/api/v1`,
+      apiKey: key,
+      remember: true,
+    });
+    expect((await follow(notApi.id)).at(-1)!.job.error!.code).toBe('not_a_marketplace_api');
+    expect(await savedFor(`${remote.url}/api/v1`)).toBeUndefined();
+  });
+
   it('cancels a push that waits on a silent host', async () => {
     const sockets: Socket[] = [];
     const silent: Server = createServer((socket) => void sockets.push(socket));
@@ -275,7 +324,17 @@ describe('studio push, end to end against a second server', () => {
       state: 'interrupted',
       parts: [],
       missing: [],
-      totals: { files: 1, bytes: 1234, accepted: 0, unchanged: 0, rejected: 0, not_stored: 0, missing: 0 },
+      // No part had got an upload: its file was not stored (every file counted once).
+      totals: {
+        files: 1,
+        bytes: 1234,
+        accepted: 0,
+        unchanged: 0,
+        rejected: 0,
+        not_stored: 1,
+        unconfirmed: 0,
+        missing: 0,
+      },
       remoteDocumentCount: null,
       remoteChunkCount: null,
       error: {

@@ -3,7 +3,7 @@ import { MultiBar, type SingleBar } from 'cli-progress';
 import { InvalidInput } from '../../core/errors';
 import { BULK_PART_LIMITS } from '../../core/push/plan';
 import { pushListing } from '../../core/push/push';
-import { normalizeBaseUrl } from '../../core/push/targets';
+import { checkApiKey, normalizeBaseUrl } from '../../core/push/targets';
 import { pushTargetsOf } from '../../core/push/wiring';
 import { effectiveSettings } from '../../core/settings';
 import { remoteOnlyNote, type PushFileReport, type PushReport } from '../../shared/push';
@@ -42,7 +42,7 @@ export function pushCommand(program: Command): void {
       'the service, e.g. https://api.example.com/v1 (default: the hosted.url setting; a saved key is used)',
     )
     .option('--api-key <key>', 'an API key of the service (kbs_...)')
-    .option('--remember', 'save the target and its key for later pushes')
+    .option('--remember', 'save the target and its key for later pushes, once the service accepted the key')
     .option('--max-part-bytes <n>', 'smaller parts than the 500 MB bulk threshold', numberFlag)
     .option('--max-part-files <n>', 'fewer files per part than 1,000', numberFlag)
     .option(
@@ -66,7 +66,12 @@ export function pushCommand(program: Command): void {
             `--api-key: no key given and none saved for ${baseUrl}; pass --api-key KEY (add --remember to save it).`,
           );
         }
-        if (flags.remember) targets.save({ baseUrl, apiKey, label: saved?.label ?? undefined });
+        // Saved once the service accepted the key, not before: a mistyped key, a wrong address or an
+        // unknown listing must not replace the key that works (a saved key is never shown again).
+        if (flags.remember) checkApiKey(apiKey);
+        const remember = flags.remember
+          ? () => void targets.save({ baseUrl, apiKey, label: saved?.label ?? undefined })
+          : undefined;
         const partLimits = {
           maxBytes: partLimit(flags.maxPartBytes, BULK_PART_LIMITS.maxBytes, '--max-part-bytes'),
           maxFiles: partLimit(flags.maxPartFiles, BULK_PART_LIMITS.maxFiles, '--max-part-files'),
@@ -85,6 +90,7 @@ export function pushCommand(program: Command): void {
               signal: stop.signal,
               onUpdate: bars?.update,
               newRemoteListing: flags.newListing,
+              onKeyAccepted: remember,
             },
             services,
             targets,
@@ -150,7 +156,10 @@ function human(report: PushReport): string {
     ),
     '',
     parts,
-    `\nPushed to ${report.target}, listing ${report.remoteListingId ?? '(none)'}: ${t.accepted} accepted, ${t.unchanged} unchanged, ${t.rejected} rejected, ${t.not_stored} not stored, ${t.missing} missing.` +
+    `\nPushed to ${report.target}, listing ${report.remoteListingId ?? '(none)'}: ${t.accepted} accepted, ${t.unchanged} unchanged, ${t.rejected} rejected, ${t.not_stored} not stored, ${t.missing} missing` +
+      (t.unconfirmed > 0
+        ? `, ${t.unconfirmed} unconfirmed (sent, still being processed by the service: push again to check).`
+        : '.') +
       (report.remoteChunkCount === null
         ? ''
         : ` The remote knowledge base holds ${report.remoteDocumentCount} documents, ${report.remoteChunkCount} chunks.`),

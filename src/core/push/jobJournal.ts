@@ -12,8 +12,11 @@ export interface PushPlan {
   target: string;
   remoteListingId: string | null;
   parts: number;
+  /** Every file of the push, those without a kept original (`missing`) included. */
   files: number;
   bytes: number;
+  /** Files without a kept original, never sent (absent from entries of earlier versions). */
+  missing?: number;
 }
 
 export interface PushJobEntry {
@@ -29,7 +32,8 @@ export interface PushJobEntry {
  */
 export interface PushProgress {
   parts: Omit<PushPart, 'files'>[];
-  totals: PushReport['totals'];
+  /** `unconfirmed` is absent from what earlier versions recorded. */
+  totals: Omit<PushReport['totals'], 'unconfirmed'> & { unconfirmed?: number };
   remoteDocumentCount: number | null;
   remoteChunkCount: number | null;
 }
@@ -59,6 +63,40 @@ export const partEnded = (part: Pick<PushPart, 'state'>): boolean =>
 /** The parts' ends and uploads: when this changes, the progress is recorded again. */
 export function pushProgressKey(report: PushReport): string {
   return report.parts.map((p) => `${partEnded(p) ? p.state : '-'}:${p.uploadId ?? ''}`).join(',');
+}
+
+/**
+ * The totals of a push a stop interrupted, every file counted in exactly one outcome: the totals last
+ * recorded count the parts that had ended (and the missing files); the files of a part that had not
+ * ended are `unconfirmed` when the remote had taken its upload (it may have stored them), else
+ * `not_stored`. With nothing recorded (no part had got an upload), every file but the missing ones was
+ * not stored.
+ */
+export function interruptedTotals(plan: PushPlan, progress: PushProgress | null): PushReport['totals'] {
+  const totals: PushReport['totals'] = progress
+    ? { ...progress.totals, unconfirmed: progress.totals.unconfirmed ?? 0 }
+    : {
+        files: plan.files,
+        bytes: plan.bytes,
+        accepted: 0,
+        unchanged: 0,
+        rejected: 0,
+        not_stored: 0,
+        unconfirmed: 0,
+        missing: plan.missing ?? 0,
+      };
+  for (const part of progress?.parts ?? []) {
+    if (!partEnded(part) && part.uploadId !== null) totals.unconfirmed += part.fileCount;
+  }
+  const counted =
+    totals.accepted +
+    totals.unchanged +
+    totals.rejected +
+    totals.not_stored +
+    totals.unconfirmed +
+    totals.missing;
+  totals.not_stored += Math.max(0, totals.files - counted);
+  return totals;
 }
 
 /** What the creator reads of a part the stop cut short. */

@@ -2,6 +2,7 @@ import type { PushJob, PushReport } from '../../shared/push';
 import { Conflict, NotFound } from '../errors';
 import { newId } from '../ids';
 import {
+  interruptedTotals,
   PART_INTERRUPTED_MESSAGE,
   partEnded,
   PUSH_INTERRUPTED_MESSAGE,
@@ -63,6 +64,7 @@ export class PushJobs {
             parts: report.parts.length,
             files: report.parts.reduce((n, p) => n + p.fileCount, 0) + report.missing.length,
             bytes: report.parts.reduce((n, p) => n + p.bytes, 0),
+            missing: report.missing.length,
           },
         });
         resolveFirst(job);
@@ -177,8 +179,8 @@ const notFound = (id: string) =>
 
 /**
  * An interrupted push as the studio reports it: its plan, and its parts as last recorded (when one had
- * ended or got its upload); a part that had not ended is reported failed, cut short by the stop. File
- * lists are not kept.
+ * ended or got its upload); a part that had not ended is reported failed, cut short by the stop, and its
+ * files counted unconfirmed or not stored (interruptedTotals). File lists are not kept.
  */
 function interruptedSnapshot({ id, listingId, startedAt, plan, progress }: InterruptedPush): PushJob {
   const interrupted = { code: 'interrupted', message: PART_INTERRUPTED_MESSAGE };
@@ -192,15 +194,7 @@ function interruptedSnapshot({ id, listingId, startedAt, plan, progress }: Inter
       partEnded(part) ? { ...part, files: [] } : { ...part, state: 'failed', error: interrupted, files: [] },
     ),
     missing: [],
-    totals: progress?.totals ?? {
-      files: plan.files,
-      bytes: plan.bytes,
-      accepted: 0,
-      unchanged: 0,
-      rejected: 0,
-      not_stored: 0,
-      missing: 0,
-    },
+    totals: interruptedTotals(plan, progress),
     remoteDocumentCount: progress?.remoteDocumentCount ?? null,
     remoteChunkCount: progress?.remoteChunkCount ?? null,
     error: { code: 'interrupted', message: PUSH_INTERRUPTED_MESSAGE },

@@ -22,6 +22,7 @@ import { newId } from '../ids';
 import type { ExistingDocument } from '../ingest/store';
 import type { Listing } from '../../shared/listings';
 import { PushFailed } from './errors';
+import { partEnded } from './jobJournal';
 import { packPart } from './pack';
 import { BULK_PART_LIMITS, planParts, type PartLimits, type PlannedPart } from './plan';
 import { normalizeBaseUrl } from './targets';
@@ -73,6 +74,13 @@ export interface PushRequest {
   fetch?: Fetch;
   /** Make a new draft listing on the remote, even if one is remembered for this listing there. */
   newRemoteListing?: boolean;
+  /**
+   * Called once the remote has accepted the API key (it answered the check before packing, or took a
+   * part), at most once a push; never when the push stopped before that. Where a key is saved for later
+   * pushes (`--remember`): a refused key, a wrong address or an unknown listing must not replace a
+   * working one.
+   */
+  onKeyAccepted?: () => void;
   now?: () => Date;
 }
 
@@ -152,16 +160,24 @@ export async function pushListing(
     memory.rememberRemoteListing(baseUrl, listing.id, remoteId, remoteId ? keyFingerprint : undefined);
   });
 
+  let keyAccepted = false;
+  const acceptKey = () => {
+    if (keyAccepted) return;
+    keyAccepted = true;
+    request.onKeyAccepted?.();
+  };
+
   const workDir = join(deps.dataDir, 'tmp', newId('push', 12));
   await mkdir(workDir, { recursive: true });
   notifier.update(true);
   try {
-    await checkRemoteApi(
+    const answered = await checkRemoteApi(
       client,
       baseUrl,
       request.signal,
       Math.min(PREFLIGHT_TIMEOUT_MS, request.timeoutMs ?? Infinity),
     );
+    if (answered) acceptKey();
     for (const [i, planned] of plan.parts.entries()) {
       const part = report.parts[i]!;
       const zip = join(workDir, `part-${part.index}.zip`);
@@ -185,16 +201,24 @@ export async function pushListing(
   } catch (err) {
     const aborted = request.signal?.aborted || err instanceof UserAbortError;
     report.state = aborted ? 'cancelled' : 'failed';
+    // A part the remote took and had not finished may be stored there: not "never taken".
+    const inDoubt = report.parts.filter((p) => !partEnded(p) && sender.inDoubt(p));
     report.error = aborted
       ? {
           code: 'cancelled',
-          message: 'The push was cancelled; parts already accepted by the remote stay there.',
+          message:
+            'The push was cancelled; parts already accepted by the remote stay there.' +
+            (inDoubt.length > 0 ? ` ${stillProcessing(inDoubt)}` : ''),
         }
       : err instanceof PushFailed
         ? { code: err.code, message: err.message }
         : { code: 'internal_error', message: `The push failed: ${(err as Error).message}` };
     for (const part of report.parts) {
-      if (part.state === 'completed' || part.state === 'failed') continue;
+      if (partEnded(part)) continue;
+      if (inDoubt.includes(part)) {
+        sender.unconfirmed(part, 'it was still processing it when the push stopped');
+        continue;
+      }
       part.state = 'failed';
       part.error = report.error;
       for (const f of part.files) {
@@ -208,6 +232,8 @@ export async function pushListing(
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
+  // The preflight could not tell (a 5xx, no answer in time), but the remote took a part with the key.
+  if (report.parts.some((p) => p.uploadId !== null)) acceptKey();
   report.totals = totalsOf(report);
   report.finishedAt = now().toISOString();
   notifier.update(true);
@@ -216,6 +242,9 @@ export async function pushListing(
 
 /** Sends one packed part, with retries, and follows the remote's processing of it. */
 class PartSender {
+  /** Parts with an upload the remote took (202) whose end (completed or failed) was not seen yet. */
+  private readonly taken = new Set<number>();
+
   constructor(
     private readonly request: PushRequest,
     private readonly client: KnowledgeClient,
@@ -314,6 +343,7 @@ class PartSender {
       },
     );
     part.uploadId = accepted.uploadId;
+    this.taken.add(part.index);
     if (accepted.listingId !== this.report.remoteListingId) this.remember(accepted.listingId);
     part.state = 'processing';
     this.notifier.update(true);
@@ -325,7 +355,10 @@ class PartSender {
         chunks: upload.progress.chunks,
       };
       this.notifier.update();
-      if (upload.status === 'completed' || upload.status === 'failed') return upload;
+      if (upload.status === 'completed' || upload.status === 'failed') {
+        this.taken.delete(part.index);
+        return upload;
+      }
       // Quick parts are seen done quickly; long ones are looked at every 2 s at most.
       await sleep(this.request.pollIntervalMs ?? Math.min(200 * 1.5 ** polls, 2000), signal);
       // Polls count against the key's rate limit (100/minute): wait out a 429 rather than resend.
@@ -404,6 +437,11 @@ class PartSender {
   }
 
   private fail(part: PushPart, code: string, message: string): void {
+    if (this.inDoubt(part)) {
+      this.unconfirmed(part, `its processing could not be followed to the end (${message})`);
+      this.notifier.update(true);
+      return;
+    }
     part.state = 'failed';
     part.error = { code, message };
     for (const file of part.files) {
@@ -412,6 +450,38 @@ class PartSender {
     }
     this.notifier.update(true);
   }
+
+  /** Whether the remote took an upload of the part whose end was never seen: its files may be stored. */
+  inDoubt(part: PushPart): boolean {
+    return this.taken.has(part.index);
+  }
+
+  /**
+   * Ends a part the remote took but was not seen to finish (`why` says what happened): its files may be
+   * stored there or not, and the next push tells (what the remote holds comes back unchanged).
+   */
+  unconfirmed(part: PushPart, why: string): void {
+    part.state = 'failed';
+    part.error = {
+      code: 'unconfirmed',
+      message: `Sent: the service took this part (upload ${part.uploadId}), but ${why}, so whether it stored its files is not known. Push again to check: what it stored comes back unchanged.`,
+    };
+    for (const file of part.files) {
+      file.status = 'unconfirmed';
+      file.chunks = 0;
+      file.error = {
+        code: 'unconfirmed',
+        message: `Sent; ${why.replace(/^it was/, 'the service was')} — push again to check.`,
+      };
+    }
+  }
+}
+
+/** The cancelled push's word on the parts the remote was still processing. */
+function stillProcessing(parts: PushPart[]): string {
+  const which =
+    parts.length === 1 ? `Part ${parts[0]!.index} was` : `Parts ${parts.map((p) => p.index).join(', ')} were`;
+  return `${which} still being processed by the service, which may store ${parts.length === 1 ? 'it' : 'them'}: push again to check.`;
 }
 
 /** Passes the report on at most every 100 ms, except changes of state, which always go. */
@@ -458,7 +528,16 @@ function partReport(part: PlannedPart, index: number): PushPart {
 }
 
 function emptyTotals(): PushReport['totals'] {
-  return { files: 0, bytes: 0, accepted: 0, unchanged: 0, rejected: 0, not_stored: 0, missing: 0 };
+  return {
+    files: 0,
+    bytes: 0,
+    accepted: 0,
+    unchanged: 0,
+    rejected: 0,
+    not_stored: 0,
+    unconfirmed: 0,
+    missing: 0,
+  };
 }
 
 function totalsOf(report: PushReport): PushReport['totals'] {
@@ -502,24 +581,51 @@ async function checkRemoteApi(
   target: string,
   signal: AbortSignal | undefined,
   timeoutMs: number,
-): Promise<void> {
+): Promise<boolean> {
   try {
     // Not the parts' 60 s: a host that does not answer is the parts' retries' to report.
     await client.listings.search({ limit: 1 }, { signal, maxRetries: 0, timeoutMs });
+    return true;
   } catch (err) {
     if (signal?.aborted || err instanceof UserAbortError) throw err;
-    if (err instanceof AuthenticationError) throw keyRefused(target, err);
-    const notAnApi =
-      err instanceof NotFoundError ||
-      (err instanceof ApiError && (err.code === 'invalid_response' || err.status === 405));
-    if (notAnApi) {
-      throw new PushFailed(
-        'not_a_marketplace_api',
-        `${target} does not answer as a Knowledge Marketplace API (GET ${target}/listings: ${(err as ApiError).status ?? ''} ${(err as ApiError).code}). Check the base URL: the API's paths start from it, e.g. https://api.example.com/v1.`,
-        400,
-      );
+    if (err instanceof AuthenticationError) {
+      if (notAnApiRefusal(target, err)) {
+        throw notAnApi(
+          target,
+          err,
+          ': the address has no version prefix such as /v1, and its 401 lacks the X-RateLimit-* headers every answer of the API carries',
+        );
+      }
+      throw keyRefused(target, err);
     }
+    if (
+      err instanceof NotFoundError ||
+      (err instanceof ApiError && (err.code === 'invalid_response' || err.status === 405))
+    ) {
+      throw notAnApi(target, err);
+    }
+    return false;
   }
+}
+
+/**
+ * Whether a 401 came from something that is not a Knowledge Marketplace API, such as the studio API
+ * (`…/studio` wants its launch's studio token, whatever the key). Both signs must agree, so that a key
+ * the API refused is never reported as a wrong address: the base URL lacks the version prefix the
+ * spec's base URLs carry (§1, `/v1`), and the answer lacks the rate-limit headers that every answer of
+ * the API carries, refusals included (§8).
+ */
+function notAnApiRefusal(target: string, err: AuthenticationError): boolean {
+  const versioned = /\/v\d+(\/|$)/.test(new URL(target).pathname);
+  return !versioned && !err.headers?.has('x-ratelimit-limit');
+}
+
+function notAnApi(target: string, err: ApiError, why = ''): PushFailed {
+  return new PushFailed(
+    'not_a_marketplace_api',
+    `${target} does not answer as a Knowledge Marketplace API (GET ${target}/listings: ${err.status ?? ''} ${err.code}${why}). Check the base URL: the API's paths start from it, e.g. https://api.example.com/v1.`,
+    400,
+  );
 }
 
 function describe(err: unknown): string {

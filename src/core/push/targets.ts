@@ -51,7 +51,7 @@ export class PushTargets {
   /** Saves a target; a target with the same base URL is updated (one key per service). */
   save(input: PushTargetInput): PushTarget {
     const baseUrl = normalizeBaseUrl(input.baseUrl);
-    const apiKey = checkKey(input.apiKey);
+    const apiKey = checkApiKey(input.apiKey);
     const at = this.now().toISOString();
     const existing = this.findByUrl(baseUrl);
     const record: StoredTarget = {
@@ -82,7 +82,7 @@ export class PushTargets {
       ...record,
       baseUrl,
       label: patch.label === undefined ? record.label : patch.label.trim() || null,
-      ...(patch.apiKey === undefined ? {} : this.seal(checkKey(patch.apiKey))),
+      ...(patch.apiKey === undefined ? {} : this.seal(checkApiKey(patch.apiKey))),
       updatedAt: this.now().toISOString(),
     };
     if (baseUrl !== record.baseUrl) this.store.set(TARGET_PREFIX + record.id, '');
@@ -186,7 +186,8 @@ export function maskKey(key: string): string {
   return key.length <= 12 ? '••••' : `${key.slice(0, 4)}••••${key.slice(-4)}`;
 }
 
-function checkKey(apiKey: string): string {
+/** The key as it is saved (trimmed); refuses one with spaces inside, as saving it would. */
+export function checkApiKey(apiKey: string): string {
   const key = apiKey.trim();
   if (key === '' || /\s/.test(key)) throw new InvalidInput('apiKey: paste the API key without spaces.');
   return key;

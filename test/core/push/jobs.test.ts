@@ -50,7 +50,16 @@ describe("PushJobs: what the journal keeps of a push's parts", () => {
     state: 'running',
     parts,
     missing: [],
-    totals: { files: 4, bytes: 4000, accepted: 0, unchanged: 0, rejected: 0, not_stored: 0, missing: 0 },
+    totals: {
+      files: 4,
+      bytes: 4000,
+      accepted: 0,
+      unchanged: 0,
+      rejected: 0,
+      not_stored: 0,
+      unconfirmed: 0,
+      missing: 0,
+    },
     remoteDocumentCount: null,
     remoteChunkCount: null,
     error: null,
@@ -81,6 +90,7 @@ describe("PushJobs: what the journal keeps of a push's parts", () => {
             unchanged: 0,
             rejected: 0,
             not_stored: 0,
+            unconfirmed: 0,
             missing: 0,
           },
           remoteDocumentCount: 2,
@@ -107,6 +117,8 @@ describe("PushJobs: what the journal keeps of a push's parts", () => {
     // File lists are not kept; the counts are.
     expect(found.parts.every((p) => p.files.length === 0)).toBe(true);
     expect(found.totals.accepted).toBe(2);
+    // Part 2's upload was taken by the remote, its end never seen: its files may be stored there.
+    expect(found.totals).toMatchObject({ files: 4, accepted: 2, unconfirmed: 2, not_stored: 0 });
     expect([found.remoteDocumentCount, found.remoteChunkCount]).toEqual([2, 9]);
 
     finish(report([], { state: 'completed', finishedAt: '2026-11-28T12:05:00.000Z' }));
@@ -115,23 +127,94 @@ describe("PushJobs: what the journal keeps of a push's parts", () => {
     expect(progressed).toHaveBeenCalledTimes(2);
   });
 
-  it('reports a push no part of which had ended with its plan and no parts', async () => {
+  it('reports a push no part of which had ended with its plan and no parts, every file not stored', async () => {
     const jobs = new PushJobs(services.pushJournal);
+    const missing = {
+      source: 'old.md',
+      format: 'markdown',
+      bytes: 10,
+      status: 'missing' as const,
+      chunks: 0,
+    };
     const job = await jobs.start(async (_signal, onUpdate) => {
-      onUpdate(report([part(1), part(2)]));
+      onUpdate(report([part(1), part(2)], { missing: [missing] }));
       return new Promise<PushReport>(() => undefined);
     });
     recoverInterruptedJobs(services.db);
     const found = new PushJobs(services.pushJournal).get(job.id);
     expect(found.parts).toEqual([]);
+    // 4 files in parts that never got an upload, and 1 without its original: each counted once.
     expect(found.totals).toEqual({
-      files: 4,
+      files: 5,
       bytes: 4000,
       accepted: 0,
       unchanged: 0,
       rejected: 0,
+      not_stored: 4,
+      unconfirmed: 0,
+      missing: 1,
+    });
+  });
+
+  it('counts the files of the part a stop cut short: 8 files in 3 parts, the third upload hanging', async () => {
+    const three = (index: number, change: Partial<PushPart> = {}): PushPart => {
+      const base = part(index, change);
+      const count = index === 3 ? 2 : 3;
+      const files = Array.from({ length: count }, (_, i) => ({
+        source: `doc-${index}-${i}.md`,
+        format: 'markdown',
+        bytes: 100,
+        status: change.state === 'completed' ? ('unchanged' as const) : ('pending' as const),
+        chunks: 0,
+      }));
+      return { ...base, fileCount: count, bytes: count * 100, files };
+    };
+    const totals = (unchanged: number) => ({
+      files: 8,
+      bytes: 800,
+      accepted: 0,
+      unchanged,
+      rejected: 0,
       not_stored: 0,
+      unconfirmed: 0,
       missing: 0,
     });
+    const done = { state: 'completed' as const, attempts: 1, archiveBytes: 300 };
+    const jobs = new PushJobs(services.pushJournal);
+    const job = await jobs.start(async (_signal, onUpdate) => {
+      onUpdate(report([three(1), three(2), three(3)], { totals: totals(0) }));
+      onUpdate(report([three(1, { ...done, uploadId: 'upl_1' }), three(2), three(3)], { totals: totals(3) }));
+      onUpdate(
+        report(
+          [three(1, { ...done, uploadId: 'upl_1' }), three(2, { ...done, uploadId: 'upl_2' }), three(3)],
+          {
+            totals: totals(6),
+          },
+        ),
+      );
+      // Part 3 is being sent; its upload never answers.
+      onUpdate(
+        report(
+          [
+            three(1, { ...done, uploadId: 'upl_1' }),
+            three(2, { ...done, uploadId: 'upl_2' }),
+            three(3, { state: 'sending', archiveBytes: 200, attempts: 1 }),
+          ],
+          { totals: totals(6) },
+        ),
+      );
+      return new Promise<PushReport>(() => undefined);
+    });
+    recoverInterruptedJobs(services.db);
+    const found = new PushJobs(services.pushJournal).get(job.id);
+    expect(found.state).toBe('interrupted');
+    expect(found.parts.map((p) => [p.index, p.state, p.error?.code ?? null])).toEqual([
+      [1, 'completed', null],
+      [2, 'completed', null],
+      [3, 'failed', 'interrupted'],
+    ]);
+    expect(found.totals).toEqual({ ...totals(6), not_stored: 2 });
+    const t = found.totals;
+    expect(t.accepted + t.unchanged + t.rejected + t.not_stored + t.unconfirmed + t.missing).toBe(t.files);
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KnowledgeClient } from '../../../src/client';
 import { pushListing, type PushRequest } from '../../../src/core/push/push';
 import { pushTargetsOf } from '../../../src/core/push/wiring';
@@ -274,6 +274,126 @@ describe('pushListing', () => {
     expect(fresh.remoteListingId).not.toBe(theirs);
     expect(targets.remoteListing(`${remote.url}/v1`, listingId)).toBe(fresh.remoteListingId);
     expect(ownedBy(other).n).toBe(1);
+  });
+
+  it('reports the studio API given as the base URL as not the API, naming it, not as a refused key', async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md']);
+    const report = await push(listingId, { baseUrl: `${remote.url}/studio`, apiKey: 'kbs_x' });
+    expect(report.state).toBe('failed');
+    expect(report.error).toEqual({
+      code: 'not_a_marketplace_api',
+      message: expect.stringMatching(
+        new RegExp(
+          `^${remote.url}/studio does not answer as a Knowledge Marketplace API \\(GET ${remote.url}/studio/listings: 401 unauthorized: `,
+        ),
+      ),
+    });
+    expect(report.error!.message).toContain('Check the base URL');
+    expect(report.parts[0]!.attempts).toBe(0);
+  });
+
+  it('says the key was accepted only once the remote accepted it, never for a push refused before that', async () => {
+    const listingId = await listingWithFixtures(local, ['codeblock.md', 'fake.docx']);
+    const accepted: string[] = [];
+    const tell = (what: string) => () => void accepted.push(what);
+    await push(listingId, {
+      apiKey: 'kbs_wrongwrongwrongwrongwrongwrong0',
+      onKeyAccepted: tell('wrong key'),
+    });
+    await push(listingId, { baseUrl: `${remote.url}/api/v1`, onKeyAccepted: tell('not the API') });
+    await push(listingId, { baseUrl: `${remote.url}/studio`, onKeyAccepted: tell('studio API') });
+    expect(accepted).toEqual([]);
+
+    // Told once, after the check before packing and before any part was sent.
+    let partsWhenTold: string[] = [];
+    let last: PushReport | undefined;
+    const report = await push(listingId, {
+      partLimits: { maxBytes: 1e9, maxFiles: 1 },
+      onUpdate: (r) => void (last = structuredClone(r)),
+      onKeyAccepted: () => {
+        accepted.push('good key');
+        partsWhenTold = last!.parts.map((p) => p.state);
+      },
+    });
+    expect(report.state).toBe('completed');
+    expect(accepted).toEqual(['good key']);
+    expect(partsWhenTold).toEqual(['waiting', 'waiting']);
+
+    // The check could not tell (a 503): told once the remote took a part with the key, not before.
+    const flakyCheck = (status: number) => async (url: string, init: RequestInit) =>
+      init.method !== 'POST' && new URL(url).pathname.endsWith('/listings')
+        ? new Response('{"error":{"code":"internal_error","message":"down"}}', { status })
+        : globalThis.fetch(url, init);
+    const uploads = () => remote.services.db.prepare('SELECT count(*) FROM uploads').pluck().get() as number;
+    const before = uploads();
+    const told: number[] = [];
+    const afterPart = await push(listingId, {
+      fetch: flakyCheck(503),
+      onKeyAccepted: () => void told.push(uploads()),
+    });
+    expect(afterPart.state).toBe('completed');
+    expect(told).toHaveLength(1);
+    expect(told[0]).toBeGreaterThan(before);
+    const refused = await push(listingId, {
+      fetch: flakyCheck(503),
+      apiKey: 'kbs_wrongwrongwrongwrongwrongwrong0',
+      onKeyAccepted: () => void told.push(-1),
+    });
+    expect(refused.error?.code).toBe('unauthorized');
+    expect(told).toHaveLength(1);
+  });
+
+  it('reports the files of a part the remote was still processing when cancelled as unconfirmed, not not stored', async () => {
+    const listingId = await listingWithFixtures(local, [
+      'codeblock.md',
+      'umlauts-utf8.md',
+      'fake-html.html',
+      'simple-table.md',
+    ]);
+    const controller = new AbortController();
+    const report = await push(listingId, {
+      partLimits: { maxBytes: 1e9, maxFiles: 1 },
+      signal: controller.signal,
+      // Cancelled as soon as the remote has taken part 2 (202): it is processing it.
+      onUpdate: (r) => {
+        if (r.parts[1]!.state === 'processing') controller.abort();
+      },
+    });
+    expect(report.state).toBe('cancelled');
+    const [first, second, ...rest] = report.parts;
+    expect(first!.state).toBe('completed');
+    expect(second).toMatchObject({
+      state: 'failed',
+      uploadId: expect.stringMatching(/^upl_/),
+      error: { code: 'unconfirmed', message: expect.stringContaining('Push again to check') },
+    });
+    expect(second!.files.map((f) => [f.status, f.error?.message])).toEqual([
+      [
+        'unconfirmed',
+        'Sent; the service was still processing it when the push stopped — push again to check.',
+      ],
+    ]);
+    // The parts never sent were not stored.
+    expect(rest.flatMap((p) => p.files.map((f) => f.status))).toEqual(['not_stored', 'not_stored']);
+    // Every file counted once.
+    expect(report.totals).toMatchObject({ files: 4, accepted: 1, unconfirmed: 1, not_stored: 2 });
+
+    expect(report.error!.message).toBe(
+      'The push was cancelled; parts already accepted by the remote stay there. Part 2 was still being processed by the service, which may store it: push again to check.',
+    );
+    // The remote did store part 2: the next push finds it there.
+    const client = remoteClient();
+    await vi.waitFor(
+      async () => expect((await client.uploads.get(second!.uploadId!)).status).toBe('completed'),
+      {
+        timeout: 10_000,
+      },
+    );
+    expect(remote.services.knowledgeBase.documents(report.remoteListingId!)).toHaveLength(2);
+    const again = await push(listingId, { partLimits: { maxBytes: 1e9, maxFiles: 1 } });
+    expect(again.parts[1]!.files.map((f) => [f.source, f.status])).toEqual([
+      [second!.files[0]!.source, 'unchanged'],
+    ]);
   });
 
   it('says the host is unreachable after its retries', async () => {

@@ -3,6 +3,7 @@ import { Conflict, InvalidInput } from '../../../core/errors';
 import { PushJobs } from '../../../core/push/jobs';
 import { BULK_PART_LIMITS } from '../../../core/push/plan';
 import { pushListing } from '../../../core/push/push';
+import { checkApiKey, normalizeBaseUrl } from '../../../core/push/targets';
 import { pushTargetsOf } from '../../../core/push/wiring';
 import { PushTargetInputSchema, PushTargetPatchSchema, StartPushSchema } from '../../../shared/push';
 import type { ServerDeps } from '../../deps';
@@ -66,7 +67,7 @@ export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }:
     path: '/push',
     summary: "Push a listing's knowledge base to a hosted /v1 service (background job)",
     description:
-      'Body: `listingId` and either `targetId` (a remembered target) or `baseUrl` + `apiKey` (remembered with `remember: true`). Answers 202 with the job; follow it with GET /studio/push/jobs/{id}/events.',
+      'Body: `listingId` and either `targetId` (a remembered target) or `baseUrl` + `apiKey` (with `remember: true`, remembered once the service has accepted the key). Answers 202 with the job; follow it with GET /studio/push/jobs/{id}/events.',
     tags,
     body: StartPushSchema,
     response: { status: 202, description: 'Accepted' },
@@ -74,15 +75,22 @@ export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }:
     handler: async ({ res, body }) => {
       let baseUrl: string;
       let apiKey: string;
+      let remember: (() => void) | undefined;
       if (body.targetId) {
         const target = targets.get(body.targetId);
         baseUrl = target.baseUrl;
         apiKey = body.apiKey ?? targets.apiKeyOf(target.id);
       } else {
         if (!body.apiKey) throw new InvalidInput('apiKey: give the API key of the hosted service.');
-        baseUrl = body.baseUrl!;
+        baseUrl = normalizeBaseUrl(body.baseUrl!);
         apiKey = body.apiKey;
-        if (body.remember) baseUrl = targets.save({ baseUrl, apiKey }).baseUrl;
+        if (body.remember) {
+          // Saved once the service accepted the key: a refused key, a wrong address, an unknown or busy
+          // listing must not replace a working key (never sent back, so it could not be restored).
+          const key = checkApiKey(apiKey);
+          const url = baseUrl;
+          remember = () => void targets.save({ baseUrl: url, apiKey: key });
+        }
       }
       const busy = jobs.list().find((j) => j.state === 'running' && j.listingId === body.listingId);
       if (busy || starting.has(body.listingId)) {
@@ -107,6 +115,7 @@ export function pushRoutes(route: ReturnType<typeof defineRoutes>, { services }:
               signal,
               onUpdate,
               newRemoteListing: body.newListing,
+              onKeyAccepted: remember,
             },
             services,
             targets,

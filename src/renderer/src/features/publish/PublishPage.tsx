@@ -2,7 +2,7 @@ import { Button, Card, Grid, List, Stack, Text, ThemeIcon } from '@mantine/core'
 import { useLocalStorage } from '@mantine/hooks';
 import { IconCloudUpload } from '@tabler/icons-react';
 import { useQuery } from '@tanstack/react-query';
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import type { PushJob } from '../../../../shared/push';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
@@ -13,9 +13,10 @@ import { useJobRun } from '../../lib/useJobRun';
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
 import { useServerLaunch } from '../../lib/useServerLaunch';
-import { followPush, listPushJobs, PUSH_JOBS, startPush } from './publishApi';
+import { followPush, listPushJobs, listTargets, PUSH_JOBS, startPush } from './publishApi';
 import { PushPanel } from './PushPanel';
-import { TargetCard } from './TargetCard';
+import { resumeNote, resumeTargetOf } from './pushView';
+import { TARGETS_KEY, TargetCard } from './TargetCard';
 
 export function PublishPage() {
   const api = useStudioApi();
@@ -64,6 +65,18 @@ export function PublishPage() {
       .catch(() => undefined);
     return () => controller.abort();
   }, [listingId, setJob, loseTrack, serverLaunch]);
+  // An interrupted push is resumed by pushing again to where it went: its target is chosen for that
+  // (once per push shown, so that choosing another one afterwards is the creator's to do).
+  const targets = useQuery({ queryKey: TARGETS_KEY, queryFn: listTargets });
+  const resumeTarget = resumeTargetOf(shown, targets.data ?? []);
+  const preselectedFor = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (!shown || !resumeTarget || preselectedFor.current === shown.id) return;
+    preselectedFor.current = shown.id;
+    setTargetId(resumeTarget.id);
+  }, [shown, resumeTarget, setTargetId]);
+  const resumeAdvice = targets.isSuccess ? resumeNote(shown, targets.data, targetId) : undefined;
+
   const listing = useQuery({
     queryKey: [...queryKeys.listings, listingId],
     queryFn: () => api.listings.get(listingId!),
@@ -112,6 +125,15 @@ export function PublishPage() {
                 >
                   Push
                 </Button>
+                {resumeAdvice && (
+                  <Text
+                    size="xs"
+                    c="var(--mantine-color-yellow-light-color)"
+                    style={{ overflowWrap: 'anywhere' }}
+                  >
+                    {resumeAdvice}
+                  </Text>
+                )}
                 {/* An upload's config carries chunking and model only (spec): nothing else travels. */}
                 <Text size="xs" c="dimmed">
                   The first push makes a draft on the service titled after this listing, sold one-time at 0

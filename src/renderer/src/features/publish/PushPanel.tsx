@@ -9,6 +9,7 @@ import {
   FILE_STATUS_COLOR,
   FILE_STATUS_LABEL,
   PART_STATE_LABEL,
+  partCutShort,
   partPercents,
   reportFiles,
 } from './pushView';
@@ -99,6 +100,8 @@ export function PushPanel({
             />
           ))}
         </Stack>
+        {/* File lists of an interrupted push are not kept; what became of its files is. */}
+        {interrupted && <TotalsBadges job={job} />}
         {!running && !interrupted && <Report job={job} />}
       </Stack>
     </Card>
@@ -116,8 +119,9 @@ function PartRow({
 }) {
   const p = partPercents(part);
   const active = part.state === 'packing' || part.state === 'sending' || part.state === 'processing';
-  // A part a stop of the studio cut short (an interrupted push's report): not the part's own failure.
-  const cutShort = part.error?.code === 'interrupted';
+  // A part a stop of the studio cut short (an interrupted push's report), or one the service was still
+  // processing when the push stopped: not the part's own failure, and the next push tells what it holds.
+  const cutShort = partCutShort(part);
   const failed = part.state === 'failed' && !cutShort ? failedPhase(part) : undefined;
   const color = (phase: Phase) =>
     failed === phase ? 'red' : part.state === 'completed' ? 'teal' : undefined;
@@ -148,7 +152,11 @@ function PartRow({
                     : 'gray'
           }
         >
-          {cutShort ? 'Interrupted' : PART_STATE_LABEL[part.state]}
+          {cutShort === 'interrupted'
+            ? 'Interrupted'
+            : cutShort === 'unconfirmed'
+              ? 'Unconfirmed'
+              : PART_STATE_LABEL[part.state]}
         </Badge>
       </Group>
       <Group gap="xs" grow wrap="nowrap">
@@ -209,42 +217,54 @@ function PhaseBar({
   );
 }
 
-function Report({ job }: { job: PushJob }) {
+/** What became of the push's files: each counted in one outcome. */
+function TotalsBadges({ job }: { job: PushJob }) {
   const t = job.totals;
+  return (
+    <Group gap="xs">
+      {job.state === 'completed' && t.rejected === 0 && t.missing === 0 && (
+        <IconCircleCheck size={18} color="var(--mantine-color-teal-6)" aria-hidden />
+      )}
+      <Badge color="teal" variant="light">
+        {t.accepted} accepted
+      </Badge>
+      <Badge color="gray" variant="light">
+        {t.unchanged} unchanged
+      </Badge>
+      <Badge color="red" variant="light">
+        {t.rejected} rejected
+      </Badge>
+      {t.not_stored > 0 && (
+        <Badge color="orange" variant="light">
+          {t.not_stored} not stored
+        </Badge>
+      )}
+      {t.unconfirmed > 0 && (
+        <Badge color="yellow" variant="light">
+          {t.unconfirmed} unconfirmed
+        </Badge>
+      )}
+      {t.missing > 0 && (
+        <Badge color="yellow" variant="light">
+          {t.missing} missing
+        </Badge>
+      )}
+      {job.remoteChunkCount !== null && (
+        <Text size="xs" c="dimmed">
+          The remote knowledge base holds {counted(job.remoteDocumentCount ?? 0, 'document')},{' '}
+          {counted(job.remoteChunkCount, 'chunk')}.
+        </Text>
+      )}
+    </Group>
+  );
+}
+
+function Report({ job }: { job: PushJob }) {
   const files = reportFiles(job);
   const remoteOnly = remoteOnlyNote(job);
   return (
     <Stack gap="sm">
-      <Group gap="xs">
-        {job.state === 'completed' && t.rejected === 0 && t.missing === 0 && (
-          <IconCircleCheck size={18} color="var(--mantine-color-teal-6)" aria-hidden />
-        )}
-        <Badge color="teal" variant="light">
-          {t.accepted} accepted
-        </Badge>
-        <Badge color="gray" variant="light">
-          {t.unchanged} unchanged
-        </Badge>
-        <Badge color="red" variant="light">
-          {t.rejected} rejected
-        </Badge>
-        {t.not_stored > 0 && (
-          <Badge color="orange" variant="light">
-            {t.not_stored} not stored
-          </Badge>
-        )}
-        {t.missing > 0 && (
-          <Badge color="yellow" variant="light">
-            {t.missing} missing
-          </Badge>
-        )}
-        {job.remoteChunkCount !== null && (
-          <Text size="xs" c="dimmed">
-            The remote knowledge base holds {counted(job.remoteDocumentCount ?? 0, 'document')},{' '}
-            {counted(job.remoteChunkCount, 'chunk')}.
-          </Text>
-        )}
-      </Group>
+      <TotalsBadges job={job} />
       {remoteOnly && (
         <Alert
           color="yellow"
@@ -261,7 +281,7 @@ function Report({ job }: { job: PushJob }) {
             <Table.Tr>
               <Table.Th>File</Table.Th>
               <Table.Th w={60}>Part</Table.Th>
-              <Table.Th w={120}>Remote</Table.Th>
+              <Table.Th w={140}>Remote</Table.Th>
               <Table.Th w={80} ta="right">
                 Chunks
               </Table.Th>
