@@ -10,7 +10,13 @@ import { formatBytes } from '../core/ingest/zipLimits';
 import { storageFailure } from '../core/uploads/storageErrors';
 
 export interface MultipartLimits {
+  /** The largest file part taken (a file of exactly this size is taken). */
   maxFileBytes: number;
+  /**
+   * What maxFileBytes bounds, as the refusal names it: "per document" (the studio's preview), "per bulk
+   * archive" (POST /v1/upload). Default "per file".
+   */
+  fileLimitName?: string;
   maxFiles: number;
   maxFieldBytes: number;
 }
@@ -49,7 +55,8 @@ export async function receiveMultipart(
         bb = busboy({
           headers: req.headers,
           limits: {
-            fileSize: limits.maxFileBytes,
+            // busboy stops a file once it reaches its limit: one byte more lets the limit itself in.
+            fileSize: limits.maxFileBytes + 1,
             files: limits.maxFiles,
             fieldSize: limits.maxFieldBytes,
             fields: 20,
@@ -90,7 +97,7 @@ export async function receiveMultipart(
         stream.on('limit', () =>
           fail(
             new PayloadTooLarge(
-              `files: '${name}' exceeds ${formatBytes(limits.maxFileBytes)}, the limit per bulk archive.`,
+              `${field}: '${name}' exceeds ${formatBytes(limits.maxFileBytes)}, the limit ${limits.fileLimitName ?? 'per file'}.`,
             ),
           ),
         );

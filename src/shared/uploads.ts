@@ -46,6 +46,19 @@ export interface IngestProgress {
   bytesDone: number;
   bytesTotal: number;
   chunks: number;
+  /**
+   * The studio's jobs only, before any file is read: the ZIP archive being unpacked (stage `reading`,
+   * no file counted yet). Extracting 8,000 entries takes seconds.
+   */
+  unpacking?: UnpackingProgress;
+}
+
+/** A ZIP archive being extracted: its files written so far, of those it holds (folders and OS litter left out). */
+export interface UnpackingProgress {
+  /** The archive's source name (`docs/kb.zip`). */
+  archive: string;
+  filesDone: number;
+  filesTotal: number;
 }
 
 export const FileResultSchema = z.object({

@@ -46,6 +46,20 @@ beforeAll(async () => {
       res.status(400).json({ message: (err as Error).message });
     }
   });
+  // A route whose file part is `file`, of at most 1 KB, a document's limit.
+  app.post('/preview/:id', async (req, res) => {
+    try {
+      const form = await receiveMultipart(
+        req,
+        join(scratch.path, 'tmp', req.params.id),
+        { fileField: 'file', textFields: [] },
+        { maxFileBytes: 1024, fileLimitName: 'per document', maxFiles: 1, maxFieldBytes: 1024 },
+      );
+      res.json({ bytes: form.files[0]?.bytes });
+    } catch (err) {
+      res.status(413).json({ message: (err as Error).message });
+    }
+  });
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -84,5 +98,28 @@ describe('receiveMultipart', () => {
     const res = await fetch(`${url}/upload/upl_ok`, { method: 'POST', body });
     expect(await res.json()).toEqual({ files: 1 });
     expect(existsSync(join(scratch.path, 'tmp', 'upl_ok', '0-a.md'))).toBe(true);
+  });
+
+  it("names the route's file field and the limit it applies when a file is too large", async () => {
+    const send = async (bytes: number) => {
+      const body = new FormData();
+      body.append('file', new Blob([Buffer.alloc(bytes, 'a')]), 'big.md');
+      const res = await fetch(`${url}/preview/pre_${bytes}`, { method: 'POST', body });
+      return (await res.json()) as { bytes?: number; message?: string };
+    };
+    expect((await send(1025)).message).toBe(
+      "file: 'big.md' exceeds 1 KB, the limit per document. Larger knowledge bases require a creator plan upgrade or contacting support.",
+    );
+    // The limit itself is taken.
+    expect(await send(1024)).toEqual({ bytes: 1024 });
+  });
+
+  it('calls the limit one per file when the route does not name it', async () => {
+    const body = new FormData();
+    body.append('files', new Blob([Buffer.alloc(1024 * 1024 + 1)]), 'kb.zip');
+    const res = await fetch(`${url}/upload/upl_big`, { method: 'POST', body });
+    expect(((await res.json()) as { message: string }).message).toMatch(
+      /^files: 'kb\.zip' exceeds 1 MB, the limit per file\. /,
+    );
   });
 });

@@ -1,12 +1,14 @@
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestJobs } from '../../src/core/ingest/jobs';
 import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
 import type { IngestJobSnapshot } from '../../src/core/ingest/jobs';
 import { recoverInterruptedJobs } from '../../src/db/repositories/jobJournal';
 import { JobRows } from '../../src/shared/jobRows';
-import { FIXTURES, json, startStudio, type TestStudio } from '../helpers/studio';
+import { buildZip } from '../hardening/forgeZip';
+import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 
 let studio: TestStudio;
 beforeAll(async () => {
@@ -258,6 +260,144 @@ describe('studio ingestion, preview and documents', () => {
     expect(missing.status).toBe(404);
     const noListing = await studioFetch('/studio/listings/lst_nope/documents');
     expect(noListing.status).toBe(404);
+  });
+});
+
+/** The files under `folder` (none when there is no such folder), as paths relative to it. */
+const filesUnder = (folder: string): string[] =>
+  (existsSync(folder) ? readdirSync(folder, { recursive: true, withFileTypes: true }) : [])
+    .filter((e) => e.isFile())
+    .map((e) => relative(folder, join(e.parentPath, e.name)).split('\\').join('/'));
+
+const sourcesOf = async (listingId: string): Promise<string[]> =>
+  ((await json(await studioFetch(`/studio/listings/${listingId}/documents`))).data as { source: string }[])
+    .map((d) => d.source)
+    .sort();
+
+describe('the studio reads what the CLI reads, and says what it is doing', () => {
+  it('stores from a dropped folder the documents `kbstudio ingest <folder>` stores, its litter left out', async () => {
+    const scratch = tempDir();
+    try {
+      const folder = join(scratch.path, 'handbook');
+      for (const sub of ['guides', '.github', '.obsidian']) mkdirSync(join(folder, sub), { recursive: true });
+      for (const [fixture, name] of [
+        ['codeblock.md', 'codeblock.md'],
+        ['simple-table.md', 'guides/table.md'],
+        ['simple.docx', 'simple.docx'],
+        ['stanley-cups.csv', 'stanley-cups.csv'],
+        ['simple.json', 'simple.json'],
+        ['fake-html.html', 'guides/page.html'],
+      ])
+        copyFileSync(join(FIXTURES, fixture!), join(folder, name!));
+      writeFileSync(join(folder, '.draft.md'), '# Not yet\n\nA draft.\n');
+      writeFileSync(join(folder, '.github', 'CONTRIBUTING.md'), '# Contributing\n\nOpen an issue.\n');
+      writeFileSync(join(folder, '.obsidian', 'app.json'), '{"theme":"dark"}');
+      writeFileSync(join(folder, '~$simple.docx'), 'a Word lock file');
+
+      // The CLI's way: the folder given to ingest.
+      const cliListing = await createListing('From the CLI');
+      await studio.services.ingestion.run({
+        listingId: cliListing,
+        inputs: [{ path: folder }],
+        atomic: false,
+        limits: STUDIO_LIMITS,
+      });
+      // The studio's way, as an API client that does not leave the litter out itself would send it.
+      const dropListing = await createListing('From a drop');
+      const form = new FormData();
+      const paths = filesUnder(folder).map((rel) => `handbook/${rel}`);
+      form.set('options', JSON.stringify({ paths }));
+      for (const path of paths)
+        form.append('files', new Blob([await readFile(join(scratch.path, path))]), path.split('/').pop());
+      const res = await studioFetch(`/studio/listings/${dropListing}/ingest`, { method: 'POST', body: form });
+      expect(res.status).toBe(202);
+      const last = (await followJob((await json(res)).data.jobId as string)).at(-1)!;
+      expect(last.job.state).toBe('done');
+      expect(last.job.result!.documents.filter((d) => d.status !== 'ingested')).toEqual([]);
+
+      const stored = await sourcesOf(cliListing);
+      expect(stored).toEqual([
+        'handbook/codeblock.md',
+        'handbook/guides/page.html',
+        'handbook/guides/table.md',
+        'handbook/simple.docx',
+        'handbook/simple.json',
+        'handbook/stanley-cups.csv',
+      ]);
+      expect(await sourcesOf(dropListing)).toEqual(stored);
+    } finally {
+      scratch.remove();
+    }
+  });
+
+  it('refuses a preview of a document over 50 MB naming the field and the per-document limit', async () => {
+    const form = new FormData();
+    form.set('options', JSON.stringify({}));
+    form.append('file', new Blob([Buffer.alloc(51 * 1024 * 1024, 'word ')]), 'big.md');
+    const res = await studioFetch('/studio/preview', { method: 'POST', body: form });
+    expect(res.status).toBe(413);
+    expect((await json(res)).error.message).toMatch(
+      /^file: 'big\.md' exceeds 50 MB, the limit per document\. /,
+    );
+  });
+
+  it('shows an archive being unpacked, and a cancel stops it at once, storing and leaving nothing', async () => {
+    const listingId = await createListing('A large archive');
+    const entries = Array.from({ length: 8_000 }, (_, i) => ({
+      name: `docs/section-${i % 40}/page-${i}.md`,
+      data: `# Page ${i}\n\n${'Some words on the page. '.repeat(20)}`,
+    }));
+    const form = new FormData();
+    form.set('options', JSON.stringify({ paths: ['x.zip'] }));
+    form.append('files', new Blob([buildZip(entries)]), 'x.zip');
+    const res = await studioFetch(`/studio/listings/${listingId}/ingest`, { method: 'POST', body: form });
+    expect(res.status).toBe(202);
+    const { jobId } = (await json(res)).data as { jobId: string };
+
+    // The job's events as they come: at the first that shows the archive being unpacked, cancel.
+    const stream = await studioFetch(`/studio/jobs/${jobId}/events`);
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const rows = new JobRows();
+    let buffered = '';
+    let unpacking: IngestJobSnapshot | undefined;
+    let cancelledAt = 0;
+    let done: IngestJobSnapshot | undefined;
+    while (!done) {
+      const { value, done: ended } = await reader.read();
+      if (ended) break;
+      buffered += value;
+      const blocks = buffered.split('\n\n');
+      buffered = blocks.pop()!;
+      for (const block of blocks) {
+        const event = /^event: (.+)$/m.exec(block)?.[1];
+        const data = /^data: (.+)$/m.exec(block)?.[1];
+        if (!event || !data) continue;
+        const job = rows.apply(JSON.parse(data) as Record<string, unknown>) as unknown as IngestJobSnapshot;
+        if (event === 'done') done = job;
+        else if (!unpacking && job.progress?.unpacking) {
+          unpacking = job;
+          cancelledAt = performance.now();
+          expect((await studioFetch(`/studio/jobs/${jobId}/cancel`, { method: 'POST' })).status).toBe(200);
+        }
+      }
+    }
+    const stoppedIn = performance.now() - cancelledAt;
+    expect(unpacking!.progress).toMatchObject({
+      stage: 'reading',
+      unpacking: { archive: 'x.zip', filesTotal: 8_000 },
+    });
+    expect(unpacking!.progress!.unpacking!.filesDone).toBeLessThan(8_000);
+    // No file of the archive is listed as being read meanwhile.
+    expect(unpacking!.files).toEqual([]);
+    expect(done).toMatchObject({ state: 'cancelled', error: { code: 'cancelled' } });
+    expect(stoppedIn).toBeLessThan(1_000);
+    const listing = (await json(await studioFetch(`/studio/listings/${listingId}`))).data;
+    expect(listing).toMatchObject({ documentCount: 0, chunkCount: 0 });
+    // The received archive and what was extracted from it are gone once the job is seen ended (the
+    // scratch folder's marker of the running process stays).
+    expect(filesUnder(join(studio.services.dataDir, 'tmp')).filter((f) => !f.startsWith('.owners/'))).toEqual(
+      [],
+    );
   });
 });
 

@@ -51,7 +51,7 @@ export function nothingToRetrieve(source: string, skippedRows: readonly SkippedR
     skippedRows.length === 1 ? 'its only data row was' : `all ${skippedRows.length} data rows were`;
   return new InvalidDocument(
     source,
-    `${rows} skipped (row ${first.row}: ${first.reason}), so there is nothing to retrieve. A row needs every named column by default: fill them in, or name the columns a row needs (required_columns in an upload's config, --required-columns with kbstudio ingest).`,
+    `${rows} skipped (row ${first.row}: ${first.reason}), so there is nothing to retrieve. A row needs every named column by default: fill them in, or name the columns a row needs (Required CSV columns under Chunking on the studio's Ingest page, required_columns in an upload's config, --required-columns with kbstudio ingest).`,
   );
 }
 

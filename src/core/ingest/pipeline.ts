@@ -37,10 +37,10 @@ import type {
   StagedDocumentWriter,
   Staging,
 } from './store';
-import type { FileOutcome, IngestProgress, IngestStage } from '../../shared/uploads';
+import type { FileOutcome, IngestProgress, IngestStage, UnpackingProgress } from '../../shared/uploads';
 import type { DocumentFormat, ParsedDocument } from './types';
 
-export type { FileOutcome, IngestProgress, IngestStage };
+export type { FileOutcome, IngestProgress, IngestStage, UnpackingProgress };
 
 export interface IngestRequest {
   /**
@@ -58,6 +58,11 @@ export interface IngestRequest {
   workDir: string;
   signal?: AbortSignal;
   onProgress?: (progress: IngestProgress) => void;
+  /**
+   * The ZIP archive being extracted, before any file is read (collectSources). Apart from onProgress,
+   * whose first event gives the CLI's bar its total.
+   */
+  onUnpacking?: (progress: UnpackingProgress) => void;
   /** The bulk upload this ingestion is for (see IngestUpload). */
   upload?: IngestUpload;
 }
@@ -145,7 +150,10 @@ const SYNC_READ_MAX_BYTES = 1024 * 1024;
 export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<IngestResult> {
   const started = performance.now();
   const { listing, limits } = request;
-  const collected = await collectSources(request.inputs, request.workDir, limits);
+  const collected = await collectSources(request.inputs, request.workDir, limits, {
+    signal: request.signal,
+    onUnpacking: request.onUnpacking,
+  });
   const { rejected } = collected;
   // Pre-built embeddings go last: from the first of them on, their lines are written straight into the
   // commit's transaction (below), which holds the knowledge base's write lock; no parse or embedding

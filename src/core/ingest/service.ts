@@ -7,7 +7,7 @@ import { newId } from '../ids';
 import type { ListingService, Viewer } from '../marketplace/listings';
 import type { ChunkingOptions } from './chunkers';
 import type { IngestLimits } from './limits';
-import type { IngestProgress, IngestResult, IngestUpload } from './pipeline';
+import type { IngestProgress, IngestResult, IngestUpload, UnpackingProgress } from './pipeline';
 import type { IngestInput } from './sources';
 import type { SourceStore } from './sourceStore';
 import type { KnowledgeBaseStore } from './store';
@@ -23,6 +23,8 @@ export interface IngestCommand {
   viewer?: Viewer;
   signal?: AbortSignal;
   onProgress?: (progress: IngestProgress) => void;
+  /** The ZIP archive being extracted, before any file is read (see IngestRequest). */
+  onUnpacking?: (progress: UnpackingProgress) => void;
   /** The bulk upload this is for: its commit marks it completed (see IngestUpload). */
   upload?: IngestUpload;
   /**
@@ -79,6 +81,7 @@ export class IngestionService {
           workDir,
           signal: command.signal,
           onProgress: command.onProgress,
+          onUnpacking: command.onUnpacking,
           upload: command.upload,
         },
         { store: this.store, embedderFor: this.embedderFor, sources: this.sources },

@@ -2,13 +2,15 @@ import { createHash } from 'node:crypto';
 import { createReadStream, statSync, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join, relative, resolve, sep } from 'node:path';
+import { isLitterInDrop, isOsLitter } from '../../shared/osLitter';
+import type { UnpackingProgress } from '../../shared/uploads';
 import { DomainError, InvalidInput } from '../errors';
 import { EventLoopTurns } from './eventLoopTurns';
 import { InvalidDocument, PayloadTooLarge, UnsupportedFileType, type UnsupportedEntry } from './errors';
 import type { IngestLimits } from './limits';
 import { FORMAT_BY_EXTENSION, type DocumentFormat } from './types';
-import { extractZip } from './zip';
-import { classifyArchiveFile, isOsLitter, printableName } from './zipEntryNames';
+import { checkZip, extractZip } from './zip';
+import { classifyArchiveFile, printableName } from './zipEntryNames';
 import { archiveLimitsFor, formatBytes } from './zipLimits';
 
 export type SourceFormat = DocumentFormat | 'jsonl';
@@ -23,6 +25,12 @@ export interface IngestInput {
    * store rather than copied. A folder's files are then disposable too.
    */
   disposable?: boolean;
+  /**
+   * `name` is the file's path in a drop on the studio (`handbook/guides/intro.md`), each file of a
+   * dropped folder sent as an input of its own: OS litter inside a dropped folder is left out, as the
+   * walk of a folder given to ingest leaves it out (isLitterInDrop). A file dropped by itself is read.
+   */
+  fromDrop?: boolean;
 }
 
 /** One file to ingest: where it is on disk and the name it has inside the knowledge base. */
@@ -54,16 +62,24 @@ export function classifySource(name: string): { format: SourceFormat } | { type:
   return { format: verdict.format === 'embeddings' ? 'jsonl' : verdict.format };
 }
 
+export interface CollectOptions {
+  /** Stops the walk of folders and the extraction of archives (between entries); its reason is thrown. */
+  signal?: AbortSignal;
+  /** The files of the archive being extracted written so far (ZIP extraction of many entries takes seconds). */
+  onUnpacking?: (progress: UnpackingProgress) => void;
+}
+
 /**
  * Turns the user's inputs (files, folders, ZIP archives) into source files. ZIPs, given directly or
  * found in a folder, are extracted under workDir with every archive check; an unsupported type named
  * directly, in a folder or inside a ZIP refuses the whole request (spec §2: rejected at upload time,
- * naming the type).
+ * naming the type), every such file named by its path in what was given (`kb.zip/inner.zip`).
  */
 export async function collectSources(
   inputs: IngestInput[],
   workDir: string,
   limits: IngestLimits,
+  { signal, onUnpacking }: CollectOptions = {},
 ): Promise<CollectedSources> {
   const files: SourceFile[] = [];
   const rejected: RejectedSource[] = [];
@@ -112,17 +128,45 @@ export async function collectSources(
   };
 
   let archives = 0;
-  const addZip = async (path: string, name: string) => {
+  const addZip = async (path: string, name: string): Promise<string[]> => {
     const dest = join(workDir, `archive-${archives++}`);
     // The limits the upload precheck applies too (archiveLimitsFor), so both refuse the same archives.
-    const extracted = await extractZip(path, dest, { source: name, ...archiveLimitsFor(limits) });
+    const options = { source: name, signal, ...archiveLimitsFor(limits) };
+    if (unsupported.length > 0) {
+      // The ingestion is refused already: the archive is only checked, for the entries to name with it.
+      const checked = await checkZip(path, options);
+      yielded += checked.files.length;
+      refuseEntries(name, checked.unsupported);
+      return checked.ignored;
+    }
+    let extracted: Awaited<ReturnType<typeof extractZip>>;
+    try {
+      extracted = await extractZip(path, dest, {
+        ...options,
+        onProgress: (filesDone, filesTotal) => onUnpacking?.({ archive: name, filesDone, filesTotal }),
+      });
+    } catch (err) {
+      if (!(err instanceof UnsupportedFileType)) throw err;
+      // Named with the archive, as the upload precheck names them: "inner.zip" alone left the creator
+      // looking for it among the files given, and the other inputs' refused types are named too.
+      refuseEntries(name, err.entries);
+      return [];
+    }
     // Extracted into workDir, which the ingestion removes when it ends.
     for (const f of extracted.files) addFile(f.path, f.entry, f.bytes, true, `${name}/${f.entry}`);
     return extracted.ignored;
   };
+  const refuseEntries = (archive: string, entries: UnsupportedEntry[]) => {
+    yielded += entries.length;
+    for (const { entry, type } of entries)
+      unsupported.push({ entry: `${printableName(archive)}/${entry}`, type });
+  };
   const isZip = (name: string) => extname(name).toLowerCase() === '.zip';
   // Folders and archives that held no file to ingest, with the OS litter skipped in them.
   const empty: EmptyInput[] = [];
+  // OS litter in the folders of a drop, by the dropped folder's name: reported as a folder's would be
+  // when nothing else was given.
+  const dropLitter = new Map<string, string[]>();
   const given = new Set<string>();
   // Inputs are looked at with synchronous stats, as a folder's files are (walk): a drop of 7,083 files
   // awaited one asynchronous stat after another for 0.4 s.
@@ -131,6 +175,7 @@ export async function collectSources(
     // Named by what the path resolves to: `ingest .` inside `docs/` gives `docs/intro.md`, as
     // `ingest docs` from its parent does, never `./intro.md` or `../docs/intro.md`.
     const name = input.name ?? basename(resolve(input.path));
+    signal?.throwIfAborted();
     const info = statOrUndefined(input.path);
     if (!info) throw new InvalidInput(`${input.name ?? shownPath(input.path)}: no such file or folder.`);
     // The same path given twice under the same name (`a.md a.md`, `docs docs/`) is read once.
@@ -140,8 +185,12 @@ export async function collectSources(
     await turns.take();
     const before = yielded;
     const ignored: string[] = [];
-    if (info.isDirectory()) {
-      for (const file of await walk(input.path, [], turns)) {
+    if (info.isFile() && input.fromDrop === true && isLitterInDrop(name)) {
+      const slash = name.indexOf('/');
+      const folder = name.slice(0, slash);
+      dropLitter.set(folder, [...(dropLitter.get(folder) ?? []), name.slice(slash + 1)]);
+    } else if (info.isDirectory()) {
+      for (const file of await walk(input.path, [], turns, signal)) {
         const rel = relative(input.path, file.path).split(sep).join('/');
         if (isOsLitter(rel)) {
           ignored.push(rel);
@@ -163,7 +212,10 @@ export async function collectSources(
   }
   // A folder with nothing to ingest beside other inputs is no mistake worth stopping for (a drop of
   // several folders); given alone, or with only other empty ones, it would end in "(none)" and exit 0.
-  if (yielded === 0 && empty.length > 0) throw nothingToIngest(empty);
+  if (yielded === 0) {
+    for (const [shown, ignored] of dropLitter) empty.push({ shown, archive: false, ignored });
+    if (empty.length > 0) throw nothingToIngest(empty);
+  }
   if (unsupported.length) throw new UnsupportedFileType(unsupported);
   files.sort((a, b) => a.source.localeCompare(b.source));
   return { files, rejected };
@@ -225,13 +277,15 @@ async function walk(
   dir: string,
   out: { path: string; bytes: number }[],
   turns: EventLoopTurns,
+  signal: AbortSignal | undefined,
 ): Promise<{ path: string; bytes: number }[]> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) await walk(path, out, turns);
+    if (entry.isDirectory()) await walk(path, out, turns, signal);
     else if (entry.isFile()) {
       out.push({ path, bytes: statSync(path).size });
       await turns.take();
+      signal?.throwIfAborted();
     }
     // Symbolic links and special files are skipped: a folder must not reach outside itself.
   }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
+import { isOsLitter } from '../../shared/osLitter';
 import { DomainError } from '../errors';
 import {
   EncryptedDocument,
@@ -18,7 +19,6 @@ import {
   cleanEntryName,
   decodeEntryName,
   printableName,
-  isOsLitter,
   type ArchiveFileFormat,
 } from './zipEntryNames';
 import {
@@ -51,6 +51,16 @@ export interface ExtractedArchive {
 export interface ZipOptions extends Partial<ZipLimits> {
   /** The archive's name in messages (the upload's file name); default the base name of zipPath. */
   source?: string;
+  /**
+   * Stops the listing and the writing between entries (and an entry being written): what was written is
+   * removed, and the signal's reason is thrown. A cancelled ingestion of 8,000 entries went on for 6 s.
+   */
+  signal?: AbortSignal;
+}
+
+export interface ExtractOptions extends ZipOptions {
+  /** The files written so far of those to write (folders and OS litter left out): once before the first, then after each. */
+  onProgress?: (filesDone: number, filesTotal: number) => void;
 }
 
 /**
@@ -105,14 +115,13 @@ export async function checkZip(zipPath: string, options: ZipOptions = {}): Promi
 export async function extractZip(
   zipPath: string,
   destDir: string,
-  options: ZipOptions = {},
+  { onProgress, ...options }: ExtractOptions = {},
 ): Promise<ExtractedArchive> {
   const written = new WrittenPaths();
   try {
     return await withCheckedArchive(zipPath, options, async (archive) => {
       if (archive.unsupported.length > 0) throw new UnsupportedFileType(archive.unsupported);
-      const { zipfile, planned, source, limits } = archive;
-      const files = await writeFiles(zipfile, planned, path.resolve(destDir), source, limits, written);
+      const files = await writeFiles(archive, path.resolve(destDir), written, onProgress);
       return { files, ignored: archive.ignored };
     });
   } catch (err) {
@@ -125,6 +134,7 @@ interface OpenedArchive {
   zipfile: ZipFile;
   source: string;
   limits: ZipLimits;
+  signal: AbortSignal | undefined;
   planned: PlannedFile[];
   ignored: string[];
   unsupported: UnsupportedEntry[];
@@ -136,7 +146,8 @@ async function withCheckedArchive<T>(
   options: ZipOptions,
   use: (archive: OpenedArchive) => T | Promise<T>,
 ): Promise<T> {
-  const { source = path.basename(zipPath), ...limitOverrides } = options;
+  const { source = path.basename(zipPath), signal, ...limitOverrides } = options;
+  signal?.throwIfAborted();
   const limits: ZipLimits = { ...DEFAULT_ZIP_LIMITS, ...definedOnly(limitOverrides) };
   const archiveBytes = (await fs.stat(zipPath)).size;
   if (archiveBytes > limits.maxArchiveBytes) {
@@ -151,9 +162,9 @@ async function withCheckedArchive<T>(
         `${source}: the archive has ${zipfile.entryCount.toLocaleString('en-US')} entries; the limit is ${limits.maxEntries.toLocaleString('en-US')} entries per archive.`,
       );
     }
-    const plan = await planExtraction(zipfile, source, limits, archiveBytes);
+    const plan = await planExtraction(zipfile, source, limits, archiveBytes, signal);
     endListing();
-    return await use({ zipfile, source, limits, ...plan });
+    return await use({ zipfile, source, limits, signal, ...plan });
   } finally {
     zipfile.close();
   }
@@ -178,6 +189,7 @@ async function planExtraction(
   source: string,
   limits: ZipLimits,
   archiveBytes: number,
+  signal: AbortSignal | undefined,
 ): Promise<{ planned: PlannedFile[]; ignored: string[]; unsupported: UnsupportedEntry[] }> {
   const planned: PlannedFile[] = [];
   const ignored: string[] = [];
@@ -186,6 +198,7 @@ async function planExtraction(
   let declaredTotal = 0;
   const entries = zipfile.eachEntry();
   for (;;) {
+    signal?.throwIfAborted();
     let next: IteratorResult<Entry>;
     try {
       next = await entries.next();
@@ -265,25 +278,40 @@ async function planExtraction(
 /**
  * Writes the planned files a few at a time: small files are bound by file-system round trips, not
  * bandwidth, and yauzl reads entries independently. Every writer settles before a failure is reported,
- * so the cleanup that follows sees every file that was created.
+ * so the cleanup that follows sees every file that was created. An abort is seen before each entry.
  */
 async function writeFiles(
-  zipfile: ZipFile,
-  planned: PlannedFile[],
+  archive: OpenedArchive,
   root: string,
-  source: string,
-  limits: ZipLimits,
   written: WrittenPaths,
+  onProgress: ExtractOptions['onProgress'],
 ): Promise<ExtractedFile[]> {
+  const { zipfile, planned, source, limits, signal } = archive;
   const files: ExtractedFile[] = new Array<ExtractedFile>(planned.length);
   const totals = { inflated: 0 };
   let nextIndex = 0;
+  let done = 0;
   let failure: { error: unknown } | undefined;
+  onProgress?.(0, planned.length);
   const worker = async (): Promise<void> => {
     while (failure === undefined && nextIndex < planned.length) {
+      if (signal?.aborted) {
+        failure = { error: signal.reason };
+        break;
+      }
       const index = nextIndex++;
       try {
-        files[index] = await writeFile(zipfile, planned[index]!, root, source, limits, written, totals);
+        files[index] = await writeFile(
+          zipfile,
+          planned[index]!,
+          root,
+          source,
+          limits,
+          written,
+          totals,
+          signal,
+        );
+        onProgress?.(++done, planned.length);
       } catch (error) {
         failure ??= { error };
       }
@@ -302,6 +330,7 @@ async function writeFile(
   limits: ZipLimits,
   written: WrittenPaths,
   totals: { inflated: number },
+  signal: AbortSignal | undefined,
 ): Promise<ExtractedFile> {
   const { path: entryPath, format } = file;
   const target = path.join(root, ...entryPath.split('/'));
@@ -334,9 +363,10 @@ async function writeFile(
   );
   const output = await written.createFile(target);
   try {
-    await pipeline(await openEntryData(zipfile, file), meter, output);
+    await pipeline(await openEntryData(zipfile, file), meter, output, { signal });
   } catch (err) {
     output.destroy();
+    if (signal?.aborted) throw signal.reason;
     throw toEntryError(err, source, entryPath);
   }
   return { entry: entryPath, path: target, bytes: meter.bytes, format };

@@ -73,20 +73,15 @@ export function printableName(name: string): string {
   );
 }
 
-const LITTER_NAMES = new Set(['thumbs.db', 'desktop.ini', 'ehthumbs.db']);
+export type FileVerdict = { ok: true; format: ArchiveFileFormat } | { ok: false; type: string };
 
 /**
- * Files that operating systems and editors leave behind: macOS resource forks (`__MACOSX/`,
- * `._*`, `.DS_Store`), Windows thumbnails, any dot-file or dot-folder, and Office lock files (`~$x.docx`).
+ * The type an unsupported-type refusal gives a ZIP inside an archive. Only archives given to ingest (or
+ * found in a folder) are unpacked, so the refusal says so: "Supported: … .zip archives" beside a bare
+ * "(nested archive)" read as a contradiction.
  */
-export function isOsLitter(entryPath: string): boolean {
-  const segments = entryPath.split('/');
-  if (segments.some((s) => s.startsWith('.') || s.toUpperCase() === '__MACOSX')) return true;
-  const base = segments[segments.length - 1] ?? '';
-  return LITTER_NAMES.has(base.toLowerCase()) || base.startsWith('~$');
-}
-
-export type FileVerdict = { ok: true; format: ArchiveFileFormat } | { ok: false; type: string };
+export const NESTED_ARCHIVE_TYPE =
+  'nested archive: archives inside archives are not unpacked; add its files to the outer archive instead';
 
 /** Which format a file inside an archive has, by extension; archives inside archives are refused. */
 export function classifyArchiveFile(entryPath: string): FileVerdict {
@@ -94,7 +89,7 @@ export function classifyArchiveFile(entryPath: string): FileVerdict {
   if (ext === '.jsonl') return { ok: true, format: 'embeddings' };
   const format = FORMAT_BY_EXTENSION[ext];
   if (format) return { ok: true, format };
-  if (ext === '.zip') return { ok: false, type: 'nested archive' };
+  if (ext === '.zip') return { ok: false, type: NESTED_ARCHIVE_TYPE };
   return { ok: false, type: ext || 'no extension' };
 }
 

@@ -263,7 +263,7 @@ describe('ingestion pipeline', () => {
     const messages = Object.fromEntries(result.documents.map((d) => [d.source, d.error?.message]));
     expect(messages).toEqual({
       'partial.csv':
-        "partial.csv: all 2 data rows were skipped (row 1: empty required field(s): notes), so there is nothing to retrieve. A row needs every named column by default: fill them in, or name the columns a row needs (required_columns in an upload's config, --required-columns with kbstudio ingest).",
+        "partial.csv: all 2 data rows were skipped (row 1: empty required field(s): notes), so there is nothing to retrieve. A row needs every named column by default: fill them in, or name the columns a row needs (Required CSV columns under Chunking on the studio's Ingest page, required_columns in an upload's config, --required-columns with kbstudio ingest).",
       'one-row.csv': expect.stringMatching(
         /^one-row\.csv: its only data row was skipped \(row 1: empty required field\(s\): name\), so there is nothing to retrieve\./,
       ),
@@ -413,7 +413,10 @@ describe('ingestion pipeline', () => {
     await writeZip(join(folder, 'sub', 'outer.zip'), { 'inner.zip': { path: join(FIXTURES, 'simple.zip') } });
     const err = await run([folder]).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'unsupported_file_type' });
-    expect((err as Error).message).toContain('inner.zip (nested archive)');
+    // Named by its path in what was given, and said plainly why.
+    expect((err as Error).message).toContain(
+      'kb/sub/outer.zip/inner.zip (nested archive: archives inside archives are not unpacked;',
+    );
   });
 
   it('gives each PDF and DOCX read ahead on the worker threads its own outcome and text', async () => {

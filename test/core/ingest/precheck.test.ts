@@ -181,7 +181,7 @@ describe('precheckUploadFiles runs the central-directory checks of extraction', 
     );
     expect(err.code).toBe('unsupported_file_type');
     expect(err.message).toContain(
-      'one.zip/run.exe (.exe), two.zip/inner.zip (nested archive), notes.txt (.txt)',
+      'one.zip/run.exe (.exe), two.zip/inner.zip (nested archive: archives inside archives are not unpacked; add its files to the outer archive instead), notes.txt (.txt)',
     );
   });
 

@@ -1,8 +1,12 @@
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UnsupportedFileType } from '../../../src/core/ingest/errors';
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
-import { collectSources, type IngestInput } from '../../../src/core/ingest/sources';
+import { collectSources, type CollectOptions, type IngestInput } from '../../../src/core/ingest/sources';
+import { NESTED_ARCHIVE_TYPE } from '../../../src/core/ingest/zipEntryNames';
+import type { UnpackingProgress } from '../../../src/shared/uploads';
+import { buildZip } from '../../hardening/forgeZip';
 import { FIXTURES, tempDir } from '../../helpers/studio';
 import { writeZip } from '../../helpers/zip';
 
@@ -16,11 +20,12 @@ beforeEach(() => {
 });
 afterEach(() => dir.remove());
 
-const collect = (inputs: (string | IngestInput)[]) =>
+const collect = (inputs: (string | IngestInput)[], options?: CollectOptions) =>
   collectSources(
     inputs.map((input) => (typeof input === 'string' ? { path: input } : input)),
     join(dir.path, 'work'),
     STUDIO_LIMITS,
+    options,
   );
 const sourcesOf = async (inputs: (string | IngestInput)[]) =>
   (await collect(inputs)).files.map((f) => f.source);
@@ -137,5 +142,139 @@ describe('collectSources', () => {
     const empty = join(dir.path, 'empty');
     mkdirSync(empty);
     expect(await sourcesOf([empty, sub])).toEqual(['sub/codeblock.md']);
+  });
+});
+
+/** The files under `folder` (none if there is no such folder), as paths relative to it. */
+const filesUnder = (folder: string): string[] =>
+  (existsSync(folder) ? readdirSync(folder, { recursive: true, withFileTypes: true }) : [])
+    .filter((e) => e.isFile())
+    .map((e) => relative(folder, join(e.parentPath, e.name)).split('\\').join('/'));
+
+/** What the studio's route makes of a folder dropped whole: each file an input, named by its path in the drop. */
+const dropOf = (folder: string): IngestInput[] =>
+  filesUnder(folder).map((rel) => ({
+    path: join(folder, rel),
+    name: `${basename(folder)}/${rel}`,
+    disposable: true,
+    fromDrop: true,
+  }));
+
+describe('collectSources for a drop on the studio', () => {
+  /** A folder as an audit found it: six documents, and the litter an editor and Office leave. */
+  const handbook = () => {
+    const folder = join(dir.path, 'handbook');
+    for (const sub of ['guides', '.github', '.obsidian']) mkdirSync(join(folder, sub), { recursive: true });
+    copyFileSync(join(FIXTURES, 'codeblock.md'), join(folder, 'codeblock.md'));
+    copyFileSync(join(FIXTURES, 'simple-table.md'), join(folder, 'guides', 'table.md'));
+    copyFileSync(join(FIXTURES, 'simple.docx'), join(folder, 'simple.docx'));
+    copyFileSync(join(FIXTURES, 'stanley-cups.csv'), join(folder, 'stanley-cups.csv'));
+    copyFileSync(join(FIXTURES, 'simple.json'), join(folder, 'simple.json'));
+    copyFileSync(join(FIXTURES, 'fake-html.html'), join(folder, 'guides', 'page.html'));
+    writeFileSync(join(folder, '.draft.md'), '# Not yet\n');
+    writeFileSync(join(folder, '.github', 'CONTRIBUTING.md'), '# Contributing\n');
+    writeFileSync(join(folder, '.obsidian', 'app.json'), '{"theme":"dark"}');
+    writeFileSync(join(folder, '~$simple.docx'), 'a Word lock file');
+    writeFileSync(join(folder, '.DS_Store'), 'x');
+    return folder;
+  };
+
+  it('gives the sources `kbstudio ingest <folder>` gives: dot-files, dot-folders and lock files left out', async () => {
+    const folder = handbook();
+    const cli = await collect([folder]);
+    expect(cli.files.map((f) => f.source)).toEqual([
+      'handbook/codeblock.md',
+      'handbook/guides/page.html',
+      'handbook/guides/table.md',
+      'handbook/simple.docx',
+      'handbook/simple.json',
+      'handbook/stanley-cups.csv',
+    ]);
+    const drop = await collect(dropOf(folder));
+    expect(drop.files.map((f) => f.source)).toEqual(cli.files.map((f) => f.source));
+    expect(drop.rejected).toEqual([]);
+  });
+
+  it('reads a file dropped by itself, as the CLI reads a file it is named', async () => {
+    const folder = handbook();
+    const lone = { path: join(folder, '.draft.md'), name: '.draft.md', disposable: true, fromDrop: true };
+    expect(await sourcesOf([lone])).toEqual(['.draft.md']);
+    expect(await sourcesOf([join(folder, '.draft.md')])).toEqual(['.draft.md']);
+  });
+
+  it('refuses a drop of only litter as the CLI refuses the folder, naming it', async () => {
+    const folder = join(dir.path, 'vault');
+    mkdirSync(join(folder, '.obsidian'), { recursive: true });
+    writeFileSync(join(folder, '.obsidian', 'app.json'), '{}');
+    writeFileSync(join(folder, '.DS_Store'), 'x');
+    const cli = await collect([folder]).catch((e: unknown) => e);
+    expect(cli).toMatchObject({ code: 'invalid_document' });
+    expect((cli as Error).message).toMatch(/: no file to ingest: the folder holds only OS litter/);
+    await expect(collect(dropOf(folder))).rejects.toMatchObject({
+      code: 'invalid_document',
+      message: expect.stringMatching(
+        /^vault: no file to ingest: the folder holds only OS litter \("(\.DS_Store|\.obsidian\/app\.json)", "(\.DS_Store|\.obsidian\/app\.json)"\), which is skipped/,
+      ),
+    });
+  });
+});
+
+describe('collectSources and ZIP archives', () => {
+  it('names a ZIP inside a ZIP by its path in what was given, beside every other refused type', async () => {
+    const nested = join(dir.path, 'nested.zip');
+    writeFileSync(
+      nested,
+      buildZip([
+        { name: 'a.md', data: '# A' },
+        { name: 'inner.zip', data: buildZip([]) },
+      ]),
+    );
+    const more = join(dir.path, 'more.zip');
+    writeFileSync(
+      more,
+      buildZip([
+        { name: 'b.md', data: '# B' },
+        { name: 'tools/run.exe', data: 'MZ' },
+      ]),
+    );
+    writeFileSync(join(dir.path, 'notes.txt'), 'text');
+    const err = await collect([nested, join(dir.path, 'notes.txt'), more]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnsupportedFileType);
+    expect((err as UnsupportedFileType).entries).toEqual([
+      { entry: 'nested.zip/inner.zip', type: NESTED_ARCHIVE_TYPE },
+      { entry: 'notes.txt', type: '.txt' },
+      { entry: 'more.zip/tools/run.exe', type: '.exe' },
+    ]);
+    expect((err as Error).message).toContain(
+      'nested.zip/inner.zip (nested archive: archives inside archives are not unpacked; add its files to the outer archive instead)',
+    );
+    // Refused before anything was extracted.
+    expect(filesUnder(join(dir.path, 'work'))).toEqual([]);
+  });
+
+  it('reports the unpacking of an archive, and stops it between entries when aborted, leaving nothing', async () => {
+    const big = join(dir.path, 'big.zip');
+    writeFileSync(
+      big,
+      buildZip(Array.from({ length: 3_000 }, (_, i) => ({ name: `d${i % 30}/f${i}.md`, data: `# ${i}` }))),
+    );
+    const controller = new AbortController();
+    const reports: UnpackingProgress[] = [];
+    const started = performance.now();
+    const err = await collect([big], {
+      signal: controller.signal,
+      onUnpacking: (progress) => {
+        reports.push(progress);
+        if (progress.filesDone === 50) controller.abort(new Error('cancelled'));
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toEqual(new Error('cancelled'));
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(reports.slice(0, 2)).toEqual([
+      { archive: 'big.zip', filesDone: 0, filesTotal: 3_000 },
+      { archive: 'big.zip', filesDone: 1, filesTotal: 3_000 },
+    ]);
+    expect(reports.length).toBeLessThan(60);
+    expect(filesUnder(join(dir.path, 'work'))).toEqual([]);
   });
 });

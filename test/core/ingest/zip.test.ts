@@ -10,6 +10,7 @@ import {
   UnsupportedFileType,
 } from '../../../src/core/ingest/errors';
 import { extractZip } from '../../../src/core/ingest/zip';
+import { NESTED_ARCHIVE_TYPE } from '../../../src/core/ingest/zipEntryNames';
 import { buildZip, type ZipEntrySpec } from '../../hardening/forgeZip';
 
 const repoRoot = new URL('../../..', import.meta.url).pathname;
@@ -109,10 +110,12 @@ describe('extractZip', () => {
     expect((err as UnsupportedFileType).entries).toEqual([
       { entry: 'notes.txt', type: '.txt' },
       { entry: 'bin/README', type: 'no extension' },
-      { entry: 'inner.zip', type: 'nested archive' },
+      { entry: 'inner.zip', type: NESTED_ARCHIVE_TYPE },
       { entry: 'photo.JPG', type: '.jpg' },
     ]);
-    expect(err.message).toContain('inner.zip (nested archive)');
+    expect(err.message).toContain(
+      'inner.zip (nested archive: archives inside archives are not unpacked; add its files to the outer archive instead)',
+    );
     expect(await listTree(dest)).toEqual([]);
   });
 
@@ -193,6 +196,51 @@ describe('extractZip', () => {
     expect(performance.now() - started).toBeLessThan(10_000);
     expect(result.files).toHaveLength(500);
     expect(await fs.readFile(path.join(dest, 'd7/f497.md'), 'utf8')).toBe('# 497');
+  });
+
+  it('reports each file written, and stops between entries when aborted, removing what it wrote', async () => {
+    const specs = Array.from({ length: 2_000 }, (_, i) => ({ name: `d${i % 20}/f${i}.md`, data: `# ${i}` }));
+    const zip = await writeZip([{ name: '.DS_Store', data: 'x' }, { name: 'd0/', method: 0 }, ...specs]);
+    const controller = new AbortController();
+    const reports: [number, number][] = [];
+    const err = await refusal(
+      extractZip(zip, dest, {
+        signal: controller.signal,
+        onProgress: (done, total) => {
+          reports.push([done, total]);
+          if (done === 100) controller.abort(new Error('cancelled by the test'));
+        },
+      }),
+    );
+    expect(err.message).toBe('cancelled by the test');
+    // Counted against the files to write (the folder and the litter left out), from 0 up, one by one.
+    expect(reports.slice(0, 3)).toEqual([
+      [0, 2_000],
+      [1, 2_000],
+      [2, 2_000],
+    ]);
+    // The entries already being written when it came finish (8 at a time); no other is begun.
+    expect(reports.length).toBeLessThan(100 + 10);
+    expect(await listTree(dest)).toEqual([]);
+
+    const already = new AbortController();
+    already.abort(new Error('cancelled before'));
+    expect((await refusal(extractZip(zip, dest, { signal: already.signal }))).message).toBe(
+      'cancelled before',
+    );
+  });
+
+  it('stops inside a large entry when aborted while it is written', async () => {
+    // 40 MB to inflate and write: 140-1,600 ms here, so an abort 10 ms in comes while it is written (had
+    // it been let finish, the archive's only entry, the extraction would have succeeded).
+    const zip = await writeZip([{ name: 'big.csv', data: Buffer.alloc(40 * 1024 * 1024, 'a,b\n') }]);
+    const controller = new AbortController();
+    const onProgress = (done: number) => {
+      if (done === 0) setTimeout(() => controller.abort(new Error('cancelled by the test')), 10);
+    };
+    const err = await refusal(extractZip(zip, dest, { signal: controller.signal, onProgress }));
+    expect(err.message).toBe('cancelled by the test');
+    expect(await listTree(dest)).toEqual([]);
   });
 
   it('refuses a file whose declared size is over the per-file limit without inflating it', async () => {
@@ -324,8 +372,8 @@ describe('extractZip', () => {
     const err = await refusal(extractZip(zip, dest));
     expect(err).toBeInstanceOf(UnsupportedFileType);
     expect((err as UnsupportedFileType).entries).toEqual([
-      { entry: 'docs/inner.zip', type: 'nested archive' },
-      { entry: 'docs/INNER.ZIP', type: 'nested archive' },
+      { entry: 'docs/inner.zip', type: NESTED_ARCHIVE_TYPE },
+      { entry: 'docs/INNER.ZIP', type: NESTED_ARCHIVE_TYPE },
     ]);
     expect(await listTree(dest)).toEqual([]);
   });

@@ -11,7 +11,7 @@ import {
 import { IngestJobs, type IngestJobSnapshot } from '../../../core/ingest/jobs';
 import { STUDIO_LIMITS } from '../../../core/ingest/limits';
 import { previewChunks } from '../../../core/ingest/preview';
-import { DEFAULT_ZIP_LIMITS } from '../../../core/ingest/zipLimits';
+import { DEFAULT_ZIP_LIMITS, formatBytes } from '../../../core/ingest/zipLimits';
 import { parseOrThrow } from '../../../core/validation';
 import { SqliteDocumentRepository } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
@@ -41,7 +41,9 @@ const ReingestSchema = ChunkingSchema.omit({ csvRequiredColumns: true });
 const PreviewOptionsSchema = ChunkingSchema.extend({ limit: z.number().int().min(1).max(200).default(20) });
 
 const MULTIPART_LIMITS = {
+  // A document over its own limit is refused by itself when read, and the other files are ingested.
   maxFileBytes: STUDIO_LIMITS.maxArchiveBytes,
+  fileLimitName: `per ZIP archive (a document may be ${formatBytes(STUDIO_LIMITS.maxFileBytes)})`,
   maxFiles: DROP_FILES,
   // The `options` part holds a relative path per file: 16 MB is 100,000 paths of 160 characters.
   maxFieldBytes: 16 * 1024 * 1024,
@@ -74,7 +76,8 @@ export function sourceName(path: string): string {
 
 /** How an ingestion job's events go out (streamJobEvents): each stage seen, the files as changes. */
 export const INGEST_JOB_EVENTS = {
-  labelsOf: (job: IngestJobSnapshot) => (job.progress ? [job.progress.stage] : []),
+  labelsOf: (job: IngestJobSnapshot) =>
+    job.progress ? [job.progress.unpacking ? 'unpacking' : job.progress.stage] : [],
   rows: 'files',
 } as const satisfies Pick<JobRoutesOptions<IngestJobSnapshot>, 'labelsOf' | 'rows'>;
 
@@ -122,10 +125,12 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
           throw new InvalidInput(`options.paths: ${paths.length} names for ${form.files.length} files.`);
         }
         // Received into `dir`, which the job removes when it ends: kept sources are moved, not copied.
+        // Named by their path in the drop: litter inside a dropped folder is left out, as the page does.
         const inputs = form.files.map((f, i) => ({
           path: f.path,
           name: paths ? sourceName(paths[i]!) : f.name,
           disposable: true,
+          fromDrop: true,
         }));
         const job = jobs.start({
           listingId: params.id,
@@ -233,7 +238,12 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
         req,
         dir,
         { fileField: 'file', textFields: ['options', 'name'] },
-        { maxFileBytes: STUDIO_LIMITS.maxFileBytes + 1, maxFiles: 1, maxFieldBytes: 64 * 1024 },
+        {
+          maxFileBytes: STUDIO_LIMITS.maxFileBytes,
+          fileLimitName: 'per document',
+          maxFiles: 1,
+          maxFieldBytes: 64 * 1024,
+        },
       );
       try {
         const { limit, csvRequiredColumns, ...chunking } = optionsOf(form, PreviewOptionsSchema);

@@ -60,6 +60,7 @@ export function uploadRoutes(route: ReturnType<typeof defineRoutes>, { services 
         { fileField: 'files', textFields: ['config'] },
         {
           maxFileBytes: 10 * GB,
+          fileLimitName: 'per bulk archive', // Spec §8.
           maxFiles: 100,
           maxFieldBytes: 64 * 1024,
         },

@@ -14,7 +14,7 @@ import {
 import { IconAlertTriangle } from '@tabler/icons-react';
 import { useMemo, useState } from 'react';
 import { CancelJobButton } from '../../components/CancelJobButton';
-import { counted, formatDateTime } from '../../lib/format';
+import { counted, formatCount, formatDateTime } from '../../lib/format';
 import { sectionHref } from '../../lib/sections';
 import { filePercent, ingestErrorText, outcomeCounts, overallPercent, STAGE_LABELS } from './jobView';
 import { originLabel, outcomeOrigins } from './outcomeOrigins';
@@ -93,9 +93,7 @@ export function JobPanel({
           <div>
             <Progress value={percent} animated aria-label="Overall progress" />
             <Text size="xs" c="dimmed" mt={4} aria-live="polite">
-              {p
-                ? `${p.stage === 'storing' ? 'Storing the knowledge base' : `${STAGE_LABELS[p.stage]} ${p.file ?? ''}`} · ${p.filesDone} of ${counted(p.filesTotal, 'file')} · ${counted(p.chunks, 'chunk')}`
-                : 'Receiving files…'}
+              {progressLine(p)}
             </Text>
           </div>
         )}
@@ -117,6 +115,21 @@ export function JobPanel({
       </Stack>
     </Card>
   );
+}
+
+/**
+ * What a running job is doing. The job exists once its files are received: before its first progress it
+ * is getting them ready (a ZIP's entries are written out first, and said so with their count).
+ */
+function progressLine(p: IngestJob['progress']): string {
+  if (!p) return 'Preparing the files…';
+  const { unpacking } = p;
+  if (unpacking) {
+    return `Unpacking ${unpacking.archive}… ${formatCount(unpacking.filesDone)} of ${formatCount(unpacking.filesTotal)} ${unpacking.filesTotal === 1 ? 'file' : 'files'}`;
+  }
+  const doing =
+    p.stage === 'storing' ? 'Storing the knowledge base' : `${STAGE_LABELS[p.stage]} ${p.file ?? ''}`;
+  return `${doing} · ${p.filesDone} of ${counted(p.filesTotal, 'file')} · ${counted(p.chunks, 'chunk')}`;
 }
 
 /** Files in progress shown by name beside a job of more files than a page holds. */
