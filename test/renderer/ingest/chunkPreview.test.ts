@@ -4,6 +4,7 @@ import {
   metadataItems,
   previewSummary,
   sharedPrefix,
+  skippedRowsSummary,
 } from '../../../src/renderer/src/features/ingest/chunkPreview';
 import { mergeQueue, filesFromInput } from '../../../src/renderer/src/features/ingest/dropFiles';
 import { overallPercent } from '../../../src/renderer/src/features/ingest/jobView';
@@ -65,6 +66,37 @@ describe('previewSummary', () => {
   it('says how many chunks and tokens, and how many are shown', () => {
     expect(previewSummary(42, 12345, 20)).toBe('42 chunks · 12,345 tokens · showing the first 20');
     expect(previewSummary(1, 80, 1)).toBe('1 chunk · 80 tokens');
+  });
+
+  it('says "token" of a single token', () => {
+    expect(previewSummary(1, 1, 1)).toBe('1 chunk · 1 token');
+    expect(previewSummary(0, 0, 0)).toBe('0 chunks · 0 tokens');
+  });
+});
+
+describe('skippedRowsSummary', () => {
+  it('names the rows a CSV leaves out, grouped by why', () => {
+    expect(skippedRowsSummary([])).toBeUndefined();
+    expect(skippedRowsSummary([{ row: 3, reason: 'empty required field(s): notes' }])).toBe(
+      '1 CSV row skipped: row 3 (empty required field(s): notes)',
+    );
+    expect(
+      skippedRowsSummary([
+        { row: 2, reason: 'empty required field(s): notes' },
+        { row: 4, reason: 'empty required field(s): notes' },
+        { row: 7, reason: 'empty required field(s): name, notes' },
+      ]),
+    ).toBe(
+      '3 CSV rows skipped: rows 2 and 4 (empty required field(s): notes); row 7 (empty required field(s): name, notes)',
+    );
+  });
+
+  it('counts the rows past the first ten of a reason, and the reasons past three', () => {
+    const rows = Array.from({ length: 12 }, (_, i) => ({ row: i + 1, reason: 'empty required field(s): a' }));
+    const others = ['b', 'c', 'd'].map((c, i) => ({ row: 20 + i, reason: `empty required field(s): ${c}` }));
+    expect(skippedRowsSummary([...rows, ...others])).toBe(
+      '15 CSV rows skipped: rows 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 2 more (empty required field(s): a); row 20 (empty required field(s): b); row 21 (empty required field(s): c); and 1 other row',
+    );
   });
 });
 

@@ -35,6 +35,18 @@ export class StudioApiError extends Error {
   }
 }
 
+/**
+ * A request that got no answer at all. The browser says only "Failed to fetch" whatever the cause, so this
+ * says it when nothing else can explain it: a request carrying files checks them first (studioFetch).
+ */
+export function unreachableError(cause: unknown): StudioApiError {
+  return new StudioApiError({
+    code: 'network_error',
+    status: 0,
+    message: `Cannot reach the studio server (${cause instanceof Error ? cause.message : String(cause)}). Is it still running?`,
+  });
+}
+
 export interface Page<T> {
   data: T[];
   pagination: Pagination;
@@ -103,11 +115,8 @@ export function createStudioApi(options: StudioApiOptions): StudioApi {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {
-      throw new StudioApiError({
-        code: 'network_error',
-        status: 0,
-        message: `Cannot reach the studio server (${err instanceof Error ? err.message : String(err)}). Is it still running?`,
-      });
+      // A JSON body cannot go stale on disk, unlike a file's (studioFetch): the server is away.
+      throw unreachableError(err);
     }
     const text = await response.text();
     const json = parseJson(text);

@@ -1,6 +1,7 @@
-import { Card, NumberInput, SegmentedControl, Stack, Text } from '@mantine/core';
+import { Card, Divider, NumberInput, SegmentedControl, Select, Stack, TagsInput, Text } from '@mantine/core';
 import { chunkingFieldErrors } from './chunkPreview';
-import type { ChunkingFormValues, ChunkingStrategy } from './types';
+import { csvRowsError } from './csvRows';
+import type { ChunkingFormValues, ChunkingStrategy, CsvRowRule, CsvRowsFormValues } from './types';
 
 const STRATEGIES: { value: ChunkingStrategy; label: string; hint: string }[] = [
   {
@@ -13,18 +14,30 @@ const STRATEGIES: { value: ChunkingStrategy; label: string; hint: string }[] = [
   { value: 'fixed', label: 'Fixed', hint: 'Cuts every N tokens, whatever the text says.' },
 ];
 
+const CSV_ROW_RULES: { value: CsvRowRule; label: string }[] = [
+  { value: 'named', label: 'Every named column (default)' },
+  { value: 'listed', label: 'Only the columns listed' },
+  { value: 'none', label: 'None: keep every row' },
+];
+
 /**
  * The chunking strategy, size and overlap. A number field may be empty while the user edits it (it is
  * not turned into 0); each field says what is wrong with it, and the caller sends nothing meanwhile.
+ * With `csvRows`, also the columns a CSV row must fill to be kept (a new ingestion's choice: a
+ * re-ingestion keeps the document's own).
  */
 export function ChunkingSettingsCard({
   value,
   onChange,
   disabled,
+  csvRows,
+  onCsvRowsChange,
 }: {
   value: ChunkingFormValues;
   onChange: (next: ChunkingFormValues) => void;
   disabled?: boolean;
+  csvRows?: CsvRowsFormValues;
+  onCsvRowsChange?: (next: CsvRowsFormValues) => void;
 }) {
   const hint = STRATEGIES.find((s) => s.value === value.strategy)?.hint;
   const errors = chunkingFieldErrors(value);
@@ -72,7 +85,53 @@ export function ChunkingSettingsCard({
           allowNegative={false}
           error={errors.chunkOverlap}
         />
+        {csvRows && onCsvRowsChange && (
+          <CsvRowsFields value={csvRows} onChange={onCsvRowsChange} disabled={disabled} />
+        )}
       </Stack>
     </Card>
+  );
+}
+
+/**
+ * Which columns a CSV row must fill to be kept: a row with an empty cell in one of them is skipped (and
+ * reported). The server's `csvRequiredColumns`, as `--required-columns` sets it for `kbstudio ingest`.
+ */
+function CsvRowsFields({
+  value,
+  onChange,
+  disabled,
+}: {
+  value: CsvRowsFormValues;
+  onChange: (next: CsvRowsFormValues) => void;
+  disabled?: boolean;
+}) {
+  return (
+    <>
+      <Divider label="CSV rows" labelPosition="left" />
+      <Select
+        label="Required CSV columns"
+        description="A row with an empty cell in a required column is skipped, and the preview and the outcome list it. Applies to every CSV file ingested."
+        data={CSV_ROW_RULES}
+        value={value.rule}
+        onChange={(rule) => rule && onChange({ ...value, rule: rule as CsvRowRule })}
+        allowDeselect={false}
+        disabled={disabled}
+      />
+      {value.rule === 'listed' && (
+        <TagsInput
+          label="Columns a row must fill"
+          description="Header names as written in the file; a CSV file without one of them is not ingested."
+          placeholder="Type a column name, then Enter"
+          value={value.columns}
+          onChange={(columns) => onChange({ ...value, columns })}
+          splitChars={[',']}
+          acceptValueOnBlur
+          clearable
+          disabled={disabled}
+          error={csvRowsError(value)}
+        />
+      )}
+    </>
   );
 }

@@ -8,24 +8,27 @@ import {
   IconUpload,
 } from '@tabler/icons-react';
 import { useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useMemo, useRef } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
-import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
+import { FilesChangedError } from '../../lib/studioFetch';
 import { useJobRun } from '../../lib/useJobRun';
 import { ChunkingSettingsCard } from './ChunkingSettingsCard';
-import { chunkingError, validChunking } from './chunkPreview';
+import { chunkingError } from './chunkPreview';
+import { csvRowsError, validIngestSettings } from './csvRows';
 import { formatSize } from './formatSize';
 import { filesFromDropzone, filesFromInput, mergeQueue } from './dropFiles';
 import { unsupportedFiles, unsupportedSummary, unsupportedType } from './fileTypes';
 import { useServerLaunch } from '../../lib/useServerLaunch';
 import { followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi';
 import { JobPanel } from './JobPanel';
+import { afterJobShown, lostNoticeShown, type LostIngestion } from './jobView';
 import { ListingPicker } from './ListingPicker';
 import { PreviewPanel } from './PreviewPanel';
 import { queueAfterIngestion } from './queueAfterIngestion';
 import { QueueTable } from './QueueTable';
+import { RejectedFilesAlert } from './RejectedFilesAlert';
 import { useIngestDraft } from './ingestDraft';
 import type { IngestJob, QueuedFile } from './types';
 import { useListingChoice } from './useListingChoice';
@@ -34,8 +37,18 @@ export function IngestPage() {
   const [listingId] = useListingChoice();
   const queryClient = useQueryClient();
   // Kept above the sections: leaving Ingest for another view and coming back finds it as it was.
-  const { queue, setQueue, settings, setSettings, previewPath, setPreviewPath, sent, setSent } =
-    useIngestDraft();
+  const {
+    queue,
+    setQueue,
+    settings,
+    setSettings,
+    csvRows,
+    setCsvRows,
+    previewPath,
+    setPreviewPath,
+    sent,
+    setSent,
+  } = useIngestDraft();
   const {
     job,
     setJob,
@@ -51,6 +64,9 @@ export function IngestPage() {
   } = useJobRun<IngestJob>(INGEST_JOBS);
   // The job of another listing stays in memory but is not shown for this one.
   const shown = job?.listingId === listingId ? job : undefined;
+  // The ingestion this page lost track of: once the studio shows it again (interrupted, after a restart),
+  // its report replaces "Lost track of the ingestion", which would contradict it.
+  const [lostIngestion, setLostIngestion] = useState<LostIngestion>();
 
   const refreshListing = useCallback(() => {
     void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
@@ -69,6 +85,7 @@ export function IngestPage() {
       if (controller.signal.aborted) return;
       // A job started here meanwhile stays shown.
       setJob((current) => (current?.listingId === listingId && current.id !== found.id ? current : found));
+      setLostIngestion((lost) => afterJobShown(lost, found));
     };
     void listIngestJobs(listingId)
       .then(async (jobs) => {
@@ -80,7 +97,9 @@ export function IngestPage() {
           show(await followJob(latest.id, show, controller.signal));
           refreshListing();
         } catch (err) {
-          if (!controller.signal.aborted) loseTrack(err);
+          if (controller.signal.aborted) return;
+          setLostIngestion({ id: latest.id, reported: false });
+          loseTrack(err);
         }
       })
       .catch(() => undefined);
@@ -89,8 +108,8 @@ export function IngestPage() {
 
   const openFilePicker = useRef<() => void>(null);
   const folderInput = useRef<HTMLInputElement>(null);
-  const settingsError = chunkingError(settings);
-  const chunking = useMemo(() => validChunking(settings), [settings]);
+  const settingsError = chunkingError(settings) ?? csvRowsError(csvRows);
+  const ingestSettings = useMemo(() => validIngestSettings(settings, csvRows), [settings, csvRows]);
 
   const add = (files: QueuedFile[]) => setQueue((q) => mergeQueue(q, files));
   const removeFile = useCallback(
@@ -100,22 +119,47 @@ export function IngestPage() {
   // The server refuses the whole ingestion for one file of an unsupported type: said before, not after.
   const unsupported = useMemo(() => unsupportedFiles(queue), [queue]);
   const removeUnsupported = () => setQueue((q) => q.filter((f) => unsupportedType(f.path) === undefined));
-  const rejected = useMemo(() => queue.filter((f) => f.rejected !== undefined).length, [queue]);
+  /** Marks the queued files (of those given) that changed on disk since they were added. */
+  const markChanged = useCallback(
+    (paths: readonly string[], among?: readonly QueuedFile[]) => {
+      const changed = new Set(paths);
+      const sentFiles = among && new Set(among);
+      setQueue((q) =>
+        q.map((f) =>
+          changed.has(f.path) && !f.changed && (!sentFiles || sentFiles.has(f)) ? { ...f, changed: true } : f,
+        ),
+      );
+    },
+    [setQueue],
+  );
+  const markPreviewChanged = useCallback((path: string) => markChanged([path]), [markChanged]);
 
   const start = async () => {
-    if (!listingId || queue.length === 0 || !chunking || unsupported.length > 0) return;
+    if (!listingId || queue.length === 0 || !ingestSettings || unsupported.length > 0) return;
     const files = queue;
+    let startedId: string | undefined;
     const final = await run(async () => {
-      const started = await startIngest(listingId, files, chunking);
+      const started = await startIngest(listingId, files, ingestSettings).catch((err: unknown) => {
+        // The browser refuses to send a file changed on disk: its row says so, as the error does.
+        if (err instanceof FilesChangedError) markChanged(err.names, files);
+        throw err;
+      });
+      startedId = started.id;
       setSent({ jobId: started.id, paths: files.map((f) => f.path) });
       // Marks of an earlier rejection go while the files are tried again.
       const retried = new Set(files);
       setQueue((q) =>
-        q.map((f) => (f.rejected !== undefined && retried.has(f) ? { ...f, rejected: undefined } : f)),
+        q.map((f) =>
+          f.rejected !== undefined && retried.has(f) ? { ...f, rejected: undefined, clashes: undefined } : f,
+        ),
       );
       return started;
     });
-    if (!final) return;
+    if (!final) {
+      // Started, then lost: the studio may report it interrupted once it answers again.
+      if (startedId !== undefined) setLostIngestion({ id: startedId, reported: false });
+      return;
+    }
     // Ingested files leave the queue; rejected ones stay, with the reason, to be tried again.
     const outcomes = final.state === 'done' ? final.result?.documents : undefined;
     if (outcomes) setQueue((q) => queueAfterIngestion(q, files, outcomes));
@@ -215,19 +259,7 @@ export function IngestPage() {
                 ) : (
                   <QueueTable queue={queue} running={running} onRemove={removeFile} />
                 )}
-                {rejected > 0 && !running && (
-                  <Alert
-                    color="yellow"
-                    variant="light"
-                    icon={<IconAlertTriangle size={16} />}
-                    title={`${counted(rejected, 'file was', 'files were')} not ingested`}
-                  >
-                    <Text size="sm">
-                      {rejected === 1 ? 'It stays' : 'They stay'} queued, marked with the reason: once that is
-                      fixed, Ingest tries {rejected === 1 ? 'it' : 'them'} again.
-                    </Text>
-                  </Alert>
-                )}
+                {!running && <RejectedFilesAlert queue={queue} />}
                 {unsupported.length > 0 && (
                   <Alert
                     color="red"
@@ -286,7 +318,7 @@ export function IngestPage() {
                 </Group>
               </Stack>
             </Card>
-            {startError !== undefined && (
+            {startError !== undefined && (!lost || lostNoticeShown(lost, lostIngestion)) && (
               <ErrorState
                 title={lost ? 'Lost track of the ingestion' : 'The ingestion could not run'}
                 error={startError}
@@ -305,8 +337,20 @@ export function IngestPage() {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 5, xl: 4 }}>
           <Stack gap="md">
-            <ChunkingSettingsCard value={settings} onChange={setSettings} disabled={running} />
-            <PreviewPanel files={queue} chosen={previewPath} onChoose={setPreviewPath} settings={chunking} />
+            <ChunkingSettingsCard
+              value={settings}
+              onChange={setSettings}
+              csvRows={csvRows}
+              onCsvRowsChange={setCsvRows}
+              disabled={running}
+            />
+            <PreviewPanel
+              files={queue}
+              chosen={previewPath}
+              onChoose={setPreviewPath}
+              settings={ingestSettings}
+              onChanged={markPreviewChanged}
+            />
           </Stack>
         </Grid.Col>
       </Grid>

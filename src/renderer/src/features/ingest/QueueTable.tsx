@@ -33,12 +33,18 @@ export const QueueTable = memo(function QueueTable({
                   key={f.path}
                   data-unsupported={refused !== undefined || undefined}
                   data-rejected={f.rejected !== undefined || undefined}
+                  data-changed={f.changed || undefined}
                 >
                   <Table.Td style={{ overflowWrap: 'anywhere' }}>
                     <Text size="sm">{f.path}</Text>
                     {refused !== undefined && (
                       <Text size="xs" c="red" fw={500}>
                         Unsupported type ({refused})
+                      </Text>
+                    )}
+                    {f.changed && (
+                      <Text size="xs" c="red" fw={500}>
+                        Changed (or removed) on disk after it was added: remove it and add it again
                       </Text>
                     )}
                     {f.rejected !== undefined && (

@@ -1,3 +1,4 @@
+import { counted, formatCount } from '../../lib/format';
 import type { ChunkingFormValues, ChunkingSettings } from './types';
 
 /** Keys every stored chunk carries that say nothing about where in the document it comes from. */
@@ -93,9 +94,37 @@ export function sharedPrefix(previous: string | undefined, current: string): num
   return 0;
 }
 
-/** "12 chunks · 5,210 tokens · showing the first 20" */
+/** "12 chunks · 5,210 tokens · showing the first 20", "1 chunk · 1 token" */
 export function previewSummary(total: number, tokens: number, shown: number): string {
-  const n = new Intl.NumberFormat('en-US');
-  const base = `${n.format(total)} ${total === 1 ? 'chunk' : 'chunks'} · ${n.format(tokens)} tokens`;
-  return shown < total ? `${base} · showing the first ${n.format(shown)}` : base;
+  const base = `${formatCount(total)} ${total === 1 ? 'chunk' : 'chunks'} · ${formatCount(tokens)} ${tokens === 1 ? 'token' : 'tokens'}`;
+  return shown < total ? `${base} · showing the first ${formatCount(shown)}` : base;
+}
+
+/** Row numbers named for one reason; the others are counted. */
+const ROWS_NAMED = 10;
+/** Reasons named; the rows skipped for the others are counted. */
+const REASONS_NAMED = 3;
+
+/**
+ * The CSV rows a document leaves out, and why, grouped by reason: "2 CSV rows skipped: rows 2 and 4
+ * (empty required field(s): notes)". Row numbers count data rows, the first under the header being 1.
+ */
+export function skippedRowsSummary(rows: readonly { row: number; reason: string }[]): string | undefined {
+  if (rows.length === 0) return undefined;
+  const byReason = new Map<string, number[]>();
+  for (const { row, reason } of rows) byReason.set(reason, [...(byReason.get(reason) ?? []), row]);
+  const named = [...byReason].slice(0, REASONS_NAMED);
+  const groups = named.map(([reason, numbers]) => `${rowList(numbers)} (${reason})`);
+  const rest = rows.length - named.reduce((n, [, numbers]) => n + numbers.length, 0);
+  const more = rest > 0 ? `; and ${counted(rest, 'other row')}` : '';
+  return `${counted(rows.length, 'CSV row')} skipped: ${groups.join('; ')}${more}`;
+}
+
+/** "row 4", "rows 2 and 4", "rows 1, 2, …, 10 and 5 more" */
+function rowList(numbers: readonly number[]): string {
+  if (numbers.length === 1) return `row ${numbers[0]}`;
+  const shown = numbers.slice(0, ROWS_NAMED).map(String);
+  const more = numbers.length - shown.length;
+  if (more > 0) return `rows ${shown.join(', ')} and ${more} more`;
+  return `rows ${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]}`;
 }

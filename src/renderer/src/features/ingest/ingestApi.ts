@@ -1,22 +1,38 @@
 import { followJobEvents } from '../../lib/jobEvents';
-import { studioJson } from '../../lib/studioFetch';
+import { studioJson, type UploadedFiles } from '../../lib/studioFetch';
 import type { JobKind } from '../../lib/useJobRun';
+import { extensionOf } from './fileTypes';
 import { latestPerFrame } from './latestPerFrame';
 import { multipartBody } from './multipartBody';
-import type { ChunkingSettings, ChunkPreview, IngestJob, QueuedFile } from './types';
+import type { ChunkPreview, IngestJob, IngestSettings, QueuedFile } from './types';
+
+/**
+ * The queued files a request carries, named by their paths: a send that fails because one changed on
+ * disk names it (FilesChangedError) rather than blaming the server.
+ */
+const queued = (files: readonly QueuedFile[]): UploadedFiles => ({
+  files: files.map((f) => ({ name: f.path, file: f.file })),
+  keptIn: 'the queue',
+});
+
+/** The `options` part of an ingestion: the chunking, the CSV row rule when one was chosen, the paths. */
+export function ingestOptions(files: readonly QueuedFile[], settings: IngestSettings) {
+  return { ...settings, paths: files.map((f) => f.path) };
+}
 
 export async function startIngest(
   listingId: string,
   files: QueuedFile[],
-  chunking: ChunkingSettings,
+  settings: IngestSettings,
 ): Promise<IngestJob> {
   const { body, contentType } = await multipartBody(
-    { options: JSON.stringify({ ...chunking, paths: files.map((f) => f.path) }) },
+    { options: JSON.stringify(ingestOptions(files, settings)) },
     files.map((f) => ({ field: 'files', file: f.file })),
   );
   const data = await studioJson<{ jobId: string; job: IngestJob }>(
     `/listings/${encodeURIComponent(listingId)}/ingest`,
     { method: 'POST', body, headers: { 'Content-Type': contentType } },
+    queued(files),
   );
   return data.job;
 }
@@ -66,15 +82,26 @@ export const REINGEST_JOBS: JobKind<IngestJob> = {
     'If the studio stopped before the re-ingestion ended, the document was left as it was. Once the studio answers again, re-ingest it again.',
 };
 
+/**
+ * The `options` part of a preview: the CSV row rule only for a CSV file, so that changing it does not
+ * ask again for the preview of another document (the options are part of its query key).
+ */
+export function previewOptions(path: string, settings: IngestSettings, limit: number) {
+  const { csvRequiredColumns, ...chunking } = settings;
+  return extensionOf(path) === '.csv' && csvRequiredColumns !== undefined
+    ? { ...chunking, csvRequiredColumns, limit }
+    : { ...chunking, limit };
+}
+
 export async function previewFile(
   file: QueuedFile,
-  chunking: ChunkingSettings,
+  settings: IngestSettings,
   limit: number,
   signal?: AbortSignal,
 ): Promise<ChunkPreview> {
   const form = new FormData();
-  form.set('options', JSON.stringify({ ...chunking, limit }));
+  form.set('options', JSON.stringify(previewOptions(file.path, settings, limit)));
   form.set('name', file.path);
   form.append('file', file.file, file.file.name);
-  return studioJson<ChunkPreview>('/preview', { method: 'POST', body: form, signal });
+  return studioJson<ChunkPreview>('/preview', { method: 'POST', body: form, signal }, queued([file]));
 }

@@ -49,3 +49,29 @@ export function ingestErrorText(error: { code: string; message: string }): strin
     ? `${error.message} (in the studio: Settings → Embedding providers)`
     : error.message;
 }
+
+/**
+ * The ingestion this page lost track of (its stream cut, the studio stopped), and whether the studio has
+ * since shown that same job again: as interrupted (its report says what was stored and what to do), or
+ * still running (followed again). Once it has, "Lost track of the ingestion" is out of date.
+ */
+export interface LostIngestion {
+  id: string;
+  reported: boolean;
+}
+
+/** The lost ingestion once `found` is shown: reported when it is that same job. */
+export function afterJobShown(
+  lost: LostIngestion | undefined,
+  found: Pick<IngestJob, 'id'>,
+): LostIngestion | undefined {
+  return lost && lost.id === found.id && !lost.reported ? { ...lost, reported: true } : lost;
+}
+
+/**
+ * Whether the page says it lost track of an ingestion: not once the studio showed that job again, whose
+ * report (or progress) says what happened to it. Both at once told the creator to ingest the files again
+ * and, beside it, that the ingestion was interrupted and what it stored.
+ */
+export const lostNoticeShown = (lost: boolean, lostIngestion: LostIngestion | undefined): boolean =>
+  lost && !lostIngestion?.reported;

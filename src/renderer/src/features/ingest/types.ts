@@ -15,6 +15,24 @@ export interface ChunkingSettings {
   chunkOverlap: number;
 }
 
+/** Which columns a CSV row must fill to be kept (the server's `csvRequiredColumns`). */
+export type CsvRowRule = 'named' | 'listed' | 'none';
+
+/**
+ * The CSV row rule as the form holds it: `named` (the server's default: every named column), `listed`
+ * (the columns typed in `columns`), `none` (every row kept, whatever is empty).
+ */
+export interface CsvRowsFormValues {
+  rule: CsvRowRule;
+  columns: string[];
+}
+
+/** What an ingestion (and its preview) is sent: the chunking and, unless left to the server, the CSV rule. */
+export interface IngestSettings extends ChunkingSettings {
+  /** Columns a CSV row must fill to be kept: undefined for every named column, [] for none. */
+  csvRequiredColumns?: string[];
+}
+
 /**
  * The chunking settings as the form holds them while the user edits: a number field is a string when
  * it does not hold a number (empty, or "-" half typed), as Mantine's NumberInput gives it.
@@ -76,4 +94,21 @@ export interface QueuedFile {
   path: string;
   /** Why the last ingestion of it rejected it (kept queued to be tried again once the cause is fixed). */
   rejected?: string;
+  /**
+   * Of the files this one holds (itself, or an archive's entries), those the last ingestion rejected
+   * because another file of it took their name and was stored: ingesting this again replaces that one.
+   */
+  clashes?: NameClash[];
+  /** The file changed (or was removed) on disk after it was added: it can no longer be read or sent. */
+  changed?: boolean;
+}
+
+/** A file rejected for a name another file of the same ingestion took, and stored. */
+export interface NameClash {
+  /** The rejected file as the page names it: `x.zip › a.md` for an archive's entry, else its path. */
+  file: string;
+  /** The file that took the name, named the same way. */
+  storedFrom: string;
+  /** The name both have in the knowledge base. */
+  name: string;
 }
