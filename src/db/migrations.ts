@@ -365,6 +365,18 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT coalesce(sum(document_count), 0) FROM documents WHERE documents.listing_id = listings.id);
     `,
   },
+  {
+    version: 11,
+    name: 'which ledger executed each ledger entry',
+    up: `
+      -- 'solana': the instruction ran on chain and the entry is the studio's record of it; 'local': the
+      -- embedded ledger ran it. Money that moved on chain is never counted as embedded-ledger money
+      -- (earnings, wallet balances), and a listing created on chain keeps the terms it has there
+      -- (docs/marketplace.md, "Two ledgers, one set of records").
+      ALTER TABLE ledger_entries ADD COLUMN ledger TEXT NOT NULL DEFAULT 'local'
+        CHECK (ledger IN ('local', 'solana'));
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -115,10 +115,12 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
   const db = openDataDir(dataDir, options);
   const now = options.now ?? (() => new Date());
   const credentialRepo = new SqliteCredentialRepository(db);
+  const ledgerEntries = new SqliteLedgerRepository(db);
   const listings = new ListingService(
     new SqliteListingRepository(db),
     now,
     (listingId) => credentialRepo.listAll(listingId).length,
+    (listingId) => ledgerEntries.createdOnChain(listingId),
   );
   const knowledgeBase = new SqliteKnowledgeBaseStore(db, options.nativeBinding);
   const settings = new SealedSettings(new SqliteSettingsRepository(db), options.secretBox ?? plainSecretBox);
@@ -151,7 +153,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
   const wallets = new WalletService(new SqliteWalletRepository(db), options.secretBox ?? plainSecretBox, now);
   const local = new LocalLedger({
     credentials: credentialRepo,
-    entries: new SqliteLedgerRepository(db),
+    entries: ledgerEntries,
     listings,
     pdas: pdaDeriver(() => effectiveSettings(settings.all(), environment)['solana.programId']),
     now,

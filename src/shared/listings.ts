@@ -93,14 +93,21 @@ const tags = z
  * API and the CLI keep zod's own wording there, which the CLI turns into a flag's ("expected a number").
  */
 const numberOf = (typeError?: string) => z.number(typeError === undefined ? undefined : { error: typeError });
-/** A price in SOL: whole lamports only (1e-10 SOL used to be saved as 0 without a word). */
+/** Whether an amount of SOL is a whole number of lamports (at most 9 decimals). */
+export const isWholeLamports = (sol: number): boolean => Number(sol.toFixed(9)) === sol;
+export const WHOLE_LAMPORTS_MESSAGE = 'Use at most 9 decimals: 1 lamport is 0.000000001 SOL.';
+/**
+ * Any amount of SOL the studio moves or charges (a price, an airdrop): whole lamports only, so
+ * nothing is rounded without a word (1e-10 SOL used to be saved as 0).
+ */
+export const solAmountOf = (typeError?: string) =>
+  numberOf(typeError).refine(isWholeLamports, { error: WHOLE_LAMPORTS_MESSAGE });
+/** A price in SOL. */
 const priceOf = (typeError?: string) =>
   numberOf(typeError)
     .min(0, 'The price cannot be negative.')
     .max(MAX_SOL_AMOUNT, 'The price can be at most 1,000,000 SOL.')
-    .refine((sol) => Number(sol.toFixed(9)) === sol, {
-      error: 'Use at most 9 decimals: 1 lamport is 0.000000001 SOL.',
-    });
+    .refine(isWholeLamports, { error: WHOLE_LAMPORTS_MESSAGE });
 const subscriptionDaysOf = (typeError?: string) =>
   numberOf(typeError)
     .int('The period is a whole number of days.')

@@ -262,6 +262,29 @@ describe('with an RPC (a local validator)', () => {
     expect(tooMuch.status).toBe(400);
   });
 
+  it('takes an airdrop in whole lamports, named as sol, for wallets the studio holds only', async () => {
+    const before = rpc.calls('requestAirdrop').length;
+    for (const sol of [0.0000000001, 0.1234567891]) {
+      const res = await call(chain, `/studio/wallets/${wallet}/airdrop`, 'POST', { sol });
+      expect(res.status, String(sol)).toBe(400);
+      expect((await json(res)).error.message).toMatch(/^sol: Use at most 9 decimals/);
+    }
+    const exact = await call(chain, `/studio/wallets/${wallet}/airdrop`, 'POST', { sol: 0.123456789 });
+    expect(exact.status).toBe(200);
+    expect(rpc.calls('requestAirdrop')).toHaveLength(before + 1);
+
+    const stranger = '11111111111111111111111111111111';
+    for (const [path, method, body] of [
+      [`/studio/wallets/${stranger}/airdrop`, 'POST', { sol: 1 }],
+      [`/studio/wallets/${stranger}/balance`, 'GET', undefined],
+    ] as const) {
+      const res = await call(chain, path, method, body);
+      expect(res.status, path).toBe(404);
+      expect((await json(res)).error.message).toContain(`holds no wallet ${stranger}`);
+    }
+    expect(rpc.calls('requestAirdrop')).toHaveLength(before + 1);
+  });
+
   it('sends the wallet-signed create_listing to the cluster and records it', async () => {
     const created = await json(
       await call(chain, '/studio/listings', 'POST', {
@@ -285,5 +308,34 @@ describe('with an RPC (a local validator)', () => {
     expect(rpc.transactions.get(data.signature)?.err).toBeNull();
     expect(rpc.account(data.pdaAddress)?.owner).toBe(rpc.programId);
     expect(data.listing.status).toBe('published');
+
+    // On chain now: the Pricing view cannot change its terms, though nobody holds a credential.
+    const pricing = {
+      accessModel: 'per_query',
+      price: 0.002,
+      subscriptionDays: null,
+      retrievalRateLimit: 60,
+      domain: '',
+      tags: [],
+    };
+    const repriced = await call(chain, `/studio/listings/${id}/pricing`, 'PUT', pricing);
+    expect(repriced.status).toBe(409);
+    expect((await json(repriced)).error).toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(/^price: .*the program on chain cannot change terms/),
+    });
+    const renamed = await call(chain, `/studio/listings/${id}/pricing`, 'PUT', {
+      ...pricing,
+      price: 0.001,
+      domain: 'law',
+    });
+    expect(renamed.status).toBe(200);
+
+    // Publishing again sends nothing and answers the listing as it is.
+    const sent = rpc.calls('sendTransaction').length;
+    const again = await call(chain, `/studio/listings/${id}/publish`, 'POST');
+    expect(again.status).toBe(200);
+    expect((await json(again)).data).toMatchObject({ id, status: 'published', pdaAddress: data.pdaAddress });
+    expect(rpc.calls('sendTransaction')).toHaveLength(sent);
   });
 });

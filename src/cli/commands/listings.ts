@@ -157,13 +157,23 @@ export function listingsCommand(program: Command): void {
   listings
     .command('publish')
     .argument('<id>', 'listing id')
-    .description("publish a listing: create_listing signed by the creator's wallet, PDA recorded")
+    .description(
+      "publish a listing: create_listing signed by the creator's wallet, PDA recorded (again: nothing sent)",
+    )
     .action((id: string, _flags: unknown, cmd: Command) =>
       withServices(cmd, async ({ services, out }) => {
-        const published = await services.publishing.publish(id);
-        out.result(
-          published,
-          () => `Published.\n${describe(published)}\n  PDA:             ${published.pdaAddress}`,
+        const { listing, alreadyPublished } = await services.publishing.publishOnce(id);
+        // As the studio's publish dialog: an empty knowledge base is published, with a warning. On
+        // stderr even with --json, so stdout stays the one JSON document.
+        if (!alreadyPublished && listing.chunkCount === 0) {
+          process.stderr.write(
+            `kbstudio: warning: listing ${listing.id} has no documents (0 chunks): buyers get no results until you ingest some (kbstudio ingest --listing ${listing.id} PATH).\n`,
+          );
+        }
+        out.result(listing, () =>
+          alreadyPublished
+            ? `Already published${listing.pdaAddress ? ` at ${listing.pdaAddress}` : ''}: nothing was signed or sent.\n${describe(listing)}`
+            : `Published.\n${describe(listing)}\n  PDA:             ${listing.pdaAddress}`,
         );
       }),
     );

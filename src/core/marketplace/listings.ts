@@ -70,11 +70,15 @@ export type Viewer = { wallet: string } | 'studio';
 /** How many wallets hold a credential for a listing (the terms of a sold listing are fixed). */
 export type AccessHolderCount = (listingId: string) => number;
 
+/** Whether a listing was created on chain, through the Solana ledger (its terms are fixed there). */
+export type CreatedOnChain = (listingId: string) => boolean;
+
 export class ListingService {
   constructor(
     private readonly repo: ListingRepository,
     private readonly now: () => Date = () => new Date(),
     private readonly holdersOf: AccessHolderCount = () => 0,
+    private readonly createdOnChain: CreatedOnChain = () => false,
   ) {}
 
   create(input: CreateListingInput, creatorWallet: string): Listing {
@@ -164,7 +168,15 @@ export class ListingService {
       current.priceLamports !== next.priceLamports && 'price',
       current.subscriptionDays !== next.subscriptionDays && 'subscriptionDays',
     ].filter((field): field is string => field !== false);
-    if (changed.length === 0 || current.status !== 'published') return;
+    if (changed.length === 0) return;
+    // The program has no instruction that changes a listing's terms: buyers would be charged the
+    // chain's terms while the studio, the CLI and /v1 showed the new ones.
+    if (this.createdOnChain(current.id)) {
+      throw new Conflict(
+        `${changed.join(', ')}: listing '${current.id}' is on chain${current.pdaAddress ? ` at ${current.pdaAddress}` : ''} with the terms ${termsOf(current)}, and the program on chain cannot change terms. Create a new listing with the new terms.`,
+      );
+    }
+    if (current.status !== 'published') return;
     const holders = this.holdersOf(current.id);
     if (holders === 0) return;
     throw new Conflict(

@@ -14,9 +14,24 @@ export class PublishingService {
     private readonly signer: WalletSigner,
   ) {}
 
-  /** Signs `create_listing` with the creator's wallet, then publishes with the listing's PDA. */
+  /**
+   * Signs `create_listing` with the creator's wallet, then publishes with the listing's PDA. Publishing
+   * a listing the ledger in use already created is idempotent: nothing is signed, sent or recorded, and
+   * the listing comes back as it is (`alreadyPublished`). A listing published on the embedded ledger is
+   * put on chain when a Solana network is chosen and it is published again.
+   */
   async publish(listingId: string): Promise<Listing> {
+    return (await this.publishOnce(listingId)).listing;
+  }
+
+  /** `publish`, saying whether the listing was already published on the ledger in use. */
+  async publishOnce(listingId: string): Promise<{ listing: Listing; alreadyPublished: boolean }> {
     const listing = this.listings.get(listingId, 'studio');
+    if (this.ledger.published(listing.id)) return { listing, alreadyPublished: true };
+    return { listing: await this.signAndPublish(listing), alreadyPublished: false };
+  }
+
+  private async signAndPublish(listing: Listing): Promise<Listing> {
     const creator = listing.creatorWallet;
     const signed = signInstruction(
       'create_listing',

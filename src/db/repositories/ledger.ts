@@ -5,7 +5,7 @@ import type { Db } from '../open';
 const ROLLBACK = Symbol('rollback');
 
 const ENTRY_COLUMNS = `instruction, listing_id AS listingId, wallet, amount_lamports AS amountLamports,
-  signature, message, created_at AS createdAt`;
+  signature, message, created_at AS createdAt, ledger`;
 
 /** ledger_entries (every accepted instruction) and listing_earnings, for the local ledger. */
 export class SqliteLedgerRepository implements LedgerRepository {
@@ -15,8 +15,14 @@ export class SqliteLedgerRepository implements LedgerRepository {
     this.stmts = {
       used: db.prepare(`SELECT 1 FROM ledger_entries WHERE signature = ?`).pluck(),
       append: db.prepare(`INSERT INTO ledger_entries
-        (instruction, listing_id, wallet, amount_lamports, signature, message, created_at)
-        VALUES (@instruction, @listingId, @wallet, @amountLamports, @signature, @message, @createdAt)`),
+        (instruction, listing_id, wallet, amount_lamports, signature, message, created_at, ledger)
+        VALUES (@instruction, @listingId, @wallet, @amountLamports, @signature, @message, @createdAt, @ledger)`),
+      onChain: db
+        .prepare(
+          `SELECT 1 FROM ledger_entries
+          WHERE listing_id = ? AND instruction = 'create_listing' AND ledger = 'solana' LIMIT 1`,
+        )
+        .pluck(),
       all: db.prepare(`SELECT ${ENTRY_COLUMNS} FROM ledger_entries ORDER BY id`),
       byListing: db.prepare(`SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE listing_id = ? ORDER BY id`),
       earnings: db.prepare(`SELECT earned_lamports AS earnedLamports, withdrawn_lamports AS withdrawnLamports
@@ -50,6 +56,9 @@ export class SqliteLedgerRepository implements LedgerRepository {
   }
   entries(listingId?: string): LedgerEntry[] {
     return (listingId ? this.stmts.byListing.all(listingId) : this.stmts.all.all()) as LedgerEntry[];
+  }
+  createdOnChain(listingId: string): boolean {
+    return this.stmts.onChain.get(listingId) !== undefined;
   }
   earnings(listingId: string): { earnedLamports: number; withdrawnLamports: number } {
     return (

@@ -87,6 +87,17 @@ describe('the Pricing form', () => {
     expect(lamportsLabel('')).toBe('1 SOL = 1,000,000,000 lamports');
   });
 
+  it('echoes no lamport amount for a price the rules refuse, only the conversion', () => {
+    const conversion = '1 SOL = 1,000,000,000 lamports';
+    // Finer than a lamport: it used to read "= 2 lamports" beside "Use at most 9 decimals".
+    expect(parsePricing(values({ price: '0.0000000015' })).errors.price).toContain('at most 9 decimals');
+    expect(lamportsLabel('0.0000000015')).toBe(conversion);
+    expect(lamportsLabel('1.0000000001')).toBe(conversion);
+    expect(lamportsLabel('1000001')).toBe(conversion);
+    expect(lamportsLabel('-1')).toBe(conversion);
+    expect(lamportsLabel('0.000000001')).toBe('= 1 lamport');
+  });
+
   it('previews the listing as the server will store it, and knows when nothing changed', () => {
     const pricing = parsePricing(
       values({ domain: ' Law ', tags: ['EU', 'eu', 'Courts'], price: 2 }),

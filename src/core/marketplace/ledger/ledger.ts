@@ -143,8 +143,13 @@ export interface Ledger {
   recentBlockhash(): Promise<string>;
   /** create_listing signed as a transaction by the creator's wallet (see SignedListingTransaction). */
   createListingTransaction(signed: SignedListingTransaction): Promise<ListingCreated>;
-  /** Lamports a wallet paid and received through the ledger's local records. */
+  /** Lamports a wallet paid and received through this ledger, from the studio's records of it. */
   walletFlows(address: string): WalletFlows;
+  /**
+   * Whether this ledger already created the published listing (publishing it again sends nothing). On
+   * the embedded ledger a listing created on chain counts as created: its terms are the chain's.
+   */
+  published(listingId: string): boolean;
 }
 
 /**

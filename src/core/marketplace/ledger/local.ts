@@ -27,6 +27,9 @@ import type {
 import { signedMessageBytes } from './listingTransaction';
 import { LEDGER_MESSAGE_PREFIX, LedgerSignatureRejected, verifyInstruction } from './signing';
 
+/** Which ledger executed an instruction: the embedded one, or the program on a Solana cluster. */
+export type LedgerKind = Ledger['kind'];
+
 /** One accepted instruction, with the signature and the exact message it was accepted on. */
 export interface LedgerEntry {
   instruction: LedgerInstruction;
@@ -36,6 +39,11 @@ export interface LedgerEntry {
   signature: string;
   message: string;
   createdAt: string;
+  /**
+   * `solana`: the instruction ran on chain and this is the studio's record of it (the amount moved
+   * there); `local`: the embedded ledger ran it (its amounts are bookkeeping, no SOL moved).
+   */
+  ledger: LedgerKind;
 }
 
 export interface LedgerRepository {
@@ -46,6 +54,8 @@ export interface LedgerRepository {
   signatureUsed(signature: string): boolean;
   append(entry: LedgerEntry): void;
   entries(listingId?: string): LedgerEntry[];
+  /** Whether the listing's create_listing ran on chain (an entry with ledger `solana`). */
+  createdOnChain(listingId: string): boolean;
   earnings(listingId: string): { earnedLamports: number; withdrawnLamports: number };
   addEarned(listingId: string, lamports: number): void;
   addWithdrawn(listingId: string, lamports: number): void;
@@ -66,6 +76,12 @@ const MAX_PERIODS = 100;
  * The embedded default ledger (DESIGN §3): the program's rules enforced over SQLite. Each instruction
  * is checked (signature, signer, the listing's terms) and applied in one transaction together with its
  * ledger entry, so a refused instruction changes nothing.
+ *
+ * It also keeps the studio's records of what the Solana ledger did on chain (`on = 'solana'`): those
+ * entries are tagged, and their money is never counted as this ledger's. A listing created on chain
+ * keeps its money and terms there: this ledger reports its earnings from the records of what happened
+ * on chain, and refuses to sell it, pay it out or refund its paid credentials (docs/marketplace.md,
+ * "Two ledgers, one set of records").
  */
 export class LocalLedger implements Ledger {
   readonly kind = 'local' as const;
@@ -75,12 +91,18 @@ export class LocalLedger implements Ledger {
     this.now = deps.now ?? (() => new Date());
   }
 
-  async createListing(signed: SignedInstruction<'create_listing'>): Promise<ListingCreated> {
-    return this.applyCreateListing(signed);
+  async createListing(
+    signed: SignedInstruction<'create_listing'>,
+    on: LedgerKind = 'local',
+  ): Promise<ListingCreated> {
+    return this.applyCreateListing(signed, on);
   }
 
-  async purchaseAccess(signed: SignedInstruction<'purchase_access'>): Promise<AccessPurchased> {
-    return this.applyPurchaseAccess(signed);
+  async purchaseAccess(
+    signed: SignedInstruction<'purchase_access'>,
+    on: LedgerKind = 'local',
+  ): Promise<AccessPurchased> {
+    return this.applyPurchaseAccess(signed, on);
   }
 
   async verifyAccess(listingId: string, holder: string): Promise<AccessVerification> {
@@ -88,8 +110,11 @@ export class LocalLedger implements Ledger {
     return { credential: this.deps.credentials.find(listing.id, holder) ?? null, onChainVerified: false };
   }
 
-  async revokeAccess(signed: SignedInstruction<'revoke_access'>): Promise<AccessRevoked> {
-    return this.applyRevokeAccess(signed);
+  async revokeAccess(
+    signed: SignedInstruction<'revoke_access'>,
+    on: LedgerKind = 'local',
+  ): Promise<AccessRevoked> {
+    return this.applyRevokeAccess(signed, on);
   }
 
   async withdrawEarnings(signed: SignedInstruction<'withdraw_earnings'>): Promise<EarningsWithdrawn> {
@@ -101,25 +126,49 @@ export class LocalLedger implements Ledger {
     return this.earningsNow(listing.id);
   }
 
+  /** Whether the listing was created on chain (through the Solana ledger). */
+  createdOnChain(listingId: string): boolean {
+    return this.deps.entries.createdOnChain(listingId);
+  }
+
+  /**
+   * Whether `ledger` already created the listing. A listing on chain counts as created for the
+   * embedded ledger too: its terms and money are the chain's.
+   */
+  published(listingId: string, ledger: LedgerKind = 'local'): boolean {
+    const listing = this.deps.listings.get(listingId, 'studio');
+    if (listing.status !== 'published') return false;
+    return this.deps.entries
+      .entries(listing.id)
+      .some((e) => e.instruction === 'create_listing' && (ledger === 'local' || e.ledger === 'solana'));
+  }
+
   async recentBlockhash(): Promise<string> {
     // No cluster: 32 random bytes make each transaction, and so its signature, unique.
     return bs58.encode(randomBytes(32));
   }
 
-  async createListingTransaction(signed: SignedListingTransaction): Promise<ListingCreated> {
-    return this.applyCreateListingTransaction(signed);
+  async createListingTransaction(
+    signed: SignedListingTransaction,
+    on: LedgerKind = 'local',
+  ): Promise<ListingCreated> {
+    return this.applyCreateListingTransaction(signed, on);
   }
 
   /** Checks a signed create_listing transaction against the listing without recording it. */
-  checkListingTransaction(signed: SignedListingTransaction): void {
-    this.deps.entries.dryRun(() => this.applyCreateListingTransaction(signed));
+  checkListingTransaction(signed: SignedListingTransaction, on: LedgerKind = 'local'): void {
+    this.deps.entries.dryRun(() => this.applyCreateListingTransaction(signed, on));
   }
 
-  walletFlows(address: string): WalletFlows {
+  /**
+   * What a wallet paid and received through one ledger, from its entries only: payments made on chain
+   * are never counted as embedded-ledger ones (the chain's balance already shows them).
+   */
+  walletFlows(address: string, on: LedgerKind = 'local'): WalletFlows {
     let paidLamports = 0;
     let receivedLamports = 0;
     for (const entry of this.deps.entries.entries()) {
-      if (entry.amountLamports === 0) continue;
+      if (entry.amountLamports === 0 || entry.ledger !== on) continue;
       if (entry.instruction === 'purchase_access' && entry.wallet === address)
         paidLamports += entry.amountLamports;
       if (entry.instruction === 'withdraw_earnings' && entry.wallet === address) {
@@ -137,34 +186,37 @@ export class LocalLedger implements Ledger {
    * Applies an instruction's checks and effects, then rolls them back: throws exactly what applying
    * it would throw, and writes nothing. The Solana ledger asks this before it pays a transaction fee.
    */
-  check(signed: SignedInstruction): void {
+  check(signed: SignedInstruction, on: LedgerKind = 'local'): void {
     this.deps.entries.dryRun(() => {
       switch (signed.instruction) {
         case 'create_listing':
-          return this.applyCreateListing(signed as SignedInstruction<'create_listing'>);
+          return this.applyCreateListing(signed as SignedInstruction<'create_listing'>, on);
         case 'purchase_access':
-          return this.applyPurchaseAccess(signed as SignedInstruction<'purchase_access'>);
+          return this.applyPurchaseAccess(signed as SignedInstruction<'purchase_access'>, on);
         case 'revoke_access':
-          return this.applyRevokeAccess(signed as SignedInstruction<'revoke_access'>);
+          return this.applyRevokeAccess(signed as SignedInstruction<'revoke_access'>, on);
         case 'withdraw_earnings':
           return this.applyWithdrawEarnings(signed as SignedInstruction<'withdraw_earnings'>);
       }
     });
   }
 
-  /** Records an instruction another ledger accepted (its signature verified by the caller). */
-  recordAccepted(
-    signed: SignedInstruction,
+  /**
+   * Records a withdrawal the program on chain made (its signature verified by the caller): the entry,
+   * tagged `solana`, is what the studio knows of the payout once another network is chosen.
+   */
+  recordOnChainWithdrawal(
+    signed: SignedInstruction<'withdraw_earnings'>,
     message: string,
     listingId: string,
     amountLamports: number,
   ): void {
     this.deps.entries.transaction(() =>
-      this.record(signed, message, listingId, signed.signer, amountLamports),
+      this.record(signed, message, listingId, signed.signer, amountLamports, 'solana'),
     );
   }
 
-  private applyCreateListing(signed: SignedInstruction<'create_listing'>): ListingCreated {
+  private applyCreateListing(signed: SignedInstruction<'create_listing'>, on: LedgerKind): ListingCreated {
     const { args } = signed;
     const listing = this.deps.listings.get(args.listingId, 'studio');
     const message = verifyInstruction(signed, [listing.creatorWallet]);
@@ -180,11 +232,13 @@ export class LocalLedger implements Ledger {
       );
     }
     const pdaAddress = this.deps.pdas.listing(listing.creatorWallet, listing.id);
-    this.deps.entries.transaction(() => this.record(signed, message, listing.id, listing.creatorWallet, 0));
+    this.deps.entries.transaction(() =>
+      this.record(signed, message, listing.id, listing.creatorWallet, 0, on),
+    );
     return { pdaAddress, signature: signed.signature };
   }
 
-  private applyCreateListingTransaction(signed: SignedListingTransaction): ListingCreated {
+  private applyCreateListingTransaction(signed: SignedListingTransaction, on: LedgerKind): ListingCreated {
     const listing = this.deps.listings.get(signed.listingId, 'studio');
     if (signed.creator !== listing.creatorWallet) {
       throw new LedgerSignatureRejected(
@@ -222,12 +276,13 @@ export class LocalLedger implements Ledger {
         signature: signed.signature,
         message: signed.message,
         createdAt: this.now().toISOString(),
+        ledger: on,
       });
     });
     return { pdaAddress, signature: signed.signature };
   }
 
-  private applyPurchaseAccess(signed: SignedInstruction<'purchase_access'>): AccessPurchased {
+  private applyPurchaseAccess(signed: SignedInstruction<'purchase_access'>, on: LedgerKind): AccessPurchased {
     const { args } = signed;
     const listing = this.deps.listings.get(args.listingId, 'studio');
     if (listing.status !== 'published') {
@@ -249,6 +304,7 @@ export class LocalLedger implements Ledger {
     }
     const message = verifyInstruction(signed, [args.payer]);
     checkTerms('purchase_access', listing, args);
+    if (!testGrant && on === 'local') this.refuseOnChain(listing, 'sell access to it');
     const priceLamports = solToLamports(listing.price);
 
     return this.deps.entries.transaction(() => {
@@ -270,17 +326,18 @@ export class LocalLedger implements Ledger {
         createdAt: existing?.createdAt ?? at,
         updatedAt: at,
       };
-      this.record(signed, message, listing.id, args.payer, terms.paidLamports);
+      this.record(signed, message, listing.id, args.payer, terms.paidLamports, on);
       this.deps.credentials.save(credential);
       // A per-query deposit stays the holder's until queries spend it; everything else is earned now.
-      if (listing.accessModel !== 'per_query' && terms.paidLamports > 0) {
+      // A payment made on chain is the listing account's there, never this ledger's.
+      if (on === 'local' && listing.accessModel !== 'per_query' && terms.paidLamports > 0) {
         this.deps.entries.addEarned(listing.id, terms.paidLamports);
       }
       return { credential, amountLamports: terms.paidLamports, signature: signed.signature };
     });
   }
 
-  private applyRevokeAccess(signed: SignedInstruction<'revoke_access'>): AccessRevoked {
+  private applyRevokeAccess(signed: SignedInstruction<'revoke_access'>, on: LedgerKind): AccessRevoked {
     const { args } = signed;
     const listing = this.deps.listings.get(args.listingId, 'studio');
     const message = verifyInstruction(signed, [listing.creatorWallet, args.holder]);
@@ -289,10 +346,16 @@ export class LocalLedger implements Ledger {
       if (!existing) {
         throw new NotFound(`Wallet ${args.holder} holds no credential for listing '${listing.id}'.`);
       }
-      // The unspent part of a paid per-query deposit goes back to the holder; a test grant was never paid.
+      if (!existing.testGrant && on === 'local') {
+        this.refuseOnChain(listing, `revoke ${args.holder}'s paid credential (its account is there)`);
+      }
+      // The unspent part of a paid per-query deposit goes back to the holder; a test grant was never
+      // paid. On chain the program refunds nothing (refunds are outside it), so nothing is recorded.
       const refundedLamports =
-        existing.accessModel === 'per_query' && !existing.testGrant ? existing.balanceLamports : 0;
-      this.record(signed, message, listing.id, signed.signer, refundedLamports);
+        on === 'local' && existing.accessModel === 'per_query' && !existing.testGrant
+          ? existing.balanceLamports
+          : 0;
+      this.record(signed, message, listing.id, signed.signer, refundedLamports, on);
       this.deps.credentials.delete(listing.id, args.holder);
       return { refundedLamports, signature: signed.signature };
     });
@@ -307,6 +370,7 @@ export class LocalLedger implements Ledger {
         `withdraw_earnings: listing '${listing.id}' pays out to its creator ${listing.creatorWallet} only.`,
       );
     }
+    this.refuseOnChain(listing, 'pay out its earnings');
     return this.deps.entries.transaction(() => {
       const { withdrawableLamports } = this.earningsNow(listing.id);
       if (withdrawableLamports === 0) {
@@ -323,14 +387,43 @@ export class LocalLedger implements Ledger {
     });
   }
 
+  /**
+   * A listing created on chain keeps its money there: the embedded ledger moves none of it. Its
+   * payments are the program's, so they are refused here, with the way to make them.
+   */
+  private refuseOnChain(listing: Listing, what: string): void {
+    if (!this.deps.entries.createdOnChain(listing.id)) return;
+    throw new Conflict(
+      `Listing '${listing.id}' was created on chain${listing.pdaAddress ? ` at ${listing.pdaAddress}` : ''}; its payments are the program's there, so the embedded ledger cannot ${what}. Choose that Solana network (setting solana.rpcUrl) and try again.`,
+    );
+  }
+
+  /**
+   * The embedded ledger's books (listing_earnings), or for a listing created on chain the studio's
+   * records of what happened there: the payments (a per-query deposit counts when paid, as on chain)
+   * and the payouts recorded with ledger `solana`.
+   */
   private earningsNow(listingId: string): Earnings {
-    const { earnedLamports, withdrawnLamports } = this.deps.entries.earnings(listingId);
+    const { earnedLamports, withdrawnLamports } = this.deps.entries.createdOnChain(listingId)
+      ? this.onChainRecords(listingId)
+      : this.deps.entries.earnings(listingId);
     return {
       listingId,
       earnedLamports,
       withdrawnLamports,
       withdrawableLamports: earnedLamports - withdrawnLamports,
     };
+  }
+
+  private onChainRecords(listingId: string): { earnedLamports: number; withdrawnLamports: number } {
+    let earnedLamports = 0;
+    let withdrawnLamports = 0;
+    for (const entry of this.deps.entries.entries(listingId)) {
+      if (entry.ledger !== 'solana') continue;
+      if (entry.instruction === 'purchase_access') earnedLamports += entry.amountLamports;
+      if (entry.instruction === 'withdraw_earnings') withdrawnLamports += entry.amountLamports;
+    }
+    return { earnedLamports, withdrawnLamports };
   }
 
   private credentialPda(listing: Listing, holder: string): string {
@@ -345,6 +438,7 @@ export class LocalLedger implements Ledger {
     listingId: string,
     wallet: string,
     amountLamports: number,
+    ledger: LedgerKind = 'local',
   ): void {
     if (this.deps.entries.signatureUsed(signed.signature)) {
       throw new Conflict(`This signed ${signed.instruction} was already processed; sign a new one.`);
@@ -357,6 +451,7 @@ export class LocalLedger implements Ledger {
       signature: signed.signature,
       message,
       createdAt: this.now().toISOString(),
+      ledger,
     });
   }
 }
@@ -439,6 +534,12 @@ function purchaseTerms(
           deposit !== undefined && deposit > Number.MAX_SAFE_INTEGER
             ? `deposit: ${deposit} lamports is more than a balance can hold (${Number.MAX_SAFE_INTEGER}).`
             : 'deposit: a per_query purchase deposits a balance above 0 SOL.',
+        );
+      }
+      // The program's rule (InvalidDeposit): a deposit covers at least one query.
+      if (deposit < priceLamports) {
+        throw new InvalidInput(
+          `deposit: ${lamportsToSol(deposit)} SOL is less than one query of listing '${listing.id}' (${lamportsToSol(priceLamports)} SOL); a per_query deposit must cover at least one query.`,
         );
       }
       const balanceLamports = (existing?.balanceLamports ?? 0) + deposit;

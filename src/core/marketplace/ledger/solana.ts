@@ -1,4 +1,5 @@
 import { Conflict } from '../../errors';
+import { lamportsToSol } from '../../money';
 import type { CredentialRepository, WalletSigner } from '../credentials';
 import type { ListingService } from '../listings';
 import type { OnChainCredential, ProgramSigner, SolanaProgramClient } from '../solana/client';
@@ -46,7 +47,7 @@ export class SolanaLedger implements Ledger {
   async createListing(signed: SignedInstruction<'create_listing'>): Promise<ListingCreated> {
     const { local } = this.deps;
     const client = this.deps.client();
-    local.check(signed);
+    local.check(signed, 'solana');
     const { args } = signed;
     const address = client.listingAddress(args.creator, args.listingId);
     const existing = await client.getListing(address);
@@ -70,7 +71,7 @@ export class SolanaLedger implements Ledger {
         subscriptionDays: args.subscriptionDays ?? 0,
       }));
     }
-    await local.createListing(signed);
+    await local.createListing(signed, 'solana');
     return { pdaAddress: address, signature };
   }
 
@@ -85,7 +86,7 @@ export class SolanaLedger implements Ledger {
   async createListingTransaction(signed: SignedListingTransaction): Promise<ListingCreated> {
     const { local } = this.deps;
     const client = this.deps.client();
-    local.checkListingTransaction(signed);
+    local.checkListingTransaction(signed, 'solana');
     const address = client.listingAddress(signed.creator, signed.listingId);
     const existing = await client.getListing(address);
     let signature = signed.signature;
@@ -102,25 +103,58 @@ export class SolanaLedger implements Ledger {
     } else {
       signature = await client.sendSignedTransaction(signed.wire);
     }
-    await local.createListingTransaction(signed);
+    await local.createListingTransaction(signed, 'solana');
     return { pdaAddress: address, signature };
   }
 
   walletFlows(address: string): WalletFlows {
-    return this.deps.local.walletFlows(address);
+    return this.deps.local.walletFlows(address, 'solana');
   }
 
+  published(listingId: string): boolean {
+    return this.deps.local.published(listingId, 'solana');
+  }
+
+  /**
+   * The buyer signed the listing's terms as the studio shows them; the program charges the listing
+   * account's. Those can only differ if the local listing changed after it went on chain, and then the
+   * purchase is refused (nothing sent) rather than charged an amount the buyer never agreed to.
+   */
   async purchaseAccess(signed: SignedInstruction<'purchase_access'>): Promise<AccessPurchased> {
     const { args } = signed;
     if (args.payer !== args.holder) return this.deps.local.purchaseAccess(signed);
-    this.deps.local.check(signed);
+    this.deps.local.check(signed, 'solana');
     const listing = this.deps.listings.get(args.listingId, 'studio');
-    const { signature } = await this.deps.client().purchaseAccess(this.programSigner(args.holder), {
-      listing: this.listingAddress(args.listingId),
+    const address = this.listingAddress(args.listingId);
+    const client = this.deps.client();
+    const onChain = await client.getListing(address);
+    if (onChain) {
+      const agreed = {
+        accessModel: args.accessModel,
+        priceLamports: args.priceLamports,
+        subscriptionDays: listing.subscriptionDays ?? 0,
+      };
+      const chain = {
+        accessModel: onChain.accessModel,
+        priceLamports: lamports(onChain.priceLamports),
+        subscriptionDays: onChain.subscriptionDays,
+      };
+      if (
+        agreed.accessModel !== chain.accessModel ||
+        agreed.priceLamports !== chain.priceLamports ||
+        agreed.subscriptionDays !== chain.subscriptionDays
+      ) {
+        throw new Conflict(
+          `purchase_access: listing '${listing.id}' is on chain at ${address} with the terms ${describeTerms(chain)}, but the buyer agreed to ${describeTerms(agreed)} (the studio's listing). The program charges its own terms and cannot change them, so nothing was sent; create a new listing with the new terms.`,
+        );
+      }
+    }
+    const { signature } = await client.purchaseAccess(this.programSigner(args.holder), {
+      listing: address,
       periods: listing.accessModel === 'per_query' ? 0 : (args.periods ?? 1),
       depositLamports: args.depositLamports ?? 0,
     });
-    const purchased = await this.deps.local.purchaseAccess(signed);
+    const purchased = await this.deps.local.purchaseAccess(signed, 'solana');
     return { ...purchased, signature };
   }
 
@@ -146,12 +180,12 @@ export class SolanaLedger implements Ledger {
     const { args } = signed;
     const held = this.deps.credentials.find(args.listingId, args.holder);
     if (!held || held.testGrant) return this.deps.local.revokeAccess(signed);
-    this.deps.local.check(signed);
+    this.deps.local.check(signed, 'solana');
     const { signature } = await this.deps.client().revokeAccess(this.programSigner(signed.signer), {
       listing: this.listingAddress(args.listingId),
       holder: args.holder,
     });
-    const revoked = await this.deps.local.revokeAccess(signed);
+    const revoked = await this.deps.local.revokeAccess(signed, 'solana');
     return { ...revoked, signature };
   }
 
@@ -179,7 +213,7 @@ export class SolanaLedger implements Ledger {
         listing: this.listingAddress(listing.id),
         amountLamports: args.amountLamports,
       });
-    this.deps.local.recordAccepted(signed, message, listing.id, args.amountLamports);
+    this.deps.local.recordOnChainWithdrawal(signed, message, listing.id, args.amountLamports);
     return { amountLamports: args.amountLamports, signature };
   }
 
@@ -204,6 +238,12 @@ export class SolanaLedger implements Ledger {
   private programSigner(address: string): ProgramSigner {
     return { publicKey: address, secretKey: this.deps.signer.secretKeyOf(address) };
   }
+}
+
+function describeTerms(t: { accessModel: string; priceLamports: number; subscriptionDays: number }): string {
+  const price = `${lamportsToSol(t.priceLamports)} SOL (${t.priceLamports} lamports)`;
+  if (t.accessModel === 'subscription') return `subscription, ${price} per ${t.subscriptionDays} days`;
+  return t.accessModel === 'per_query' ? `per_query, ${price} per query` : `one_time, ${price}`;
 }
 
 function fromChain(

@@ -37,4 +37,7 @@ export class SwitchingLedger implements Ledger {
   walletFlows(address: string) {
     return this.pick().walletFlows(address);
   }
+  published(listingId: string) {
+    return this.pick().published(listingId);
+  }
 }

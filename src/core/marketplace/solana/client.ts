@@ -300,8 +300,10 @@ export class SolanaProgramClient {
 
   /** Sends a transaction a wallet already signed, with preflight, and waits for `commitment`. */
   async sendSignedTransaction(wire: Uint8Array): Promise<string> {
-    const signature = await this.rpc('sendTransaction', (c) =>
-      c.sendRawTransaction(wire, { preflightCommitment: this.commitment }),
+    const signature = await this.rpc(
+      'sendTransaction',
+      (c) => c.sendRawTransaction(wire, { preflightCommitment: this.commitment }),
+      feePayerOf(wire),
     );
     await this.confirm(signature);
     return signature;
@@ -317,8 +319,10 @@ export class SolanaProgramClient {
       ...instructions,
     );
     tx.sign(keypair);
-    const signature = await this.rpc('sendTransaction', (c) =>
-      c.sendRawTransaction(tx.serialize(), { preflightCommitment: this.commitment }),
+    const signature = await this.rpc(
+      'sendTransaction',
+      (c) => c.sendRawTransaction(tx.serialize(), { preflightCommitment: this.commitment }),
+      keypair.publicKey.toBase58(),
     );
     await this.confirm(signature, lastValidBlockHeight);
     return signature;
@@ -383,21 +387,28 @@ export class SolanaProgramClient {
   }
 
   /** Runs one RPC call and turns its failures into DomainErrors naming the URL and the call. */
-  private async rpc<T>(operation: string, call: (connection: Connection) => Promise<T>): Promise<T> {
+  private async rpc<T>(
+    operation: string,
+    call: (connection: Connection) => Promise<T>,
+    feePayer?: string,
+  ): Promise<T> {
     try {
       return await call(this.connection);
     } catch (error) {
-      throw this.translate(operation, error);
+      throw this.translate(operation, error, feePayer);
     }
   }
 
-  private translate(operation: string, error: unknown): DomainError {
+  private translate(operation: string, error: unknown, feePayer?: string): DomainError {
     if (error instanceof DomainError) return error;
     if (error instanceof SendTransactionError) {
       return transactionRejection(
         error.transactionError.message,
         error.logs ?? [],
         this.programId.toBase58(),
+        undefined,
+        undefined,
+        feePayer,
       );
     }
     const err = error as Error & { code?: unknown; cause?: { code?: string; message?: string } };
@@ -413,6 +424,15 @@ export class SolanaProgramClient {
       return new SolanaRpcUnavailable(this.rpcUrl, operation, text);
     }
     return new SolanaRpcError(this.rpcUrl, operation, text);
+  }
+}
+
+/** The fee payer of a serialized legacy transaction, to name it when it cannot pay; else undefined. */
+function feePayerOf(wire: Uint8Array): string | undefined {
+  try {
+    return Transaction.from(wire).feePayer?.toBase58();
+  } catch {
+    return undefined;
   }
 }
 

@@ -42,6 +42,8 @@ export function transactionRejection(
   programId: string,
   signature?: string,
   idl: Idl = MARKETPLACE_IDL,
+  /** The wallet that pays the fee (and signs), when the caller knows it: named in funding refusals. */
+  feePayer?: string,
 ): TransactionRejected {
   const hex = /custom program error: 0x([0-9a-f]+)/i.exec(message)?.[1];
   // The innermost failure is logged first: a System Program CPI fails before the program that called it.
@@ -56,13 +58,15 @@ export function transactionRejection(
     const account = /AnchorError caused by account: (\w+)/.exec(logs.join('\n'))?.[1];
     const domainCode = domainCodeOf(info.name, account);
     const by = fromSystem ? 'the System Program' : `program ${failingProgram ?? programId}`;
-    const text = `${where} was refused by ${by}: ${info.name} (${code}): ${info.message}${account ? ` [account: ${account}]` : ''}.`;
+    const payer =
+      fromSystem && info.name === 'ResultWithNegativeLamports' && feePayer ? ` (${feePayer})` : '';
+    const text = `${where} was refused by ${by}: ${info.name} (${code}): ${info.message}${payer}${account ? ` [account: ${account}]` : ''}.`;
     return new TransactionRejected(domainCode, text, info, logs, signature);
   }
   if (/no record of a prior credit|insufficient funds for fee/i.test(message)) {
     return new TransactionRejected(
       'invalid_request',
-      `${where} was refused: the fee payer has no SOL to pay the fee. Fund the wallet (on devnet: request an airdrop).`,
+      `${where} was refused: the fee payer${feePayer ? ` ${feePayer}` : ''} has no SOL to pay the fee. Fund ${feePayer ? 'that wallet' : 'the wallet'} (on devnet: request an airdrop).`,
       undefined,
       logs,
       signature,

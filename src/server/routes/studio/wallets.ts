@@ -1,7 +1,7 @@
 import { Keypair, PACKET_DATA_SIZE, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { z } from 'zod';
-import { Conflict, InvalidInput } from '../../../core/errors';
+import { Conflict, InvalidInput, NotFound } from '../../../core/errors';
 import { lamportsToSol, solToLamports } from '../../../core/money';
 import { SolanaProgramClient } from '../../../core/marketplace/solana/client';
 import { resolveProgramId } from '../../../core/marketplace/solana/pda';
@@ -15,6 +15,7 @@ import {
   type NetworkView,
   type WalletBalance,
 } from '../../../shared/studio';
+import { isWholeLamports, WHOLE_LAMPORTS_MESSAGE } from '../../../shared/listings';
 import type { StudioServices } from '../../../db/services';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
@@ -32,6 +33,10 @@ const base64Field = (maxBytes: number) =>
 
 const AddressParams = z.object({
   address: z.string().refine(isWalletAddress, 'expected a base58 Solana address'),
+});
+// As a price: whole lamports, never rounded (0.0000000001 SOL used to reach the faucet as 0 lamports).
+const AirdropBody = AirdropSchema.extend({
+  sol: AirdropSchema.shape.sol.refine(isWholeLamports, { error: WHOLE_LAMPORTS_MESSAGE }),
 });
 const SignMessageBody = z.object({ message: base64Field(MAX_SIGNED_MESSAGE_BYTES) });
 const SignTransactionBody = z.object({ transaction: base64Field(PACKET_DATA_SIZE) });
@@ -70,7 +75,11 @@ export function walletRoutes(route: ReturnType<typeof defineRoutes>, { services 
     tags: ['Studio'],
     params: AddressParams,
     response: { status: 200, description: 'OK' },
-    handler: async ({ params }) => ({ data: await balanceOf(services, params.address) }),
+    errors: [404],
+    handler: async ({ params }) => {
+      held(services, params.address);
+      return { data: await balanceOf(services, params.address) };
+    },
   });
 
   route({
@@ -79,10 +88,11 @@ export function walletRoutes(route: ReturnType<typeof defineRoutes>, { services 
     summary: 'Ask the network faucet for test SOL (local validator, devnet); refused where there is none',
     tags: ['Studio'],
     params: AddressParams,
-    body: AirdropSchema,
+    body: AirdropBody,
     response: { status: 200, description: 'The airdrop signature and the new balance' },
-    errors: [409],
+    errors: [404, 409],
     handler: async ({ params, body }) => {
+      held(services, params.address);
       const view = networkView(services);
       if (!view.airdrop.available || !view.rpcUrl)
         throw new Conflict(`Airdrop unavailable: ${view.airdrop.reason}`);
@@ -133,6 +143,15 @@ export function walletRoutes(route: ReturnType<typeof defineRoutes>, { services 
       return { data: { address: params.address, transaction: Buffer.from(signed).toString('base64') } };
     },
   });
+}
+
+/** The Wallet view's balance and airdrop are for the studio's own wallets (test buyers included). */
+function held(services: StudioServices, address: string): void {
+  if (!services.wallets.list().some((w) => w.address === address)) {
+    throw new NotFound(
+      `address: this studio holds no wallet ${address}; balances and airdrops are for its own wallets (kbstudio wallet list).`,
+    );
+  }
 }
 
 function decode(value: string, field: string, maxBytes: number): Uint8Array {

@@ -287,7 +287,8 @@ describe('SolanaProgramClient against a local JSON-RPC node', () => {
       client.createListing(poor, { listingId: 'lst_p', accessModel: 'one_time', priceLamports: 1n }),
     );
     expect(noFee.code).toBe('invalid_request');
-    expect(noFee.message).toMatch(/fee payer has no SOL/);
+    // Which wallet to fund: the one that pays the fee.
+    expect(noFee.message).toContain(`the fee payer ${addr(poor)} has no SOL`);
 
     const { address: listing } = await client.createListing(creator, {
       listingId: 'lst_dear',

@@ -1,5 +1,7 @@
 import {
+  isWholeLamports,
   LAMPORTS_PER_SOL,
+  MAX_SOL_AMOUNT,
   PricingSchema,
   priceInLamports,
   type AccessModel,
@@ -63,10 +65,16 @@ export function parsePricing(values: PricingFormValues): PricingResult {
   return { errors };
 }
 
-/** "= 250,000,000 lamports" (or "= 1 lamport") under the price, updated as the user types. */
+/**
+ * "= 250,000,000 lamports" (or "= 1 lamport") under the price, updated as the user types. A price the
+ * rules refuse (negative, over the maximum, finer than a lamport) gets no echo: a rounded amount next
+ * to its error would read as what is charged. The conversion is shown instead.
+ */
 export function lamportsLabel(price: number | string, locale = 'en-US'): string {
   const sol = parseSolAmount(price);
-  if (sol === undefined || sol < 0) return `1 SOL = ${LAMPORTS_PER_SOL.toLocaleString(locale)} lamports`;
+  if (sol === undefined || sol < 0 || sol > MAX_SOL_AMOUNT || !isWholeLamports(sol)) {
+    return `1 SOL = ${LAMPORTS_PER_SOL.toLocaleString(locale)} lamports`;
+  }
   const lamports = priceInLamports(sol);
   return `= ${lamports.toLocaleString(locale)} ${lamports === 1 ? 'lamport' : 'lamports'}`;
 }

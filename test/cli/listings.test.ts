@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliRunner } from '../helpers/cli';
+import { startFakeSolanaRpc, type FakeSolanaRpc } from '../helpers/fakeSolanaRpc';
+import { tempDir } from '../helpers/studio';
+
+const SOL = 1_000_000_000;
+// Each step is a real `kbstudio` process; a loaded machine makes them slow.
+const SLOW = 300_000;
+const dir = tempDir('kbs-cli-listings-');
+const localDir = tempDir('kbs-cli-listings-local-');
+const cli = cliRunner(dir.path, { json: true });
+const human = cliRunner(dir.path);
+let rpc: FakeSolanaRpc;
+
+beforeAll(async () => {
+  rpc = await startFakeSolanaRpc({ confirmAfterPolls: 0 });
+}, SLOW);
+afterAll(async () => {
+  await rpc.close();
+  dir.remove();
+  localDir.remove();
+});
+
+const createListing = async (...flags: string[]) =>
+  (await cli('listings', 'create', '--title', 'Sub KB', ...flags)).json.id as string;
+
+describe('kbstudio listings on Solana (the audit reproduction)', () => {
+  it(
+    'refuses a price change after publishing on chain, and the purchase charges the terms shown',
+    async () => {
+      expect((await cli('settings', 'set', 'solana.rpcUrl', rpc.url)).code).toBe(0);
+      const creator = (await cli('wallet', 'show')).json.address as string;
+      rpc.fund(creator, 5 * SOL);
+      const id = await createListing(
+        '--access-model',
+        'subscription',
+        '--price',
+        '1.5',
+        '--subscription-days',
+        '30',
+      );
+      expect((await cli('listings', 'publish', id)).code).toBe(0);
+
+      const update = await cli('listings', 'update', id, '--price', '0.5');
+      expect(update.code).not.toBe(0);
+      expect(update.json.error).toMatchObject({ code: 'conflict', status: 409 });
+      expect(update.json.error.message).toMatch(/^price: .*the program on chain cannot change terms/);
+      expect((await cli('listings', 'show', id)).json.price).toBe(1.5);
+
+      await cli('wallet', 'create', '--name', 'alice');
+      const alice = (await cli('wallet', 'show', 'alice')).json.address as string;
+      rpc.fund(alice, 2 * SOL);
+      const bought = await human('credentials', 'purchase', '--listing', id, '--wallet', 'alice');
+      expect(bought.code).toBe(0);
+      expect(bought.stdout).toContain('Purchased for 1.5 SOL.');
+      expect(rpc.account(alice)!.lamports).toBeLessThan(BigInt(0.5 * SOL));
+    },
+    SLOW,
+  );
+
+  it(
+    'says a listing is already published and records nothing more',
+    async () => {
+      const id = await createListing('--access-model', 'one_time', '--price', '0.1');
+      expect((await cli('listings', 'publish', id)).code).toBe(0);
+      const sent = rpc.calls('sendTransaction').length;
+      const again = await human('listings', 'publish', id);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toMatch(/^Already published at \w+: nothing was signed or sent\./);
+      const json = await cli('listings', 'publish', id);
+      expect(json.json).toMatchObject({ id, status: 'published' });
+      expect(rpc.calls('sendTransaction')).toHaveLength(sent);
+    },
+    SLOW,
+  );
+});
+
+describe('kbstudio listings publish on the embedded ledger', () => {
+  const local = cliRunner(localDir.path, { json: true });
+
+  it(
+    'warns on stderr, not in the JSON, when the knowledge base is empty',
+    async () => {
+      const id = (
+        await local('listings', 'create', '--title', 'Empty', '--access-model', 'one_time', '--price', '1')
+      ).json.id as string;
+      const published = await local('listings', 'publish', id);
+      expect(published.code).toBe(0);
+      expect(published.json).toMatchObject({ id, status: 'published', chunkCount: 0 });
+      expect(published.stderr).toMatch(
+        /warning: listing lst_\w+ has no documents .*kbstudio ingest --listing/,
+      );
+
+      const again = await local('listings', 'publish', id);
+      expect(again.code).toBe(0);
+      expect(again.stderr).toBe('');
+    },
+    SLOW,
+  );
+
+  it(
+    'refuses a per-query deposit below one query price, naming deposit, before the program sees it',
+    async () => {
+      const id = (
+        await local(
+          'listings',
+          'create',
+          '--title',
+          'Metered',
+          '--access-model',
+          'per_query',
+          '--price',
+          '0.002',
+        )
+      ).json.id as string;
+      await local('listings', 'publish', id);
+      await local('wallet', 'create', '--name', 'meter');
+      const res = await local(
+        'credentials',
+        'purchase',
+        '--listing',
+        id,
+        '--wallet',
+        'meter',
+        '--deposit',
+        '0.001',
+      );
+      expect(res.code).not.toBe(0);
+      expect(res.json.error).toMatchObject({ code: 'invalid_request', status: 400 });
+      expect(res.json.error.message).toMatch(
+        /^--deposit: 0\.001 SOL is less than one query .*\(0\.002 SOL\)/,
+      );
+    },
+    SLOW,
+  );
+});
