@@ -177,4 +177,24 @@ describe('/studio documents', () => {
     const unknown = await studioFetch(`/studio/documents/doc_nope.3`);
     expect((await json(unknown)).error.message).toBe("No document 'doc_nope.3'.");
   });
+
+  it('finds no chunk for a search with no word in it, as the API’s lexical search does', async () => {
+    const md = (await documents()).find((d) => d.source === 'umlauts-utf8.md')!;
+    const search = async (q: string) => {
+      const res = await studioFetch(`/studio/documents/${md.id}/chunks?q=${encodeURIComponent(q)}`);
+      expect(res.status).toBe(200);
+      return (await json(res)) as { data: unknown[]; pagination: { total: number; hasMore: boolean } };
+    };
+    const every = await search('');
+    expect(every.pagination.total).toBe(md.chunkCount);
+    expect((await search('   ')).pagination.total).toBe(md.chunkCount);
+    for (const q of ['"', '^', '_', '--', ':', '"^*"']) {
+      const none = await search(q);
+      expect(none.pagination, q).toEqual({ total: 0, limit: 50, offset: 0, hasMore: false });
+      expect(none.data, q).toEqual([]);
+    }
+    // A word among the punctuation is searched for.
+    const text = ((every.data[0] as { text: string }).text.match(/\p{L}{4,}/u) ?? [])[0]!;
+    expect((await search(`"${text}":`)).pagination.total).toBeGreaterThan(0);
+  });
 });

@@ -1,4 +1,5 @@
 import { NotFound } from '../../core/errors';
+import { hasSearchableWord } from '../../shared/searchWords';
 import type { Db } from '../open';
 
 export interface DocumentSummary {
@@ -38,7 +39,10 @@ export interface KnowledgeBaseSize {
 }
 
 export interface ChunkQuery {
-  /** Words to find (full-text, every word must occur); empty = every chunk. */
+  /**
+   * Words to find (full-text, every word must occur); absent or blank = every chunk. Text with no
+   * word in it (`"`, `^`) finds nothing.
+   */
   q?: string;
   limit: number;
   offset: number;
@@ -72,9 +76,13 @@ const toSummary = (r: DocumentRow): DocumentSummary => ({
   updatedAt: r.updated_at,
 });
 
-/** A free-text search turned into an FTS5 query of quoted terms, so user input is never FTS syntax. */
+/**
+ * A free-text search turned into an FTS5 query of quoted terms, so user input is never FTS syntax.
+ * Undefined when it holds no word (`_`, `"`, `^`): a term without a letter or digit would be an empty
+ * phrase.
+ */
 export function ftsQuery(q: string): string | undefined {
-  const terms = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
+  const terms = (q.normalize('NFC').match(/[\p{L}\p{N}\p{Co}_]+/gu) ?? []).filter(hasSearchableWord);
   return terms.length ? terms.map((t) => `"${t}"`).join(' ') : undefined;
 }
 
@@ -138,7 +146,11 @@ export class SqliteDocumentRepository {
 
   chunks(documentId: string, query: ChunkQuery): { items: ChunkRecord[]; total: number } {
     this.get(documentId);
-    const match = query.q ? ftsQuery(query.q) : undefined;
+    const q = query.q?.trim();
+    const match = q ? ftsQuery(q) : undefined;
+    // Text with no word in it matches no chunk, as in /v1/retrieve's lexical search: taken for no
+    // search, it listed every chunk as "matching".
+    if (q && !match) return { items: [], total: 0 };
     const where = match
       ? `c.document_id = ? AND c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)`
       : `c.document_id = ?`;

@@ -1,18 +1,47 @@
 import { Select } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect } from 'react';
+import type { Listing } from '../../../../shared/listings';
+import { LIST_LIMIT_MAX } from '../../../../shared/pagination';
 import { leaveThen } from '../../lib/leaveGuard';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
+import type { Page, StudioApi } from '../../lib/studioApi';
 import { listingSelectProps } from './listingOptions';
 import { useListingChoice } from './useListingChoice';
+
+/**
+ * Every listing, read a page at a time until the server says there is no more: a picker that held
+ * only the first page (100) left the oldest listings out, unchosen and unfound by their title. A
+ * listing created while the pages are read may shift one into the next page: it is kept once.
+ */
+export async function readAllListings(list: StudioApi['listings']['list']): Promise<Page<Listing>> {
+  const seen = new Set<string>();
+  const data: Listing[] = [];
+  for (let offset = 0; ;) {
+    const page = await list({ limit: LIST_LIMIT_MAX, offset });
+    for (const listing of page.data) {
+      if (seen.has(listing.id)) continue;
+      seen.add(listing.id);
+      data.push(listing);
+    }
+    // An empty page ends it too, so a server that keeps saying `hasMore` cannot loop forever.
+    if (!page.pagination.hasMore || page.data.length === 0) {
+      return {
+        data,
+        pagination: { total: data.length, limit: data.length, offset: 0, hasMore: false },
+      };
+    }
+    offset += page.data.length;
+  }
+}
 
 /** The listings a picker offers: one query, shared with a page that reads them too (Evaluation). */
 export function usePickerListings() {
   const api = useStudioApi();
   return useQuery({
     queryKey: [...queryKeys.listings, { picker: true }],
-    queryFn: () => api.listings.list({ limit: 100 }),
+    queryFn: () => readAllListings(api.listings.list),
   });
 }
 

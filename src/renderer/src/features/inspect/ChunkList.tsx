@@ -3,6 +3,7 @@ import { useDebouncedValue } from '@mantine/hooks';
 import { IconSearch } from '@tabler/icons-react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
+import { hasSearchableWord } from '../../../../shared/searchWords';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { ChunkCard } from '../ingest/ChunkCard';
 import { listChunks, type DocumentSummary } from './documentsApi';
@@ -29,6 +30,8 @@ export function ChunkList({ document }: { document: DocumentSummary }) {
     placeholderData: keepPreviousData,
   });
   const total = chunks.data?.pagination.total ?? 0;
+  // Punctuation alone (`"`, `^`) has no word to look for: the server finds nothing, the page says why.
+  const noWord = Boolean(chunks.data?.q) && !hasSearchableWord(chunks.data?.q ?? '');
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
 
   return (
@@ -46,7 +49,7 @@ export function ChunkList({ document }: { document: DocumentSummary }) {
           }}
           w={340}
         />
-        {chunks.isSuccess && (
+        {chunks.isSuccess && !noWord && (
           <Text size="sm" c="dimmed" aria-live="polite">
             {chunks.data.q
               ? `${total} matching ${total === 1 ? 'chunk' : 'chunks'}`
@@ -64,9 +67,11 @@ export function ChunkList({ document }: { document: DocumentSummary }) {
         />
       ) : chunks.data.data.length === 0 ? (
         <Text c="dimmed" size="sm" ta="center" py="xl">
-          {chunks.data.q
-            ? `No chunk of this document contains “${chunks.data.q}”.`
-            : 'This document has no chunks.'}
+          {noWord
+            ? `“${chunks.data.q}” has no word to search for: type a word (letters or digits).`
+            : chunks.data.q
+              ? `No chunk of this document contains “${chunks.data.q}”.`
+              : 'This document has no chunks.'}
         </Text>
       ) : (
         <Stack gap="xs" aria-label="Chunks">

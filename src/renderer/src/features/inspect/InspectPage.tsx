@@ -1,7 +1,9 @@
 import {
+  Alert,
   Badge,
   Button,
   Card,
+  Divider,
   EmptyState,
   Grid,
   Group,
@@ -14,25 +16,41 @@ import {
 } from '@mantine/core';
 import { IconFileImport, IconFilter, IconFiles, IconRefresh, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { memo, useDeferredValue, useEffect, useMemo, useRef, useState, type Ref } from 'react';
 import { ConfirmDeleteModal } from '../../components/ConfirmDeleteModal';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { sectionHref } from '../../lib/sections';
+import { StudioApiError } from '../../lib/studioApi';
 import { ListingPicker } from '../ingest/ListingPicker';
-import { useListingChoice } from '../ingest/useListingChoice';
 import { ChunkList, chunksKey } from './ChunkList';
 import { formatSize } from '../ingest/formatSize';
 import { deleteDocument, listDocuments, type DocumentSummary } from './documentsApi';
+import { DOCUMENT_ROWS, documentRows, filterDocuments } from './inspectAddress';
 import { ReingestModal } from './ReingestModal';
+import { useInspectAddress, useInspectChoice } from './useInspectChoice';
 
 export function InspectPage() {
-  const [listingId] = useListingChoice();
+  // By source, in the address: a re-ingested document is a new document under the same name.
+  const { listingId, wantedSource, chooseDocument, addressVersion } = useInspectChoice();
   const [filter, setFilter] = useState('');
-  // By source: a re-ingested document is a new document under the same name.
-  const [selectedSource, setSelectedSource] = useState<string>();
+  // The list follows the filter a step behind the field, so typing stays quick with thousands of names.
+  const deferredFilter = useDeferredValue(filter);
+  const [rowLimit, setRowLimit] = useState(DOCUMENT_ROWS);
+  const [filterOfRows, setFilterOfRows] = useState(deferredFilter);
+  if (filterOfRows !== deferredFilter) {
+    setFilterOfRows(deferredFilter);
+    setRowLimit(DOCUMENT_ROWS);
+  }
+  // "'report.pdf' was already deleted": a deletion that found the document gone (another window).
+  const [notice, setNotice] = useState<string>();
+  const [noticeListing, setNoticeListing] = useState(listingId);
+  if (noticeListing !== listingId) {
+    setNoticeListing(listingId);
+    setNotice(undefined);
+  }
   const [confirming, setConfirming] = useState<DocumentSummary>();
   // Kept while its dialog closes: the dialog stays mounted, so the focus returns to Re-ingest.
   const [reingesting, setReingesting] = useState<DocumentSummary>();
@@ -45,9 +63,19 @@ export function InspectPage() {
     enabled: Boolean(listingId),
   });
 
-  const all = documents.data ?? [];
-  const shown = all.filter((d) => d.source.toLowerCase().includes(filter.trim().toLowerCase()));
-  const selected = all.find((d) => d.source === selectedSource) ?? shown[0];
+  const all = useMemo(() => documents.data ?? [], [documents.data]);
+  const shown = useMemo(() => filterDocuments(all, deferredFilter), [all, deferredFilter]);
+  const selected = all.find((d) => d.source === wantedSource) ?? shown[0];
+  const { rows, beyond } = useMemo(
+    () => documentRows(shown, rowLimit, selected),
+    [shown, rowLimit, selected],
+  );
+  useInspectAddress({
+    listingId,
+    loaded: documents.isSuccess,
+    source: selected?.source ?? null,
+    addressVersion,
+  });
 
   // After a deletion, the document now selected is scrolled into the list's view.
   const revealSelected = useRef(false);
@@ -67,29 +95,38 @@ export function InspectPage() {
     queryClient.removeQueries({ queryKey: chunksKey(doc.id) });
   };
 
+  /** A document gone (deleted here, or found already deleted): out of the list, its neighbour shown. */
+  const forget = (doc: DocumentSummary) => {
+    setConfirming(undefined);
+    // The next document of the list takes its place (the previous one at the end), in view where
+    // the list was scrolled: not the first document, far from where the creator was.
+    const at = shown.findIndex((d) => d.id === doc.id);
+    const neighbour = at === -1 ? undefined : (shown[at + 1] ?? shown[at - 1]);
+    chooseDocument(neighbour?.source);
+    revealSelected.current = true;
+    // Out of the list at once, so its chunk list is unmounted before anything could ask for it.
+    queryClient.setQueryData<DocumentSummary[]>(documentsKey, (docs) => docs?.filter((d) => d.id !== doc.id));
+    dropChunks(doc);
+    void queryClient.invalidateQueries({ queryKey: documentsKey, exact: true });
+    void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+  };
+
   const remove = useMutation({
     mutationFn: (doc: DocumentSummary) => deleteDocument(doc.id),
-    onSuccess: (_result, doc) => {
-      setConfirming(undefined);
-      // The next document of the list takes its place (the previous one at the end), in view where
-      // the list was scrolled: not the first document, far from where the creator was.
-      const at = shown.findIndex((d) => d.id === doc.id);
-      const neighbour = at === -1 ? undefined : (shown[at + 1] ?? shown[at - 1]);
-      setSelectedSource(neighbour?.source);
-      revealSelected.current = true;
-      // Out of the list at once, so its chunk list is unmounted before anything could ask for it.
-      queryClient.setQueryData<DocumentSummary[]>(documentsKey, (docs) =>
-        docs?.filter((d) => d.id !== doc.id),
-      );
-      dropChunks(doc);
-      void queryClient.invalidateQueries({ queryKey: documentsKey, exact: true });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+    onMutate: () => setNotice(undefined),
+    onSuccess: (_result, doc) => forget(doc),
+    // Deleted elsewhere (another window, the CLI): what the creator wanted is done. The server names
+    // the document by its id; the creator knows it by its file.
+    onError: (error, doc) => {
+      if (!isGone(error)) return;
+      forget(doc);
+      setNotice(`'${doc.source}' was already deleted.`);
     },
   });
 
   /** A re-ingested document is stored anew under a new id (unless unchanged): the view follows its name. */
   const reingested = async (doc: DocumentSummary) => {
-    setSelectedSource(doc.source);
+    chooseDocument(doc.source);
     void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
     await queryClient.invalidateQueries({ queryKey: documentsKey, exact: true });
     const docs = queryClient.getQueryData<DocumentSummary[]>(documentsKey);
@@ -103,6 +140,19 @@ export function InspectPage() {
         description="Browse the documents of a knowledge base and the chunks they were cut into: each chunk’s text, token count and source metadata (page, row, headings, front matter, CSV columns)."
         actions={<ListingPicker />}
       />
+      {notice && (
+        <Alert
+          role="status"
+          variant="light"
+          color="blue"
+          mb="md"
+          withCloseButton
+          closeButtonLabel="Dismiss"
+          onClose={() => setNotice(undefined)}
+        >
+          {notice} The list shows the documents as they are now.
+        </Alert>
+      )}
       {!listingId ? (
         <EmptyState
           mt={48}
@@ -149,37 +199,35 @@ export function InspectPage() {
                   onChange={(e) => setFilter(e.currentTarget.value)}
                   size="sm"
                 />
+                {shown.length > rows.length && (
+                  <Text size="xs" c="dimmed" aria-live="polite">
+                    Showing {rows.length.toLocaleString('en-US')} of {shown.length.toLocaleString('en-US')}
+                    {deferredFilter.trim() ? ' matching' : ''} documents — type to narrow.
+                  </Text>
+                )}
                 <ScrollArea.Autosize mah="calc(100vh - 260px)" type="auto">
-                  <Stack gap={2} component="nav" aria-label="Documents">
-                    {shown.map((doc) => (
-                      <NavLink
-                        key={doc.id}
-                        component="button"
-                        active={doc.id === selected?.id}
-                        ref={doc.id === selected?.id ? selectedLink : undefined}
-                        onClick={() => setSelectedSource(doc.source)}
-                        label={
-                          <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
-                            {doc.source}
-                          </Text>
-                        }
-                        description={[
-                          doc.format.toUpperCase(),
-                          itemsOf(doc),
-                          counted(doc.chunkCount, 'chunk'),
-                        ]
-                          .filter(Boolean)
-                          .join(' · ')}
-                        variant="light"
-                        style={{ borderRadius: 'var(--mantine-radius-sm)' }}
-                      />
-                    ))}
-                    {shown.length === 0 && (
-                      <Text size="sm" c="dimmed" p="xs">
-                        No document name contains “{filter}”.
-                      </Text>
-                    )}
-                  </Stack>
+                  <DocumentNav
+                    rows={rows}
+                    beyond={beyond}
+                    selectedId={selected?.id}
+                    selectedLink={selectedLink}
+                    onSelect={chooseDocument}
+                  />
+                  {shown.length === 0 && (
+                    <Text size="sm" c="dimmed" p="xs">
+                      No document name contains “{deferredFilter}”.
+                    </Text>
+                  )}
+                  {shown.length > rows.length && (
+                    <Button
+                      variant="subtle"
+                      size="compact-xs"
+                      m="xs"
+                      onClick={() => setRowLimit((n) => n + DOCUMENT_ROWS)}
+                    >
+                      Show {Math.min(DOCUMENT_ROWS, shown.length - rows.length).toLocaleString('en-US')} more
+                    </Button>
+                  )}
                 </ScrollArea.Autosize>
               </Stack>
             </Card>
@@ -267,9 +315,13 @@ export function InspectPage() {
         title="Delete document"
         confirmLabel="Delete document"
         pending={remove.isPending}
-        error={remove.error}
+        error={isGone(remove.error) ? null : remove.error}
         onConfirm={() => confirming && remove.mutate(confirming)}
-        onClose={() => setConfirming(undefined)}
+        onClose={() => {
+          setConfirming(undefined);
+          // A refusal belongs to that attempt: the next dialog opens without it.
+          remove.reset();
+        }}
       >
         Delete <b>{confirming?.source}</b>
         {confirming && itemsOf(confirming) && ` (${itemsOf(confirming)})`} and its{' '}
@@ -279,6 +331,60 @@ export function InspectPage() {
     </>
   );
 }
+
+/** The document no longer exists: the server answered 404. */
+function isGone(error: unknown): boolean {
+  return error instanceof StudioApiError && error.status === 404;
+}
+
+/**
+ * The document list's rows, drawn again only when they change (not at each keystroke in the filter):
+ * `beyond` is the selected document when it lies past the rows drawn.
+ */
+const DocumentNav = memo(function DocumentNav({
+  rows,
+  beyond,
+  selectedId,
+  selectedLink,
+  onSelect,
+}: {
+  rows: DocumentSummary[];
+  beyond: DocumentSummary | undefined;
+  selectedId: string | undefined;
+  selectedLink: Ref<HTMLButtonElement>;
+  onSelect: (source: string) => void;
+}) {
+  const row = (doc: DocumentSummary) => (
+    <NavLink
+      key={doc.id}
+      component="button"
+      active={doc.id === selectedId}
+      ref={doc.id === selectedId ? selectedLink : undefined}
+      onClick={() => onSelect(doc.source)}
+      label={
+        <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+          {doc.source}
+        </Text>
+      }
+      description={[doc.format.toUpperCase(), itemsOf(doc), counted(doc.chunkCount, 'chunk')]
+        .filter(Boolean)
+        .join(' · ')}
+      variant="light"
+      style={{ borderRadius: 'var(--mantine-radius-sm)' }}
+    />
+  );
+  return (
+    <Stack gap={2} component="nav" aria-label="Documents">
+      {rows.map(row)}
+      {beyond && (
+        <>
+          <Divider label="Selected" labelPosition="left" my={4} />
+          {row(beyond)}
+        </>
+      )}
+    </Stack>
+  );
+});
 
 /**
  * "200 documents": a JSON array file, each of whose items is one document for the API (spec §2). The
