@@ -135,6 +135,42 @@ describe('credential states and what the buyer gets from /v1/retrieve', () => {
     expect(key.status).toBe(404);
   });
 
+  it('names every wallet the studio holds but the creator, and sets and queries as any of them', async () => {
+    // As `kbstudio wallet create --name buyer1` and `kbstudio credentials grant --wallet buyer1` do.
+    const buyer1 = studio.services.wallets.create('buyer1');
+    const idle = studio.services.wallets.create('buyer-idle');
+    await studio.services.credentials.grant(sub.id, buyer1.address);
+    const rows = async () =>
+      (await json(await call(`/studio/listings/${sub.id}/buyers`))).data as {
+        wallet: string;
+        name: string | null;
+        credential: { status: string } | null;
+      }[];
+    const listed = await rows();
+    expect(listed.find((b) => b.wallet === buyer1.address)).toMatchObject({
+      name: 'buyer1',
+      credential: { status: 'active', testGrant: true },
+    });
+    expect(listed.find((b) => b.wallet === idle.address)).toMatchObject({
+      name: 'buyer-idle',
+      credential: null,
+    });
+    expect(listed.some((b) => b.wallet === sub.creatorWallet)).toBe(false);
+
+    expect((await setState(sub.id, buyer1.address, 'expired')).status).toBe(200);
+    expect((await rows()).find((b) => b.wallet === buyer1.address)?.credential?.status).toBe('expired');
+    const res = await queryAs(sub.id, buyer1.address);
+    expect(res.status).toBe(403);
+    expect((await json(res)).error.code).toBe('credential_expired');
+
+    // Revoked, it stays in the view by its name, to be set again.
+    expect((await setState(sub.id, buyer1.address, 'revoked')).status).toBe(200);
+    expect((await rows()).find((b) => b.wallet === buyer1.address)).toMatchObject({
+      name: 'buyer1',
+      credential: null,
+    });
+  });
+
   it('lists holders granted outside the view (the CLI) without a name', async () => {
     const outsider = generateKeypair().address;
     await studio.services.credentials.grant(sub.id, outsider);

@@ -6,6 +6,7 @@ import { json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KnowledgeClient } from '../../src/client';
 import { createServer } from '../../src/server/createServer';
+import { openServices } from '../../src/db/services';
 
 let studio: TestStudio;
 let listingId: string;
@@ -92,6 +93,63 @@ describe('/studio playground key and settings', () => {
       expect(active.map((k) => k.id)).toEqual([fresh.keyId]);
     } finally {
       await next.close();
+    }
+  });
+
+  it('revokes, at the next launch over the same data, the playground keys of every wallet acted as', async () => {
+    const dir = tempDir();
+    const launch = async () => {
+      const services = openServices(dir.path);
+      const server = createServer({
+        services,
+        studioToken: studio.studioToken,
+        version: 'test',
+        log: () => {},
+      });
+      const { url } = await server.listen(0, '127.0.0.1');
+      const keyOf = async (id: string, wallet?: string) => {
+        const query = wallet ? `?wallet=${wallet}` : '';
+        const res = await fetch(`${url}/studio/listings/${id}/playground-key${query}`, {
+          headers: { 'X-Studio-Token': studio.studioToken },
+        });
+        expect(res.status).toBe(200);
+        return (await json(res)).data as { keyId: string; wallet: string };
+      };
+      return { services, keyOf, close: async () => (await server.close(), services.close()) };
+    };
+    try {
+      const first = await launch();
+      const creator = first.services.wallets.defaultWallet().address;
+      const buyer = first.services.wallets.create('buyer1').address;
+      const id = first.services.listings.create(
+        { title: 'Two launches', accessModel: 'one_time', price: 1 },
+        creator,
+      ).id;
+      const creatorKey = await first.keyOf(id);
+      const buyerKey = await first.keyOf(id, buyer);
+      expect(buyerKey.wallet).toBe(buyer);
+      const mine = first.services.apiKeys.create(buyer, 'my script');
+      await first.close();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+
+      // The next launch acts as the creator only: the buyer's key of the first launch goes too.
+      const second = await launch();
+      try {
+        const fresh = await second.keyOf(id);
+        const keys = new Map(second.services.apiKeys.list().map((k) => [k.id, k]));
+        expect(keys.get(creatorKey.keyId)?.revokedAt).toEqual(expect.any(String));
+        expect(keys.get(buyerKey.keyId)?.revokedAt).toEqual(expect.any(String));
+        expect(keys.get(mine.id)?.revokedAt).toBeNull();
+        expect(keys.get(fresh.keyId)?.revokedAt).toBeNull();
+        const live = [...keys.values()].filter(
+          (k) => k.label.startsWith('studio playground') && !k.revokedAt,
+        );
+        expect(live.map((k) => k.id)).toEqual([fresh.keyId]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      dir.remove();
     }
   });
 

@@ -57,8 +57,13 @@ export class WalletService {
     }
   }
 
-  testBuyers(): Wallet[] {
-    return this.list().filter((w) => isTestBuyerName(w.name));
+  /**
+   * Every wallet this studio holds that can act as a buyer of a listing of `creatorWallet`: all of
+   * them but the creator's, who needs no credential. Not only `test-buyer-*`: a wallet made with
+   * `kbstudio wallet create` and granted from the CLI is a buyer the studio holds all the same.
+   */
+  buyersFor(creatorWallet: string): Wallet[] {
+    return this.list().filter((w) => w.address !== creatorWallet);
   }
 
   /** Imports a Solana CLI keypair file (`id.json`). */

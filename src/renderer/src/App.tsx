@@ -13,9 +13,11 @@ import { WalletPage } from './features/wallet/WalletPage';
 import { TestBuyersPage } from './features/buyers/TestBuyersPage';
 import { PublishPage } from './features/publish/PublishPage';
 import { useSection, type Section } from './lib/sections';
+import { useKnownSectionAddress } from './navigation';
 
 export function App() {
   const section = useSection();
+  useKnownSectionAddress();
   return (
     <IngestDraftProvider>
       <AppLayout section={section}>

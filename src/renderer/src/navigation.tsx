@@ -12,7 +12,8 @@ import {
   IconWallet,
   type Icon,
 } from '@tabler/icons-react';
-import type { Section } from './lib/sections';
+import { useEffect } from 'react';
+import { DEFAULT_SECTION, SECTIONS, sectionHref, type Section } from './lib/sections';
 
 export interface SectionInfo {
   label: string;
@@ -32,3 +33,30 @@ export const SECTION_INFO: Record<Section, SectionInfo> = {
   keys: { label: 'API keys', icon: IconKey },
   settings: { label: 'Settings', icon: IconSettings },
 };
+
+/**
+ * The address to put in place of `hash` when it names no section (`#/bogus`, an old bookmark), so
+ * that the address names the view shown: Listings, at `#/listings`. Null when it needs no change: a
+ * section's address, or none at all (`''`, `#/`), which opens Listings too.
+ */
+export function addressInPlaceOf(hash: string): string | null {
+  const name = hash.replace(/^#\/?/, '').split(/[/?]/)[0] ?? '';
+  if (name === '' || (SECTIONS as readonly string[]).includes(name)) return null;
+  return sectionHref(DEFAULT_SECTION);
+}
+
+/**
+ * Keeps the address naming the view shown: an unknown section's address is replaced in place (no
+ * history entry, so Back does not return to it), as the page opens and on every later change.
+ */
+export function useKnownSectionAddress(): void {
+  useEffect(() => {
+    const correct = () => {
+      const replacement = addressInPlaceOf(window.location.hash);
+      if (replacement !== null) window.history.replaceState(window.history.state, '', replacement);
+    };
+    correct();
+    window.addEventListener('hashchange', correct);
+    return () => window.removeEventListener('hashchange', correct);
+  }, []);
+}

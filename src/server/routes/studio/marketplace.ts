@@ -87,13 +87,15 @@ export function marketplaceRoutes(route: ReturnType<typeof defineRoutes>, { serv
   route({
     method: 'get',
     path: '/listings/:id/buyers',
-    summary: 'Test buyer wallets and every other credential holder of a listing, with their credential',
+    summary:
+      "Every wallet the studio holds but the listing's creator's, and every other credential holder, with their credential",
     tags,
     params: IdParams,
     response: ok,
     handler: ({ params }) => {
-      const held = credentials.listAll(params.id);
-      const buyers = wallets.testBuyers();
+      const listing = listings.get(params.id, 'studio');
+      const held = credentials.listAll(listing.id);
+      const buyers = wallets.buyersFor(listing.creatorWallet);
       const rows: TestBuyer[] = buyers.map((w) => ({
         wallet: w.address,
         name: w.name,

@@ -10,29 +10,35 @@ const PLAYGROUND_LABELS = new Set([PLAYGROUND_KEY_LABEL, BUYER_KEY_LABEL]);
 
 /**
  * The playground calls /v1/retrieve with the client library, as a buyer's app would, so it needs an
- * API key of the listing's creator. Keys are stored only as hashes, so the plaintext is kept in
- * memory: one key per creator wallet per server process, minted on first use (and again if the
- * creator revoked it), never written anywhere. Minting revokes the wallet's playground keys of
- * earlier launches: nobody holds their plaintext any more, and each launch left one active (seven
- * after one restart, listed as live keys in API keys).
+ * API key of the listing's creator, or of the buyer it acts as. Keys are stored only as hashes, so the
+ * plaintext is kept in memory: one key per wallet per server process, minted on first use (and again
+ * if the creator revoked it), never written anywhere. The first mint of a launch revokes every
+ * playground key of earlier launches, whichever wallet it was for: nobody holds their plaintext any
+ * more, and each launch left one active per wallet it acted as (listed as live keys in API keys).
  */
 export function playgroundRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
   const keys = new Map<string, { id: string; key: string }>();
   const launchedAt = new Date().toISOString();
+  let earlierLaunchesRevoked = false;
 
-  const keyFor = (wallet: string, label = PLAYGROUND_KEY_LABEL) => {
-    const held = keys.get(wallet);
-    const existing = services.apiKeys.list(wallet);
-    if (held && existing.some((k) => k.id === held.id && !k.revokedAt)) return held;
-    const created = services.apiKeys.create(wallet, label);
-    const minted = { id: created.id, key: created.key };
-    keys.set(wallet, minted);
-    // Only keys older than this launch: another process on the same data directory keeps its own.
-    for (const old of existing) {
+  // Only keys older than this launch: another process on the same data directory keeps its own.
+  const revokeEarlierLaunches = () => {
+    if (earlierLaunchesRevoked) return;
+    for (const old of services.apiKeys.list()) {
       if (!old.revokedAt && PLAYGROUND_LABELS.has(old.label) && old.createdAt < launchedAt) {
         services.apiKeys.revoke(old.id);
       }
     }
+    earlierLaunchesRevoked = true;
+  };
+
+  const keyFor = (wallet: string, label = PLAYGROUND_KEY_LABEL) => {
+    const held = keys.get(wallet);
+    if (held && services.apiKeys.list(wallet).some((k) => k.id === held.id && !k.revokedAt)) return held;
+    const created = services.apiKeys.create(wallet, label);
+    const minted = { id: created.id, key: created.key };
+    keys.set(wallet, minted);
+    revokeEarlierLaunches();
     return minted;
   };
 
@@ -40,7 +46,7 @@ export function playgroundRoutes(route: ReturnType<typeof defineRoutes>, { servi
     method: 'get',
     path: '/listings/:id/playground-key',
     summary:
-      "An API key for the playground (kept in memory, this launch only): the listing's creator's, or with ?wallet= a test buyer's, so the playground gets exactly what that buyer would",
+      "An API key for the playground (kept in memory, this launch only): the listing's creator's, or with ?wallet= a buyer wallet's (any the studio holds), so the playground gets exactly what that buyer would",
     tags: ['Studio'],
     params: IdParams,
     query: AsQuery,

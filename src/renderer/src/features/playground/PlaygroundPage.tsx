@@ -29,11 +29,11 @@ import type { RetrievalMode } from '../../../../shared/retrieval';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
-import { queryKeys } from '../../lib/queryClient';
-import { useStudioApi } from '../../lib/studioContext';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
+import { usePickerListings } from '../ingest/ListingPicker';
 import { listingSelectProps } from '../ingest/listingOptions';
 import { describeFailure } from './actingAs';
+import { actingAsChoice, actingAsName } from './actingAsOptions';
 import { FilterEditor } from './FilterEditor';
 import { buildFilters, type FilterRow } from './filterRows';
 import { clientCodeOf, curlOf, queryTerms, type PlaygroundRequest } from './requestCode';
@@ -62,12 +62,9 @@ const IDLE_RUN: RunState = { status: 'idle', chunks: [] };
 const apiBase = () => `${window.location.origin}/v1`;
 
 export function PlaygroundPage() {
-  const api = useStudioApi();
   const queryClient = useQueryClient();
-  const listings = useQuery({
-    queryKey: [...queryKeys.listings, 'playground'],
-    queryFn: () => api.listings.list({ limit: 100 }),
-  });
+  // Every listing, as the other pages' pickers offer (not only the 100 newest).
+  const listings = usePickerListings();
   // The listing the other views work on (or the one the address names), and, acting as a test buyer,
   // the buyer's wallet: the key is scoped to it, so /v1 answers as it would them.
   const { listingId, actingAs, chooseListing, chooseActingAs } = usePlaygroundChoice(listings.data?.data);
@@ -77,7 +74,7 @@ export function PlaygroundPage() {
     queryFn: () => marketplaceApi.buyers(listingId!),
     enabled: listingId !== null,
   });
-  const heldBuyers = (buyers.data ?? []).filter((b) => b.name !== null);
+  const actingAsField = actingAsChoice(buyers.data, actingAs, listing?.creatorWallet);
   const key = useQuery({
     queryKey: ['playground-key', listingId, actingAs],
     queryFn: () => marketplaceApi.playgroundKey(listingId!, actingAs ?? undefined),
@@ -229,15 +226,9 @@ export function PlaygroundPage() {
                 />
                 <Select
                   label="Acting as"
-                  description="Query as the creator, or as a test buyer with that buyer’s own API key"
-                  data={[
-                    { value: '', label: 'Creator (always allowed)' },
-                    ...heldBuyers.map((b) => ({
-                      value: b.wallet,
-                      label: `${b.name} · ${b.credential ? b.credential.status.replace('_', ' ') : 'no credential'}`,
-                    })),
-                  ]}
-                  value={actingAs ?? ''}
+                  description="Query as the creator, or as a buyer wallet the studio holds, with that wallet’s own API key"
+                  data={actingAsField.data}
+                  value={actingAsField.value}
                   onChange={(value) => chooseActingAs(value || null)}
                   allowDeselect={false}
                   data-testid="acting-as"
@@ -338,7 +329,7 @@ export function PlaygroundPage() {
               listingEmpty={
                 listings.data.data.find((l) => l.id === shownRun.request?.listingId)?.chunkCount === 0
               }
-              actingAs={actingAs ? (heldBuyers.find((b) => b.wallet === actingAs)?.name ?? actingAs) : null}
+              actingAs={actingAsName(buyers.data, actingAsField.value || null)}
             />
           </Grid.Col>
         </Grid>
@@ -403,7 +394,7 @@ function Results({
       </Group>
       {actingAs && (
         <Text size="xs" c="dimmed">
-          Acting as test buyer <b>{actingAs}</b>, with an API key scoped to that wallet.
+          Acting as buyer <b>{actingAs}</b>, with an API key scoped to that wallet.
         </Text>
       )}
       {run.status === 'error' && <QueryFailureCard error={run.error} />}
