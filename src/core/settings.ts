@@ -101,14 +101,29 @@ export interface SecretSealing {
   encryptedAtRest(key: SettingKey): boolean;
 }
 
-export function checkSetting(key: string, value: string): SettingKey {
+/** The longest value a setting holds (a key or a URL is far shorter): the CLI and the studio alike. */
+export const SETTING_VALUE_MAX = 4_000;
+
+/** `key` as a setting's key, or `InvalidInput` listing the settings. */
+export function settingKey(key: string): SettingKey {
   if (!Object.hasOwn(SETTINGS, key)) {
     throw new InvalidInput(`key: '${key}' is not a setting. Settings: ${Object.keys(SETTINGS).join(', ')}.`);
   }
-  const definition: SettingDefinition = SETTINGS[key as SettingKey];
+  return key as SettingKey;
+}
+
+/** Checks a value to store (already trimmed; a blank value clears and is not checked). */
+export function checkSetting(key: string, value: string): SettingKey {
+  const checked = settingKey(key);
+  if (value.length > SETTING_VALUE_MAX) {
+    throw new InvalidInput(
+      `${key}: The value can be at most ${SETTING_VALUE_MAX.toLocaleString('en-US')} characters (got ${value.length.toLocaleString('en-US')}).`,
+    );
+  }
+  const definition: SettingDefinition = SETTINGS[checked];
   const problem = definition.validate?.(value);
   if (problem) throw new InvalidInput(`${key}: ${problem}.`);
-  return key as SettingKey;
+  return checked;
 }
 
 /** The stored secret sent to each base URL: moving the URL must not take the secret along. */
@@ -118,15 +133,20 @@ const SECRET_OF_URL: Partial<Record<SettingKey, SettingKey>> = {
 };
 
 /**
- * Stores a setting in `store`. A base URL changed while a key for it is stored clears that key: the
- * masked key was never shown again, but pointing the URL at one's own server would have had the studio
- * send it there. Returns the keys cleared so (none, usually).
+ * Stores a setting in `store`, as typed by the CLI or the Settings view alike: the value is trimmed
+ * (a pasted key keeps no spaces), a blank value clears the setting, any other is checked
+ * (`checkSetting`: its length and its form). A base URL changed while a key for it is stored clears
+ * that key: the masked key was never shown again, but pointing the URL at one's own server would have
+ * had the studio send it there. Returns the keys cleared so (none, usually).
  */
 export function storeSetting(
   store: { all(): Record<string, string>; set(key: string, value: string): void } & Partial<SecretSealing>,
   key: SettingKey,
-  value: string,
+  typed: string,
 ): SettingKey[] {
+  const value = typed.trim();
+  if (value !== '') checkSetting(key, value);
+  else settingKey(key);
   const stored = store.all();
   const secret = SECRET_OF_URL[key];
   // A key this process cannot open (sealed by the desktop app) is stored all the same.
@@ -163,7 +183,7 @@ export function describeSettings(
     const value = fromEnv || stored[key];
     const view: SettingView = {
       key,
-      value: value ? (def.secret ? mask(value) : value) : null,
+      value: value ? (def.secret ? maskSecret(value) : value) : null,
       source: fromEnv ? 'environment' : value ? 'stored' : 'unset',
       description: def.description,
     };
@@ -175,5 +195,17 @@ export function describeSettings(
   });
 }
 
-const mask = (secret: string) =>
-  secret.length <= 8 ? '••••' : `${secret.slice(0, 3)}••••${secret.slice(-4)}`;
+/** Prefixes that say which provider a key is for and are the same in every key of theirs. */
+const PUBLIC_PREFIXES = ['sk-', 'co-'];
+/** A secret shorter than this shows none of its own characters. */
+const SHOWS_LAST_FOUR_FROM = 16;
+
+/**
+ * A secret as shown: `••••`, after its provider's prefix if it has one (`sk-••••`), and its last 4
+ * characters only when it is long enough (16 or more) that they are a small part of it.
+ */
+export function maskSecret(secret: string): string {
+  const prefix = PUBLIC_PREFIXES.find((p) => secret.startsWith(p)) ?? '';
+  const tail = secret.length >= SHOWS_LAST_FOUR_FROM ? secret.slice(-4) : '';
+  return `${prefix}••••${tail}`;
+}

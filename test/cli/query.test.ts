@@ -22,6 +22,32 @@ beforeAll(async () => {
 });
 
 describe('kbstudio query', () => {
+  it('says a listing without chunks has nothing to search yet, and how to fill it', async () => {
+    const empty = (
+      await cli(
+        '--json',
+        'listings',
+        'create',
+        '--title',
+        'Empty',
+        '--access-model',
+        'one_time',
+        '--price',
+        '1',
+      )
+    ).json.id;
+    const { code, stdout } = await cli('query', '--listing', empty, 'anything');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      new RegExp(
+        `^Listing ${empty} holds no chunks yet: there is nothing to search \\(query qry_\\w+\\)\\.\\nIngest documents first: kbstudio ingest --listing ${empty} PATH\\.\\.\\.\\n$`,
+      ),
+    );
+    // A listing with chunks that match nothing still says so.
+    const none = await cli('query', '--listing', listing, 'quick', '--min-score', '1');
+    expect(none.stdout).toMatch(/^No chunk matched/);
+  });
+
   it('prints the retrieval result with --json, logged like an API query', async () => {
     const { code, json } = await cli(
       '--json',

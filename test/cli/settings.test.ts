@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { openServices } from '../../src/db/services';
 import { cliRunner } from '../helpers/cli';
 import { tempDir } from '../helpers/studio';
 
@@ -44,6 +45,37 @@ describe('kbstudio settings', () => {
     expect(human.stdout).toContain(
       'cohere.apiKey cleared: a key is sent only to the address it was stored for',
     );
+  });
+
+  it('trims what is typed and clears a setting given a blank value, as the Settings view does', async () => {
+    const human = cliRunner(dir.path, { env: { COHERE_API_KEY: '' } });
+    expect((await human('settings', 'set', 'cohere.apiKey', ' co-test-0123456789 ')).stdout).toBe(
+      'Stored cohere.apiKey.\n',
+    );
+    const services = openServices(dir.path);
+    try {
+      expect(services.settings.all()['cohere.apiKey']).toBe('co-test-0123456789');
+    } finally {
+      services.close();
+    }
+    const blank = await human('settings', 'set', 'cohere.apiKey', '   ');
+    expect(blank.code).toBe(0);
+    expect(blank.stdout).toBe('Cleared cohere.apiKey.\n');
+    const shown = await cli({ COHERE_API_KEY: '' }, 'settings', 'show');
+    expect(shown.json.data.find((s: { key: string }) => s.key === 'cohere.apiKey')).toMatchObject({
+      source: 'unset',
+      value: null,
+    });
+  });
+
+  it('refuses a value over 4,000 characters, as PUT /studio/settings does', async () => {
+    const long = await cli({}, 'settings', 'set', 'cohere.apiKey', 'k'.repeat(5000));
+    expect(long.code).toBe(1);
+    expect(long.json.error.message).toBe(
+      'cohere.apiKey: The value can be at most 4,000 characters (got 5,000).',
+    );
+    const shown = await cli({ COHERE_API_KEY: '' }, 'settings', 'show');
+    expect(JSON.stringify(shown.json.data)).not.toContain('kkkk');
   });
 
   it('refuses unknown keys and bad URLs naming them', async () => {

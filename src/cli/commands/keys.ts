@@ -13,7 +13,7 @@ export function keysCommand(program: Command): void {
       '--wallet <name|address>',
       'wallet the key is scoped to, by name or address (default: the studio default wallet)',
     )
-    .option('--label <label>', 'a name to recognise the key by', '')
+    .option('--label <label>', 'a name to recognise the key by (at most 100 characters)', '')
     .action((opts: { wallet?: string; label: string }, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
         const created = services.apiKeys.create(
@@ -57,8 +57,12 @@ export function keysCommand(program: Command): void {
     .argument('<id>', 'key id (key_...)')
     .action((id: string, _opts: unknown, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
-        const revoked = services.apiKeys.revoke(id);
-        out.result(revoked, () => `Revoked ${revoked.id} (${revoked.prefix}…).`);
+        const { key: revoked, alreadyRevoked } = services.apiKeys.revokeOnce(id);
+        out.result(revoked, () =>
+          alreadyRevoked
+            ? `${revoked.id} (${revoked.prefix}…) was already revoked on ${revoked.revokedAt}.`
+            : `Revoked ${revoked.id} (${revoked.prefix}…).`,
+        );
       }),
     );
 }

@@ -34,7 +34,12 @@ export function queryCommand(program: Command): void {
           },
           'studio',
         );
-        out.result(result, () => renderResult(result));
+        // Nothing could match in a listing without chunks, whatever the query: say so, and how to fill
+        // it (as the Playground does). Exit 0 all the same, as `listings withdraw` with nothing to
+        // withdraw: the query ran, and is logged.
+        const empty =
+          result.chunks.length === 0 && services.listings.get(flags.listing, 'studio').chunkCount === 0;
+        out.result(result, () => (empty ? renderEmptyListing(result) : renderResult(result)));
       }),
     );
 }
@@ -61,6 +66,13 @@ const snippet = (text: string, max = 240) => {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
+
+function renderEmptyListing(result: RetrievalResult): string {
+  return [
+    `Listing ${result.listingId} holds no chunks yet: there is nothing to search (query ${result.queryId}).`,
+    `Ingest documents first: kbstudio ingest --listing ${result.listingId} PATH...`,
+  ].join('\n');
+}
 
 function renderResult(result: RetrievalResult): string {
   if (result.chunks.length === 0) {

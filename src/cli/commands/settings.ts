@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { checkSetting, storeSetting } from '../../core/settings';
+import { SETTINGS, settingKey, storeSetting } from '../../core/settings';
 import { table } from '../output';
 import { withServices } from '../context';
 
@@ -31,24 +31,29 @@ export function settingsCommand(program: Command): void {
 
   settings
     .command('set')
-    .description('store a setting (environment variables still override it)')
+    .description(
+      'store a setting, trimmed (environment variables still override it); an empty value clears it',
+    )
     .argument('<key>', 'e.g. openai.apiKey')
-    .argument('<value>')
+    .argument('<value>', "the value; '' (or only spaces) clears the setting")
     .action((key: string, value: string, _opts: unknown, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
-        const checked = checkSetting(key, value);
+        const checked = settingKey(key);
         const cleared = storeSetting(services.settings, checked, value);
         const view = services.settings.describe(services.environment).find((v) => v.key === checked)!;
         const clearedNote = cleared.length
           ? `\n${cleared.join(', ')} cleared: a key is sent only to the address it was stored for; set it again for this one.`
           : '';
-        out.result(
-          cleared.length ? { ...view, cleared } : view,
-          () =>
-            (view.source === 'environment'
+        const fromEnvironment = view.source === 'environment';
+        const done =
+          value.trim() === ''
+            ? fromEnvironment
+              ? `Cleared ${checked}, but ${SETTINGS[checked].env} still sets it.`
+              : `Cleared ${checked}.`
+            : fromEnvironment
               ? `Stored ${checked}, but the environment overrides it while it is set.`
-              : `Stored ${checked}.`) + clearedNote,
-        );
+              : `Stored ${checked}.`;
+        out.result(cleared.length ? { ...view, cleared } : view, () => done + clearedNote);
       }),
     );
 }

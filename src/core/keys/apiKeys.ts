@@ -34,6 +34,9 @@ export interface Principal {
   wallet: string;
 }
 
+/** The longest label a key may have: the studio's API keys table shows it in one cell. */
+export const API_KEY_LABEL_MAX = 100;
+
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 
 export class ApiKeyService {
@@ -43,9 +46,16 @@ export class ApiKeyService {
   ) {}
 
   /** Creates a key for a wallet. The key itself is returned here once and never stored. */
-  create(wallet: string, label = ''): CreatedApiKey {
+  create(wallet: string, typedLabel = ''): CreatedApiKey {
     if (!isWalletAddress(wallet))
       throw new InvalidInput(`wallet: '${wallet}' is not a base58 wallet address.`);
+    // The same rule as POST /studio/keys (CreateApiKeySchema), for the CLI and every other caller.
+    const label = typedLabel.trim();
+    if (label.length > API_KEY_LABEL_MAX) {
+      throw new InvalidInput(
+        `label: The label can be at most ${API_KEY_LABEL_MAX} characters (got ${label.length}).`,
+      );
+    }
     const key = `kbs_${randomBase62(32)}`;
     const id = newId('key', 12);
     this.repo.insert({
@@ -65,12 +75,19 @@ export class ApiKeyService {
     return this.repo.list(wallet).map(({ keyHash: _hash, ...rest }) => rest);
   }
 
+  /** Revokes a key at once; a key revoked before keeps its first `revokedAt`. */
   revoke(id: string): ApiKey {
+    return this.revokeOnce(id).key;
+  }
+
+  /** As `revoke`, saying whether the key had been revoked before (then nothing changed). */
+  revokeOnce(id: string): { key: ApiKey; alreadyRevoked: boolean } {
     const record = this.repo.findById(id);
     if (!record) throw new NotFound(`No API key with id '${id}'.`);
-    if (!record.revokedAt) this.repo.revoke(id, this.now().toISOString());
+    const alreadyRevoked = record.revokedAt !== null;
+    if (!alreadyRevoked) this.repo.revoke(id, this.now().toISOString());
     const { keyHash: _hash, ...rest } = this.repo.findById(id)!;
-    return rest;
+    return { key: rest, alreadyRevoked };
   }
 
   /**

@@ -1,4 +1,5 @@
 import { EmbeddingModelUnavailable } from '../errors';
+import { redactKey } from './redact';
 
 /** How a hosted provider is called: retries, backoff and timeouts (after openai-node's client). */
 export interface ProviderRequestOptions {
@@ -56,10 +57,15 @@ const DEFAULTS = {
 
 /** The longest provider message quoted in an error; an HTML error page is not worth more. */
 const MAX_MESSAGE = 300;
+/** How much of an error body is read for its message (and searched for the key) at most. */
+const MAX_ERROR_BODY = 64 * 1024;
 
 type Attempt =
   | { ok: true; json: unknown }
   | { ok: false; retryable: boolean; reason: string; hint?: string; retryAfterMs?: number };
+
+/** What an HTTP header value may hold (visible ASCII, spaces and tabs). */
+const HEADER_SAFE = /^[\t\x20-\x7e]*$/;
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -77,6 +83,13 @@ export async function postJson(
    */
   deadlineMs?: number,
 ): Promise<unknown> {
+  if (!HEADER_SAFE.test(call.apiKey)) {
+    // fetch would refuse the header with a message quoting it, and the refusal would be retried.
+    throw new EmbeddingModelUnavailable(
+      call.model,
+      `the ${call.provider} API key holds a character that cannot be sent in a request header (a line break, a control or a non-ASCII character). ${call.keyHint}`,
+    );
+  }
   const settings = { ...DEFAULTS, ...definedOnly(options) };
   const sleep = options.sleep ?? wait;
   const attempts = Math.max(0, Math.floor(settings.maxRetries)) + 1;
@@ -96,7 +109,9 @@ export async function postJson(
           ? ` (a query's embedding gets ${deadlineMs! / 1000} s in all)`
           : '';
       const hint = outcome.hint ? ` ${outcome.hint}` : '';
-      throw new EmbeddingModelUnavailable(call.model, `${outcome.reason}${tries}${deadline}.${hint}`);
+      // The reason may quote the provider or a network error: neither may carry the key any further.
+      const reason = redactKey(`${outcome.reason}${tries}${deadline}.`, call.apiKey);
+      throw new EmbeddingModelUnavailable(call.model, `${reason}${hint}`);
     }
     await sleep(delay);
   }
@@ -135,7 +150,13 @@ async function attemptOnce(
         };
       }
     }
-    const quoted = quote(providerMessage(text, call.errorMessage) || res.statusText);
+    // Redacted before it is cut short, so a key cut by the cut cannot survive as a fragment.
+    const quoted = quote(
+      redactKey(
+        providerMessage(text.slice(0, MAX_ERROR_BODY), call.errorMessage) || res.statusText,
+        call.apiKey,
+      ),
+    );
     const status = `${res.status}${quoted ? `: ${quoted}` : ''}`;
     const retryable = shouldRetry(res);
     if (res.status === 401) {

@@ -1,10 +1,17 @@
 import { z } from 'zod';
-import { checkSetting, SETTINGS, storeSetting, type SettingKey } from '../../../core/settings';
+import { SETTING_VALUE_MAX, SETTINGS, settingKey, storeSetting } from '../../../core/settings';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
 
 const KeyParams = z.object({ key: z.string().min(1).max(100) });
-const ValueBody = z.object({ value: z.string().max(4_000) });
+const ValueBody = z.object({
+  value: z
+    .string()
+    .max(
+      SETTING_VALUE_MAX,
+      `The value can be at most ${SETTING_VALUE_MAX.toLocaleString('en-US')} characters.`,
+    ),
+});
 
 /**
  * Provider settings (DESIGN §8) for the Settings view: secrets masked, with where each value comes
@@ -35,16 +42,10 @@ export function settingsRoutes(route: ReturnType<typeof defineRoutes>, { service
     body: ValueBody,
     response: { status: 200, description: 'The setting as shown, masked when secret' },
     handler: ({ params, body }) => {
-      const value = body.value.trim();
-      const key = value === '' ? checkKey(params.key) : checkSetting(params.key, value);
-      const cleared = storeSetting(services.settings, key, value);
+      // Trimmed, blank clears, checked: the same rule as `kbstudio settings set` (core/settings.ts).
+      const key = settingKey(params.key);
+      const cleared = storeSetting(services.settings, key, body.value);
       return { data: views().find((v) => v.key === key), ...(cleared.length ? { cleared } : {}) };
     },
   });
-}
-
-/** Clearing skips the value's validation, not the key's. */
-function checkKey(key: string): SettingKey {
-  if (!Object.hasOwn(SETTINGS, key)) checkSetting(key, '');
-  return key as SettingKey;
 }

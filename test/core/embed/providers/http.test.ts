@@ -107,3 +107,40 @@ describe('retry timing', () => {
     expect(retryDelay(10, undefined, policy, fullJitter)).toBe(6000);
   });
 });
+
+describe('the API key in errors', () => {
+  const KEY = 'sk-FULLSECRET-abc123';
+
+  it('is not quoted from a network error, which may repeat the request header', async () => {
+    const { call } = await echoServer();
+    const err = (await postJson(
+      { ...call, apiKey: KEY },
+      {
+        maxRetries: 0,
+        fetch: async () => {
+          throw new TypeError(`fetch failed`, {
+            cause: new Error(`socket closed after Authorization: Bearer ${KEY}`),
+          });
+        },
+      },
+    ).catch((e: unknown) => e)) as DomainError;
+    expect(err.code).toBe('embedding_provider_unavailable');
+    expect(err.message).toContain('Authorization: [redacted]');
+    expect(err.message).not.toContain('FULLSECRET');
+  });
+
+  it('is refused before sending when it cannot be a header value, without quoting it or retrying', async () => {
+    const { server, call } = await echoServer();
+    let calls = 0;
+    const err = (await postJson(
+      { ...call, apiKey: `${KEY}\nX-Injected: 1` },
+      { fetch: (...args) => (calls++, fetch(...args)) },
+    ).catch((e: unknown) => e)) as DomainError;
+    expect(err.code).toBe('embedding_provider_unavailable');
+    expect(err.message).toContain('cannot be sent in a request header');
+    expect(err.message).toContain('Set acme.key.');
+    expect(err.message).not.toContain('FULLSECRET');
+    expect(calls).toBe(0);
+    expect(server.requests).toHaveLength(0);
+  });
+});

@@ -16,19 +16,7 @@ import { useState } from 'react';
 import { EncryptedAtRestBadge } from '../../components/EncryptedAtRestBadge';
 import { ErrorState } from '../../components/QueryStates';
 import { studioCall, studioCallAnswer } from '../playground/studioCalls';
-
-interface SettingView {
-  key: string;
-  value: string | null;
-  source: 'environment' | 'stored' | 'unset';
-  description: string;
-  secret: boolean;
-  env: string;
-  /** A stored secret: sealed with the OS keychain (desktop app) or stored as typed. */
-  encryptedAtRest?: boolean;
-  /** Stored encrypted, but this keychain cannot open it. */
-  unreadable?: true;
-}
+import { settingPlaceholder, type SettingView } from './settingPlaceholder';
 
 const PROVIDER_KEYS = ['openai.apiKey', 'openai.baseUrl', 'cohere.apiKey', 'cohere.baseUrl'];
 const SOURCE_COLOR = { environment: 'violet', stored: 'teal', unset: 'gray' } as const;
@@ -128,15 +116,10 @@ function SettingRow({
   });
   const clears = keyStored ? KEY_OF_BASE_URL[setting.key] : undefined;
   const fromEnv = setting.source === 'environment';
-  const Input = setting.secret ? PasswordInput : TextInput;
-  const current = setting.value ?? '';
-  const placeholder = fromEnv
-    ? `Set by ${setting.env}`
-    : setting.unreadable
-      ? 'Stored encrypted, but this keychain cannot open it: set it again'
-      : setting.secret
-        ? current || 'Not set'
-        : current || 'Default';
+  // What the environment sets is shown as a read-only field's text (a disabled field's placeholder is
+  // too faint to read); a secret arrives masked, so it needs no password field then.
+  const Input = setting.secret && !fromEnv ? PasswordInput : TextInput;
+  const placeholder = settingPlaceholder(setting);
   const error = save.error instanceof Error ? save.error.message : undefined;
   return (
     <form
@@ -160,9 +143,10 @@ function SettingRow({
           }
           description={setting.description}
           placeholder={placeholder}
-          value={value}
+          value={fromEnv ? placeholder : value}
           onChange={(e) => setValue(e.currentTarget.value)}
-          disabled={fromEnv}
+          readOnly={fromEnv}
+          variant={fromEnv ? 'filled' : 'default'}
           error={error}
           style={{ flex: 1 }}
           autoComplete="off"

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { describeSettings, maskSecret, SETTING_VALUE_MAX, storeSetting } from '../../src/core/settings';
+
+function memoryStore() {
+  const raw = new Map<string, string>();
+  return {
+    raw,
+    all: () => Object.fromEntries(raw),
+    set: (key: string, value: string) => void raw.set(key, value),
+  };
+}
+
+const shown = (store: ReturnType<typeof memoryStore>, key: string) =>
+  describeSettings(store.all(), {}).find((v) => v.key === key)!;
+
+describe('storeSetting', () => {
+  it('stores a value trimmed, as the studio route always did', () => {
+    const store = memoryStore();
+    storeSetting(store, 'cohere.apiKey', ' co-test-0123456789 \n');
+    expect(store.raw.get('cohere.apiKey')).toBe('co-test-0123456789');
+  });
+
+  it('clears a setting given a blank value, without checking it as a value', () => {
+    const store = memoryStore();
+    storeSetting(store, 'cohere.apiKey', 'co-test-0123456789');
+    storeSetting(store, 'cohere.apiKey', '   ');
+    expect(shown(store, 'cohere.apiKey')).toMatchObject({ source: 'unset', value: null });
+    storeSetting(store, 'solana.rpcUrl', '');
+    expect(shown(store, 'solana.rpcUrl').source).toBe('unset');
+  });
+
+  it(`refuses a value over ${SETTING_VALUE_MAX} characters, whoever stores it`, () => {
+    const store = memoryStore();
+    expect(() => storeSetting(store, 'cohere.apiKey', 'x'.repeat(SETTING_VALUE_MAX + 1))).toThrow(
+      'cohere.apiKey: The value can be at most 4,000 characters (got 4,001).',
+    );
+    expect(store.raw.size).toBe(0);
+    storeSetting(store, 'cohere.apiKey', 'x'.repeat(SETTING_VALUE_MAX));
+    expect(store.raw.get('cohere.apiKey')).toHaveLength(SETTING_VALUE_MAX);
+  });
+
+  it('still checks the form of a value and the key', () => {
+    const store = memoryStore();
+    expect(() => storeSetting(store, 'solana.rpcUrl', ' devnet ')).toThrow(/must be an http\(s\) URL/);
+    expect(() => storeSetting(store, 'openai.key' as never, '')).toThrow(/is not a setting/);
+  });
+});
+
+describe('maskSecret', () => {
+  it('hides most of every secret: the last 4 characters only from 16 characters on', () => {
+    expect(maskSecret('short1234')).toBe('••••');
+    expect(maskSecret('abcdefghijklmno')).toBe('••••');
+    expect(maskSecret('abcdefghijklmnop')).toBe('••••mnop');
+    expect(maskSecret('0123456789abcdef0123456789abcdef0123456789')).toBe('••••6789');
+  });
+
+  it("keeps a provider's public prefix, never a key's own first characters", () => {
+    expect(maskSecret('sk-test-1234567890abcd')).toBe('sk-••••abcd');
+    expect(maskSecret('sk-short12')).toBe('sk-••••');
+    expect(maskSecret('co-test-0123456789')).toBe('co-••••6789');
+    expect(maskSecret('Ab3dEfGhIjKlMnOpQrSt')).toBe('••••QrSt');
+  });
+
+  it('is what settings show and the studio send for a secret', () => {
+    const store = memoryStore();
+    storeSetting(store, 'openai.apiKey', 'short1234');
+    expect(shown(store, 'openai.apiKey').value).toBe('••••');
+  });
+});

@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, startStudio, type TestStudio } from '../helpers/studio';
+
+let studio: TestStudio;
+beforeAll(async () => {
+  studio = await startStudio();
+});
+afterAll(() => studio.close());
+
+const put = (key: string, value: unknown) =>
+  studio.api(`/studio/settings/${key}`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json', 'X-Studio-Token': studio.studioToken },
+    body: JSON.stringify({ value }),
+  });
+
+describe('PUT /studio/settings/:key', () => {
+  it('stores a key trimmed and shows it masked: never most of a short secret', async () => {
+    const res = await put('cohere.apiKey', '  short1234  ');
+    expect(res.status).toBe(200);
+    expect((await json(res)).data).toMatchObject({ source: 'stored', value: '••••' });
+    expect(studio.services.settings.all()['cohere.apiKey']).toBe('short1234');
+    const long = await json(await put('openai.apiKey', 'sk-test-1234567890abcd'));
+    expect(long.data.value).toBe('sk-••••abcd');
+  });
+
+  it('clears a setting given a blank value', async () => {
+    await put('cohere.apiKey', 'co-test-0123456789');
+    const res = await put('cohere.apiKey', '   ');
+    expect(res.status).toBe(200);
+    expect((await json(res)).data).toMatchObject({ source: 'unset', value: null });
+  });
+
+  it('refuses a value over 4,000 characters, as `kbstudio settings set` does', async () => {
+    const res = await put('cohere.apiKey', 'k'.repeat(4_001));
+    expect(res.status).toBe(400);
+    expect((await json(res)).error.message).toContain('The value can be at most 4,000 characters.');
+  });
+});
