@@ -203,7 +203,10 @@ export function withKnownSources(
     unknownSources.push({ id, question: q.question, source: q.expectedSource, scored });
     if (scored) kept.set(id, { question: q.question, expectedText: q.expectedText });
   }
-  const suggestions = nearestSources(unknownSources.map((u) => u.source), names);
+  const suggestions = nearestSources(
+    unknownSources.map((u) => u.source),
+    names,
+  );
   for (const u of unknownSources) {
     const suggestion = suggestions.get(u.source);
     if (suggestion !== undefined) u.suggestion = suggestion;
