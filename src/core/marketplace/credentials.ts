@@ -5,7 +5,7 @@ import type {
   CredentialVerification,
   StudioCredential,
 } from '../../shared/credentials';
-import { MAX_SOL_AMOUNT, type Listing } from '../../shared/listings';
+import { isWholeLamports, MAX_SOL_AMOUNT, WHOLE_LAMPORTS_MESSAGE, type Listing } from '../../shared/listings';
 import type { Page } from '../../shared/pagination';
 import { testBuyerStatesFor, type TestBuyerState } from '../../shared/studio';
 import { InvalidInput, NotFound } from '../errors';
@@ -327,5 +327,7 @@ function lamportsOf(sol: number, field: string): number {
     throw new InvalidInput(`${field}: expected an amount of SOL, 0 or more.`);
   if (sol > MAX_SOL_AMOUNT)
     throw new InvalidInput(`${field}: at most ${MAX_SOL_AMOUNT.toLocaleString('en-US')} SOL at a time.`);
+  // 0.0000000001 SOL was stored as 0 lamports without a word, as prices are not.
+  if (!isWholeLamports(sol)) throw new InvalidInput(`${field}: ${WHOLE_LAMPORTS_MESSAGE}`);
   return solToLamports(sol);
 }

@@ -229,6 +229,21 @@ describe('CredentialService', () => {
         message: 'balance: at most 1,000,000 SOL at a time.',
       });
     }
+    // Below a lamport, or a fraction of one: not silently rounded (a grant of 1e-10 SOL stored 0).
+    for (const amount of [0.0000000001, 0.0100000005]) {
+      await expect(
+        f.services.credentials.purchase(listing.id, f.buyer, { deposit: amount }),
+      ).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: 'deposit: Use at most 9 decimals: 1 lamport is 0.000000001 SOL.',
+      });
+      await expect(
+        f.services.credentials.grant(listing.id, f.outsider, { balance: amount }),
+      ).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: 'balance: Use at most 9 decimals: 1 lamport is 0.000000001 SOL.',
+      });
+    }
     expect(f.services.credentials.listAll(listing.id)).toEqual([]);
     const { credential } = await f.services.credentials.purchase(listing.id, f.buyer, { deposit: 1_000_000 });
     expect(credential.balance).toBe(1_000_000);
