@@ -123,36 +123,49 @@ const subscriptionDays = subscriptionDaysOf();
 const retrievalRateLimit = retrievalRateLimitOf();
 const retrievalDenseWeight = z.number().min(0, 'The weight is 0 to 1.').max(1, 'The weight is 0 to 1.');
 
+/**
+ * A field the listing has no such thing as (`dimensions`, a misspelt `prize`) is refused naming it and
+ * the fields there are: dropped without a word, the request answered 200 as if it had been applied.
+ */
+const unknownListingFields =
+  (known: readonly string[]) =>
+  (issue: { code?: string; keys?: string[] }): string | undefined =>
+    issue.code === 'unrecognized_keys' && issue.keys
+      ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}; the fields are ${known.join(', ')}`
+      : undefined;
+
+const createListingFields = {
+  title,
+  description: description.default(''),
+  domain: domain.default(''),
+  tags: tags.default([]),
+  accessModel: AccessModelSchema,
+  price,
+  subscriptionDays: subscriptionDays.optional(),
+  retrievalRateLimit: retrievalRateLimit.default(DEFAULT_RETRIEVAL_RATE_LIMIT),
+  retrievalDenseWeight: retrievalDenseWeight.nullable().optional(),
+  embeddingModel: z.string().min(1).optional(),
+  creatorWallet: z.string().optional(),
+};
 export const CreateListingSchema = z
-  .object({
-    title,
-    description: description.default(''),
-    domain: domain.default(''),
-    tags: tags.default([]),
-    accessModel: AccessModelSchema,
-    price,
-    subscriptionDays: subscriptionDays.optional(),
-    retrievalRateLimit: retrievalRateLimit.default(DEFAULT_RETRIEVAL_RATE_LIMIT),
-    retrievalDenseWeight: retrievalDenseWeight.nullable().optional(),
-    embeddingModel: z.string().min(1).optional(),
-    creatorWallet: z.string().optional(),
-  })
+  .strictObject(createListingFields, { error: unknownListingFields(Object.keys(createListingFields)) })
   .meta({ id: 'CreateListing' });
 export type CreateListingInput = z.input<typeof CreateListingSchema>;
 
+const updateListingFields = {
+  title: title.optional(),
+  description: description.optional(),
+  domain: domain.optional(),
+  tags: tags.optional(),
+  accessModel: AccessModelSchema.optional(),
+  price: price.optional(),
+  subscriptionDays: subscriptionDays.nullable().optional(),
+  retrievalRateLimit: retrievalRateLimit.optional(),
+  retrievalDenseWeight: retrievalDenseWeight.nullable().optional(),
+  embeddingModel: z.string().min(1).optional(),
+};
 export const UpdateListingSchema = z
-  .object({
-    title: title.optional(),
-    description: description.optional(),
-    domain: domain.optional(),
-    tags: tags.optional(),
-    accessModel: AccessModelSchema.optional(),
-    price: price.optional(),
-    subscriptionDays: subscriptionDays.nullable().optional(),
-    retrievalRateLimit: retrievalRateLimit.optional(),
-    retrievalDenseWeight: retrievalDenseWeight.nullable().optional(),
-    embeddingModel: z.string().min(1).optional(),
-  })
+  .strictObject(updateListingFields, { error: unknownListingFields(Object.keys(updateListingFields)) })
   .meta({ id: 'UpdateListing' });
 export type UpdateListingInput = z.input<typeof UpdateListingSchema>;
 

@@ -128,6 +128,27 @@ describe('/studio API', () => {
     expect((await json(edit)).error.message).toBe(
       'price: Use at most 9 decimals: 1 lamport is 0.000000001 SOL.',
     );
+    // A field a listing does not have was dropped and answered 200, as if it had been applied.
+    const unknown = await studioFetch(`/studio/listings/${id}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: 'Renamed', dimensions: 3 }),
+    });
+    expect(unknown.status).toBe(400);
+    expect((await json(unknown)).error.message).toMatch(
+      /^body: unknown field 'dimensions'; the fields are title, description, domain, tags, accessModel, price, /,
+    );
+    const misspelt = await studioFetch('/studio/listings', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: 'x', accessModel: 'one_time', prize: 1, price: 1 }),
+    });
+    expect(misspelt.status).toBe(400);
+    expect((await json(misspelt)).error.message).toMatch(
+      /^body: unknown field 'prize'; the fields are title, /,
+    );
+    const kept = await json(await studioFetch(`/studio/listings/${id}`));
+    expect(kept.data.title).toBe('Edit me');
   });
 
   it('creates an API key shown once that then works on /v1, and revokes it', async () => {
