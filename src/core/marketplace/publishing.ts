@@ -6,8 +6,18 @@ import type { Ledger } from './ledger/ledger';
 import { newNonce, signInstruction } from './ledger/signing';
 import type { ListingService } from './listings';
 
-/** The creator's side of the ledger: publishing a listing and withdrawing what it earned. */
+/**
+ * The creator's side of the ledger: publishing a listing and withdrawing what it earned.
+ *
+ * Publishing and withdrawing first read where the listing stands (published? how much to pay out?) and
+ * then act on it over the network. Two requests for one listing at once would both read the same state
+ * and both send: the program refuses the later one (AccountAlreadyInUse, InsufficientEarnings) where it
+ * should have been answered "already published" or "nothing to withdraw". So they run one at a time per
+ * listing, within this process (the studio's server and each CLI command hold one service).
+ */
 export class PublishingService {
+  private readonly queue = new KeyedQueue();
+
   constructor(
     private readonly listings: ListingService,
     private readonly ledger: Ledger,
@@ -26,9 +36,12 @@ export class PublishingService {
 
   /** `publish`, saying whether the listing was already published on the ledger in use. */
   async publishOnce(listingId: string): Promise<{ listing: Listing; alreadyPublished: boolean }> {
-    const listing = this.listings.get(listingId, 'studio');
-    if (this.ledger.published(listing.id)) return { listing, alreadyPublished: true };
-    return { listing: await this.signAndPublish(listing), alreadyPublished: false };
+    const id = this.listings.get(listingId, 'studio').id;
+    return this.queue.run(id, async () => {
+      const listing = this.listings.get(id, 'studio');
+      if (await this.ledger.published(listing.id)) return { listing, alreadyPublished: true };
+      return { listing: await this.signAndPublish(listing), alreadyPublished: false };
+    });
   }
 
   private async signAndPublish(listing: Listing): Promise<Listing> {
@@ -62,6 +75,11 @@ export class PublishingService {
 
   /** Withdraws exactly what the listing can pay out; with nothing to pay, no instruction is sent. */
   async withdraw(listingId: string): Promise<Withdrawal> {
+    const id = this.listings.get(listingId, 'studio').id;
+    return this.queue.run(id, () => this.withdrawNow(id));
+  }
+
+  private async withdrawNow(listingId: string): Promise<Withdrawal> {
     const listing = this.listings.get(listingId, 'studio');
     const { withdrawableLamports } = await this.ledger.earnings(listing.id);
     if (withdrawableLamports === 0) return { listingId: listing.id, amount: 0, signature: null };
@@ -74,5 +92,23 @@ export class PublishingService {
     );
     const { amountLamports, signature } = await this.ledger.withdrawEarnings(signed);
     return { listingId: listing.id, amount: lamportsToSol(amountLamports), signature };
+  }
+}
+
+/** Runs the tasks given for one key one after another, in the order given; other keys run freely. */
+class KeyedQueue {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const result = (this.tails.get(key) ?? Promise.resolve()).then(task);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return result;
   }
 }

@@ -36,6 +36,11 @@ export interface PushProgress {
   totals: Omit<PushReport['totals'], 'unconfirmed'> & { unconfirmed?: number };
   remoteDocumentCount: number | null;
   remoteChunkCount: number | null;
+  /**
+   * The remote listing the parts went to, once learnt: a push that creates one learns it from its first
+   * part's upload, after its plan was recorded. Absent from what earlier versions recorded.
+   */
+  remoteListingId?: string | null;
 }
 
 /** A push a stop interrupted: its plan, and how far it got when last recorded (null: no part ended). */
@@ -53,16 +58,23 @@ export function pushProgress(report: PushReport): PushProgress {
     totals: report.totals,
     remoteDocumentCount: report.remoteDocumentCount,
     remoteChunkCount: report.remoteChunkCount,
+    remoteListingId: report.remoteListingId,
   };
+}
+
+/** The remote listing of an interrupted push: the one learnt while it ran, else the one it set out to. */
+export function interruptedRemoteListing(plan: PushPlan, progress: PushProgress | null): string | null {
+  return progress?.remoteListingId !== undefined ? progress.remoteListingId : plan.remoteListingId;
 }
 
 /** Whether a part has ended, for good or not: what it did is then known and kept. */
 export const partEnded = (part: Pick<PushPart, 'state'>): boolean =>
   part.state === 'completed' || part.state === 'failed';
 
-/** The parts' ends and uploads: when this changes, the progress is recorded again. */
+/** The parts' ends and uploads, and the remote listing: when this changes, the progress is recorded again. */
 export function pushProgressKey(report: PushReport): string {
-  return report.parts.map((p) => `${partEnded(p) ? p.state : '-'}:${p.uploadId ?? ''}`).join(',');
+  const parts = report.parts.map((p) => `${partEnded(p) ? p.state : '-'}:${p.uploadId ?? ''}`).join(',');
+  return `${report.remoteListingId ?? ''}|${parts}`;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { PushJob, PushReport } from '../../shared/push';
 import { Conflict, NotFound } from '../errors';
 import { newId } from '../ids';
 import {
+  interruptedRemoteListing,
   interruptedTotals,
   PART_INTERRUPTED_MESSAGE,
   partEnded,
@@ -188,7 +189,7 @@ function interruptedSnapshot({ id, listingId, startedAt, plan, progress }: Inter
     id,
     listingId,
     target: plan.target,
-    remoteListingId: plan.remoteListingId,
+    remoteListingId: interruptedRemoteListing(plan, progress),
     state: 'interrupted',
     parts: (progress?.parts ?? []).map((part) =>
       partEnded(part) ? { ...part, files: [] } : { ...part, state: 'failed', error: interrupted, files: [] },

@@ -158,6 +158,8 @@ export async function pushListing(
   const sender = new PartSender(request, client, listing, report, notifier, madeWithOtherKey, (remoteId) => {
     report.remoteListingId = remoteId ?? null;
     memory.rememberRemoteListing(baseUrl, listing.id, remoteId, remoteId ? keyFingerprint : undefined);
+    // Reported (and so journalled) at once: a push stopped from here on names the listing it wrote to.
+    notifier.update(true);
   });
 
   let keyAccepted = false;

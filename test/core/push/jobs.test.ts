@@ -156,6 +156,25 @@ describe("PushJobs: what the journal keeps of a push's parts", () => {
     });
   });
 
+  it('names the remote listing a push created once its first part was taken, though a stop cut it short', async () => {
+    const jobs = new PushJobs(services.pushJournal);
+    const job = await jobs.start(async (_signal, onUpdate) => {
+      // No remote listing remembered: the first upload creates one and names it.
+      onUpdate(report([part(1), part(2)], { remoteListingId: null }));
+      onUpdate(
+        report([part(1, { state: 'sending', uploadId: 'upl_1', attempts: 1 }), part(2)], {
+          remoteListingId: 'lst_created',
+        }),
+      );
+      return new Promise<PushReport>(() => undefined);
+    });
+    recoverInterruptedJobs(services.db);
+    const found = new PushJobs(services.pushJournal).get(job.id);
+    expect(found.state).toBe('interrupted');
+    expect(found.remoteListingId).toBe('lst_created');
+    expect(found.totals).toMatchObject({ files: 4, unconfirmed: 2, not_stored: 2 });
+  });
+
   it('counts the files of the part a stop cut short: 8 files in 3 parts, the third upload hanging', async () => {
     const three = (index: number, change: Partial<PushPart> = {}): PushPart => {
       const base = part(index, change);

@@ -147,9 +147,11 @@ export interface Ledger {
   walletFlows(address: string): WalletFlows;
   /**
    * Whether this ledger already created the published listing (publishing it again sends nothing). On
-   * the embedded ledger a listing created on chain counts as created: its terms are the chain's.
+   * the embedded ledger a listing created on chain counts as created: its terms are the chain's. On
+   * Solana the listing account must also be on the cluster in use (another cluster, or one reset, has
+   * none of the studio's records).
    */
-  published(listingId: string): boolean;
+  published(listingId: string): Promise<boolean>;
 }
 
 /**

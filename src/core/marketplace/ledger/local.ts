@@ -131,11 +131,15 @@ export class LocalLedger implements Ledger {
     return this.deps.entries.createdOnChain(listingId);
   }
 
+  async published(listingId: string): Promise<boolean> {
+    return this.recordedPublished(listingId, 'local');
+  }
+
   /**
-   * Whether `ledger` already created the listing. A listing on chain counts as created for the
-   * embedded ledger too: its terms and money are the chain's.
+   * Whether the studio's records say `ledger` created the listing. A listing on chain counts as created
+   * for the embedded ledger too: its terms and money are the chain's.
    */
-  published(listingId: string, ledger: LedgerKind = 'local'): boolean {
+  recordedPublished(listingId: string, ledger: LedgerKind): boolean {
     const listing = this.deps.listings.get(listingId, 'studio');
     if (listing.status !== 'published') return false;
     return this.deps.entries
@@ -153,6 +157,26 @@ export class LocalLedger implements Ledger {
     on: LedgerKind = 'local',
   ): Promise<ListingCreated> {
     return this.applyCreateListingTransaction(signed, on);
+  }
+
+  /**
+   * A listing goes on chain only with nothing of it left on the embedded ledger: the program knows
+   * neither the credentials bought here nor the earnings not yet paid out, so they would carry over
+   * unbacked (a buyer querying on Solana on an embedded credential) or vanish from view (this ledger
+   * refuses to pay out an on-chain listing). Test grants are the studio's own and stay. A listing the
+   * studio already created on chain is past this: its paid credentials are the chain's.
+   */
+  refuseEmbeddedHoldings(listingId: string): void {
+    const listing = this.deps.listings.get(listingId, 'studio');
+    if (this.deps.entries.createdOnChain(listing.id)) return;
+    const purchased = this.deps.credentials.listAll(listing.id).filter((c) => !c.testGrant).length;
+    const { withdrawableLamports } = this.earningsNow(listing.id);
+    if (purchased === 0 && withdrawableLamports === 0) return;
+    const credentials = `${purchased} credential${purchased === 1 ? '' : 's'} bought`;
+    const withdrawable = `${lamportsToSol(withdrawableLamports)} SOL`;
+    throw new Conflict(
+      `Listing '${listing.id}' holds ${credentials} on the embedded ledger and ${withdrawable} of embedded earnings to withdraw; the program on chain would know neither, so it cannot go on chain yet. With the embedded ledger in use (setting solana.rpcUrl empty), withdraw the earnings (\`kbstudio listings withdraw ${listing.id}\`) and revoke those credentials (\`kbstudio credentials revoke --listing ${listing.id} --wallet <holder>\`; revoking refunds a per-query balance), then publish it on Solana. Test grants may stay.`,
+    );
   }
 
   /** Checks a signed create_listing transaction against the listing without recording it. */

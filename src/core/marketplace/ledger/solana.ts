@@ -64,6 +64,7 @@ export class SolanaLedger implements Ledger {
         );
       }
     } else {
+      local.refuseEmbeddedHoldings(args.listingId);
       ({ signature } = await client.createListing(this.programSigner(args.creator), {
         listingId: args.listingId,
         accessModel: args.accessModel,
@@ -81,7 +82,9 @@ export class SolanaLedger implements Ledger {
 
   /**
    * A transaction the creator's wallet signed: checked locally first (no fee for a refusal), sent as
-   * signed unless the listing is already on chain with the same terms, then recorded locally.
+   * signed unless the listing is already on chain with the same terms, then recorded locally. As with
+   * `published`, a listing already on chain that the studio has recorded there is left as it is:
+   * nothing is sent or recorded (the signature returned was never sent).
    */
   async createListingTransaction(signed: SignedListingTransaction): Promise<ListingCreated> {
     const { local } = this.deps;
@@ -100,7 +103,9 @@ export class SolanaLedger implements Ledger {
           `Listing '${signed.listingId}' is already on chain at ${address} with other terms (${existing.accessModel}, ${existing.priceLamports} lamports); on-chain terms cannot change, so create a new listing.`,
         );
       }
+      if (local.recordedPublished(signed.listingId, 'solana')) return { pdaAddress: address, signature };
     } else {
+      local.refuseEmbeddedHoldings(signed.listingId);
       signature = await client.sendSignedTransaction(signed.wire);
     }
     await local.createListingTransaction(signed, 'solana');
@@ -111,8 +116,16 @@ export class SolanaLedger implements Ledger {
     return this.deps.local.walletFlows(address, 'solana');
   }
 
-  published(listingId: string): boolean {
-    return this.deps.local.published(listingId, 'solana');
+  /**
+   * The studio's records say where a listing was created, but not on which cluster: after another
+   * cluster is chosen, or a validator reset, they name an account that is not there, and a listing
+   * called published there could be sold nowhere. The listing account over RPC decides.
+   */
+  async published(listingId: string): Promise<boolean> {
+    if (!this.deps.local.recordedPublished(listingId, 'solana')) return false;
+    const listing = this.deps.listings.get(listingId, 'studio');
+    const client = this.deps.client();
+    return (await client.getListing(client.listingAddress(listing.creatorWallet, listing.id))) !== null;
   }
 
   /**

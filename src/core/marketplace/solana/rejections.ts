@@ -29,7 +29,11 @@ const SYSTEM_ERRORS: Record<number, [name: string, message: string]> = {
 };
 
 const FORBIDDEN = new Set(['Unauthorized', 'ConstraintHasOne', 'ConstraintSigner', 'AccountNotSigner']);
-const CONFLICT = new Set(['AlreadyPurchased', 'AccountAlreadyInUse']);
+/**
+ * The state changed under the request. The studio withdraws exactly what the listing account showed, so
+ * InsufficientEarnings means another withdrawal was paid in between.
+ */
+const CONFLICT = new Set(['AlreadyPurchased', 'AccountAlreadyInUse', 'InsufficientEarnings']);
 
 /**
  * A DomainError for a transaction the cluster refused. `message` is the RPC's text (e.g.

@@ -269,7 +269,7 @@ describe('SolanaProgramClient against a local JSON-RPC node', () => {
     });
     const tooMuch = await rejection(client.withdrawEarnings(creator, { listing, amountLamports: SOL + 1n }));
     expect(tooMuch.programError?.name).toBe('InsufficientEarnings');
-    expect(tooMuch.code).toBe('invalid_request');
+    expect(tooMuch.code).toBe('conflict');
     const notCreator = await rejection(client.withdrawEarnings(buyer, { listing, amountLamports: 1n }));
     expect(notCreator.code).toBe('forbidden');
     expect(notCreator.programError?.name).toBe('ConstraintHasOne');

@@ -380,7 +380,7 @@ function SignListingCard({
         {listing.data && (
           <Text size="xs" c="dimmed">
             {listing.data.status === 'published'
-              ? `Published${listing.data.pdaAddress ? ` at ${shortAddress(listing.data.pdaAddress, 6, 6)}` : ''}; signing again records the current terms.`
+              ? `Published${listing.data.pdaAddress ? ` at ${shortAddress(listing.data.pdaAddress, 6, 6)}` : ''}. Signing again records the current terms on the embedded ledger; on Solana it puts the listing on chain if it is not there yet, and sends and records nothing if it is.`
               : 'A draft: signing publishes it.'}{' '}
             Creator: {creator ? shortAddress(creator, 6, 6) : '—'}.
           </Text>
