@@ -71,6 +71,22 @@ const PLAIN_WORDS: [RegExp, string][] = [
 ];
 
 /**
+ * Whether `err` is about a value typed for a flag of `command` (or of a command above it, `--data-dir`):
+ * an `invalid_request` whose message begins with that flag (`--top-k: Too big: …`, as inFlagTerms puts
+ * the services' validation errors). Those are the user's arguments, worth a pointer to the command's
+ * help; an error about the data (an unknown listing id, a missing file) is not.
+ */
+export function isFlagValueError(err: unknown, command: Command): boolean {
+  if (!(err instanceof DomainError) || err.code !== 'invalid_request') return false;
+  const flag = /^(--[A-Za-z0-9][\w-]*)[\s:]/.exec(err.message)?.[1];
+  if (flag === undefined) return false;
+  for (let c: Command | null = command; c; c = c.parent) {
+    if (c.options.some((o) => o.long === flag)) return true;
+  }
+  return false;
+}
+
+/**
  * A validation error of the services names the field of their input (`retrievalRateLimit: ...`,
  * `chunk_size: ...`); on the command line it names the flag typed instead (`--rate-limit: ...`). Only
  * fields that are flags of `command` are renamed.

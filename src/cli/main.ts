@@ -9,6 +9,7 @@ import { queryCommand } from './commands/query';
 import { serveCommand } from './commands/serve';
 import { settingsCommand } from './commands/settings';
 import { walletCommand } from './commands/wallet';
+import { isFlagValueError } from './context';
 import { exitQuietlyOnClosedPipe, reportError } from './output';
 import { packageVersion } from './version';
 
@@ -77,12 +78,32 @@ export async function main(argv: string[]): Promise<void> {
   exitQuietlyOnClosedPipe();
   const json = argv.includes('--json');
   const program = buildProgram({ json });
+  // The command whose action ran (`listings create`), for the pointer to its help after a bad flag value.
+  let running: Command | undefined;
+  program.hook('preAction', (_program, action) => {
+    running = action;
+  });
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    process.exitCode = commanderExit(err, json) ?? reportError(err, json);
+    process.exitCode = commanderExit(err, json) ?? reportActionError(err, json, running);
   }
 }
+
+/**
+ * An error of a command's action. A bad value typed for one of its flags (`--top-k 21`, `--access-model
+ * bogus`, checked by the action or the services, not by commander) is an argument error as an unknown
+ * flag is, and gets the same pointer to the command's help; --json keeps to the error body.
+ */
+function reportActionError(err: unknown, json: boolean, command: Command | undefined): number {
+  const code = reportError(err, json);
+  if (!json && command && isFlagValueError(err, command)) printUsagePointer(command);
+  return code;
+}
+
+const printUsagePointer = (command: Command): void => {
+  process.stderr.write(`(run '${commandPath(command)} --help' for usage)\n`);
+};
 
 /**
  * The exit code of commander's own endings: help and version printed (0), a group run without its
@@ -102,6 +123,6 @@ function commanderExit(err: unknown, json: boolean): number | undefined {
     );
   }
   const code = reportError(err, json);
-  if (!json && command) process.stderr.write(`(run '${commandPath(command)} --help' for usage)\n`);
+  if (!json && command) printUsagePointer(command);
   return code;
 }

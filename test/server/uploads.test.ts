@@ -596,6 +596,59 @@ describe('POST /v1/upload refusals and failures leave nothing behind', () => {
     }
   });
 
+  it('refuses a name repeated across archives before the 202, as a repeat inside one archive is', async () => {
+    const small = await archive('small.zip', [
+      { name: 'a/intro.md', data: '# Intro' },
+      { name: 'b.md', data: '# B' },
+    ]);
+    const listings = count('listings');
+    const uploads = count('uploads');
+    // The same archive sent twice under another name: it was accepted, and the upload then failed.
+    const res = await send(form([small, { path: small.path, name: 'copy.zip' }], {}));
+    const body = await json(res);
+    expect(res.status, body.error?.message).toBe(422);
+    expect(body.error).toEqual({
+      code: 'invalid_document',
+      status: 422,
+      message: expect.stringMatching(
+        /^copy\.zip: entry "a\/intro\.md" has the same name as "small\.zip\/a\/intro\.md": .*rename one of them to keep both\.$/,
+      ),
+      requestId: expect.stringMatching(/^req_/),
+    });
+    // The body of a repeat inside one archive, refused the same way.
+    const inOne = await send(
+      form(
+        [
+          await archive('dup-one.zip', [
+            { name: 'a.md', data: '# One' },
+            { name: 'a.md', data: '# Two' },
+          ]),
+        ],
+        {},
+      ),
+    );
+    const inOneBody = await json(inOne);
+    expect(inOne.status).toBe(422);
+    expect(Object.keys(inOneBody.error).sort()).toEqual(Object.keys(body.error).sort());
+    expect([count('listings'), count('uploads')]).toEqual([listings, uploads]);
+  });
+
+  it('refuses a document over 50 MB sent by itself, not zipped, before the 202', async () => {
+    const big = join(scratch.path, 'big.md');
+    writeFileSync(big, Buffer.alloc(50 * 1024 * 1024 + 10, 'a'));
+    const listings = count('listings');
+    const uploads = count('uploads');
+    const res = await send(form([{ path: big, name: 'big.md' }], {}));
+    const body = await json(res);
+    expect(res.status, body.error?.message).toBe(413);
+    expect(body.error.code).toBe('payload_too_large');
+    expect(body.error.message).toMatch(
+      /^big\.md: the file is 52,428,810 bytes; the limit is 52,428,800 bytes \(50 MB\) per file\. /,
+    );
+    expect([count('listings'), count('uploads')]).toEqual([listings, uploads]);
+    rmSync(big);
+  });
+
   it('removes the draft listing a failed upload created, and still reports the failure', async () => {
     const jsonl = await archive('vectors.zip', [
       { name: 'vectors.jsonl', data: `${JSON.stringify({ text: 'hello', embedding: [0.1, 0.2, 0.3] })}\n` },
@@ -667,7 +720,9 @@ describe('POST /v1/upload refusals and failures leave nothing behind', () => {
       message: expect.stringContaining('b.pdf'),
     });
     // Its progress is where the work stopped, not an early write (`reading 0/3` beside three results).
-    expect(failed.progress).toMatchObject({ filesTotal: 4, stage: expect.not.stringMatching(/^reading$/) });
+    // Ended on the stage `failed` (it kept `embedding` and the file then read), with the counts reached.
+    expect(failed.progress).toMatchObject({ filesTotal: 4, stage: 'failed' });
+    expect(failed.progress).not.toHaveProperty('file');
     expect(failed.progress.filesDone).toBeGreaterThan(0);
     const bySource = Object.fromEntries(
       failed.files.map((f: { source: string }) => [f.source, f] as const),

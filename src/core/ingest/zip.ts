@@ -26,6 +26,7 @@ import {
   InflatedBytesMeter,
   formatBytes,
   ratioBudget,
+  sizeAgainstLimit,
   type ZipLimits,
 } from './zipLimits';
 import { openZipFile, type OpenedZip } from './zipReader';
@@ -151,8 +152,9 @@ async function withCheckedArchive<T>(
   const limits: ZipLimits = { ...DEFAULT_ZIP_LIMITS, ...definedOnly(limitOverrides) };
   const archiveBytes = (await fs.stat(zipPath)).size;
   if (archiveBytes > limits.maxArchiveBytes) {
+    const shown = sizeAgainstLimit(archiveBytes, limits.maxArchiveBytes);
     throw new PayloadTooLarge(
-      `${source}: the archive is ${formatBytes(archiveBytes)}; the limit is ${formatBytes(limits.maxArchiveBytes)} per archive.`,
+      `${source}: the archive is ${shown.size}; the limit is ${shown.limit} per archive.`,
     );
   }
   const { zipfile, endListing } = await openZip(zipPath, source);
@@ -253,8 +255,9 @@ async function planExtraction(
     }
     const maxBytes = fileLimit(verdict.format, limits);
     if (entry.uncompressedSize > maxBytes) {
+      const shown = sizeAgainstLimit(entry.uncompressedSize, maxBytes);
       throw new PayloadTooLarge(
-        `${source}: "${printableName(cleaned.path)}" is ${formatBytes(entry.uncompressedSize)} uncompressed; the limit is ${formatBytes(maxBytes)} per file.`,
+        `${source}: "${printableName(cleaned.path)}" is ${shown.size} uncompressed; the limit is ${shown.limit} per file.`,
       );
     }
     declaredTotal += entry.uncompressedSize;

@@ -60,6 +60,19 @@ export function formatBytes(bytes: number): string {
 const trimZero = (n: number): string => n.toFixed(1).replace(/\.0$/, '');
 
 /**
+ * A size refused against its limit, both as a message says them: rounded (formatBytes), unless they
+ * would then read the same. A file of 50 MB and 10 bytes read "is 50 MB; the limit is 50 MB"; it is
+ * now "is 52,428,810 bytes; the limit is 52,428,800 bytes (50 MB)".
+ */
+export function sizeAgainstLimit(bytes: number, limit: number): { size: string; limit: string } {
+  const size = formatBytes(bytes);
+  const rounded = formatBytes(limit);
+  if (size !== rounded) return { size, limit: rounded };
+  const exact = (n: number) => `${n.toLocaleString('en-US')} bytes`;
+  return { size: exact(bytes), limit: `${exact(limit)} (${rounded})` };
+}
+
+/**
  * Passes an entry's inflated bytes through, counting them as they come (so a bomb stops after at most
  * one chunk past a limit, whatever its headers claim) and checking the CRC-32 that yauzl leaves unchecked.
  */

@@ -81,6 +81,7 @@ export class UploadService {
       const stored = u.progress.stage === 'done';
       this.repo.update(u.uploadId, {
         status: 'failed',
+        progress: failedProgress(u.progress),
         error: {
           code: 'internal_error',
           message: stored
@@ -314,12 +315,14 @@ export class UploadService {
           message: `The upload failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
         };
     try {
-      // The last progress this process saw (written at most every PROGRESS_EVERY_MS, and not at all
-      // while a commit held the lock): a failed upload read `reading 0/3` beside its three file results.
-      const progress = this.live.get(id)?.progress;
+      // The counts of the last progress this process saw (written at most every PROGRESS_EVERY_MS, and
+      // not at all while a commit held the lock: a failed upload read `reading 0/3` beside its three file
+      // results), under the stage `failed`: it kept reading `embedding` and the file then being read
+      // (or `queued`, for one failed before it started) as if it were still under way.
+      const progress = failedProgress(this.live.get(id)?.progress ?? current?.progress ?? record.progress);
       await this.updateWhenFree(id, {
         status: 'failed',
-        ...(progress ? { progress } : {}),
+        progress,
         error,
         ...(err instanceof IngestionFailed ? { files: err.outcomes.map((o) => notStored(o, error)) } : {}),
         updatedAt: this.now().toISOString(),
@@ -376,6 +379,15 @@ function notStored(outcome: FileOutcome, failure: { code: string; message: strin
     chunks: 0,
     error: { code: failure.code, message: `Not stored: the upload failed (${failure.message})` },
   };
+}
+
+/**
+ * The progress a failed upload ends with: the counts it reached, and the stage `failed`, as a completed
+ * one ends on `done` (docs/ingestion.md, "Uploads"). No file is being read any more.
+ */
+function failedProgress(reached: Upload['progress']): Upload['progress'] {
+  const { filesDone, filesTotal, bytesDone, bytesTotal, chunks } = reached;
+  return { stage: 'failed', filesDone, filesTotal, bytesDone, bytesTotal, chunks };
 }
 
 /** An upload's files are received in <dataDir>/tmp/<id>. */

@@ -250,3 +250,122 @@ describe('names from folders and previews', () => {
     }
   });
 });
+
+describe('precheckUploadFiles checks across the upload, as the ingestion of it would', () => {
+  const MB = 1024 * 1024;
+  const plainFile = (name: string, data: string | Buffer) => {
+    const path = join(work, `part-${count++}-${name}`);
+    writeFileSync(path, data);
+    return { path, name };
+  };
+
+  it('refuses a name given in two archives before the 202, as a duplicate inside one archive is', async () => {
+    const file = zipFile([
+      { name: 'a/intro.md', data: '# Intro' },
+      { name: 'b.md', data: '# B' },
+    ]);
+    const err = await refusal(
+      precheckUploadFiles([
+        { path: file, name: 'small.zip' },
+        { path: file, name: 'copy.zip' },
+      ]),
+    );
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err.code).toBe('invalid_document');
+    expect(err.message).toBe(
+      'copy.zip: entry "a/intro.md" has the same name as "small.zip/a/intro.md": the files of an upload are stored under their paths inside their archives (a file sent by itself under its own name), so a name may appear only once in the upload; rename one of them to keep both.',
+    );
+  });
+
+  it('refuses a file sent by itself under the name of an archive entry, and the same name sent twice', async () => {
+    const archive = { path: zipFile([{ name: 'a.md', data: '# A' }]), name: 'kb.zip' };
+    const bare = plainFile('a.md', '# Bare');
+    const beside = await refusal(precheckUploadFiles([archive, bare]));
+    expect(beside.code).toBe('invalid_document');
+    expect(beside.message).toMatch(/^a\.md: the file has the same name as "kb\.zip\/a\.md": /);
+    const before = await refusal(precheckUploadFiles([bare, archive]));
+    expect(before.message).toMatch(/^kb\.zip: entry "a\.md" has the same name as "a\.md": /);
+    const twice = await refusal(precheckUploadFiles([bare, plainFile('a.md', '# Other')]));
+    expect(twice.message).toMatch(/^a\.md: the file has the same name as "a\.md": /);
+  });
+
+  it('refuses exactly the names the ingestion would refuse, no more (the two never disagree)', async () => {
+    const { collectSources } = await import('../../../src/core/ingest/sources');
+    const one = zipFile([
+      { name: 'docs/a.md', data: '# A' },
+      { name: 'Notes.md', data: '# N' },
+    ]);
+    const other = zipFile([
+      { name: 'docs/A.md', data: '# A, other case' },
+      { name: 'notes.md', data: '# n' },
+      { name: 'docs/b.md', data: '# B' },
+    ]);
+    const clash = zipFile([{ name: 'docs/b.md', data: '# B again' }]);
+    const uploads: { path: string; name: string }[][] = [
+      [
+        { path: one, name: 'one.zip' },
+        { path: other, name: 'other.zip' },
+      ],
+      [
+        { path: other, name: 'other.zip' },
+        { path: clash, name: 'clash.zip' },
+      ],
+      [{ path: one, name: 'one.zip' }, plainFile('notes.md', '# bare')],
+      [{ path: other, name: 'other.zip' }, plainFile('notes.md', '# bare')],
+    ];
+    const verdicts: [boolean, boolean][] = [];
+    for (const files of uploads) {
+      const workDir = mkdtempSync(join(work, 'collect-'));
+      const collected = await collectSources(
+        files.map((f) => ({ ...f })),
+        workDir,
+        BULK_LIMITS,
+      );
+      const ingestionRefuses = collected.rejected.some((r) =>
+        r.error.message.includes('the name appears twice in this ingestion'),
+      );
+      const precheckRefuses = await precheckUploadFiles(files).then(
+        () => false,
+        () => true,
+      );
+      verdicts.push([precheckRefuses, ingestionRefuses]);
+    }
+    // Names differing in case across archives are no clash for either; the same name is, for both.
+    expect(verdicts).toEqual([
+      [false, false],
+      [true, true],
+      [false, false],
+      [true, true],
+    ]);
+  });
+
+  it('refuses a document sent by itself (not zipped) over the per-file limit, as a zipped one is', async () => {
+    const limits = { ...BULK_LIMITS, maxFileBytes: MB };
+    const big = plainFile('big.md', Buffer.alloc(2 * MB, 'a'));
+    const err = await refusal(precheckUploadFiles([big], limits));
+    expect(err.code).toBe('payload_too_large');
+    expect(err.message).toMatch(/^big\.md: the file is 2 MB; the limit is 1 MB per file\. /);
+    // Just over: the rounded sizes would read the same, so the bytes are given.
+    const over = plainFile('over.md', Buffer.alloc(MB + 10, 'a'));
+    const just = await refusal(precheckUploadFiles([over], limits));
+    expect(just.message).toMatch(
+      /^over\.md: the file is 1,048,586 bytes; the limit is 1,048,576 bytes \(1 MB\) per file\. /,
+    );
+    // A file of exactly the limit is taken, and JSONL embeddings (streamed) are exempt.
+    await expect(
+      precheckUploadFiles([plainFile('exact.md', Buffer.alloc(MB, 'a'))], limits),
+    ).resolves.toBeUndefined();
+    await expect(
+      precheckUploadFiles([plainFile('vectors.jsonl', Buffer.alloc(2 * MB, 'v'))], limits),
+    ).resolves.toBeUndefined();
+  });
+
+  it('refuses a document over 50 MB under the bulk limits', async () => {
+    const big = plainFile('big.csv', Buffer.alloc(50 * MB + 10, 'a'));
+    const err = await refusal(precheckUploadFiles([big]));
+    expect(err.code).toBe('payload_too_large');
+    expect(err.message).toMatch(
+      /^big\.csv: the file is 52,428,810 bytes; the limit is 52,428,800 bytes \(50 MB\) per file\. /,
+    );
+  });
+});

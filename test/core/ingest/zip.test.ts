@@ -258,6 +258,33 @@ describe('extractZip', () => {
     expect(await listTree(dest)).toEqual([]);
   });
 
+  it('gives the bytes of an entry just over the limit, where the rounded sizes would read the same', async () => {
+    const MB = 1024 * 1024;
+    const zip = await writeZip([{ name: 'big.md', data: 'tiny', declaredSize: 50 * MB + 10 }]);
+    const err = await refusal(extractZip(zip, dest));
+    expect(err).toBeInstanceOf(PayloadTooLarge);
+    // It read "is 50 MB uncompressed; the limit is 50 MB per file".
+    expect(err.message).toMatch(
+      /^upload\.zip: "big\.md" is 52,428,810 bytes uncompressed; the limit is 52,428,800 bytes \(50 MB\) per file\. /,
+    );
+    // Sizes that read apart keep the rounded wording.
+    const far = await writeZip([{ name: 'big.md', data: 'tiny', declaredSize: 60 * MB }], 'far.zip');
+    expect((await refusal(extractZip(far, dest))).message).toContain(
+      '"big.md" is 60 MB uncompressed; the limit is 50 MB per file.',
+    );
+  });
+
+  it('gives the bytes of an archive just over the archive limit, where the rounded sizes would read the same', async () => {
+    const big = await writeZip([{ name: 'a.md', data: Buffer.alloc(3 * 1024, 'a'), method: 0 }], 'big.zip');
+    const size = (await fs.stat(big)).size;
+    const tight = await refusal(extractZip(big, dest, { maxArchiveBytes: size - 2 }));
+    expect(tight).toBeInstanceOf(PayloadTooLarge);
+    // It read "the archive is 3.1 KB; the limit is 3.1 KB per archive".
+    expect(tight.message).toBe(
+      `big.zip: the archive is ${size.toLocaleString('en-US')} bytes; the limit is ${(size - 2).toLocaleString('en-US')} bytes (3.1 KB) per archive. Larger knowledge bases require a creator plan upgrade or contacting support.`,
+    );
+  });
+
   it('applies a lowered per-file limit to honest entries', async () => {
     const zip = await writeZip([{ name: 'big.csv', data: Buffer.alloc(2 * 1024 * 1024, 'a') }]);
     const err = await refusal(extractZip(zip, dest, { maxFileBytes: 1024 * 1024 }));
