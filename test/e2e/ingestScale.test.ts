@@ -77,7 +77,7 @@ describe('Ingest at scale and after rejections, in Chromium', () => {
       }
       const page = await openIngest(offline);
       await page.locator('input[webkitdirectory]').setInputFiles(folder);
-      const ingest = page.getByRole('button', { name: `Ingest ${FILES} files` });
+      const ingest = page.getByRole('button', { name: `Ingest ${FILES.toLocaleString('en-US')} files` });
       await ingest.waitFor({ timeout: 60_000 });
 
       // The queue: one page of rows, the others a click away.
@@ -97,7 +97,7 @@ describe('Ingest at scale and after rejections, in Chromium', () => {
           .observe(document.body, { childList: true, subtree: true });
       })()`);
       await ingest.click();
-      await page.getByText(/· \d+ of 1500 files ·/).waitFor({ timeout: 60_000 });
+      await page.getByText(/· [\d,]+ of 1,500 files ·/).waitFor({ timeout: 60_000 });
       await shoot(page, 'ingest-scale-running-1280x800-light');
       await page.getByText('Ingestion finished').waitFor({ timeout: 240_000 });
 

@@ -101,10 +101,7 @@ export async function collectSources(
       rejected.push({
         source: origin,
         format: 'format' in kind ? kind.format : extname(source).slice(1),
-        error: new InvalidDocument(
-          origin,
-          `not ingested: the name appears twice in this ingestion, and ${earlier.origin} took it first as "${source}"; rename one of them to keep both.`,
-        ),
+        error: new InvalidDocument(origin, duplicateNameMessage(earlier.origin, origin, source)),
       });
       return;
     }
@@ -219,6 +216,20 @@ export async function collectSources(
   if (unsupported.length) throw new UnsupportedFileType(unsupported);
   files.sort((a, b) => a.source.localeCompare(b.source));
   return { files, rejected };
+}
+
+/**
+ * Why `origin`, whose name `source` another file took first, was not ingested. An archive's entry is
+ * renamed inside its archive (`a.md took it first as "a.md"` said the same name twice).
+ */
+function duplicateNameMessage(taker: string, origin: string, source: string): string {
+  const as = taker === source ? '' : ` as "${source}"`;
+  const archive = origin === source ? undefined : origin.slice(0, -source.length - 1);
+  const fix =
+    archive === undefined
+      ? 'rename one of them to keep both'
+      : `rename the entry inside ${archive} to keep both, or leave ${archive} out to keep only ${taker}`;
+  return `not ingested: the name appears twice in this ingestion, and ${taker} took it first${as}; ${fix}.`;
 }
 
 interface EmptyInput {

@@ -88,6 +88,27 @@ describe('collectSources', () => {
     expect(rejected[0]!.error.message).toMatch(/the name appears twice in this ingestion/);
   });
 
+  it('names both files of a shared name once, and says to rename an archive’s entry inside its archive', async () => {
+    const x = join(dir.path, 'x.zip');
+    writeFileSync(x, buildZip([{ name: 'codeblock.md', data: '# Other' }]));
+    const entryLost = await collect([join(sub, 'codeblock.md'), x]);
+    expect(entryLost.rejected.map((r) => [r.source, r.error.message])).toEqual([
+      [
+        'x.zip/codeblock.md',
+        'x.zip/codeblock.md: not ingested: the name appears twice in this ingestion, and codeblock.md took it first; rename the entry inside x.zip to keep both, or leave x.zip out to keep only codeblock.md.',
+      ],
+    ]);
+    // A file sent by itself can be renamed where it is: the entry that took its name is named with its archive.
+    const fileLost = await collectSources(
+      [{ path: x }, { path: join(sub, 'codeblock.md') }],
+      join(dir.path, 'work-2'),
+      STUDIO_LIMITS,
+    );
+    expect(fileLost.rejected.map((r) => r.error.message)).toEqual([
+      'codeblock.md: not ingested: the name appears twice in this ingestion, and x.zip/codeblock.md took it first as "codeblock.md"; rename one of them to keep both.',
+    ]);
+  });
+
   it('refuses a missing path as a bad request, naming it as given', async () => {
     const missing = join(dir.path, 'nonexistent', 'dir') + '/';
     await expect(collect([missing])).rejects.toMatchObject({

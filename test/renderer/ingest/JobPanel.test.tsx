@@ -53,13 +53,39 @@ describe('JobPanel', () => {
       running({
         stage: 'chunking',
         file: 'docs/a.md',
-        filesDone: 3,
+        filesDone: 1500,
         filesTotal: 8000,
         bytesDone: 10,
         bytesTotal: 100,
         chunks: 12,
       }),
     );
-    expect(line).toBe('Chunking docs/a.md · 3 of 8000 files · 12 chunks');
+    expect(line).toBe('Chunking docs/a.md · 1,500 of 8,000 files · 12 chunks');
+  });
+
+  it('writes every count of an outcome as the file pages do: 3,004, not 3004', () => {
+    const documents = Array.from({ length: 3004 }, (_, i) => ({
+      source: `d${i}.md`,
+      format: 'markdown',
+      status: 'ingested' as const,
+      chunks: i === 0 ? 1200 : 6,
+    }));
+    const html = renderToStaticMarkup(
+      <MantineProvider>
+        <JobPanel
+          job={{
+            ...running(null),
+            state: 'done',
+            result: { documents, committed: true, documentCount: 3004, chunkCount: 18006, durationMs: 9000 },
+          }}
+          onCancel={() => undefined}
+          cancelling={false}
+        />
+      </MantineProvider>,
+    ).replace(/<!-- -->/g, '');
+    expect(html).toMatch(/>3,004 ingested</);
+    expect(html).toContain('The knowledge base now holds 3,004 documents, 18,006 chunks (9.0 s).');
+    expect(html).toMatch(/>1,200<\/td>/);
+    expect(html).not.toMatch(/3004|18006|>1200</);
   });
 });

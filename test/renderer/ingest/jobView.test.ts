@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
-  afterJobShown,
   ingestErrorText,
-  lostNoticeShown,
+  startErrorAfterQueueChange,
 } from '../../../src/renderer/src/features/ingest/jobView';
+import type { QueuedFile } from '../../../src/renderer/src/features/ingest/types';
+import { FilesChangedError } from '../../../src/renderer/src/lib/studioFetch';
+import { JobLostError } from '../../../src/renderer/src/lib/useJobRun';
 
 describe('ingestion errors as shown', () => {
   it('adds where the studio sets a missing provider key', () => {
@@ -22,23 +24,33 @@ describe('ingestion errors as shown', () => {
   });
 });
 
-describe('an ingestion lost, then reported interrupted', () => {
-  it('says it lost track only until the studio shows that same job again', () => {
-    // The stream was cut: the page says it lost track of job_1.
-    let lost = { id: 'job_1', reported: false };
-    expect(lostNoticeShown(true, lost)).toBe(true);
-    // Another job shown (an older listing's) changes nothing.
-    lost = afterJobShown(lost, { id: 'job_0' })!;
-    expect(lostNoticeShown(true, lost)).toBe(true);
-    // The studio, started again, reports job_1 interrupted: its report alone is shown, and still not the
-    // lost notice once that report is dismissed.
-    lost = afterJobShown(lost, { id: 'job_1' })!;
-    expect(lostNoticeShown(true, lost)).toBe(false);
-    expect(afterJobShown(lost, { id: 'job_1' })).toBe(lost);
+describe('the error of a start once the queue changed', () => {
+  const queued = (path: string, changed?: boolean): QueuedFile => ({
+    path,
+    file: new File(['x'], path),
+    ...(changed ? { changed } : {}),
+  });
+  const refused = new FilesChangedError(['gone.md', 'policy.md'], 'the queue');
+
+  it('stops naming a file refused as changed once it is added again, and goes with the last one', () => {
+    const marked = [queued('gone.md', true), queued('policy.md', true), queued('a.md')];
+    // The rows marked as the error was shown: the same error.
+    expect(startErrorAfterQueueChange(refused, marked)).toBe(refused);
+    // policy.md added again (its row no longer marked): only gone.md is named.
+    const readded = [queued('gone.md', true), queued('a.md'), queued('policy.md')];
+    const after = startErrorAfterQueueChange(refused, readded);
+    expect(after).toBeInstanceOf(FilesChangedError);
+    expect((after as FilesChangedError).message).toBe(
+      "'gone.md' changed (or was removed) on disk after it was added: remove it from the queue and add it again.",
+    );
+    // gone.md removed: nothing left to say.
+    expect(startErrorAfterQueueChange(after, [queued('a.md'), queued('policy.md')])).toBeUndefined();
   });
 
-  it('is no lost notice when nothing was lost', () => {
-    expect(lostNoticeShown(false, undefined)).toBe(false);
-    expect(afterJobShown(undefined, { id: 'job_1' })).toBeUndefined();
+  it('drops another refusal of the files sent, and keeps a lost ingestion’s notice', () => {
+    expect(startErrorAfterQueueChange(new Error('413'), [queued('a.md')])).toBeUndefined();
+    const lost = new JobLostError(new Error('stream cut'), 'Ingest again.');
+    expect(startErrorAfterQueueChange(lost, [])).toBe(lost);
+    expect(startErrorAfterQueueChange(undefined, [])).toBeUndefined();
   });
 });

@@ -8,16 +8,23 @@ import type { FileOutcome, QueuedFile } from '../../../src/renderer/src/features
 const queued = (path: string): QueuedFile => ({ path, file: new File(['x'], path) });
 
 /** How the server reports the second file of a name (src/core/ingest/sources.ts). */
-const duplicate = (origin: string, taker: string, name: string): FileOutcome => ({
-  source: origin,
-  format: 'markdown',
-  status: 'rejected',
-  chunks: 0,
-  error: {
-    code: 'invalid_document',
-    message: `${origin}: not ingested: the name appears twice in this ingestion, and ${taker} took it first as "${name}"; rename one of them to keep both.`,
-  },
-});
+const duplicate = (origin: string, taker: string, name: string): FileOutcome => {
+  const archive = origin === name ? undefined : origin.slice(0, -name.length - 1);
+  const as = taker === name ? '' : ` as "${name}"`;
+  const fix = archive
+    ? `rename the entry inside ${archive} to keep both, or leave ${archive} out to keep only ${taker}`
+    : 'rename one of them to keep both';
+  return {
+    source: origin,
+    format: 'markdown',
+    status: 'rejected',
+    chunks: 0,
+    error: {
+      code: 'invalid_document',
+      message: `${origin}: not ingested: the name appears twice in this ingestion, and ${taker} took it first${as}; ${fix}.`,
+    },
+  };
+};
 const ingested = (source: string): FileOutcome => ({
   source,
   format: 'markdown',
@@ -47,12 +54,51 @@ describe('the queue after an ingestion', () => {
     expect(after[0]!.rejected).toMatch(/^1 entry not ingested: a\.md: the name appears twice/);
     expect(after[0]!.clashes).toEqual([{ file: 'x.zip › a.md', storedFrom: 'a.md', name: 'a.md' }]);
 
+    // The row says how to keep both: an archive's entry is renamed inside the archive.
+    expect(after[0]!.rejected).toBe(
+      '1 entry not ingested: a.md: the name appears twice in this ingestion, and a.md took it first; rename the entry inside x.zip to keep both, or leave x.zip out to keep only a.md.',
+    );
+
     const html = render(after);
     expect(html).toContain('1 file was not ingested');
-    expect(html).toContain(
-      'x.zip › a.md has the same name as a.md, which was stored: ingesting x.zip again replaces the stored a.md.',
+    const sentence =
+      'x.zip › a.md has the same name as a.md, which was stored: ingesting x.zip again replaces the stored a.md. To keep both, rename a.md inside x.zip; to keep only the stored one, remove x.zip from the queue.';
+    expect(html).toContain(sentence);
+    // The replacement is the news: told first, with no promise of a plain retry before it.
+    const lead =
+      'Ingested again as it is, a file refused for its name replaces the file stored under that name';
+    expect(html).toContain(lead);
+    expect(html).not.toContain('tries it again');
+    expect(html).not.toContain('rename one of them');
+  });
+
+  it('tells the replacement before the retry of the other rejected files', () => {
+    const zip = queued('x.zip');
+    const pdf = queued('scan.pdf');
+    const a = queued('a.md');
+    const after = queueAfterIngestion(
+      [a, zip, pdf],
+      [a, zip, pdf],
+      [
+        ingested('a.md'),
+        duplicate('x.zip/a.md', 'a.md', 'a.md'),
+        {
+          source: 'scan.pdf',
+          format: 'pdf',
+          status: 'rejected',
+          chunks: 0,
+          error: { code: 'no_text_layer', message: 'scan.pdf: no text layer (OCR it first).' },
+        },
+      ],
     );
-    expect(html).toContain('Rename one of them to keep both.');
+    const html = render(after);
+    expect(html).toContain('2 files were not ingested');
+    const replaces = html.indexOf('replaces the file stored under that name');
+    const retry = html.indexOf(
+      'The other stays queued, marked with the reason: once that is fixed, Ingest tries it again.',
+    );
+    expect(replaces).toBeGreaterThan(-1);
+    expect(retry).toBeGreaterThan(replaces);
   });
 
   it('says the same of a file whose name an archive’s entry took first', () => {
@@ -67,7 +113,7 @@ describe('the queue after an ingestion', () => {
     expect(after.map((f) => f.path)).toEqual(['a.md']);
     expect(after[0]!.clashes).toEqual([{ file: 'a.md', storedFrom: 'docs.zip › a.md', name: 'a.md' }]);
     expect(render(after)).toContain(
-      'a.md has the same name as docs.zip › a.md, which was stored as a.md: ingesting a.md again replaces the stored a.md.',
+      'a.md has the same name as docs.zip › a.md, which was stored as a.md: ingesting a.md again replaces the stored a.md. To keep both, rename one of them; to keep only the stored one, remove a.md from the queue.',
     );
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   counted,
+  formatCount,
   formatDateTime,
   formatListingPrice,
   formatSol,
@@ -55,5 +56,11 @@ describe('counted', () => {
     expect(counted(0, 'document')).toBe('0 documents');
     expect(counted(3, 'chunk')).toBe('3 chunks');
     expect(counted(2, 'query', 'queries')).toBe('2 queries');
+  });
+
+  it('writes the count as formatCount does, beside the pages that count the same things', () => {
+    expect(counted(3004, 'document')).toBe('3,004 documents');
+    expect(counted(18006, 'chunk')).toBe(`${formatCount(18006)} chunks`);
+    expect(counted(1234567, 'query', 'queries', 'de-DE')).toBe('1.234.567 queries');
   });
 });

@@ -42,9 +42,9 @@ export function formatCount(n: number, locale = 'en-US'): string {
   return new Intl.NumberFormat(locale).format(n);
 }
 
-/** "1 document", "3 documents": a count with its noun. */
-export function counted(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
+/** "1 document", "3,004 documents": a count, formatted as `formatCount` does, with its noun. */
+export function counted(n: number, one: string, many = `${one}s`, locale = 'en-US'): string {
+  return `${formatCount(n, locale)} ${n === 1 ? one : many}`;
 }
 
 /** "7xKXtg2C…sgAsU": enough of a base58 address to recognise it. */

@@ -103,6 +103,8 @@ export function useJobRun<Job extends { id: string; state: string }>(kind: JobKi
     job,
     setJob,
     error,
+    /** For a view whose error went out of date (Ingest's, once the files it named left the queue). */
+    setError,
     lost: error instanceof JobLostError,
     loseTrack,
     starting,

@@ -34,6 +34,7 @@ import { useStudioApi } from '../../lib/studioContext';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
+import { BuyerName } from './BuyerName';
 import { expectedAnswer, playgroundHrefAs, STATE_LABELS, STATUS_BADGES } from './buyerStates';
 
 export function TestBuyersPage() {
@@ -225,9 +226,7 @@ function BuyerRow({
   return (
     <Table.Tr data-buyer={buyer.wallet} role="row">
       <Table.Td role="cell">
-        <Text size="sm" fw={600} style={{ whiteSpace: 'nowrap' }}>
-          {buyer.name ?? 'Outside wallet'}
-        </Text>
+        <BuyerName name={buyer.name} />
         <Box maw={190}>
           <CopyValue value={buyer.wallet} label="buyer wallet" />
         </Box>

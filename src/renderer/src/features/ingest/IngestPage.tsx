@@ -11,7 +11,9 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
+import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
+import { afterJobShown, lostNoticeShown, type LostJob } from '../../lib/lostJob';
 import { FilesChangedError } from '../../lib/studioFetch';
 import { useJobRun } from '../../lib/useJobRun';
 import { ChunkingSettingsCard } from './ChunkingSettingsCard';
@@ -23,7 +25,7 @@ import { unsupportedFiles, unsupportedSummary, unsupportedType } from './fileTyp
 import { useServerLaunch } from '../../lib/useServerLaunch';
 import { followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi';
 import { JobPanel } from './JobPanel';
-import { afterJobShown, lostNoticeShown, type LostIngestion } from './jobView';
+import { startErrorAfterQueueChange } from './jobView';
 import { ListingPicker } from './ListingPicker';
 import { PreviewPanel } from './PreviewPanel';
 import { queueAfterIngestion } from './queueAfterIngestion';
@@ -53,6 +55,7 @@ export function IngestPage() {
     job,
     setJob,
     error: startError,
+    setError: setStartError,
     lost,
     loseTrack,
     starting,
@@ -66,7 +69,7 @@ export function IngestPage() {
   const shown = job?.listingId === listingId ? job : undefined;
   // The ingestion this page lost track of: once the studio shows it again (interrupted, after a restart),
   // its report replaces "Lost track of the ingestion", which would contradict it.
-  const [lostIngestion, setLostIngestion] = useState<LostIngestion>();
+  const [lostIngestion, setLostIngestion] = useState<LostJob>();
 
   const refreshListing = useCallback(() => {
     void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
@@ -105,6 +108,13 @@ export function IngestPage() {
       .catch(() => undefined);
     return () => controller.abort();
   }, [listingId, setJob, loseTrack, refreshListing, serverLaunch]);
+
+  // An error about files of the queue goes out of date with it: "'policy.md' changed" once it was added
+  // again, a refusal of the files sent once others are queued.
+  useEffect(
+    () => setStartError((error: unknown) => startErrorAfterQueueChange(error, queue)),
+    [queue, setStartError],
+  );
 
   const openFilePicker = useRef<() => void>(null);
   const folderInput = useRef<HTMLInputElement>(null);
@@ -288,7 +298,7 @@ export function IngestPage() {
                 <Group justify="space-between">
                   <Text size="xs" c="dimmed">
                     {queue.length > 0
-                      ? `${queue.length} ${queue.length === 1 ? 'file' : 'files'} · ${formatSize(totalBytes)}`
+                      ? `${counted(queue.length, 'file')} · ${formatSize(totalBytes)}`
                       : listingId
                         ? 'Nothing queued yet.'
                         : 'Create a listing first: its knowledge base receives the files.'}
@@ -311,8 +321,7 @@ export function IngestPage() {
                       }
                       loading={starting}
                     >
-                      Ingest{' '}
-                      {queue.length > 0 ? `${queue.length} ${queue.length === 1 ? 'file' : 'files'}` : ''}
+                      Ingest {queue.length > 0 ? counted(queue.length, 'file') : ''}
                     </Button>
                   </Group>
                 </Group>

@@ -125,11 +125,11 @@ function progressLine(p: IngestJob['progress']): string {
   if (!p) return 'Preparing the files…';
   const { unpacking } = p;
   if (unpacking) {
-    return `Unpacking ${unpacking.archive}… ${formatCount(unpacking.filesDone)} of ${formatCount(unpacking.filesTotal)} ${unpacking.filesTotal === 1 ? 'file' : 'files'}`;
+    return `Unpacking ${unpacking.archive}… ${formatCount(unpacking.filesDone)} of ${counted(unpacking.filesTotal, 'file')}`;
   }
   const doing =
     p.stage === 'storing' ? 'Storing the knowledge base' : `${STAGE_LABELS[p.stage]} ${p.file ?? ''}`;
-  return `${doing} · ${p.filesDone} of ${counted(p.filesTotal, 'file')} · ${counted(p.chunks, 'chunk')}`;
+  return `${doing} · ${formatCount(p.filesDone)} of ${counted(p.filesTotal, 'file')} · ${counted(p.chunks, 'chunk')}`;
 }
 
 /** Files in progress shown by name beside a job of more files than a page holds. */
@@ -208,13 +208,13 @@ function Outcomes({
     <>
       <Group gap="xs">
         <Badge color="teal" variant="light">
-          {counts.ingested} ingested
+          {formatCount(counts.ingested)} ingested
         </Badge>
         <Badge color="gray" variant="light">
-          {counts.unchanged} unchanged
+          {formatCount(counts.unchanged)} unchanged
         </Badge>
         <Badge color="red" variant="light">
-          {counts.rejected} rejected
+          {formatCount(counts.rejected)} rejected
         </Badge>
         <Text size="xs" c="dimmed">
           The knowledge base now holds {counted(result.documentCount, 'document')},{' '}
@@ -233,8 +233,8 @@ function Outcomes({
           value={filter}
           onChange={(value) => setFilter(value as OutcomeFilter)}
           data={[
-            { value: 'all', label: `All (${result.documents.length})` },
-            ...statuses.map((s) => ({ value: s, label: `${STATUS_NAMES[s]} (${counts[s]})` })),
+            { value: 'all', label: `All (${formatCount(result.documents.length)})` },
+            ...statuses.map((s) => ({ value: s, label: `${STATUS_NAMES[s]} (${formatCount(counts[s])})` })),
           ]}
         />
       )}
@@ -295,7 +295,7 @@ function OutcomeTable({ rows }: { rows: OutcomeRow[] }) {
                   )}
                   {o.skippedRows && o.skippedRows.length > 0 && (
                     <Text size="xs" c="var(--mantine-color-yellow-light-color)">
-                      {o.skippedRows.length} CSV {o.skippedRows.length === 1 ? 'row' : 'rows'} skipped:{' '}
+                      {counted(o.skippedRows.length, 'CSV row')} skipped:{' '}
                       {o.skippedRows
                         .slice(0, 5)
                         .map((r) => `row ${r.row} (${r.reason})`)
@@ -314,7 +314,7 @@ function OutcomeTable({ rows }: { rows: OutcomeRow[] }) {
                     {o.status}
                   </Badge>
                 </Table.Td>
-                <Table.Td ta="right">{o.chunks}</Table.Td>
+                <Table.Td ta="right">{formatCount(o.chunks)}</Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>

@@ -6,13 +6,16 @@ import { latestPerFrame } from './latestPerFrame';
 import { multipartBody } from './multipartBody';
 import type { ChunkPreview, IngestJob, IngestSettings, QueuedFile } from './types';
 
+/** Where Ingest keeps the files it sends, as a FilesChangedError names it. */
+export const QUEUE = 'the queue';
+
 /**
  * The queued files a request carries, named by their paths: a send that fails because one changed on
  * disk names it (FilesChangedError) rather than blaming the server.
  */
 const queued = (files: readonly QueuedFile[]): UploadedFiles => ({
   files: files.map((f) => ({ name: f.path, file: f.file })),
-  keptIn: 'the queue',
+  keptIn: QUEUE,
 });
 
 /** The `options` part of an ingestion: the chunking, the CSV row rule when one was chosen, the paths. */

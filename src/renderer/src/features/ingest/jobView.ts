@@ -1,4 +1,7 @@
-import type { FileOutcome, IngestJob, Stage } from './types';
+import { FilesChangedError } from '../../lib/studioFetch';
+import { JobLostError } from '../../lib/useJobRun';
+import { QUEUE } from './ingestApi';
+import type { FileOutcome, IngestJob, QueuedFile, Stage } from './types';
 
 const STAGE_PERCENT: Record<Stage, number> = {
   reading: 10,
@@ -51,27 +54,16 @@ export function ingestErrorText(error: { code: string; message: string }): strin
 }
 
 /**
- * The ingestion this page lost track of (its stream cut, the studio stopped), and whether the studio has
- * since shown that same job again: as interrupted (its report says what was stored and what to do), or
- * still running (followed again). Once it has, "Lost track of the ingestion" is out of date.
+ * The error of a start of an ingestion once the queue changed. Files refused as changed on disk are named
+ * while they are queued and still marked so: one added again (or removed) is no longer, and the error
+ * goes with the last of them. Another refusal was of the queue as it was, and goes; a lost ingestion's
+ * notice stays (the studio may yet report it). The same error when nothing changed.
  */
-export interface LostIngestion {
-  id: string;
-  reported: boolean;
+export function startErrorAfterQueueChange(error: unknown, queue: readonly QueuedFile[]): unknown {
+  if (error === undefined || error instanceof JobLostError) return error;
+  if (!(error instanceof FilesChangedError)) return undefined;
+  const marked = new Set(queue.filter((f) => f.changed).map((f) => f.path));
+  const names = error.names.filter((name) => marked.has(name));
+  if (names.length === error.names.length) return error;
+  return names.length === 0 ? undefined : new FilesChangedError(names, QUEUE);
 }
-
-/** The lost ingestion once `found` is shown: reported when it is that same job. */
-export function afterJobShown(
-  lost: LostIngestion | undefined,
-  found: Pick<IngestJob, 'id'>,
-): LostIngestion | undefined {
-  return lost && lost.id === found.id && !lost.reported ? { ...lost, reported: true } : lost;
-}
-
-/**
- * Whether the page says it lost track of an ingestion: not once the studio showed that job again, whose
- * report (or progress) says what happened to it. Both at once told the creator to ingest the files again
- * and, beside it, that the ingestion was interrupted and what it stored.
- */
-export const lostNoticeShown = (lost: boolean, lostIngestion: LostIngestion | undefined): boolean =>
-  lost && !lostIngestion?.reported;

@@ -2,11 +2,12 @@ import { Button, Card, Grid, List, Stack, Text, ThemeIcon } from '@mantine/core'
 import { useLocalStorage } from '@mantine/hooks';
 import { IconCloudUpload } from '@tabler/icons-react';
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { PushJob } from '../../../../shared/push';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
+import { afterJobShown, lostNoticeShown, type LostJob } from '../../lib/lostJob';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
 import { useJobRun } from '../../lib/useJobRun';
@@ -40,6 +41,9 @@ export function PublishPage() {
   } = useJobRun<PushJob>(PUSH_JOBS);
   // The push of another listing stays in memory but is not shown for this one.
   const shown = job?.listingId === listingId ? job : undefined;
+  // The push this page lost track of: once the studio shows it again (interrupted, after a restart),
+  // its report replaces "Lost track of the push", which would contradict it.
+  const [lostPush, setLostPush] = useState<LostJob>();
 
   // Back on the page (or reloaded, or the studio started again with this page open): show the
   // listing's latest push, and follow it if it runs.
@@ -48,7 +52,9 @@ export function PublishPage() {
     if (!listingId) return;
     const controller = new AbortController();
     const show = (j: PushJob) => {
-      if (!controller.signal.aborted) setJob(j);
+      if (controller.signal.aborted) return;
+      setJob(j);
+      setLostPush((lost) => afterJobShown(lost, j));
     };
     void listPushJobs()
       .then(async (jobs) => {
@@ -59,7 +65,9 @@ export function PublishPage() {
         try {
           show(await followPush(latest.id, show, controller.signal));
         } catch (err) {
-          if (!controller.signal.aborted) loseTrack(err);
+          if (controller.signal.aborted) return;
+          setLostPush({ id: latest.id, reported: false });
+          loseTrack(err);
         }
       })
       .catch(() => undefined);
@@ -86,7 +94,14 @@ export function PublishPage() {
   const push = async (options: { newListing?: boolean } = {}) => {
     if (!listingId || !targetId) return;
     setJob(undefined);
-    await run(() => startPush(listingId, targetId, options));
+    let startedId: string | undefined;
+    const final = await run(async () => {
+      const started = await startPush(listingId, targetId, options);
+      startedId = started.id;
+      return started;
+    });
+    // Started, then lost: the studio may report it interrupted once it answers again.
+    if (!final && startedId !== undefined) setLostPush({ id: startedId, reported: false });
   };
 
   const empty = listing.data && listing.data.documentCount === 0;
@@ -145,7 +160,7 @@ export function PublishPage() {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 7, xl: 8 }}>
           <Stack gap="md">
-            {startError !== undefined && (
+            {startError !== undefined && (!lost || lostNoticeShown(lost, lostPush)) && (
               <ErrorState title={lost ? 'Lost track of the push' : 'Could not push'} error={startError} />
             )}
             {shown ? (

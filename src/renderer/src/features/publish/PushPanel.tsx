@@ -2,7 +2,7 @@ import { Alert, Badge, Button, Card, Group, Progress, ScrollArea, Stack, Table, 
 import { IconAlertTriangle, IconCircleCheck } from '@tabler/icons-react';
 import { CancelJobButton } from '../../components/CancelJobButton';
 import { remoteOnlyNote, type PushJob, type PushPart } from '../../../../shared/push';
-import { counted, formatDateTime } from '../../lib/format';
+import { counted, formatCount, formatDateTime } from '../../lib/format';
 import { formatSize } from '../ingest/formatSize';
 import {
   failureTitle,
@@ -132,7 +132,7 @@ function PartRow({
           Part {part.index} of {count}
           <Text span size="xs" c="dimmed">
             {' '}
-            · {part.fileCount} {part.fileCount === 1 ? 'file' : 'files'}, {formatSize(part.bytes)}
+            · {counted(part.fileCount, 'file')}, {formatSize(part.bytes)}
             {part.archiveBytes !== null ? ` → ${formatSize(part.archiveBytes)} ZIP` : ''}
             {part.attempts > 1 ? ` · attempt ${part.attempts}` : ''}
           </Text>
@@ -226,27 +226,27 @@ function TotalsBadges({ job }: { job: PushJob }) {
         <IconCircleCheck size={18} color="var(--mantine-color-teal-6)" aria-hidden />
       )}
       <Badge color="teal" variant="light">
-        {t.accepted} accepted
+        {formatCount(t.accepted)} accepted
       </Badge>
       <Badge color="gray" variant="light">
-        {t.unchanged} unchanged
+        {formatCount(t.unchanged)} unchanged
       </Badge>
       <Badge color="red" variant="light">
-        {t.rejected} rejected
+        {formatCount(t.rejected)} rejected
       </Badge>
       {t.not_stored > 0 && (
         <Badge color="orange" variant="light">
-          {t.not_stored} not stored
+          {formatCount(t.not_stored)} not stored
         </Badge>
       )}
       {t.unconfirmed > 0 && (
         <Badge color="yellow" variant="light">
-          {t.unconfirmed} unconfirmed
+          {formatCount(t.unconfirmed)} unconfirmed
         </Badge>
       )}
       {t.missing > 0 && (
         <Badge color="yellow" variant="light">
-          {t.missing} missing
+          {formatCount(t.missing)} missing
         </Badge>
       )}
       {job.remoteChunkCount !== null && (
@@ -308,7 +308,7 @@ function Report({ job }: { job: PushJob }) {
                     {FILE_STATUS_LABEL[f.status]}
                   </Badge>
                 </Table.Td>
-                <Table.Td ta="right">{f.chunks}</Table.Td>
+                <Table.Td ta="right">{formatCount(f.chunks)}</Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>
