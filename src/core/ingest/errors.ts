@@ -3,7 +3,7 @@ import { DomainError } from '../errors';
 export { UnsupportedEmbeddingModel } from '../embed/errors';
 import type { FileOutcome } from './pipeline';
 import type { SkippedRow } from './types';
-import { formatBytes } from './zipLimits';
+import { sizeAgainstLimit } from './zipLimits';
 
 /** Per-file refusals: each message names the file and says what the user can do. */
 
@@ -86,8 +86,9 @@ export class PayloadTooLarge extends DomainError {
 /** The studio's per-knowledge-base byte limit (spec §8), refused before the file that would pass it is staged. */
 export class KnowledgeBaseTooLarge extends PayloadTooLarge {
   constructor(bytes: number, limit: number) {
+    const shown = sizeAgainstLimit(bytes, limit);
     super(
-      `The knowledge base would hold ${formatBytes(bytes)} of documents; the studio limit is ${formatBytes(limit)} per knowledge base (use a bulk upload above that).`,
+      `The knowledge base would hold ${shown.size} of documents; the studio limit is ${shown.limit} per knowledge base (use a bulk upload above that).`,
     );
   }
 }

@@ -2,10 +2,10 @@ import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { InvalidDocument, PayloadTooLarge, UnsupportedFileType, type UnsupportedEntry } from './errors';
 import { BULK_LIMITS, type IngestLimits } from './limits';
-import { classifySource } from './sources';
+import { classifySource, tooLargeMessage } from './sources';
 import { checkZip } from './zip';
 import { printableName } from './zipEntryNames';
-import { archiveLimitsFor, sizeAgainstLimit } from './zipLimits';
+import { archiveLimitsFor } from './zipLimits';
 
 /**
  * Reads only the central directories of the received files and runs every check extraction makes on
@@ -34,10 +34,7 @@ export async function precheckUploadFiles(
       // The limit collectSources applies to a file given by itself: JSONL embeddings are streamed, exempt.
       const { size } = await stat(file.path);
       if (kind.format !== 'jsonl' && size > limits.maxFileBytes) {
-        const shown = sizeAgainstLimit(size, limits.maxFileBytes);
-        throw new PayloadTooLarge(
-          `${source}: the file is ${shown.size}; the limit is ${shown.limit} per file.`,
-        );
+        throw new PayloadTooLarge(tooLargeMessage(source, size, limits.maxFileBytes));
       }
       names.claim(file.name, { archive: undefined, shown: source });
       continue;

@@ -4,9 +4,8 @@ import { EventLoopTurns } from './eventLoopTurns';
 import { InvalidDocument, nothingToRetrieve, PayloadTooLarge, UnsupportedFileType } from './errors';
 import type { IngestLimits } from './limits';
 import { parseDocument } from './parse';
-import { classifySource } from './sources';
+import { classifySource, tooLargeMessage } from './sources';
 import type { Metadata, SkippedRow } from './types';
-import { formatBytes } from './zipLimits';
 import { printableName } from './zipEntryNames';
 
 export interface PreviewChunk {
@@ -55,9 +54,7 @@ export async function previewChunks(request: PreviewRequest): Promise<ChunkPrevi
   }
   const { size } = await stat(request.path);
   if (size > request.limits.maxFileBytes) {
-    throw new PayloadTooLarge(
-      `${source}: the file is ${formatBytes(size)}; the limit is ${formatBytes(request.limits.maxFileBytes)} per file.`,
-    );
+    throw new PayloadTooLarge(tooLargeMessage(source, size, request.limits.maxFileBytes));
   }
   const bytes = new Uint8Array(await readFile(request.path));
   const parsed = await parseDocument(

@@ -11,7 +11,7 @@ import type { IngestLimits } from './limits';
 import { FORMAT_BY_EXTENSION, type DocumentFormat } from './types';
 import { checkZip, extractZip } from './zip';
 import { classifyArchiveFile, printableName } from './zipEntryNames';
-import { archiveLimitsFor, formatBytes } from './zipLimits';
+import { archiveLimitsFor, sizeAgainstLimit } from './zipLimits';
 
 export type SourceFormat = DocumentFormat | 'jsonl';
 
@@ -115,9 +115,7 @@ export async function collectSources(
       rejected.push({
         source,
         format,
-        error: new PayloadTooLarge(
-          `${source}: the file is ${formatBytes(bytes)}; the limit is ${formatBytes(limits.maxFileBytes)} per file.`,
-        ),
+        error: new PayloadTooLarge(tooLargeMessage(source, bytes, limits.maxFileBytes)),
       });
       return;
     }
@@ -307,4 +305,10 @@ export async function hashFile(path: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/** A file refused for its size, its size and the limit told apart even when both round the same. */
+export function tooLargeMessage(source: string, bytes: number, limit: number): string {
+  const shown = sizeAgainstLimit(bytes, limit);
+  return `${source}: the file is ${shown.size}; the limit is ${shown.limit} per file.`;
 }

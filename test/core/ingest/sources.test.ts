@@ -1,9 +1,14 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UnsupportedFileType } from '../../../src/core/ingest/errors';
+import { KnowledgeBaseTooLarge, UnsupportedFileType } from '../../../src/core/ingest/errors';
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
-import { collectSources, type CollectOptions, type IngestInput } from '../../../src/core/ingest/sources';
+import {
+  collectSources,
+  tooLargeMessage,
+  type CollectOptions,
+  type IngestInput,
+} from '../../../src/core/ingest/sources';
 import { NESTED_ARCHIVE_TYPE } from '../../../src/core/ingest/zipEntryNames';
 import type { UnpackingProgress } from '../../../src/shared/uploads';
 import { buildZip } from '../../hardening/forgeZip';
@@ -297,5 +302,21 @@ describe('collectSources and ZIP archives', () => {
     ]);
     expect(reports.length).toBeLessThan(60);
     expect(filesUnder(join(dir.path, 'work'))).toEqual([]);
+  });
+});
+
+describe('sizes refused against a limit', () => {
+  const MB = 1024 * 1024;
+  it('says the bytes when the size and the limit would read the same rounded', () => {
+    // It read "the file is 50 MB; the limit is 50 MB per file".
+    expect(tooLargeMessage('big.md', 50 * MB + 10, 50 * MB)).toBe(
+      'big.md: the file is 52,428,810 bytes; the limit is 52,428,800 bytes (50 MB) per file.',
+    );
+    expect(tooLargeMessage('big.md', 51 * MB, 50 * MB)).toBe(
+      'big.md: the file is 51 MB; the limit is 50 MB per file.',
+    );
+    expect(new KnowledgeBaseTooLarge(500 * MB + 1, 500 * MB).message).toMatch(
+      /^The knowledge base would hold 524,288,001 bytes of documents; the studio limit is 524,288,000 bytes \(500 MB\) per knowledge base /,
+    );
   });
 });
