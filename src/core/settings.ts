@@ -5,6 +5,8 @@ import { InvalidInput } from './errors';
 interface SettingDefinition {
   env: string;
   secret: boolean;
+  /** A URL shown with its userinfo password and query values masked (`maskUrlCredentials`). */
+  maskCredentials?: true;
   description: string;
   validate?: (value: string) => string | undefined;
 }
@@ -46,6 +48,7 @@ export const SETTINGS = {
   'openai.baseUrl': {
     env: 'OPENAI_BASE_URL',
     secret: false,
+    maskCredentials: true,
     description: 'OpenAI-compatible API base URL',
     validate: url,
   },
@@ -58,6 +61,7 @@ export const SETTINGS = {
   'cohere.baseUrl': {
     env: 'COHERE_BASE_URL',
     secret: false,
+    maskCredentials: true,
     description: 'Cohere API base URL',
     validate: url,
   },
@@ -171,7 +175,16 @@ export function effectiveSettings(
   return out;
 }
 
-/** What `settings show` prints: secrets masked, with where each value comes from. */
+/** A value as `settings show`, `GET /studio/settings` and the Settings view show it. */
+function shownValue(def: SettingDefinition, value: string): string {
+  if (def.secret) return maskSecret(value);
+  return def.maskCredentials ? maskUrlCredentials(value) : value;
+}
+
+/**
+ * What `settings show` prints: secrets masked, and a base URL's password and query values (a proxy's
+ * `user:password@` or `?token=`), with where each value comes from. Requests use `effectiveSettings`.
+ */
 export function describeSettings(
   stored: Record<string, string>,
   env: Record<string, string | undefined>,
@@ -183,7 +196,7 @@ export function describeSettings(
     const value = fromEnv || stored[key];
     const view: SettingView = {
       key,
-      value: value ? (def.secret ? maskSecret(value) : value) : null,
+      value: value ? shownValue(def, value) : null,
       source: fromEnv ? 'environment' : value ? 'stored' : 'unset',
       description: def.description,
     };
@@ -208,4 +221,47 @@ export function maskSecret(secret: string): string {
   const prefix = PUBLIC_PREFIXES.find((p) => secret.startsWith(p)) ?? '';
   const tail = secret.length >= SHOWS_LAST_FOUR_FROM ? secret.slice(-4) : '';
   return `${prefix}••••${tail}`;
+}
+
+const MASK = '••••';
+
+/**
+ * A URL as shown: the password of its userinfo and every query value (or nameless part) replaced by `••••`
+ * (`https://user:••••@proxy.example.com/v1?token=••••`), the rest as typed. Split by hand rather than
+ * by `URL`, which would percent-encode the mask and normalise what the user typed; the delimiters are
+ * the URL parser's (the authority ends at the first `/`, `?` or `#`, the userinfo at its last `@`), so
+ * what is masked is what a request would send as a password or a query.
+ */
+export function maskUrlCredentials(value: string): string {
+  const hashAt = value.indexOf('#');
+  const beforeHash = hashAt < 0 ? value : value.slice(0, hashAt);
+  const fragment = hashAt < 0 ? '' : value.slice(hashAt);
+  const queryAt = beforeHash.indexOf('?');
+  const base = queryAt < 0 ? beforeHash : beforeHash.slice(0, queryAt);
+  const query = queryAt < 0 ? undefined : beforeHash.slice(queryAt + 1);
+  return maskUserinfo(base) + (query === undefined ? '' : `?${maskQueryValues(query)}`) + fragment;
+}
+
+function maskUserinfo(base: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(base)?.[0];
+  if (!scheme) return base;
+  const rest = base.slice(scheme.length);
+  const authorityEnd = rest.search(/[/\\]/);
+  const authority = authorityEnd < 0 ? rest : rest.slice(0, authorityEnd);
+  const at = authority.lastIndexOf('@');
+  const colon = authority.indexOf(':');
+  if (at < 0 || colon < 0 || colon > at) return base;
+  return `${scheme}${authority.slice(0, colon)}:${MASK}${rest.slice(at)}`;
+}
+
+function maskQueryValues(query: string): string {
+  return query
+    .split('&')
+    .map((pair) => {
+      // A part with no name (`?abcdef`) can be a token all the same.
+      const eq = pair.indexOf('=');
+      if (eq < 0) return pair === '' ? pair : MASK;
+      return eq === pair.length - 1 ? pair : `${pair.slice(0, eq)}=${MASK}`;
+    })
+    .join('&');
 }

@@ -96,4 +96,23 @@ describe('kbstudio settings', () => {
     const sealedLike = await cli({}, 'settings', 'set', 'openai.apiKey', 'sealed:v1:QUJD');
     expect(sealedLike.json.error.message).toMatch(/^openai\.apiKey: must not begin with 'sealed:v1:'/);
   });
+
+  it("masks a base URL's password and query values in `settings show` and `settings set`", async () => {
+    const envUrl = 'https://user:hunter2pass@proxy.example.com/v1?token=secret123456';
+    const human = cliRunner(dir.path, { env: { OPENAI_API_KEY: '', OPENAI_BASE_URL: envUrl } });
+    const table = await human('settings', 'show');
+    expect(table.stdout).toContain('https://user:••••@proxy.example.com/v1?token=••••');
+    const set = await cli(
+      {},
+      'settings',
+      'set',
+      'cohere.baseUrl',
+      'https://me:s3cretpass@h.example/?k=abc123',
+    );
+    expect(set.json).toMatchObject({ source: 'stored', value: 'https://me:••••@h.example/?k=••••' });
+    const shown = await cli({ OPENAI_BASE_URL: envUrl }, 'settings', 'show');
+    expect(JSON.stringify(shown.json)).not.toMatch(/hunter2pass|secret123456|s3cretpass|abc123/);
+    expect(table.stdout).not.toMatch(/hunter2pass|secret123456/);
+    await cli({}, 'settings', 'set', 'cohere.baseUrl', '');
+  });
 });

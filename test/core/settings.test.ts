@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { describeSettings, maskSecret, SETTING_VALUE_MAX, storeSetting } from '../../src/core/settings';
+import {
+  describeSettings,
+  effectiveSettings,
+  maskSecret,
+  maskUrlCredentials,
+  SETTING_VALUE_MAX,
+  storeSetting,
+} from '../../src/core/settings';
 
 function memoryStore() {
   const raw = new Map<string, string>();
@@ -65,5 +72,45 @@ describe('maskSecret', () => {
     const store = memoryStore();
     storeSetting(store, 'openai.apiKey', 'short1234');
     expect(shown(store, 'openai.apiKey').value).toBe('••••');
+  });
+});
+
+describe('a base URL as shown', () => {
+  const env = {
+    OPENAI_BASE_URL: 'https://user:hunter2pass@proxy.example.com/v1?token=secret123456',
+  };
+
+  it("masks the password and query values of the environment's base URL, and requests keep the real one", () => {
+    const view = describeSettings({}, env).find((v) => v.key === 'openai.baseUrl')!;
+    expect(view).toMatchObject({
+      source: 'environment',
+      value: 'https://user:••••@proxy.example.com/v1?token=••••',
+    });
+    expect(JSON.stringify(describeSettings({}, env))).not.toMatch(/hunter2pass|secret123456/);
+    expect(effectiveSettings({}, env)['openai.baseUrl']).toBe(env.OPENAI_BASE_URL);
+  });
+
+  it('masks a stored base URL the same way', () => {
+    const store = memoryStore();
+    storeSetting(store, 'cohere.baseUrl', 'http://me:p%40ss@127.0.0.1:8080/?key=abc&region=eu&debug=');
+    expect(shown(store, 'cohere.baseUrl')).toMatchObject({
+      source: 'stored',
+      value: 'http://me:••••@127.0.0.1:8080/?key=••••&region=••••&debug=',
+    });
+    expect(store.all()['cohere.baseUrl']).toContain('p%40ss');
+  });
+
+  it('leaves a URL with no password or query as typed', () => {
+    const store = memoryStore();
+    storeSetting(store, 'openai.baseUrl', 'https://user@proxy.example.com/v1/');
+    expect(shown(store, 'openai.baseUrl').value).toBe('https://user@proxy.example.com/v1/');
+    expect(maskUrlCredentials('http://127.0.0.1:9')).toBe('http://127.0.0.1:9');
+  });
+
+  it('masks a password holding @ or :, and a query part with no name', () => {
+    expect(maskUrlCredentials('https://u:a:b@c@host/v1?abcdef&x=1#top')).toBe(
+      'https://u:••••@host/v1?••••&x=••••#top',
+    );
+    expect(maskUrlCredentials('https://host:8443/path@x?')).toBe('https://host:8443/path@x?');
   });
 });

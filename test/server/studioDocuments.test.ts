@@ -1,9 +1,9 @@
-import { readFile, rm, stat } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestJobSnapshot } from '../../src/core/ingest/jobs';
 import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
-import { FIXTURES, json, startStudio, type TestStudio } from '../helpers/studio';
+import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 
 let studio: TestStudio;
 let listingId: string;
@@ -38,7 +38,9 @@ interface Doc {
   chunkCount: number;
   contentHash: string;
   sourceKept: boolean;
-  metadata: { chunking?: { strategy: string; chunkSize: number; chunkOverlap: number } };
+  metadata: {
+    chunking?: { strategy: string; chunkSize: number; chunkOverlap: number; csvRequiredColumns?: string[] };
+  };
 }
 
 async function documents(): Promise<Doc[]> {
@@ -135,6 +137,46 @@ describe('/studio documents', () => {
     expect(now.metadata.chunking).toMatchObject({ strategy: 'fixed', chunkSize: 512 });
     const chunks = (await json(await studioFetch(`/studio/documents/${now.id}/chunks?limit=1`))).data;
     expect(chunks[0].metadata).toMatchObject({ row: 1 });
+  });
+
+  it("changes a CSV document's required columns when asked, and keeps them when not", async () => {
+    const dir = tempDir();
+    try {
+      await writeFile(join(dir.path, 'notes.csv'), 'title,notes\nfirst,kept\nsecond,\nthird,\n');
+      await studio.services.ingestion.run({
+        listingId,
+        inputs: [{ path: join(dir.path, 'notes.csv') }],
+        csvRequiredColumns: ['notes'],
+        atomic: true,
+        limits: STUDIO_LIMITS,
+      });
+    } finally {
+      dir.remove();
+    }
+    const csv = async () => (await documents()).find((d) => d.source === 'notes.csv')!;
+    const rerun = async (body: Record<string, unknown>) => {
+      const res = await reingest((await csv()).id, body);
+      expect(res.status).toBe(202);
+      return (await settled((await json(res)).data.jobId)).result!.documents[0]!;
+    };
+    expect((await csv()).metadata.chunking).toMatchObject({ csvRequiredColumns: ['notes'] });
+    // Left out: kept, and nothing changed.
+    expect(await rerun({})).toMatchObject({ status: 'unchanged' });
+    // None: every row is kept.
+    expect(await rerun({ csvRequiredColumns: [] })).toMatchObject({ status: 'ingested', chunks: 3 });
+    expect((await csv()).metadata.chunking).toMatchObject({ csvRequiredColumns: [] });
+    // null: the default again (every named column), recorded as no choice.
+    const named = await rerun({ csvRequiredColumns: null });
+    expect(named).toMatchObject({ status: 'ingested', chunks: 1 });
+    expect(named.skippedRows).toHaveLength(2);
+    expect((await csv()).metadata.chunking).not.toHaveProperty('csvRequiredColumns');
+    // Only a CSV document has required columns.
+    const pdf = (await documents()).find((d) => d.source === 'layout-parser-paper-fast.pdf')!;
+    const refused = await reingest(pdf.id, { csvRequiredColumns: ['notes'] });
+    expect(refused.status).toBe(400);
+    expect((await json(refused)).error.message).toBe(
+      "csvRequiredColumns: 'layout-parser-paper-fast.pdf' is not a CSV document (it is pdf).",
+    );
   });
 
   it('answers 409 naming the file when its original was not kept, 404 for an unknown document', async () => {

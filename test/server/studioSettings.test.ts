@@ -37,3 +37,36 @@ describe('PUT /studio/settings/:key', () => {
     expect((await json(res)).error.message).toContain('The value can be at most 4,000 characters.');
   });
 });
+
+describe('GET /studio/settings', () => {
+  it('masks the password and query values of a base URL the environment sets, and of a stored one', async () => {
+    const env = studio.services.environment;
+    env.OPENAI_BASE_URL = 'https://user:hunter2pass@proxy.example.com/v1?token=secret123456';
+    try {
+      const stored = await json(
+        await put('cohere.baseUrl', 'https://me:s3cretpass@cohere.proxy.example/v2?api_key=abcdef123456'),
+      );
+      expect(stored.data).toMatchObject({
+        source: 'stored',
+        value: 'https://me:••••@cohere.proxy.example/v2?api_key=••••',
+      });
+      const res = await studio.api('/studio/settings', {
+        headers: { 'X-Studio-Token': studio.studioToken },
+      });
+      const body = await json(res);
+      const byKey = (key: string) => body.data.find((s: { key: string }) => s.key === key);
+      expect(byKey('openai.baseUrl')).toMatchObject({
+        source: 'environment',
+        env: 'OPENAI_BASE_URL',
+        value: 'https://user:••••@proxy.example.com/v1?token=••••',
+      });
+      expect(byKey('cohere.baseUrl').value).toBe('https://me:••••@cohere.proxy.example/v2?api_key=••••');
+      expect(JSON.stringify(body)).not.toMatch(/hunter2pass|secret123456|s3cretpass|abcdef123456/);
+      // What requests use is the value as set.
+      expect(studio.services.settings.all()['cohere.baseUrl']).toContain('s3cretpass');
+    } finally {
+      delete env.OPENAI_BASE_URL;
+      await put('cohere.baseUrl', '');
+    }
+  });
+});

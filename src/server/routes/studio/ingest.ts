@@ -36,8 +36,13 @@ const IngestOptionsSchema = ChunkingSchema.extend({
   /** The name of each `files` part inside the knowledge base, in order: a dropped folder's relative paths. */
   paths: z.array(z.string().min(1).max(1000)).max(DROP_FILES).optional(),
 });
-/** Re-ingestion settings; each one left out keeps what the document was ingested with. */
-const ReingestSchema = ChunkingSchema.omit({ csvRequiredColumns: true });
+/**
+ * Re-ingestion settings; each one left out keeps what the document was ingested with. A CSV document's
+ * `csvRequiredColumns` may be changed too: null is the default again (every named column).
+ */
+const ReingestSchema = ChunkingSchema.extend({
+  csvRequiredColumns: ChunkingSchema.shape.csvRequiredColumns.unwrap().nullable().optional(),
+});
 const PreviewOptionsSchema = ChunkingSchema.extend({ limit: z.number().int().min(1).max(200).default(20) });
 
 const MULTIPART_LIMITS = {
@@ -154,7 +159,7 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
     path: '/documents/:id/reingest',
     summary: 'Re-ingest one document from its kept original file (background job)',
     description:
-      'JSON body: strategy, chunkSize, chunkOverlap; each one left out keeps the setting the document was ingested with. Answers 202 with the job id, like POST /studio/listings/{id}/ingest; 409 when the original file was not kept (documents ingested before the studio kept sources).',
+      'JSON body: strategy, chunkSize, chunkOverlap and, for a CSV document, csvRequiredColumns (the columns a row must fill, [] for none, null for every named column); each one left out keeps the setting the document was ingested with. Answers 202 with the job id, like POST /studio/listings/{id}/ingest; 409 when the original file was not kept (documents ingested before the studio kept sources).',
     tags,
     params: IdParams,
     body: ReingestSchema,
@@ -182,9 +187,18 @@ export function ingestRoutes(route: ReturnType<typeof defineRoutes>, { services 
             : undefined),
       };
       resolveChunkingOptions(chunking);
-      const csvRequiredColumns = Array.isArray(previous.csvRequiredColumns)
-        ? (previous.csvRequiredColumns as string[])
-        : undefined;
+      if (body.csvRequiredColumns !== undefined && document.format !== 'csv') {
+        throw new InvalidInput(
+          `csvRequiredColumns: '${document.source}' is not a CSV document (it is ${document.format}).`,
+        );
+      }
+      const csvRequiredColumns =
+        body.csvRequiredColumns === null
+          ? undefined
+          : (body.csvRequiredColumns ??
+            (Array.isArray(previous.csvRequiredColumns)
+              ? (previous.csvRequiredColumns as string[])
+              : undefined));
       // The kept copy is read in place and never removed by the job (no cleanup).
       const job = jobs.start({
         listingId: document.listingId,

@@ -5,6 +5,8 @@ import {
   filterDocuments,
   inspectHash,
   inspectHashParams,
+  missingListingNotice,
+  resolveInspectListing,
   wantedDocument,
 } from '../../../../src/renderer/src/features/inspect/inspectAddress';
 
@@ -27,6 +29,47 @@ describe('Inspect’s address', () => {
     expect(wantedDocument({ listing: 'lst_1', document: 'a.md' }, 'lst_1')).toBe('a.md');
     expect(wantedDocument({ listing: 'lst_1', document: 'a.md' }, 'lst_2')).toBeNull();
     expect(wantedDocument({ listing: null, document: 'a.md' }, 'lst_2')).toBe('a.md');
+  });
+});
+
+describe('the listing Inspect shows', () => {
+  const listings = [{ id: 'lst_a' }, { id: 'lst_b' }];
+
+  it('is the one the address names, else the shared choice, else the first', () => {
+    expect(resolveInspectListing(listings, { address: 'lst_b', shared: 'lst_a' })).toEqual({
+      listingId: 'lst_b',
+      missing: null,
+    });
+    expect(resolveInspectListing(listings, { address: null, shared: 'lst_b' }).listingId).toBe('lst_b');
+    expect(resolveInspectListing(listings, { address: null, shared: 'lst_gone' }).listingId).toBe('lst_a');
+    expect(resolveInspectListing([], { address: null, shared: null })).toEqual({
+      listingId: null,
+      missing: null,
+    });
+  });
+
+  it('is never a listing that no longer exists: the address naming one is reported', () => {
+    expect(resolveInspectListing(listings, { address: 'lst_gone', shared: 'lst_b' })).toEqual({
+      listingId: 'lst_b',
+      missing: 'lst_gone',
+    });
+    expect(resolveInspectListing(listings, { address: 'lst_gone', shared: 'lst_gone' })).toEqual({
+      listingId: 'lst_a',
+      missing: 'lst_gone',
+    });
+    expect(resolveInspectListing([], { address: 'lst_gone', shared: null })).toEqual({
+      listingId: null,
+      missing: 'lst_gone',
+    });
+  });
+
+  it('says which listing is shown in place of a missing one, a long id cut', () => {
+    expect(missingListingNotice({ listing: 'lst_gone', shown: { id: 'lst_a', title: 'Handbook' } })).toBe(
+      'The listing in the address (lst_gone) no longer exists: showing “Handbook” instead.',
+    );
+    expect(missingListingNotice({ listing: `lst_${'x'.repeat(60)}`, shown: null })).toBe(
+      `The listing in the address (lst_${'x'.repeat(35)}…) no longer exists.`,
+    );
   });
 });
 

@@ -43,13 +43,28 @@ describe('the Settings page provider fields', () => {
       view({ key: 'cohere.apiKey', value: '••••', source: 'stored' }),
       view({ key: 'cohere.baseUrl' }),
     ]);
-    expect(html).toContain('placeholder="sk-••••abcd (set by OPENAI_API_KEY)"');
     // Shown as the field's text, not only as a faint placeholder.
-    expect(html).toContain('value="sk-••••abcd (set by OPENAI_API_KEY)"');
-    expect(html).toContain('value="http://proxy.example/v1 (set by OPENAI_BASE_URL)"');
-    expect(html).toContain('placeholder="http://proxy.example/v1 (set by OPENAI_BASE_URL)"');
+    expect(html).toContain('value="sk-••••abcd"');
+    expect(html).toContain('value="http://proxy.example/v1"');
+    expect(html).toContain('placeholder="http://proxy.example/v1"');
     expect(html).toContain('placeholder="••••"');
     expect(html).toContain('placeholder="Default"');
+  });
+
+  it('say which variable sets a value under its field, where a long URL cannot cut it off', () => {
+    const masked =
+      'https://user:••••@proxy.example.com/v1/some/long/path/to/the/proxy?token=••••&region=••••';
+    const html = render([
+      view({ key: 'openai.apiKey' }),
+      view({ key: 'openai.baseUrl', value: masked, source: 'environment', env: 'OPENAI_BASE_URL' }),
+      view({ key: 'cohere.apiKey' }),
+      view({ key: 'cohere.baseUrl' }),
+    ]);
+    // The field holds the URL alone (as the server masked it); the note is text of its own.
+    expect(html).toContain(`value="${masked.replaceAll('&', '&amp;')}"`);
+    expect(html).not.toContain('(set by OPENAI_BASE_URL)');
+    expect(html).toMatch(/<p[^>]*>Set by OPENAI_BASE_URL; unset it to change this here\.<\/p>/);
+    expect(html.match(/Set by OPENAI_/g)).toHaveLength(1);
   });
 
   it('say which variable sets a value, and what an unset or unreadable value is', () => {

@@ -23,8 +23,8 @@ const CSV_ROW_RULES: { value: CsvRowRule; label: string }[] = [
 /**
  * The chunking strategy, size and overlap. A number field may be empty while the user edits it (it is
  * not turned into 0); each field says what is wrong with it, and the caller sends nothing meanwhile.
- * With `csvRows`, also the columns a CSV row must fill to be kept (a new ingestion's choice: a
- * re-ingestion keeps the document's own).
+ * With `csvRows`, also the columns a CSV row must fill to be kept: on Ingest, for every CSV file of the
+ * ingestion (`csvRowsScope` 'ingestion'); on Re-ingest, for the CSV document re-ingested ('document').
  */
 export function ChunkingSettingsCard({
   value,
@@ -32,12 +32,14 @@ export function ChunkingSettingsCard({
   disabled,
   csvRows,
   onCsvRowsChange,
+  csvRowsScope = 'ingestion',
 }: {
   value: ChunkingFormValues;
   onChange: (next: ChunkingFormValues) => void;
   disabled?: boolean;
   csvRows?: CsvRowsFormValues;
   onCsvRowsChange?: (next: CsvRowsFormValues) => void;
+  csvRowsScope?: 'ingestion' | 'document';
 }) {
   const hint = STRATEGIES.find((s) => s.value === value.strategy)?.hint;
   const errors = chunkingFieldErrors(value);
@@ -86,7 +88,12 @@ export function ChunkingSettingsCard({
           error={errors.chunkOverlap}
         />
         {csvRows && onCsvRowsChange && (
-          <CsvRowsFields value={csvRows} onChange={onCsvRowsChange} disabled={disabled} />
+          <CsvRowsFields
+            value={csvRows}
+            onChange={onCsvRowsChange}
+            disabled={disabled}
+            scope={csvRowsScope}
+          />
         )}
       </Stack>
     </Card>
@@ -101,17 +108,23 @@ function CsvRowsFields({
   value,
   onChange,
   disabled,
+  scope,
 }: {
   value: CsvRowsFormValues;
   onChange: (next: CsvRowsFormValues) => void;
   disabled?: boolean;
+  scope: 'ingestion' | 'document';
 }) {
   return (
     <>
       <Divider label="CSV rows" labelPosition="left" />
       <Select
         label="Required CSV columns"
-        description="A row with an empty cell in a required column is skipped, and the preview and the outcome list it. Applies to every CSV file ingested."
+        description={`A row with an empty cell in a required column is skipped, and ${
+          scope === 'ingestion'
+            ? 'the preview and the outcome list it. Applies to every CSV file ingested.'
+            : 'the outcome lists it.'
+        }`}
         data={CSV_ROW_RULES}
         value={value.rule}
         onChange={(rule) => rule && onChange({ ...value, rule: rule as CsvRowRule })}

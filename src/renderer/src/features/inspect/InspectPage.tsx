@@ -24,17 +24,21 @@ import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { sectionHref } from '../../lib/sections';
 import { StudioApiError } from '../../lib/studioApi';
-import { ListingPicker } from '../ingest/ListingPicker';
+import { ListingPicker, usePickerListings } from '../ingest/ListingPicker';
 import { ChunkList, chunksKey } from './ChunkList';
 import { formatSize } from '../ingest/formatSize';
 import { deleteDocument, listDocuments, type DocumentSummary } from './documentsApi';
-import { DOCUMENT_ROWS, documentRows, filterDocuments } from './inspectAddress';
+import { DOCUMENT_ROWS, documentRows, filterDocuments, missingListingNotice } from './inspectAddress';
+import { csvRowsOfDocument, requiredColumnsLabel } from './reingest';
 import { ReingestModal } from './ReingestModal';
 import { useInspectAddress, useInspectChoice } from './useInspectChoice';
 
 export function InspectPage() {
+  // The picker's listings (one query with it): the listing shown is checked against them first.
+  const listings = usePickerListings();
   // By source, in the address: a re-ingested document is a new document under the same name.
-  const { listingId, wantedSource, chooseDocument, addressVersion } = useInspectChoice();
+  const { listingId, wantedSource, chooseDocument, addressVersion, missingListing, dismissMissingListing } =
+    useInspectChoice(listings.data?.data);
   const [filter, setFilter] = useState('');
   // The list follows the filter a step behind the field, so typing stays quick with thousands of names.
   const deferredFilter = useDeferredValue(filter);
@@ -140,6 +144,19 @@ export function InspectPage() {
         description="Browse the documents of a knowledge base and the chunks they were cut into: each chunk’s text, token count and source metadata (page, row, headings, front matter, CSV columns)."
         actions={<ListingPicker />}
       />
+      {missingListing && (
+        <Alert
+          role="status"
+          variant="light"
+          color="yellow"
+          mb="md"
+          withCloseButton
+          closeButtonLabel="Dismiss"
+          onClose={dismissMissingListing}
+        >
+          {missingListingNotice(missingListing)}
+        </Alert>
+      )}
       {notice && (
         <Alert
           role="status"
@@ -153,7 +170,15 @@ export function InspectPage() {
           {notice} The list shows the documents as they are now.
         </Alert>
       )}
-      {!listingId ? (
+      {listings.isPending ? (
+        <LoadingState label="Loading listings…" />
+      ) : listings.isError ? (
+        <ErrorState
+          title="Could not load the listings"
+          error={listings.error}
+          onRetry={() => void listings.refetch()}
+        />
+      ) : !listingId ? (
         <EmptyState
           mt={48}
           icon={<IconFiles size={28} />}
@@ -396,9 +421,11 @@ function itemsOf(doc: DocumentSummary): string | undefined {
     : undefined;
 }
 
+/** "recursive, 512 tokens, 64 overlap", and a CSV document's required columns (which Re-ingest keeps). */
 function chunkingOf(doc: DocumentSummary): string {
   const c = doc.metadata.chunking as
     { strategy?: string; chunkSize?: number; chunkOverlap?: number } | undefined;
   if (!c?.strategy) return 'pre-built embeddings';
-  return `${c.strategy}, ${c.chunkSize} tokens, ${c.chunkOverlap} overlap`;
+  const rows = csvRowsOfDocument(doc);
+  return `${c.strategy}, ${c.chunkSize} tokens, ${c.chunkOverlap} overlap${rows ? `, ${requiredColumnsLabel(rows)}` : ''}`;
 }

@@ -7,9 +7,9 @@ import { useJobRun } from '../../lib/useJobRun';
 import { ChunkingSettingsCard } from '../ingest/ChunkingSettingsCard';
 import { REINGEST_JOBS } from '../ingest/ingestApi';
 import { JobPanel } from '../ingest/JobPanel';
-import type { ChunkingFormValues, IngestJob } from '../ingest/types';
+import type { ChunkingFormValues, CsvRowsFormValues, IngestJob } from '../ingest/types';
 import { reingestDocument, type DocumentSummary } from './documentsApi';
-import { chunkingOfDocument, reingestPlan } from './reingest';
+import { chunkingOfDocument, csvRowsOfDocument, reingestPlan, requiredColumnsLabel } from './reingest';
 
 interface ReingestProps {
   document: DocumentSummary;
@@ -53,15 +53,19 @@ export function ReingestModal({
   );
 }
 
-function ReingestDialog({
+/** What the dialog shows (mounted afresh at each opening): the settings, then the job. */
+export function ReingestDialog({
   document,
   onClose,
   onFinished,
   onRunning,
 }: ReingestProps & { onRunning: (running: boolean) => void }) {
   const [settings, setSettings] = useState<ChunkingFormValues | null>(() => chunkingOfDocument(document));
+  // A CSV document's required columns, from the ones it was ingested with; null for any other document.
+  const [csvRows, setCsvRows] = useState<CsvRowsFormValues | null>(() => csvRowsOfDocument(document));
   const { job, error, lost, cancelling, running, run, cancel } = useJobRun<IngestJob>(REINGEST_JOBS);
-  const plan = reingestPlan(document, settings);
+  const plan = reingestPlan(document, settings, csvRows);
+  const kept = csvRowsOfDocument(document);
   useEffect(() => {
     onRunning(running);
     return () => onRunning(false);
@@ -83,7 +87,14 @@ function ReingestDialog({
         </Text>
       )}
       {settings ? (
-        <ChunkingSettingsCard value={settings} onChange={setSettings} disabled={running || Boolean(job)} />
+        <ChunkingSettingsCard
+          value={settings}
+          onChange={setSettings}
+          disabled={running || Boolean(job)}
+          csvRows={csvRows ?? undefined}
+          onCsvRowsChange={csvRows ? setCsvRows : undefined}
+          csvRowsScope="document"
+        />
       ) : (
         <Alert variant="light" color="gray" icon={<IconInfoCircle size={16} />}>
           This document was ingested with its own embeddings: it is stored again as it is.
@@ -91,8 +102,8 @@ function ReingestDialog({
       )}
       {settings && plan.unchanged && !job && (
         <Text size="xs" c="dimmed" role="note">
-          These are the settings it was ingested with: unless the file’s handling changed, the outcome is
-          “unchanged”.
+          These are the settings it was ingested with{kept ? ` (${requiredColumnsLabel(kept)})` : ''}: unless
+          the file’s handling changed, the outcome is “unchanged”.
         </Text>
       )}
       {error !== undefined && (

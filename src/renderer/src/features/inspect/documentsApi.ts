@@ -1,5 +1,6 @@
 import { studioFetch, studioJson } from '../../lib/studioFetch';
-import type { ChunkingSettings, IngestJob } from '../ingest/types';
+import type { IngestJob } from '../ingest/types';
+import type { ReingestBody } from './reingest';
 
 export interface DocumentSummary {
   id: string;
@@ -50,9 +51,9 @@ export const deleteDocument = (documentId: string) =>
   });
 
 /** Starts re-ingesting a document from its kept original file; follow the job like any ingestion. */
-export const reingestDocument = (documentId: string, chunking: Partial<ChunkingSettings>) =>
+export const reingestDocument = (documentId: string, settings: ReingestBody) =>
   studioJson<{ jobId: string; job: IngestJob }>(`/documents/${encodeURIComponent(documentId)}/reingest`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(chunking),
+    body: JSON.stringify(settings),
   });

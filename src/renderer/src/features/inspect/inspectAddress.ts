@@ -32,6 +32,41 @@ export function wantedDocument(address: InspectAddress, listingId: string | null
   return address.document;
 }
 
+/**
+ * The listing Inspect shows, once the listings are loaded: the one the address names, else the one the
+ * other views work on, else the first (as the listing picker then chooses). A listing the address names
+ * that is not among them (deleted since, or a link from elsewhere) is `missing`: the page says so, and
+ * never asks for its documents (the server would answer 404).
+ */
+export function resolveInspectListing(
+  listings: readonly { id: string }[],
+  wanted: { address: string | null; shared: string | null },
+): { listingId: string | null; missing: string | null } {
+  const known = (id: string | null) => id !== null && listings.some((l) => l.id === id);
+  if (known(wanted.address)) return { listingId: wanted.address, missing: null };
+  return {
+    listingId: known(wanted.shared) ? wanted.shared : (listings[0]?.id ?? null),
+    missing: wanted.address,
+  };
+}
+
+/** A listing the address named that does not exist, and the one shown in its place (if any). */
+export interface MissingListing {
+  listing: string;
+  shown: { id: string; title: string } | null;
+}
+
+/**
+ * "The listing in the address (lst_…) no longer exists: showing “Handbook” instead." A listing id is 20
+ * characters; a longer one (a link typed by hand) is cut.
+ */
+export function missingListingNotice({ listing, shown }: MissingListing): string {
+  const named = `The listing in the address (${listing.length > 40 ? `${listing.slice(0, 39)}…` : listing})`;
+  return shown
+    ? `${named} no longer exists: showing “${shown.title}” instead.`
+    : `${named} no longer exists.`;
+}
+
 /** How many rows the document list draws at first, and how many more each "Show more" adds. */
 export const DOCUMENT_ROWS = 200;
 

@@ -16,7 +16,7 @@ import { useState } from 'react';
 import { EncryptedAtRestBadge } from '../../components/EncryptedAtRestBadge';
 import { ErrorState } from '../../components/QueryStates';
 import { studioCall, studioCallAnswer } from '../playground/studioCalls';
-import { settingPlaceholder, type SettingView } from './settingPlaceholder';
+import { environmentNote, settingPlaceholder, type SettingView } from './settingPlaceholder';
 
 const PROVIDER_KEYS = ['openai.apiKey', 'openai.baseUrl', 'cohere.apiKey', 'cohere.baseUrl'];
 const SOURCE_COLOR = { environment: 'violet', stored: 'teal', unset: 'gray' } as const;
@@ -120,6 +120,7 @@ function SettingRow({
   // too faint to read); a secret arrives masked, so it needs no password field then.
   const Input = setting.secret && !fromEnv ? PasswordInput : TextInput;
   const placeholder = settingPlaceholder(setting);
+  const note = environmentNote(setting);
   const error = save.error instanceof Error ? save.error.message : undefined;
   return (
     <form
@@ -146,6 +147,7 @@ function SettingRow({
           value={fromEnv ? placeholder : value}
           onChange={(e) => setValue(e.currentTarget.value)}
           readOnly={fromEnv}
+          title={fromEnv ? placeholder : undefined}
           variant={fromEnv ? 'filled' : 'default'}
           error={error}
           style={{ flex: 1 }}
@@ -162,6 +164,11 @@ function SettingRow({
           )}
         </Group>
       </Group>
+      {note && (
+        <Text size="xs" c="dimmed" mt={4}>
+          {note}
+        </Text>
+      )}
       {clears && !fromEnv && (
         <Text size="xs" c="var(--mantine-color-orange-light-color)" mt={4}>
           Saving a new base URL clears the stored {clears.provider} API key.

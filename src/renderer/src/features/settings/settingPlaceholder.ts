@@ -13,14 +13,21 @@ export interface SettingView {
 }
 
 /**
- * What a setting's empty field shows: the value in effect (a secret as the server masked it) and, when
- * the environment sets it, which variable does, since the field cannot change it then.
+ * What a setting's empty field shows: the value in effect (a secret, or a base URL's password and query
+ * values, as the server masked them). When the environment sets it, the field is read-only and
+ * `environmentNote` says which variable sets it, under the field: after a long URL in the field, the
+ * note was cut off.
  */
 export function settingPlaceholder(setting: SettingView): string {
   const current = setting.value ?? '';
-  if (setting.source === 'environment') {
-    return current ? `${current} (set by ${setting.env})` : `Set by ${setting.env}`;
-  }
+  if (setting.source === 'environment') return current || `Set by ${setting.env}`;
   if (setting.unreadable) return 'Stored encrypted, but this keychain cannot open it: set it again';
   return current || (setting.secret ? 'Not set' : 'Default');
+}
+
+/** Under a field the environment sets: which variable, since the field cannot change it then. */
+export function environmentNote(setting: SettingView): string | undefined {
+  return setting.source === 'environment'
+    ? `Set by ${setting.env}; unset it to change this here.`
+    : undefined;
 }
