@@ -20,6 +20,22 @@ const url = (value: string) => {
   }
 };
 
+/**
+ * A provider's base URL: the endpoints' paths are appended to it (`${baseUrl}/embeddings`), so a query
+ * string or a fragment would end up before them, and fetch refuses a URL holding credentials. The key
+ * goes in the provider's key setting, which is sent as a bearer token.
+ */
+const providerBaseUrl = (value: string) => {
+  const problem = url(value);
+  if (problem) return problem;
+  const u = new URL(value);
+  if (u.username || u.password)
+    return 'must not hold a user name or password (the API key goes in its own setting)';
+  if (u.search || u.hash || value.includes('?') || value.includes('#'))
+    return 'must not hold a query string or fragment (the endpoint paths are appended to it)';
+  return undefined;
+};
+
 /** A Solana address: base58 of 32 bytes (checked when stored, not first when a listing is published). */
 const solanaAddress = (value: string) => {
   try {
@@ -50,7 +66,7 @@ export const SETTINGS = {
     secret: false,
     maskCredentials: true,
     description: 'OpenAI-compatible API base URL',
-    validate: url,
+    validate: providerBaseUrl,
   },
   'cohere.apiKey': {
     env: 'COHERE_API_KEY',
@@ -63,7 +79,7 @@ export const SETTINGS = {
     secret: false,
     maskCredentials: true,
     description: 'Cohere API base URL',
-    validate: url,
+    validate: providerBaseUrl,
   },
   'solana.rpcUrl': {
     env: 'SOLANA_RPC_URL',

@@ -51,6 +51,23 @@ describe('storeSetting', () => {
     expect(() => storeSetting(store, 'solana.rpcUrl', ' devnet ')).toThrow(/must be an http\(s\) URL/);
     expect(() => storeSetting(store, 'openai.key' as never, '')).toThrow(/is not a setting/);
   });
+
+  it('refuses a provider base URL its requests could not use: credentials, a query or a fragment', () => {
+    // `${baseUrl}/embeddings` put the path after the query (…/v1?token=x/embeddings), and fetch refuses
+    // a URL holding credentials: such a URL was stored, then every request failed.
+    const store = memoryStore();
+    expect(() => storeSetting(store, 'openai.baseUrl', 'https://user:pw@proxy.example.com/v1')).toThrow(
+      'openai.baseUrl: must not hold a user name or password (the API key goes in its own setting).',
+    );
+    for (const value of ['https://proxy.example.com/v1?token=x', 'https://proxy.example.com/v1#top']) {
+      expect(() => storeSetting(store, 'cohere.baseUrl', value)).toThrow(
+        'cohere.baseUrl: must not hold a query string or fragment (the endpoint paths are appended to it).',
+      );
+    }
+    expect(store.all()).toEqual({});
+    storeSetting(store, 'openai.baseUrl', 'https://proxy.example.com/openai/v1');
+    expect(store.all()['openai.baseUrl']).toBe('https://proxy.example.com/openai/v1');
+  });
 });
 
 describe('maskSecret', () => {
@@ -90,9 +107,9 @@ describe('a base URL as shown', () => {
     expect(effectiveSettings({}, env)['openai.baseUrl']).toBe(env.OPENAI_BASE_URL);
   });
 
-  it('masks a stored base URL the same way', () => {
+  it('masks a stored base URL the same way (one stored before such URLs were refused)', () => {
     const store = memoryStore();
-    storeSetting(store, 'cohere.baseUrl', 'http://me:p%40ss@127.0.0.1:8080/?key=abc&region=eu&debug=');
+    store.set('cohere.baseUrl', 'http://me:p%40ss@127.0.0.1:8080/?key=abc&region=eu&debug=');
     expect(shown(store, 'cohere.baseUrl')).toMatchObject({
       source: 'stored',
       value: 'http://me:••••@127.0.0.1:8080/?key=••••&region=••••&debug=',
@@ -102,7 +119,7 @@ describe('a base URL as shown', () => {
 
   it('leaves a URL with no password or query as typed', () => {
     const store = memoryStore();
-    storeSetting(store, 'openai.baseUrl', 'https://user@proxy.example.com/v1/');
+    store.set('openai.baseUrl', 'https://user@proxy.example.com/v1/');
     expect(shown(store, 'openai.baseUrl').value).toBe('https://user@proxy.example.com/v1/');
     expect(maskUrlCredentials('http://127.0.0.1:9')).toBe('http://127.0.0.1:9');
   });
