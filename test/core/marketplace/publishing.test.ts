@@ -4,9 +4,9 @@ import {
   prepareListingTransaction,
   submitListingTransaction,
 } from '../../../src/core/marketplace/walletSignedListing';
-import { openServices, type StudioServices } from '../../../src/db/services';
+import type { StudioServices } from '../../../src/db/services';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../helpers/fakeSolanaRpc';
-import { tempDir } from '../../helpers/studio';
+import { SOL, openStudioOnFakeChain, type StudioOnFakeChain } from '../../helpers/studioOnFakeChain';
 
 /**
  * Publishing and withdrawing on Solana as the chain in use has it: a listing the studio recorded on
@@ -14,27 +14,18 @@ import { tempDir } from '../../helpers/studio';
  * listing at once get the idempotent answers, and a listing holding embedded-ledger money stays off
  * chain until that money is settled.
  */
-const SOL = 1_000_000_000;
-let dir: ReturnType<typeof tempDir>;
+let studio: StudioOnFakeChain;
 let rpc: FakeSolanaRpc;
 let services: StudioServices;
 let creator: string;
 
 beforeEach(async () => {
-  dir = tempDir('kbs-publishing-');
-  rpc = await startFakeSolanaRpc({ confirmAfterPolls: 0 });
-  services = openServices(dir.path);
-  services.settings.set('solana.rpcUrl', rpc.url);
-  creator = services.wallets.defaultWallet().address;
-  rpc.fund(creator, 10 * SOL);
+  studio = await openStudioOnFakeChain('kbs-publishing-');
+  ({ rpc, services, creator } = studio);
 });
-afterEach(async () => {
-  services.close();
-  await rpc.close();
-  dir.remove();
-});
+afterEach(() => studio.close());
 
-const useEmbeddedLedger = () => services.settings.set('solana.rpcUrl', '');
+const useEmbeddedLedger = () => studio.useEmbeddedLedger();
 const entries = (listingId: string, instruction: string) =>
   services.db
     .prepare(`SELECT ledger FROM ledger_entries WHERE listing_id = ? AND instruction = ?`)

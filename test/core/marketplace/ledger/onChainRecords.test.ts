@@ -1,33 +1,24 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openServices, type StudioServices } from '../../../../src/db/services';
-import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../../helpers/fakeSolanaRpc';
-import { tempDir } from '../../../helpers/studio';
+import type { StudioServices } from '../../../../src/db/services';
+import type { FakeSolanaRpc } from '../../../helpers/fakeSolanaRpc';
+import { SOL, openStudioOnFakeChain, type StudioOnFakeChain } from '../../../helpers/studioOnFakeChain';
 
 /**
  * The Solana ledger and the embedded one over the same studio records: a listing created on chain
  * keeps its terms there, and money that moved on chain is never the embedded ledger's to pay again.
  */
-const SOL = 1_000_000_000;
-let dir: ReturnType<typeof tempDir>;
+let studio: StudioOnFakeChain;
 let rpc: FakeSolanaRpc;
 let services: StudioServices;
 let creator: string;
 
 beforeEach(async () => {
-  dir = tempDir('kbs-on-chain-records-');
-  rpc = await startFakeSolanaRpc({ confirmAfterPolls: 0 });
-  services = openServices(dir.path);
-  services.settings.set('solana.rpcUrl', rpc.url);
-  creator = services.wallets.defaultWallet().address;
-  rpc.fund(creator, 10 * SOL);
+  studio = await openStudioOnFakeChain('kbs-on-chain-records-');
+  ({ rpc, services, creator } = studio);
 });
-afterEach(async () => {
-  services.close();
-  await rpc.close();
-  dir.remove();
-});
+afterEach(() => studio.close());
 
-const useEmbeddedLedger = () => services.settings.set('solana.rpcUrl', '');
+const useEmbeddedLedger = () => studio.useEmbeddedLedger();
 const entries = (listingId: string, instruction: string) =>
   services.db
     .prepare(`SELECT amount_lamports AS amount FROM ledger_entries WHERE listing_id = ? AND instruction = ?`)
