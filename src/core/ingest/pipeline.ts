@@ -163,7 +163,9 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     ...collected.files.filter((f) => f.format === 'jsonl'),
   ];
   const outcomes: FileOutcome[] = rejected.map((r) => rejectedOutcome(r.source, r.format, r.error));
-  const existing = new Map(deps.store.documents(listing.id).map((d) => [d.source, d]));
+  // By the composed spelling new sources have (collectSources): a document stored under a decomposed
+  // name before names were composed is the one a new version replaces.
+  const existing = new Map(deps.store.documents(listing.id).map((d) => [d.source.normalize('NFC'), d]));
   const chunking = normalizeChunking(request);
   const progress: IngestProgress = {
     stage: 'reading',

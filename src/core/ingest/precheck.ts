@@ -67,9 +67,11 @@ class UploadSourceNames {
   private readonly taken = new Map<string, string>();
 
   claim(name: string, where: { archive: string | undefined; shown: string }): void {
-    const earlier = this.taken.get(name);
+    // Composed, as collectSources stores names: `café.md` spelled both ways is one name.
+    const key = name.normalize('NFC');
+    const earlier = this.taken.get(key);
     if (earlier === undefined) {
-      this.taken.set(name, where.shown);
+      this.taken.set(key, where.shown);
       return;
     }
     const why = `the files of an upload are stored under their paths inside their archives (a file sent by itself under its own name), so a name may appear only once in the upload; rename one of them to keep both.`;

@@ -89,8 +89,12 @@ export async function collectSources(
   const seen = new Map<string, { origin: string; path: string }>();
   // Every file a folder or archive held (ingested, refused or a silent duplicate): none in all is refused.
   let yielded = 0;
-  const addFile = (path: string, source: string, bytes: number, disposable: boolean, origin = source) => {
+  const addFile = (path: string, name: string, bytes: number, disposable: boolean, shown = name) => {
     yielded++;
+    // One spelling of a name in every way it reaches us: macOS file names often come decomposed (NFD),
+    // Windows and most ZIP tools write them composed (NFC); `café.md` from each was two documents.
+    const source = name.normalize('NFC');
+    const origin = shown.normalize('NFC');
     const kind = classifySource(source);
     const earlier = seen.get(source);
     if (earlier !== undefined) {

@@ -186,7 +186,8 @@ class CommitTransaction {
     db.exec('BEGIN IMMEDIATE');
     this.takesModel = takesModel(db, request);
     const table = vectorTable(db, request);
-    this.findDoc = db.prepare(`SELECT id FROM documents WHERE listing_id = ? AND source = ?`);
+    // A source arrives composed (NFC); a document stored before names were composed may be decomposed.
+    this.findDocs = db.prepare(`SELECT id FROM documents WHERE listing_id = ? AND source IN (?, ?)`);
     this.dropVectors = db.prepare(
       `DELETE FROM ${table} WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)`,
     );
@@ -222,8 +223,8 @@ class CommitTransaction {
 
   /** Replaces the old version of a source, if any (its vectors first: vec0 has no foreign key). */
   dropSource(source, keep) {
-    const previous = this.findDoc.get(this.request.listingId, source);
-    if (previous && previous.id !== keep) this.drop(previous.id);
+    const previous = this.findDocs.all(this.request.listingId, source, source.normalize('NFD'));
+    for (const { id } of previous) if (id !== keep) this.drop(id);
   }
 
   drop(documentId) {

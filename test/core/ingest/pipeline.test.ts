@@ -163,6 +163,33 @@ describe('ingestion pipeline', () => {
     ).toBe('ingested');
   });
 
+  it('replaces a document stored under the decomposed spelling of a name by its new version', async () => {
+    const composed = 'caf\u00e9.md';
+    const decomposed = 'cafe\u0301.md';
+    const md = join(dir.path, decomposed);
+    writeFileSync(md, '# Menu\n\nCroissants every morning.\n');
+    expect((await run([md])).documents[0]).toMatchObject({ source: composed, status: 'ingested' });
+    // As a knowledge base ingested before names were composed holds it.
+    services.db.prepare(`UPDATE documents SET source = ? WHERE listing_id = ?`).run(decomposed, listingId);
+
+    const copy = join(dir.path, 'windows');
+    mkdirSync(copy);
+    copyFileSync(md, join(copy, composed));
+    expect((await run([join(copy, composed)])).documents[0]).toMatchObject({ status: 'unchanged' });
+
+    writeFileSync(join(copy, composed), '# Menu\n\nBaguettes every evening.\n');
+    const changed = await run([join(copy, composed)]);
+    expect(changed.documents[0]).toMatchObject({ source: composed, status: 'ingested' });
+    const docs = services.db.prepare(`SELECT source FROM documents WHERE listing_id = ?`).all(listingId);
+    expect(docs).toEqual([{ source: composed }]);
+    expect(
+      chunks()
+        .map((c) => c.text)
+        .join(' '),
+    ).not.toContain('Croissants');
+    expect(services.listings.get(listingId, 'studio').documentCount).toBe(1);
+  });
+
   it('an atomic ingestion with a bad file leaves the knowledge base exactly as it was', async () => {
     const good = join(dir.path, 'good.md');
     writeFileSync(good, '# Good\n\nKept.\n');

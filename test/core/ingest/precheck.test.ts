@@ -289,6 +289,17 @@ describe('precheckUploadFiles checks across the upload, as the ingestion of it w
     expect(twice.message).toMatch(/^a\.md: the file has the same name as "a\.md": /);
   });
 
+  it('refuses one name spelled composed and decomposed, as the ingestion stores both under one', async () => {
+    const err = await refusal(
+      precheckUploadFiles([
+        plainFile('caf\u00e9.md', '# Composed'),
+        { path: zipFile([{ name: 'cafe\u0301.md', data: '# Decomposed' }]), name: 'mac.zip' },
+      ]),
+    );
+    expect(err.code).toBe('invalid_document');
+    expect(err.message).toMatch(/^mac\.zip: entry "cafe\u0301\.md" has the same name as "caf\u00e9\.md": /);
+  });
+
   it('refuses exactly the names the ingestion would refuse, no more (the two never disagree)', async () => {
     const { collectSources } = await import('../../../src/core/ingest/sources');
     const one = zipFile([

@@ -93,6 +93,24 @@ describe('collectSources', () => {
     expect(rejected[0]!.error.message).toMatch(/the name appears twice in this ingestion/);
   });
 
+  it('stores a name in its composed spelling, and one name spelled both ways is one name', async () => {
+    const composed = 'caf\u00e9.md';
+    const decomposed = 'cafe\u0301.md';
+    const other = join(dir.path, 'other');
+    mkdirSync(other);
+    writeFileSync(join(sub, decomposed), '# Decomposed, as macOS names it\n');
+    writeFileSync(join(other, composed), '# Composed, as Windows names it\n');
+    expect(await sourcesOf([join(sub, decomposed)])).toEqual([composed]);
+    const archive = join(dir.path, 'x.zip');
+    writeFileSync(archive, buildZip([{ name: `docs/${decomposed}`, data: '# In an archive' }]));
+    expect(await sourcesOf([archive])).toEqual([`docs/${composed}`]);
+
+    const { files, rejected } = await collect([join(sub, decomposed), join(other, composed)]);
+    expect(files.map((f) => f.source)).toEqual([composed]);
+    expect(rejected.map((r) => [r.source, r.error.code])).toEqual([[composed, 'invalid_document']]);
+    expect(rejected[0]!.error.message).toMatch(/the name appears twice in this ingestion/);
+  });
+
   it('names both files of a shared name once, and says to rename an archive’s entry inside its archive', async () => {
     const x = join(dir.path, 'x.zip');
     writeFileSync(x, buildZip([{ name: 'codeblock.md', data: '# Other' }]));
