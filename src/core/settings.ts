@@ -1,12 +1,15 @@
 import bs58 from 'bs58';
+import { maskUrlCredentials, type UrlMaskOptions } from '../shared/maskUrl';
 import { InvalidInput } from './errors';
+
+export { maskUrlCredentials };
 
 /** A setting the user can store (`kbstudio settings set`) and the environment can override (DESIGN §8). */
 interface SettingDefinition {
   env: string;
   secret: boolean;
-  /** A URL shown with its userinfo password and query values masked (`maskUrlCredentials`). */
-  maskCredentials?: true;
+  /** A URL shown with its userinfo password and query values masked (`maskUrlCredentials`, these options). */
+  maskCredentials?: UrlMaskOptions;
   description: string;
   validate?: (value: string) => string | undefined;
 }
@@ -64,7 +67,7 @@ export const SETTINGS = {
   'openai.baseUrl': {
     env: 'OPENAI_BASE_URL',
     secret: false,
-    maskCredentials: true,
+    maskCredentials: {},
     description: 'OpenAI-compatible API base URL',
     validate: providerBaseUrl,
   },
@@ -77,13 +80,15 @@ export const SETTINGS = {
   'cohere.baseUrl': {
     env: 'COHERE_BASE_URL',
     secret: false,
-    maskCredentials: true,
+    maskCredentials: {},
     description: 'Cohere API base URL',
     validate: providerBaseUrl,
   },
   'solana.rpcUrl': {
     env: 'SOLANA_RPC_URL',
     secret: false,
+    // RPC providers take their key in the query (`?api-key=`) or the path (`/v2/<key>`).
+    maskCredentials: { pathTokens: true },
     description: 'Solana JSON-RPC URL (devnet during the beta)',
     validate: url,
   },
@@ -194,7 +199,7 @@ export function effectiveSettings(
 /** A value as `settings show`, `GET /studio/settings` and the Settings view show it. */
 function shownValue(def: SettingDefinition, value: string): string {
   if (def.secret) return maskSecret(value);
-  return def.maskCredentials ? maskUrlCredentials(value) : value;
+  return def.maskCredentials ? maskUrlCredentials(value, def.maskCredentials) : value;
 }
 
 /**
@@ -237,47 +242,4 @@ export function maskSecret(secret: string): string {
   const prefix = PUBLIC_PREFIXES.find((p) => secret.startsWith(p)) ?? '';
   const tail = secret.length >= SHOWS_LAST_FOUR_FROM ? secret.slice(-4) : '';
   return `${prefix}••••${tail}`;
-}
-
-const MASK = '••••';
-
-/**
- * A URL as shown: the password of its userinfo and every query value (or nameless part) replaced by `••••`
- * (`https://user:••••@proxy.example.com/v1?token=••••`), the rest as typed. Split by hand rather than
- * by `URL`, which would percent-encode the mask and normalise what the user typed; the delimiters are
- * the URL parser's (the authority ends at the first `/`, `?` or `#`, the userinfo at its last `@`), so
- * what is masked is what a request would send as a password or a query.
- */
-export function maskUrlCredentials(value: string): string {
-  const hashAt = value.indexOf('#');
-  const beforeHash = hashAt < 0 ? value : value.slice(0, hashAt);
-  const fragment = hashAt < 0 ? '' : value.slice(hashAt);
-  const queryAt = beforeHash.indexOf('?');
-  const base = queryAt < 0 ? beforeHash : beforeHash.slice(0, queryAt);
-  const query = queryAt < 0 ? undefined : beforeHash.slice(queryAt + 1);
-  return maskUserinfo(base) + (query === undefined ? '' : `?${maskQueryValues(query)}`) + fragment;
-}
-
-function maskUserinfo(base: string): string {
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(base)?.[0];
-  if (!scheme) return base;
-  const rest = base.slice(scheme.length);
-  const authorityEnd = rest.search(/[/\\]/);
-  const authority = authorityEnd < 0 ? rest : rest.slice(0, authorityEnd);
-  const at = authority.lastIndexOf('@');
-  const colon = authority.indexOf(':');
-  if (at < 0 || colon < 0 || colon > at) return base;
-  return `${scheme}${authority.slice(0, colon)}:${MASK}${rest.slice(at)}`;
-}
-
-function maskQueryValues(query: string): string {
-  return query
-    .split('&')
-    .map((pair) => {
-      // A part with no name (`?abcdef`) can be a token all the same.
-      const eq = pair.indexOf('=');
-      if (eq < 0) return pair === '' ? pair : MASK;
-      return eq === pair.length - 1 ? pair : `${pair.slice(0, eq)}=${MASK}`;
-    })
-    .join('&');
 }

@@ -117,6 +117,16 @@ describe('a base URL as shown', () => {
     expect(store.all()['cohere.baseUrl']).toContain('p%40ss');
   });
 
+  it('masks the key of a Solana RPC URL, in its query or its path', () => {
+    const store = memoryStore();
+    store.set('solana.rpcUrl', 'https://mainnet.helius-rpc.com/?api-key=9f8e7d6c-5b4a-4321');
+    expect(shown(store, 'solana.rpcUrl').value).toBe('https://mainnet.helius-rpc.com/?api-key=••••');
+    store.set('solana.rpcUrl', 'https://solana-mainnet.g.alchemy.com/v2/Zx81kQ0pLm3Nb7Vc2Xa9');
+    expect(shown(store, 'solana.rpcUrl').value).toBe('https://solana-mainnet.g.alchemy.com/v2/••••');
+    store.set('solana.rpcUrl', 'https://api.devnet.solana.com');
+    expect(shown(store, 'solana.rpcUrl').value).toBe('https://api.devnet.solana.com');
+  });
+
   it('leaves a URL with no password or query as typed', () => {
     const store = memoryStore();
     store.set('openai.baseUrl', 'https://user@proxy.example.com/v1/');

@@ -1,5 +1,6 @@
 import { DomainError } from '../../errors';
 import type { ErrorCode } from '../../../shared/errors';
+import { maskUrlCredentials, redactUrlSecrets } from '../../../shared/maskUrl';
 
 /**
  * The RPC node could not be reached, timed out or answered with a server error. The shared code
@@ -14,14 +15,19 @@ export class SolanaRpcUnavailable extends DomainError {
   ) {
     super(
       'ledger_unavailable',
-      `Solana RPC ${rpcUrl} is unavailable (${operation}: ${cause}). ${rpcHint(rpcUrl)}`,
-      {
-        rpcUrl,
-        operation,
-      },
+      `Solana RPC ${shownRpcUrl(rpcUrl)} is unavailable (${operation}: ${redactRpcUrl(cause, rpcUrl)}). ${rpcHint(rpcUrl)}`,
+      { rpcUrl: shownRpcUrl(rpcUrl), operation },
     );
   }
 }
+
+/**
+ * The RPC URL as an error shows it: providers take their key in the query or the path, and these
+ * errors reach buyers of /v1 (a purchase's 503) and the logs. `rpcUrl` on the error keeps it whole.
+ */
+const shownRpcUrl = (rpcUrl: string) => maskUrlCredentials(rpcUrl, { pathTokens: true });
+/** A message from the RPC library or the node, which may quote the URL it was sent to. */
+const redactRpcUrl = (text: string, rpcUrl: string) => redactUrlSecrets(text, rpcUrl, { pathTokens: true });
 
 /** Where the network is chosen: the studio's Wallet page, or the setting behind it. */
 const CHOOSE_NETWORK =
@@ -47,7 +53,11 @@ export class SolanaRpcError extends DomainError {
     operation: string,
     message: string,
   ) {
-    super('internal_error', `Solana RPC ${rpcUrl} refused ${operation}: ${message}`, { rpcUrl, operation });
+    super(
+      'internal_error',
+      `Solana RPC ${shownRpcUrl(rpcUrl)} refused ${operation}: ${redactRpcUrl(message, rpcUrl)}`,
+      { rpcUrl: shownRpcUrl(rpcUrl), operation },
+    );
   }
 }
 

@@ -504,6 +504,53 @@ describe('an RPC that cannot be reached', () => {
     }
   });
 
+  it('never quotes the key of an RPC URL (query or path), even when the node echoes the URL', async () => {
+    const pathKey = 'Ab3dEf7hIj9kLm1nOp';
+    const queryKey = '9f8e7d6c-5b4a-4321-a1b2';
+    let refuse = false;
+    const server = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        if (!refuse) {
+          res.writeHead(503, { 'Content-Type': 'text/plain' });
+          return res.end(`rate limited for ${req.url}`);
+        }
+        const { id } = JSON.parse(body) as { id: string };
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(
+          JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: `bad key ${queryKey}` } }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const host = `127.0.0.1:${(server.address() as { port: number }).port}`;
+    const rpcUrl = `http://${host}/v2/${pathKey}?api-key=${queryKey}`;
+    try {
+      const remote = new SolanaProgramClient({ rpcUrl, timeoutMs: 1_000 });
+      const unavailable = (await remote
+        .getBalance(addr(buyer))
+        .catch((e: unknown) => e)) as SolanaRpcUnavailable;
+      expect(unavailable).toBeInstanceOf(SolanaRpcUnavailable);
+      refuse = true;
+      const refused = (await remote.getBalance(addr(buyer)).catch((e: unknown) => e)) as SolanaRpcError;
+      expect(refused).toBeInstanceOf(SolanaRpcError);
+      for (const error of [unavailable, refused]) {
+        const quoted = JSON.stringify({ message: error.message, details: error.details });
+        expect(quoted).not.toContain(pathKey);
+        expect(quoted).not.toContain(queryKey);
+        expect(error.message).toContain(`Solana RPC http://${host}/v2/••••?api-key=•••• `);
+        expect(error.details).toMatchObject({ rpcUrl: `http://${host}/v2/••••?api-key=••••` });
+        // The client itself still talks to the whole URL.
+        expect(error.rpcUrl).toBe(rpcUrl);
+      }
+      expect(unavailable.message).toMatch(/rate limited for \/v2\/••••\?api-key=••••/);
+      expect(refused.message).toMatch(/bad key ••••$/);
+    } finally {
+      server.close();
+    }
+  });
+
   it('refuses an RPC URL that is not http(s)', () => {
     expect(() => new SolanaProgramClient({ rpcUrl: 'ws://localhost:8900' })).toThrow(
       "solana.rpcUrl: 'ws://localhost:8900' must be an http(s) URL.",

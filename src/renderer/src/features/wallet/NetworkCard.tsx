@@ -17,7 +17,14 @@ import { CopyValue } from '../../components/CopyValue';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { errorMessage } from '../../lib/studioApi';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
-import { choiceOf, NETWORK_CHOICES, NETWORK_LABELS, rpcUrlOf, type NetworkChoice } from './networkChoice';
+import {
+  choiceOf,
+  NETWORK_CHOICES,
+  NETWORK_LABELS,
+  rpcUrlOf,
+  shownRpcUrl,
+  type NetworkChoice,
+} from './networkChoice';
 
 /** Which Solana network the studio talks to (setting `solana.rpcUrl`), and what that means for the ledger. */
 export function NetworkCard() {
@@ -68,8 +75,8 @@ function NetworkForm({ view }: { view: NetworkView }) {
           {NETWORK_LABELS[view.network]}
         </Badge>
         {view.rpcUrl && (
-          <Text size="xs" c="dimmed" ff="monospace" truncate maw={260} title={view.rpcUrl}>
-            {view.rpcUrl}
+          <Text size="xs" c="dimmed" ff="monospace" truncate maw={260} title={shownRpcUrl(view.rpcUrl)}>
+            {shownRpcUrl(view.rpcUrl)}
           </Text>
         )}
       </Group>

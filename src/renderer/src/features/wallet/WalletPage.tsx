@@ -36,6 +36,7 @@ import { useListingChoice } from '../ingest/useListingChoice';
 import { BrowserWalletsCard, type ConnectedBrowserWallet } from './BrowserWalletsCard';
 import { ImportWalletModal } from './ImportWalletModal';
 import { NetworkCard } from './NetworkCard';
+import { shownRpcUrl } from './networkChoice';
 import { SignListingModal } from './SignListingModal';
 
 export function WalletPage() {
@@ -240,7 +241,7 @@ function WalletDetails({ wallet }: { wallet: Wallet }) {
               </Text>
               <Text size="xs" c="dimmed">
                 {balance.data.source === 'rpc'
-                  ? `From ${balance.data.rpcUrl}`
+                  ? `From ${shownRpcUrl(balance.data.rpcUrl ?? '')}`
                   : `The embedded ledger moves no real SOL: this is what the wallet received (${formatSol((balance.data.receivedLamports ?? 0) / 1e9)}) minus what it paid (${formatSol((balance.data.paidLamports ?? 0) / 1e9)}) through it.`}
               </Text>
             </>
