@@ -103,3 +103,62 @@ describe('a hosted provider that quotes a refused API key back', () => {
     });
   }
 });
+
+describe('a hosted model whose key is not set', () => {
+  it('refuses the stream with the 503 before it opens (no 200 whose first event is the error)', async () => {
+    const fake = await startKeyEchoingProvider('openai', GOOD_KEY);
+    fakes.push(fake);
+    const services = openServices(join(dir.path, 'no-key'), {
+      environment: { OPENAI_BASE_URL: `${fake.url}/v1` },
+    });
+    const server = createServer({
+      services,
+      studioToken: 'token-0123456789',
+      version: 'test',
+      log: () => {},
+    });
+    try {
+      const { url } = await server.listen(0, '127.0.0.1');
+      const creator = services.wallets.defaultWallet().address;
+      const listing = services.listings.create(
+        { title: 'Hosted', accessModel: 'one_time', price: 1, embeddingModel: 'text-embedding-3-small' },
+        creator,
+      );
+      const file = join(dir.path, 'no-key.md');
+      writeFileSync(file, '# Invoices\n\nInvoices are due in 30 days.\n');
+      services.settings.set('openai.apiKey', GOOD_KEY);
+      await services.ingestion.run({
+        listingId: listing.id,
+        inputs: [{ path: file }],
+        atomic: false,
+        limits: STUDIO_LIMITS,
+      });
+      await services.publishing.publish(listing.id);
+      const buyer = services.wallets.create('buyer').address;
+      await services.credentials.grant(listing.id, buyer);
+      const buyerKey = services.apiKeys.create(buyer).key;
+      services.settings.set('openai.apiKey', '');
+
+      const stream = (mode: string) =>
+        fetch(`${url}/v1/retrieve/stream`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${buyerKey}` },
+          body: JSON.stringify({ listingId: listing.id, query: 'when are invoices due?', mode }),
+        });
+      const refused = await stream('hybrid');
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
+      expect((await refused.json()).error).toMatchObject({
+        code: 'embedding_provider_unavailable',
+        message: expect.stringMatching(/no OpenAI API key is set/),
+      });
+      // Full-text search needs no embedding: it still streams.
+      const lexical = await stream('lexical');
+      expect(lexical.status).toBe(200);
+      expect(await lexical.text()).toMatch(/event: chunk[\s\S]*Invoices are due[\s\S]*event: done/);
+    } finally {
+      await server.close();
+      services.close();
+    }
+  });
+});

@@ -103,6 +103,10 @@ export class RetrievalService {
       viewer === 'studio' ? 'studio' : { wallet: viewer.wallet },
     );
     const charge = this.authorize(listing, viewer);
+    // A hosted model whose key is not set is known now: refused before a stream opens (a 503, not a 200
+    // whose first event is the error), as /v1/retrieve refuses it.
+    const embedder =
+      valid.mode !== 'lexical' && listing.chunkCount > 0 ? this.queryEmbedder(listing) : undefined;
     const queryId = newId('qry');
     let ran = false;
     return {
@@ -112,7 +116,7 @@ export class RetrievalService {
       run: async (signal, timings) => {
         if (ran) throw new Error('A prepared retrieval runs once.');
         ran = true;
-        const chunks = await this.search(listing, valid, signal, timings);
+        const chunks = await this.search(listing, valid, signal, timings, embedder);
         if (charge && this.beforeCharge) {
           await this.beforeCharge();
           signal?.throwIfAborted();
@@ -167,6 +171,7 @@ export class RetrievalService {
     params: SearchParams,
     signal?: AbortSignal,
     timings?: RetrievalTimings,
+    embedder?: Embedder,
   ): Promise<Chunk[]> {
     // Nothing to search yet (a new listing, one still in its first ingestion): no chunk, and no query
     // embedded, so the first query on it neither loads the offline model nor calls a hosted provider.
@@ -177,7 +182,10 @@ export class RetrievalService {
       lexical: params.mode !== 'dense',
       dense: params.mode !== 'lexical',
     });
-    const vector = params.mode === 'lexical' ? null : await this.embedQuery(listing, params.query);
+    const vector =
+      params.mode === 'lexical'
+        ? null
+        : await this.embedQuery(listing, params.query, embedder ?? this.queryEmbedder(listing));
     if (timings) timings.embedMs = performance.now() - embedding;
     if (ready) await ready;
     // The search itself is synchronous SQLite: let a client's disconnect be noticed before it starts.
@@ -206,12 +214,29 @@ export class RetrievalService {
     }));
   }
 
+  /** The listing's embedder; a hosted model without its key throws EmbeddingModelUnavailable. */
+  private queryEmbedder(listing: Listing): Embedder {
+    try {
+      return this.embedderFor(listing.embeddingModel);
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      throw new EmbeddingModelUnavailable(
+        listing.embeddingModel,
+        err instanceof Error ? err.message : String(err),
+      );
+    }
+  }
+
   /** The query's vector under the listing's model, or null when it has no direction (no known word). */
-  private async embedQuery(listing: Listing, query: string): Promise<Float32Array | null> {
+  private async embedQuery(
+    listing: Listing,
+    query: string,
+    embedder: Embedder,
+  ): Promise<Float32Array | null> {
     const model = listing.embeddingModel;
     let vector: Float32Array | undefined;
     try {
-      [vector] = await this.embedderFor(model).embed([query], 'query');
+      [vector] = await embedder.embed([query], 'query');
     } catch (err) {
       if (err instanceof DomainError) throw err;
       throw new EmbeddingModelUnavailable(model, err instanceof Error ? err.message : String(err));
