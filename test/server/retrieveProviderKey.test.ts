@@ -148,7 +148,7 @@ describe('a hosted model whose key is not set', () => {
       const refused = await stream('hybrid');
       expect(refused.status).toBe(503);
       expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
-      expect((await refused.json()).error).toMatchObject({
+      expect(((await refused.json()) as { error: unknown }).error).toMatchObject({
         code: 'embedding_provider_unavailable',
         message: expect.stringMatching(/no OpenAI API key is set/),
       });
