@@ -131,11 +131,25 @@ function retryAfterSeconds(fromBody: unknown, headers: Headers): number | undefi
   return ms === undefined ? undefined : Math.ceil(ms / 1000);
 }
 
-/** `Retry-After` in milliseconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3); undefined if absent or unreadable. */
+/**
+ * `Retry-After` in milliseconds: delta-seconds (a whole number of seconds) or an IMF-fixdate (RFC 9110
+ * §10.2.3, §5.6.7); undefined if absent or anything else. `Date.parse` alone would read `-1` or `5.5`
+ * as dates in the past, i.e. "retry at once".
+ */
 export function retryAfterMs(headers: Headers, now: number = Date.now()): number | undefined {
   const value = headers.get('retry-after')?.trim();
   if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = imfFixdate(value);
+  return date === undefined ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * The time of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`). It is exactly the form of
+ * `toUTCString`, which `Date.parse` must read back (ECMA-262 Date.parse): a value is one when it is
+ * written back unchanged, which also refuses impossible dates and a wrong day name.
+ */
+function imfFixdate(value: string): number | undefined {
+  const time = Date.parse(value);
+  return !Number.isNaN(time) && new Date(time).toUTCString() === value ? time : undefined;
 }

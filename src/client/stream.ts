@@ -1,6 +1,8 @@
+import { invalidResponse } from './http/calls';
 import type { Sent } from './http/request';
 import { withResponse, type WithResponse } from './http/response';
 import { serverSentEvents, type EventSourceMessage } from './http/sse';
+import { statusOfErrorCode } from './errorStatus';
 import { ApiError, ConnectionError, KnowledgeClientError, UserAbortError, errorFromResponse } from './errors';
 import type { Chunk, RetrievalDone } from './types';
 
@@ -66,8 +68,9 @@ export class RetrievalStream implements AsyncIterable<Chunk> {
           }
           return;
         } else if (event.event === 'error') {
-          const body = parseData<{ error?: { status?: unknown } }>(event, sent.response);
-          const status = typeof body.error?.status === 'number' ? body.error.status : 500;
+          const body = parseData<{ error?: { status?: unknown; code?: unknown } }>(event, sent.response);
+          const status =
+            typeof body.error?.status === 'number' ? body.error.status : statusOfErrorCode(body.error?.code);
           throw errorFromResponse(status, body, sent.response.headers);
         }
         // Other event names are ignored, so the server can add some without breaking clients.
@@ -107,3 +110,19 @@ const invalid = (response: Response, message: string) =>
     requestId: response.headers.get('x-request-id') ?? undefined,
     headers: response.headers,
   });
+
+/**
+ * The response of POST /retrieve/stream once it is known to be an event stream. Anything else (a JSON
+ * answer of a server without streaming, a proxy's page) would be read as a stream without events and
+ * reported as a cut connection; it is an `invalid_response` naming what came instead, not retried.
+ */
+export async function eventStream(response: Response): Promise<Response> {
+  const type = response.headers.get('content-type');
+  if (type?.split(';')[0]!.trim().toLowerCase() === 'text/event-stream') return response;
+  const text = await response.text().catch(() => '');
+  const excerpt = text.replace(/\s+/g, ' ').trim().slice(0, 200) || '(nothing)';
+  throw invalidResponse(
+    response,
+    `Expected an event stream (text/event-stream), got ${type ? `"${type}"` : 'no content type'}: ${excerpt}`,
+  );
+}

@@ -10,6 +10,7 @@ import { devServerLink } from './devServer';
 import { describeStartupError, resolveNativeBinding } from './nativeBinding';
 import { chooseSecretBox } from './secretBox';
 import { createMainWindow } from './window';
+import { relaunchAction } from './windowOnRelaunch';
 
 /**
  * The desktop app's composition root: the same server `kbstudio serve` runs, on 127.0.0.1 and a
@@ -37,17 +38,12 @@ if (!app.requestSingleInstanceLock()) {
   // Another window already serves this data directory: it gets focused instead (second-instance).
   app.quit();
 } else {
-  app.on('second-instance', () => {
-    const [window] = BrowserWindow.getAllWindows();
-    if (window?.isMinimized()) window.restore();
-    window?.focus();
-  });
-  app.on('window-all-closed', () => {
-    if (process.platform !== 'darwin') app.quit();
-  });
-  app.on('activate', () => {
-    if (studio && BrowserWindow.getAllWindows().length === 0) openWindow(studio);
-  });
+  app.on('second-instance', showWindow);
+  app.on('activate', showWindow);
+  // On macOS too, unlike its custom: the server and its jobs live in this process, and the dialog and
+  // docs/desktop.md say that closing the window stops them. A Dock icon without a window would keep a
+  // job running unseen and the studio's port open.
+  app.on('window-all-closed', () => app.quit());
   // Quitting waits once for the server and the database to close, then quits again.
   app.on('will-quit', (event) => {
     if (!studio) return;
@@ -101,6 +97,15 @@ async function startStudio(): Promise<RunningStudio> {
     services.close();
     throw err;
   }
+}
+
+/** A second launch, or a click on the Dock icon: show this instance's window, opening one if needed. */
+function showWindow(): void {
+  const [window] = BrowserWindow.getAllWindows();
+  const action = relaunchAction(window, studio !== undefined);
+  if (action === 'open' && studio) openWindow(studio);
+  if (action === 'restore') window?.restore();
+  if (action === 'restore' || action === 'focus') window?.focus();
 }
 
 function openWindow(running: RunningStudio): void {

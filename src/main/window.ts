@@ -73,7 +73,7 @@ function confirmLeavingRunningJobs(window: BrowserWindow): void {
       // The page asks for either reason (src/renderer/src/lib/leaveGuard.ts); it cannot say which here.
       message: 'A job is running, or changes are not saved',
       detail:
-        'Closing KB Studio now stops a running job (an ingestion stops before storing anything; a push can be resumed later by pushing again) and discards changes not saved yet, such as prices. Reloading the page keeps a job running, but no longer shows its progress.',
+        'Closing the window quits KB Studio: a running job stops (an ingestion stops before storing anything; a push can be resumed later by pushing again) and changes not saved yet, such as prices, are lost. Reloading the page keeps a job running, but no longer shows its progress.',
       buttons: ['Stay', 'Leave anyway'],
       defaultId: 0,
       cancelId: 0,

@@ -29,6 +29,7 @@ let browser: Browser;
 let key: string;
 let listingId: string;
 let bundle: string;
+const movedRequests: string[] = [];
 const scratch = tempDir('kbs-client-browser-');
 const buyer = generateKeypair();
 
@@ -71,6 +72,11 @@ beforeAll(async () => {
     if (req.url === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
     if (req.url === '/client.js')
       return res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    // An API that moved: every request is sent on to the same path without the prefix.
+    if (req.url!.startsWith('/moved/')) {
+      movedRequests.push(`${req.method} ${req.url}`);
+      return void req.resume().on('end', () => res.writeHead(302, { location: req.url!.slice(6) }).end());
+    }
     const proxied = request(
       {
         host: upstream.hostname,
@@ -153,6 +159,36 @@ describe('the client in a browser', () => {
     expect(out.progress.at(-1)).toBeGreaterThan(0);
     expect(out.missing).toEqual([true, 'listing_not_found']);
     expect(out.unknownKey).toEqual([true, 'AuthenticationError', 401]);
+    await tab.close();
+  });
+
+  it('refuses a redirect, which the browser makes opaque, without following or retrying it', async () => {
+    const tab = await browser.newPage();
+    await tab.goto(pageUrl);
+    await tab.waitForFunction(() => (globalThis as any).kb);
+    const out = await tab.evaluate(
+      async ({ key, listingId }) => {
+        const { KnowledgeClient, ApiError } = (globalThis as any).kb;
+        const client = new KnowledgeClient({
+          baseUrl: `${(globalThis as any).location.origin}/moved/v1`,
+          apiKey: key,
+        });
+        const seen = (e: any) => [e instanceof ApiError, e.code, e.status, e.message];
+        return {
+          retrieve: seen(await client.retrieve({ listingId, query: 'glaciers' }).catch((e: Error) => e)),
+          upload: seen(
+            await client.upload(new File(['# Moved\n'], 'moved.md'), { listingId }).catch((e: Error) => e),
+          ),
+        };
+      },
+      { key, listingId },
+    );
+    for (const [isApiError, code, status, message] of [out.retrieve, out.upload]) {
+      expect([isApiError, code, status]).toEqual([true, 'unexpected_redirect', undefined]);
+      expect(message).toMatch(/\/moved\/v1\/(retrieve|upload) was answered with a redirect/);
+    }
+    // Followed, the retrieval would have been answered by the studio: it was not, nor sent twice.
+    expect(movedRequests).toEqual(['POST /moved/v1/retrieve', 'POST /moved/v1/upload']);
     await tab.close();
   });
 

@@ -5,10 +5,11 @@ import {
   ApiError,
   ConnectionError,
   KnowledgeClient,
+  NotFoundError,
   UserAbortError,
   type Chunk,
 } from '../../src/client';
-import { localServer, sendError, type LocalServer } from './localServer';
+import { localServer, sendError, sendJson, type LocalServer } from './localServer';
 
 const chunk = (i: number): Chunk => ({
   text: `chunk number ${i}`,
@@ -39,6 +40,15 @@ async function readAll(stream: AsyncIterable<Chunk>): Promise<{ chunks: Chunk[];
     return { chunks, error };
   }
   return { chunks, error: undefined };
+}
+
+async function failure(promise: Promise<unknown>): Promise<any> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected the call to fail');
 }
 
 const clientOf = (s: LocalServer) => new KnowledgeClient({ baseUrl: s.baseUrl, apiKey: 'kbs_test' });
@@ -121,6 +131,43 @@ describe('retrieveStream against a misbehaving server', () => {
     const second = await readAll(client.retrieveStream(PARAMS));
     expect(second.error).toBeInstanceOf(AccessError);
     expect(second.error.code).toBe('insufficient_balance');
+  });
+
+  it('derives the status of an error event without one from its code', async () => {
+    server = await localServer((_req, res, n) => {
+      openSse(res);
+      const code = ['credential_expired', 'listing_not_found', 'something_new'][n]!;
+      res.end(event('error', { error: { code, message: `${code} now`, requestId: 'req_e' } }));
+    });
+    const client = clientOf(server);
+    const expired = await readAll(client.retrieveStream(PARAMS));
+    expect(expired.error).toBeInstanceOf(AccessError);
+    expect(expired.error).toMatchObject({ code: 'credential_expired', status: 403 });
+    const missing = await readAll(client.retrieveStream(PARAMS));
+    expect(missing.error).toBeInstanceOf(NotFoundError);
+    expect(missing.error.status).toBe(404);
+    const unknown = await readAll(client.retrieveStream(PARAMS));
+    expect(unknown.error.constructor).toBe(ApiError);
+    expect(unknown.error).toMatchObject({ code: 'something_new', status: 500 });
+  });
+
+  it('refuses a 200 that is not an event stream as invalid_response naming what came, not as a cut', async () => {
+    server = await localServer((_req, res, n) => {
+      if (n === 0) sendJson(res, { chunks: [], listingId: 'lst_1', queryId: 'qry_1', latencyMs: 1 });
+      else {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'x-request-id': 'req_html' });
+        res.end('<html><body>Sign in to the proxy</body></html>');
+      }
+    });
+    const client = clientOf(server);
+    const json = await readAll(client.retrieveStream(PARAMS));
+    expect(json.error).not.toBeInstanceOf(ConnectionError);
+    expect(json.error).toMatchObject({ code: 'invalid_response', status: 200 });
+    expect(json.error.message).toMatch(/text\/event-stream.*"application\/json".*"chunks":\[\]/);
+    const html = await failure(client.retrieveStream(PARAMS).withResponse());
+    expect(html).toMatchObject({ code: 'invalid_response', requestId: 'req_html' });
+    expect(html.message).toMatch(/"text\/html; charset=utf-8": <html><body>Sign in to the proxy/);
+    expect(server.hits).toHaveLength(2);
   });
 
   it('refuses a done event whose count does not match the chunks sent', async () => {

@@ -49,3 +49,26 @@ export class Deadline {
     }, step);
   }
 }
+
+/**
+ * Settles as `promise` does, or rejects with the signal's reason as soon as it aborts: for work that
+ * cannot be cancelled itself (a wallet's `sign`), so a call still ends when it is aborted or times out.
+ */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as unknown);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    // Settling after an abort changes nothing, but a rejection is still handled here.
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}

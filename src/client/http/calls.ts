@@ -22,15 +22,25 @@ export function jsonCall<T>(
 /** The `data` of a resource envelope `{"data": ...}`. */
 export function envelopeData<T>(body: unknown, response: Response): T {
   if (typeof body !== 'object' || body === null || !('data' in body)) {
-    throw new ApiError({
-      code: 'invalid_response',
-      status: response.status,
-      message: `Expected a {"data": ...} envelope, got: ${JSON.stringify(body).slice(0, 200)}`,
-      requestId: response.headers.get('x-request-id') ?? undefined,
-      headers: response.headers,
-    });
+    throw invalidResponse(response, `Expected a {"data": ...} envelope, got: ${excerpt(body)}`);
   }
   return (body as { data: T }).data;
+}
+
+/** A successful response whose body is not what the call expects. */
+export function invalidResponse(response: Response, message: string): ApiError {
+  return new ApiError({
+    code: 'invalid_response',
+    status: response.status,
+    message,
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    headers: response.headers,
+  });
+}
+
+/** The start of a parsed body, for error messages. */
+export function excerpt(body: unknown): string {
+  return String(JSON.stringify(body)).slice(0, 200);
 }
 
 /**

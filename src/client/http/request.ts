@@ -7,8 +7,9 @@ import {
   UserAbortError,
   errorFromResponse,
 } from '../errors';
-import { Deadline, follow } from './abort';
+import { Deadline, follow, untilAborted } from './abort';
 import { queryValue } from './query';
+import { isRedirection, isRefusedRedirect, redirectError } from './redirect';
 import { isRetryableStatus, retryDelayMs, sleep } from './retry';
 import { checkMaxRetries, checkRetryOn429, checkTimeoutMs, type CallSettings } from './settings';
 import { uploadBody, type FetchInit, type UploadBody } from './uploadBody';
@@ -67,6 +68,14 @@ export interface Sent<T> {
 
 type Attempt<T> = Sent<T> | { error: ApiError; retryable: boolean };
 
+/** What ends one attempt: the caller's signal (followed until `release`) and the timeout. */
+interface AttemptAbort {
+  controller: AbortController;
+  deadline: Deadline;
+  release: () => void;
+  timeoutMs: number;
+}
+
 /** One API call: URL, headers and authentication, the timeout, and the retries. */
 export class Transport {
   constructor(readonly config: TransportConfig) {}
@@ -124,17 +133,33 @@ export class Transport {
     read: (response: Response) => Promise<T>,
     { timeoutMs, retryOn429 }: CallSettings,
   ): Promise<Attempt<T>> {
-    // Outside the try: a signer that refuses (a user declining in a wallet) is not a network failure.
-    const headers = await this.headers(request, url, body, options);
     const controller = new AbortController();
     const release = follow(options.signal, controller);
     const deadline = new Deadline(timeoutMs, () => controller.abort(new TimeoutError(timeoutMs)));
+    const headers = await this.signed(
+      this.headers(request, url, body, options),
+      `${request.method} ${url.pathname}`,
+      options,
+      { controller, deadline, release, timeoutMs },
+    );
+    const init: FetchInit = {
+      method: request.method,
+      headers,
+      signal: controller.signal,
+      redirect: 'manual',
+    };
+    if (body) init.body = body as Uint8Array<ArrayBuffer>;
     try {
-      const init: FetchInit = { method: request.method, headers, signal: controller.signal };
-      if (body) init.body = body as Uint8Array<ArrayBuffer>;
       const progress = request.upload && uploadBody(request.upload, init, deadline);
+      // The signing had its own timeout: the request gets a whole one.
       deadline.arm();
       const response = await this.config.fetch(url.toString(), init);
+      if (isRedirection(response)) {
+        deadline.clear();
+        release();
+        await response.body?.cancel().catch(() => {});
+        return { error: redirectError(request.method, url, response), retryable: false };
+      }
       if (!response.ok) {
         const text = await response.text().catch(() => '');
         deadline.clear();
@@ -161,11 +186,38 @@ export class Transport {
         };
       }
       if (err instanceof KnowledgeClientError) throw err;
+      if (init.redirect === 'error' && isRefusedRedirect(err)) {
+        return { error: redirectError(request.method, url), retryable: false };
+      }
       const message = `${request.method} ${url.origin}${url.pathname} failed: ${describe(err)}`;
       return {
         error: new ConnectionError(message, { cause: err }),
         retryable: repeatable || neverSent(err),
       };
+    }
+  }
+
+  /**
+   * The attempt's headers once signed. A wallet's `sign` may wait for its user, or never settle: it gets
+   * a timeout of its own and ends with the caller's signal. Its own refusal (a user declining) is thrown
+   * as it is, not taken for a network failure; nothing was sent, and neither is retried, which would ask
+   * the wallet again.
+   */
+  private async signed(
+    headers: Promise<Headers>,
+    what: string,
+    options: RequestOptions,
+    { controller, deadline, release, timeoutMs }: AttemptAbort,
+  ): Promise<Headers> {
+    try {
+      deadline.arm();
+      return await untilAborted(headers, controller.signal);
+    } catch (err) {
+      deadline.clear();
+      release();
+      if (options.signal?.aborted) throw new UserAbortError(options.signal.reason);
+      if (deadline.expired) throw new TimeoutError(timeoutMs, `signing ${what}`);
+      throw err;
     }
   }
 

@@ -29,8 +29,9 @@ export function uploadBody(upload: UploadBody, init: FetchInit, deadline: Deadli
       progress.report(loaded);
     });
     init.duplex = 'half';
-    // With redirects allowed, undici's fetch tees a stream body to replay it and keeps every byte sent
-    // in memory until the end (nodejs/undici#4058); a stream body cannot follow a redirect anyway.
+    // Not 'manual' as for other calls: unless redirects are refused outright, undici's fetch tees a
+    // stream body to replay it and keeps every byte sent in memory until the end (nodejs/undici#4058).
+    // The refusal costs the redirect's status and Location, but is the same error (./redirect.ts).
     init.redirect = 'error';
   } else {
     init.body = upload.blob;

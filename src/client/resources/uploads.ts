@@ -52,8 +52,9 @@ export class Uploads {
         method: 'POST',
         path: '/upload',
         upload: { ...multipartBody(parts), onProgress },
-        // Harmless to send again: files the listing holds are reported unchanged (docs/client.md).
-        repeatable: true,
+        // Sent again into a listing, the files it holds are reported unchanged; without one, a second
+        // draft listing and job would be created, so a timeout or lost connection is not retried then.
+        repeatable: config.listingId !== undefined,
       },
       requestOptions,
       envelopeData<Upload>,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Deadline } from '../../../src/client/http/abort';
+import { Deadline, untilAborted } from '../../../src/client/http/abort';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -45,5 +45,21 @@ describe('Deadline', () => {
     never.arm();
     expect(vi.getTimerCount()).toBe(0);
     never.clear();
+  });
+});
+
+describe('untilAborted', () => {
+  it('settles as the work does, or at once with the reason when the signal aborts, before or during it', async () => {
+    expect(await untilAborted(Promise.resolve('signed'), new AbortController().signal)).toBe('signed');
+    const during = new AbortController();
+    const pending = untilAborted(new Promise<never>(() => {}), during.signal);
+    during.abort('stop');
+    await expect(pending).rejects.toBe('stop');
+    // The work refusing after the abort is no unhandled rejection (vitest would report one).
+    let refuse!: (reason: unknown) => void;
+    const refusal = new Promise<never>((_resolve, reject) => (refuse = reject));
+    await expect(untilAborted(refusal, AbortSignal.abort('already'))).rejects.toBe('already');
+    refuse(new Error('declined'));
+    await new Promise((resolve) => setTimeout(resolve, 10));
   });
 });

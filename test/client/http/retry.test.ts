@@ -24,7 +24,6 @@ describe('retry policy', () => {
   it('honours Retry-After in seconds or as an HTTP date, up to 60 s, whatever the backoff would be', () => {
     expect(retryDelayMs(0, headers('3'), () => 0)).toBe(3000);
     expect(retryDelayMs(0, headers('0'), () => 0)).toBe(0);
-    expect(retryDelayMs(4, headers('0.2'), () => 1)).toBe(200);
     const inTenSeconds = new Date(Date.now() + 10_000).toUTCString();
     expect(retryDelayMs(0, headers(inTenSeconds), () => 0)).toBeGreaterThan(8_000);
     expect(retryDelayMs(0, headers(inTenSeconds), () => 0)).toBeLessThanOrEqual(10_000);
@@ -36,5 +35,31 @@ describe('retry policy', () => {
     expect(retryDelayMs(0, headers('120'), () => 0)).toBeUndefined();
     expect(retryDelayMs(0, headers(new Date(Date.now() + 3_600_000).toUTCString()), () => 0)).toBeUndefined();
     expect(retryDelayMs(0, headers('soon'), () => 0)).toBe(500);
+  });
+
+  it('reads only delta-seconds and IMF-fixdates: anything Date.parse would take for a past date is ignored', () => {
+    // Each would have been "a date in the past", so "retry at once"; backoff applies instead.
+    for (const nonsense of ['-1', '-0', '+5', '1.5', '0.2', '1e3', '3 s', 'Infinity', 'NaN']) {
+      expect(
+        retryDelayMs(1, headers(nonsense), () => 0),
+        nonsense,
+      ).toBe(1000);
+    }
+    for (const notFixdate of [
+      '2030-01-01T00:00:00Z',
+      'Sunday, 06-Nov-94 08:49:37 GMT',
+      'Sun Nov  6 08:49:37 1994',
+      'Mon, 06 Nov 1994 08:49:37 GMT', // 6 November 1994 was a Sunday
+      'Sun, 31 Feb 2030 08:49:37 GMT',
+      'Sun, 06 Nov 1994 08:49:37 +0000',
+    ]) {
+      expect(
+        retryDelayMs(0, headers(notFixdate), () => 0),
+        notFixdate,
+      ).toBe(500);
+    }
+    expect(retryDelayMs(0, headers('Sun, 06 Nov 1994 08:49:37 GMT'), () => 0)).toBe(0);
+    const inFiveSeconds = new Date(Math.ceil(Date.now() / 1000) * 1000 + 5_000);
+    expect(retryDelayMs(0, headers(inFiveSeconds.toUTCString()), () => 0)).toBeGreaterThan(4_000);
   });
 });
