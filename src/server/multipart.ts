@@ -21,6 +21,16 @@ export interface MultipartLimits {
   maxFieldBytes: number;
 }
 
+export interface MultipartAccept {
+  fileField: string;
+  textFields: string[];
+  /**
+   * Checks a text field the moment it arrives: what it throws refuses the request there, before the
+   * files after it are received (a bad upload `config` sent first is answered at once, not after 10 GB).
+   */
+  onField?: (field: string, value: string) => void;
+}
+
 export interface ReceivedForm {
   fields: Record<string, string>;
   files: { path: string; name: string; bytes: number }[];
@@ -29,13 +39,14 @@ export interface ReceivedForm {
 /**
  * Streams a multipart body to disk under `dir` (never into memory). Only the named file and text
  * fields are accepted; a file over the limit stops the upload with 413, and on any failure what was
- * written is removed. A full or read-only disk is reported as such (storageFailure), naming `dataDir`
- * (by default the folder holding the `tmp` folder `dir` is in).
+ * written is removed and the rest of the body is not waited for (the answer closes the connection).
+ * A full or read-only disk is reported as such (storageFailure), naming `dataDir` (by default the
+ * folder holding the `tmp` folder `dir` is in).
  */
 export async function receiveMultipart(
   req: Request,
   dir: string,
-  accept: { fileField: string; textFields: string[] },
+  accept: MultipartAccept,
   limits: MultipartLimits,
   dataDir = dataDirOf(dir),
 ): Promise<ReceivedForm> {
@@ -75,6 +86,8 @@ export async function receiveMultipart(
         reject(err);
       };
       bb.on('file', (field, stream, info) => {
+        // Parts busboy had already buffered when the request failed are not written.
+        if (failed) return stream.resume();
         if (field !== accept.fileField) {
           stream.resume();
           return fail(
@@ -106,6 +119,7 @@ export async function receiveMultipart(
         writes.push(pipeline(stream, sink).catch((err: Error) => fail(err)));
       });
       bb.on('field', (field, value, info) => {
+        if (failed) return;
         if (field === accept.fileField) {
           // `-F files=archive.zip` (no @): the archive's name sent as text, not the archive.
           return fail(
@@ -126,6 +140,11 @@ export async function receiveMultipart(
         if (field in form.fields)
           return fail(new InvalidInput(`${field}: given more than once; send it once.`));
         form.fields[field] = value;
+        try {
+          accept.onField?.(field, value);
+        } catch (err) {
+          fail(err as Error);
+        }
       });
       bb.on('filesLimit', () =>
         fail(
@@ -153,6 +172,9 @@ export async function receiveMultipart(
     });
     return form;
   } catch (err) {
+    // The answer comes before the rest of the body (up to 10 GB per file): Node closes the connection
+    // once it is sent, instead of reading what is left to keep the connection alive.
+    if (!req.complete && !req.res?.headersSent) req.res?.setHeader('Connection', 'close');
     // Files still being opened would be created again inside the folder being removed (and keep it):
     // every file is closed first.
     for (const sink of sinks) sink.destroy();

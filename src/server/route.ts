@@ -250,7 +250,8 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Unsupported file type.',
   422: 'Unprocessable content.',
   429: 'Rate limit exceeded; see Retry-After.',
-  500: 'Internal error.',
+  431: 'The request line and headers exceed 16 KB (`headers_too_large`), refused before any route reads them.',
+  500: 'Internal error (with Retry-After when the database was busy storing another change).',
   503: 'A provider is unavailable.',
 };
 
@@ -261,14 +262,28 @@ const RATE_HEADERS = z.object({
   'X-Request-Id': z.string(),
 });
 
+const retryAfter = z.string().meta({ description: 'Seconds to wait before sending the request again.' });
+
+/**
+ * Every response carries the X-RateLimit-* headers (spec §8), errors included; a 429 also Retry-After,
+ * and so does a 500 refused because the database was busy (middleware/errors.ts).
+ */
+function headersFor(status: number): z.ZodObject {
+  if (status === 429) return RATE_HEADERS.extend({ 'Retry-After': retryAfter });
+  if (status === 500) return RATE_HEADERS.extend({ 'Retry-After': retryAfter.optional() });
+  return RATE_HEADERS;
+}
+
 function toOpenApi(def: RouteDefinition, prefix: string): RouteConfig {
-  // A JSON body past the server's limit (1 MB) is a 413 on every route that reads one.
+  // A JSON body past the server's limit (1 MB) is a 413 on every route that reads one; request lines
+  // and headers over 16 KB are a 431 on any (clientError.ts).
   const errorStatuses = [
     ...new Set([
       400,
       ...(def.public ? [] : [401]),
       ...(def.body ? [413] : []),
       429,
+      431,
       500,
       ...(def.errors ?? []),
     ]),
@@ -285,6 +300,7 @@ function toOpenApi(def: RouteDefinition, prefix: string): RouteConfig {
   for (const status of errorStatuses.sort()) {
     responses[status] = {
       description: ERROR_DESCRIPTIONS[status] ?? 'Error.',
+      headers: headersFor(status),
       content: { 'application/json': { schema: ErrorBodySchema } },
     };
   }

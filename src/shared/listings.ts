@@ -12,6 +12,13 @@ export type ListingStatus = z.infer<typeof ListingStatusSchema>;
 
 export const DEFAULT_RETRIEVAL_RATE_LIMIT = 60;
 
+/**
+ * A listing id as a /v1 request names it (path, body, upload config). No length cap: an id that names
+ * no listing is 404 `listing_not_found` however long (spec §7), not a 400. The request's own limits
+ * bound it (16 KB of request line and headers, 1 MB of JSON body, 64 KB of upload config).
+ */
+export const ListingIdSchema = z.string().min(1);
+
 export const ListingSchema = z
   .object({
     id: z.string().meta({ example: 'lst_4fQx9KpZ2mTa7bWc' }),

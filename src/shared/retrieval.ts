@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ListingIdSchema } from './listings';
 
 /** DESIGN §2 bounds of a retrieval request. */
 export const TOP_K_DEFAULT = 5;
@@ -126,7 +127,7 @@ export const FiltersSchema = z
 export type Filters = z.output<typeof FiltersSchema>;
 
 const retrieveFields = {
-  listingId: z.string().min(1).max(100).meta({ description: 'Listing to query.' }),
+  listingId: ListingIdSchema.meta({ description: 'Listing to query.' }),
   query: z
     .string()
     .min(1, { error: 'must not be empty' })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ListingIdSchema } from './listings';
 
 export const CHUNKING_STRATEGIES = ['recursive', 'fixed', 'sentence', 'markdown'] as const;
 
@@ -9,12 +10,9 @@ export const UploadConfigSchema = z
     embedding_model: z.string().min(1).optional().meta({
       description: "A model of the spec §2 table, or the offline default. Default: the listing's model.",
     }),
-    listing_id: z
-      .string()
-      .min(1)
-      .max(100)
-      .optional()
-      .meta({ description: 'Without it a new draft listing is created.' }),
+    listing_id: ListingIdSchema.optional().meta({
+      description: 'Without it a new draft listing is created.',
+    }),
     chunk_size: z
       .number()
       .int()

@@ -252,6 +252,51 @@ describe('the per-credential retrieval rate limit', () => {
     expect(listings.headers.get('x-ratelimit-limit')).toBe('100');
   });
 
+  it("counts only retrievals by a credential's holder: a refused body or a caller without one uses none of it", async () => {
+    const limited = await listing({ accessModel: 'one_time', price: 1, retrievalRateLimit: 2 });
+    const [holder, stranger] = [buyer(), buyer()];
+    await services.credentials.grant(limited.id, holder.address);
+    const post = (k: string, body: string, contentType = 'application/json') =>
+      fetch(`${url}/v1/retrieve`, {
+        method: 'POST',
+        headers: { 'Content-Type': contentType, Authorization: `Bearer ${k}` },
+        body,
+      });
+    const refusedBodies = [
+      JSON.stringify({ listingId: limited.id, query: 'Flyers', topK: 99 }),
+      JSON.stringify({ listing_id: limited.id, query: '' }),
+      JSON.stringify({ listingId: limited.id, query: 'Flyers', topk: 2 }),
+      `{"listingId":"${limited.id}","query":`,
+    ];
+    for (const body of refusedBodies) {
+      const res = await post(holder.key, body);
+      expect(res.status, body).toBe(400);
+      // Only the key limit applies, and its headers are the ones shown.
+      expect(res.headers.get('x-ratelimit-limit'), body).toBe('100');
+    }
+    const asText = await post(
+      holder.key,
+      JSON.stringify({ listingId: limited.id, query: 'Flyers' }),
+      'text/plain',
+    );
+    expect([asText.status, asText.headers.get('x-ratelimit-limit')]).toEqual([400, '100']);
+    for (let i = 0; i < 3; i++) {
+      const res = await retrieve(stranger.key, limited.id);
+      await expect403(res, 'credential_not_found', /you hold no credential/);
+      expect(res.headers.get('x-ratelimit-limit')).toBe('100');
+    }
+    // The holder's allowance is whole: two retrievals, then the 429.
+    for (let i = 0; i < 2; i++) {
+      const res = await retrieve(holder.key, limited.id);
+      expect(res.status).toBe(200);
+      expect([res.headers.get('x-ratelimit-limit'), res.headers.get('x-ratelimit-remaining')]).toEqual([
+        '2',
+        String(1 - i),
+      ]);
+    }
+    expect((await retrieve(holder.key, limited.id)).status).toBe(429);
+  });
+
   it('shows the key limit when it has fewer requests left than the retrieval limit', async () => {
     const tight = createServer({
       services,

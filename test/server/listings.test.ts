@@ -336,3 +336,41 @@ describe('GET /v1/listings/:id', () => {
     expect((await studio.api('/v1/listings/lst_draft_mine', { key })).status).toBe(200);
   });
 });
+
+describe('a listing id of any length', () => {
+  it('is 404 listing_not_found, not a 400, wherever /v1 takes a listing id', async () => {
+    const ids = [`lst_${'x'.repeat(97)}`, `lst_${'y'.repeat(10_000)}`];
+    const post = (path: string, body: unknown) =>
+      studio.api(path, {
+        key,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const uploadTo = (id: string) => {
+      const form = new FormData();
+      form.append('files', new Blob(['# A\n\ntext']), 'a.md');
+      form.append('config', JSON.stringify({ listing_id: id }));
+      return studio.api('/v1/upload', { key, method: 'POST', body: form });
+    };
+    for (const id of ids) {
+      const calls: [string, () => Promise<Response>][] = [
+        ['GET /v1/listings/:id', () => studio.api(`/v1/listings/${id}`, { key })],
+        ['GET /v1/credentials/:listing_id', () => studio.api(`/v1/credentials/${id}`, { key })],
+        ['POST /v1/retrieve', () => post('/v1/retrieve', { listingId: id, query: 'q' })],
+        ['POST /v1/retrieve/stream', () => post('/v1/retrieve/stream', { listing_id: id, query: 'q' })],
+        ['POST /v1/upload', () => uploadTo(id)],
+      ];
+      for (const [what, call] of calls) {
+        const res = await call();
+        const body = await json(res);
+        expect(res.status, `${what} (${id.length} characters): ${body.error?.message}`).toBe(404);
+        expect(body.error.code, what).toBe('listing_not_found');
+      }
+    }
+    // An upload id too: an unknown one is 404, however long.
+    const upload = await studio.api(`/v1/upload/upl_${'z'.repeat(200)}`, { key });
+    expect(upload.status).toBe(404);
+    expect((await json(upload)).error.code).toBe('not_found');
+  });
+});

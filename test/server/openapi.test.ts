@@ -69,6 +69,36 @@ describe('GET /v1/openapi.json', () => {
     expect(Object.keys(search.responses)).not.toContain('413');
   });
 
+  it('documents the X-RateLimit-* headers on every response, Retry-After where it is sent, and 431 everywhere', async () => {
+    const doc = await json(await studio.api('/v1/openapi.json'));
+    const rate = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id'];
+    let checked = 0;
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        // Node refuses a request line or headers over 16 KB before any route, whatever the path.
+        expect(op.responses['431'], where).toMatchObject({
+          content: { 'application/json': expect.anything() },
+        });
+        for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+          checked++;
+          expect(Object.keys(response.headers ?? {}), `${where} ${status}`).toEqual(
+            expect.arrayContaining(rate),
+          );
+        }
+        expect(op.responses['429'].headers['Retry-After'], where).toMatchObject({
+          required: true,
+          schema: { type: 'string' },
+        });
+        // Sent on a 500 only when the database was busy.
+        expect(op.responses['500'].headers['Retry-After'], where).toBeDefined();
+        expect(op.responses['500'].headers['Retry-After'].required, where).not.toBe(true);
+        expect(op.responses['400'].headers, where).not.toHaveProperty('Retry-After');
+      }
+    }
+    expect(checked).toBeGreaterThan(30);
+  });
+
   it('documents the upload form, its 422 refusals and that it takes an API key, not a wallet signature', async () => {
     const upload = (await json(await studio.api('/v1/openapi.json'))).paths['/v1/upload'].post;
     const form = upload.requestBody.content['multipart/form-data'].schema;

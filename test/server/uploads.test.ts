@@ -874,3 +874,128 @@ describe('POST /v1/upload refusals and failures leave nothing behind', () => {
     expect((await waitFor((await json(ok)).data.uploadId)).status).toBe('completed');
   });
 });
+
+describe('POST /v1/upload checks its listing and config before the archives', () => {
+  const GB = 1024 ** 3;
+  let strangerKey: string;
+  let ownerKey: string;
+  let othersListing: string;
+  let othersDraft: string;
+  beforeAll(async () => {
+    const owner = studio.services.wallets.defaultWallet().address;
+    ownerKey = studio.services.apiKeys.create(owner).key;
+    strangerKey = studio.services.apiKeys.create(studio.services.wallets.create('stranger').address).key;
+    const published = studio.services.listings.create(
+      { title: 'Not yours', accessModel: 'one_time', price: 0 },
+      owner,
+    );
+    othersListing = (await studio.services.publishing.publish(published.id)).id;
+    othersDraft = studio.services.listings.create(
+      { title: 'Not yours either', accessModel: 'one_time', price: 0 },
+      owner,
+    ).id;
+  });
+  const count = (table: 'listings' | 'uploads') =>
+    studio.services.db.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number;
+  const scratchFiles = () => readdirSync(join(studio.services.dataDir, 'tmp')).filter((n) => n !== '.owners');
+
+  it('answers a stranger to the listing 403 (or 404 for a draft), not what is wrong with the archive', async () => {
+    // An archive the precheck refuses (422 invalid_document), sent before the config.
+    const empty = await writeZipEntries(join(scratch.path, 'stranger.zip'), [], 9);
+    const cases: [string, number, string][] = [
+      [othersListing, 403, 'forbidden'],
+      [othersDraft, 404, 'listing_not_found'],
+    ];
+    for (const [listingId, status, code] of cases) {
+      const res = await upload(
+        form([{ path: empty, name: 'stranger.zip' }], { listing_id: listingId }),
+        strangerKey,
+      );
+      const body = await json(res);
+      expect(res.status, body.error?.message).toBe(status);
+      expect(body.error.code).toBe(code);
+    }
+  });
+
+  /**
+   * A body announced as 1 GB: the config part, then the start of an archive, and never the rest. Resolves
+   * with the answer, or undefined when none came within 5 s (the server waited for the whole body).
+   */
+  async function configFirst(config: string, k: string) {
+    const boundary = 'kbs-config-first';
+    const head =
+      `--${boundary}\r\nContent-Disposition: form-data; name="config"\r\n\r\n${config}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="big.zip"\r\n` +
+      `Content-Type: application/zip\r\n\r\n`;
+    const req = request({
+      host: '127.0.0.1',
+      port: new URL(studio.url).port,
+      method: 'POST',
+      path: '/v1/upload',
+      headers: {
+        Authorization: `Bearer ${k}`,
+        'Content-Type': `multipart/form-data; boundary=${boundary}`,
+        'Content-Length': String(GB),
+      },
+    });
+    req.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => req.on('close', () => resolve()));
+    const answer = new Promise<{ status: number; connection: unknown; body: any }>((resolve) =>
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            connection: res.headers.connection,
+            body: JSON.parse(text),
+          }),
+        );
+      }),
+    );
+    req.write(head);
+    req.write(Buffer.alloc(256 * 1024, 7));
+    let timer: NodeJS.Timeout | undefined;
+    const result = await Promise.race([
+      answer,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 5_000))),
+    ]);
+    clearTimeout(timer);
+    if (result === undefined) req.destroy();
+    return { result, closed };
+  }
+
+  it('refuses a config sent before the files as soon as it arrives, closing the connection, keeping nothing', async () => {
+    const cases: [string, string, number, string, RegExp][] = [
+      ['bogus chunking', '{"chunking":"bogus"}', 400, 'invalid_request', /^config\.?chunking: /],
+      ['unknown key', '{"embeding_model":"x"}', 400, 'invalid_request', /unknown key "embeding_model"/],
+      ['not JSON', '{not json', 400, 'invalid_request', /^config: not valid JSON/],
+      ['unknown listing', '{"listing_id":"lst_nope"}', 404, 'listing_not_found', /lst_nope/],
+      [
+        "another wallet's listing",
+        JSON.stringify({ listing_id: othersListing }),
+        403,
+        'forbidden',
+        /creator/,
+      ],
+    ];
+    for (const [what, config, status, code, message] of cases) {
+      const [listings, uploads] = [count('listings'), count('uploads')];
+      const { result, closed } = await configFirst(config, strangerKey);
+      expect(result, `${what}: answered before the 1 GB body was sent`).toBeDefined();
+      expect(result!.status, what).toBe(status);
+      expect(result!.body.error).toMatchObject({ code, message: expect.stringMatching(message) });
+      // The rest of the body is not read: the server closes the connection after its answer.
+      expect(result!.connection, what).toBe('close');
+      await closed;
+      await expect.poll(scratchFiles, { timeout: 10_000 }).toEqual([]);
+      expect([count('listings'), count('uploads')], what).toEqual([listings, uploads]);
+    }
+    // The connection's end is not taken for a refusal of the next upload: a good one still goes through.
+    const zip = await writeZip(join(scratch.path, 'after.zip'), { 'a.md': '# After\n\ntext' });
+    const ok = await upload(form([{ path: zip, name: 'after.zip' }], {}), ownerKey);
+    expect(ok.status).toBe(202);
+    await studio.services.uploads.idle();
+  });
+});

@@ -94,8 +94,13 @@ export class UploadService {
     return stale.length;
   }
 
-  async accept(request: AcceptUpload): Promise<Upload> {
-    const { config, wallet } = request;
+  /**
+   * The checks of an upload's config that need none of its files: the model, the chunk sizes, and the
+   * listing it names (404 unknown, 403 not the caller's, 400 holding chunks of another model). The route
+   * runs them as soon as the `config` part arrives, so a refused upload need not send its archives first.
+   * Returns the named listing.
+   */
+  checkConfig(config: UploadConfig, wallet: string): Listing | undefined {
     if (config.embedding_model && !(config.embedding_model in EMBEDDING_MODELS)) {
       throw new UnsupportedEmbeddingModel(config.embedding_model, Object.keys(EMBEDDING_MODELS));
     }
@@ -106,36 +111,8 @@ export class UploadService {
     ) {
       throw new InvalidInput('config.chunk_overlap: must be smaller than chunk_size.');
     }
-    if (request.files.length === 0)
-      throw new InvalidInput('files: attach at least one ZIP archive in the `files` field.');
-    await request.precheck?.(request.files, this.limits);
-
-    const createsListing = !config.listing_id;
-    const listing = config.listing_id
-      ? this.listings.get(config.listing_id, { wallet })
-      : this.listings.create(
-          {
-            title: request.files[0]!.name.replace(/\.[^.]+$/, '') || 'Untitled knowledge base',
-            accessModel: 'one_time',
-            price: 0,
-            embeddingModel: config.embedding_model,
-          },
-          wallet,
-        );
-    try {
-      const record = this.register(request, listing);
-      this.queue = this.queue.then(() => this.process(record, request, createsListing));
-      return strip(record);
-    } catch (err) {
-      // A refused upload leaves the marketplace as it was: without the draft it was to fill.
-      if (createsListing) this.discardCreatedListing(listing.id, wallet);
-      throw err;
-    }
-  }
-
-  /** Checks the upload against its listing and records it, queued. */
-  private register(request: AcceptUpload, listing: Listing): UploadRecord {
-    const { config, wallet } = request;
+    if (!config.listing_id) return undefined;
+    const listing = this.listings.get(config.listing_id, { wallet });
     if (listing.creatorWallet !== wallet)
       throw new Forbidden(`Only the creator of listing '${listing.id}' may upload to it.`);
     // The listing takes the model asked for when the upload commits (IngestCommand.embeddingModel), not
@@ -149,7 +126,43 @@ export class UploadService {
         `config.embedding_model: listing '${listing.id}' already holds chunks embedded with ${listing.embeddingModel}; upload with that model or create a new listing.`,
       );
     }
+    return listing;
+  }
 
+  async accept(request: AcceptUpload): Promise<Upload> {
+    const { config, wallet } = request;
+    // The listing before the archives: a stranger to it is told 403, not what is wrong with its files.
+    const named = this.checkConfig(config, wallet);
+    if (request.files.length === 0)
+      throw new InvalidInput('files: attach at least one ZIP archive in the `files` field.');
+    await request.precheck?.(request.files, this.limits);
+
+    const listing =
+      named ??
+      this.listings.create(
+        {
+          title: request.files[0]!.name.replace(/\.[^.]+$/, '') || 'Untitled knowledge base',
+          accessModel: 'one_time',
+          price: 0,
+          embeddingModel: config.embedding_model,
+        },
+        wallet,
+      );
+    const createsListing = !named;
+    try {
+      const record = this.register(request, listing);
+      this.queue = this.queue.then(() => this.process(record, request, createsListing));
+      return strip(record);
+    } catch (err) {
+      // A refused upload leaves the marketplace as it was: without the draft it was to fill.
+      if (createsListing) this.discardCreatedListing(listing.id, wallet);
+      throw err;
+    }
+  }
+
+  /** Records the upload, queued (its config was checked against the listing by checkConfig). */
+  private register(request: AcceptUpload, listing: Listing): UploadRecord {
+    const { config, wallet } = request;
     const at = this.now().toISOString();
     const record: UploadRecord = {
       uploadId: newId('upl'),

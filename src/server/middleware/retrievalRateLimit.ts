@@ -1,7 +1,10 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { rateLimit, type RateLimitInfo } from 'express-rate-limit';
 import { DomainError } from '../../core/errors';
+import type { CredentialService } from '../../core/marketplace/credentials';
 import type { ListingService } from '../../core/marketplace/listings';
+import { RetrieveRequestSchema } from '../../shared/retrieval';
+import { camelKeys } from '../route';
 import { sendError } from './errors';
 
 interface Target {
@@ -10,11 +13,14 @@ interface Target {
   limit: number;
 }
 
-/** The body's listing (either casing, camelCase first, as the route reads it). */
+/**
+ * The listing of a body the route will take (JSON, valid as it reads it: either casing, camelCase
+ * first), or undefined for one it refuses with 400, which is no retrieval and uses none of the allowance.
+ */
 function listingIdOf(req: Request): string | undefined {
-  const body = req.body as Record<string, unknown> | undefined;
-  const id = body?.listingId ?? body?.listing_id;
-  return typeof id === 'string' && id.length > 0 ? id : undefined;
+  if (req.bodyError !== undefined || !req.is('application/json')) return undefined;
+  const parsed = RetrieveRequestSchema.safeParse(camelKeys(req.body));
+  return parsed.success ? parsed.data.listingId : undefined;
 }
 
 const retrievalInfo = (req: Request): RateLimitInfo | undefined =>
@@ -30,21 +36,29 @@ function setHeaders(res: Response, info: RateLimitInfo): void {
 }
 
 /**
- * The per-credential retrieval limit (spec §8): each listing's `retrievalRateLimit` per window, counted
- * per listing and calling wallet. The listing's creator needs no credential and is held to the key
- * limit only; requests naming no visible listing pass through, for the route to refuse. The
- * X-RateLimit-* headers then describe whichever limit, key or retrieval, has fewer requests left.
+ * The per-credential retrieval limit (spec §8, DESIGN §2): each listing's `retrievalRateLimit` per
+ * window, counted per listing and calling wallet, for requests the route will take (a valid body) from
+ * a wallet holding a credential for the listing (active or not: the route says what is wrong with it).
+ * Everything else passes through uncounted, for the route to answer, and is held to the key limit
+ * only: the listing's creator (who needs no credential), a body the route refuses (400), a listing the
+ * caller cannot see (404), a caller without a credential (403). The X-RateLimit-* headers of a counted
+ * request describe whichever limit, key or retrieval, has fewer requests left.
  */
-export function retrievalRateLimit(listings: ListingService, windowMs = 60_000): RequestHandler {
+export function retrievalRateLimit(
+  listings: ListingService,
+  credentials: Pick<CredentialService, 'heldAccess'>,
+  windowMs = 60_000,
+): RequestHandler {
   const targets = new WeakMap<Request, Target>();
 
   const resolve = (req: Request): Target | undefined => {
-    const listingId = listingIdOf(req);
     const wallet = req.principal?.wallet;
-    if (req.method !== 'POST' || !listingId || !wallet) return undefined;
+    if (req.method !== 'POST' || !wallet) return undefined;
+    const listingId = listingIdOf(req);
+    if (!listingId) return undefined;
     try {
       const listing = listings.get(listingId, { wallet });
-      if (listing.creatorWallet === wallet) return undefined;
+      if (listing.creatorWallet === wallet || !credentials.heldAccess(listing, wallet)) return undefined;
       return { key: `${listing.id}:${wallet}`, listingId: listing.id, limit: listing.retrievalRateLimit };
     } catch (err) {
       if (err instanceof DomainError) return undefined;

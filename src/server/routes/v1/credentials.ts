@@ -4,6 +4,7 @@ import {
   CredentialSchema,
   CredentialVerificationSchema,
 } from '../../../shared/credentials';
+import { ListingIdSchema } from '../../../shared/listings';
 import { PaginationSchema, paginationOf } from '../../../shared/pagination';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
@@ -38,7 +39,7 @@ export function credentialRoutes(route: ReturnType<typeof defineRoutes>, { servi
     description:
       '`valid` is true exactly when `status` is `active`; `not_found` when the caller holds no credential (also after a revocation). `onChainVerified` is true only when the record was looked up on chain over RPC; the local ledger reports false. An unknown listing is 404 `listing_not_found`.',
     tags: ['Credentials'],
-    params: z.object({ listing_id: z.string().min(1).max(100) }),
+    params: z.object({ listing_id: ListingIdSchema }),
     response: {
       status: 200,
       description: 'The verification result.',

@@ -71,7 +71,10 @@ export function v1Router(deps: ServerDeps, keyLimit = v1KeyRateLimit(deps)): Rou
   listingRoutes(route, deps);
   uploadRoutes(route, deps);
   credentialRoutes(route, deps);
-  authedRoutes.use('/retrieve', retrievalRateLimit(deps.services.listings, limits.windowMs));
+  authedRoutes.use(
+    '/retrieve',
+    retrievalRateLimit(deps.services.listings, deps.services.credentials, limits.windowMs),
+  );
   retrieveRoutes(route, deps);
   return router;
 }

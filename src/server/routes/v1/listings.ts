@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ListingSchema, ListingSearchQuerySchema } from '../../../shared/listings';
+import { ListingIdSchema, ListingSchema, ListingSearchQuerySchema } from '../../../shared/listings';
 import { PaginationSchema, paginationOf } from '../../../shared/pagination';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
@@ -30,7 +30,7 @@ export function listingRoutes(route: ReturnType<typeof defineRoutes>, { services
     path: '/listings/:id',
     summary: 'Get a listing by ID',
     tags: ['Listings'],
-    params: z.object({ id: z.string().min(1).max(100) }),
+    params: z.object({ id: ListingIdSchema }),
     response: { status: 200, description: 'The listing.', schema: ListingEnvelopeSchema },
     errors: [404],
     handler: ({ req, params }) => ({
