@@ -37,7 +37,10 @@ export const ErrorBodySchema = z
       message: z.string().meta({ description: 'Human-readable message; names the offending field or file.' }),
       status: z.number().int(),
       requestId: z.string(),
-      retryAfter: z.number().optional().meta({ description: 'Seconds to wait; only on 429.' }),
+      retryAfter: z
+        .number()
+        .optional()
+        .meta({ description: 'Seconds to wait: on 429, and on a 500 when the database is busy.' }),
       details: z.unknown().optional(),
     }),
   })

@@ -211,7 +211,10 @@ export class Transport {
   ): Promise<Headers> {
     try {
       deadline.arm();
-      return await untilAborted(headers, controller.signal);
+      const signed = await untilAborted(headers, controller.signal);
+      // Aborted as the signature arrived (both settle in the same turn): nothing is sent.
+      controller.signal.throwIfAborted();
+      return signed;
     } catch (err) {
       deadline.clear();
       release();

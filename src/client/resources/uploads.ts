@@ -97,9 +97,12 @@ export class Uploads {
 function formParts(files: UploadFile | UploadFile[], config: UploadConfig): FormPart[] {
   const list = Array.isArray(files) ? files : [files];
   if (list.length === 0) throw new KnowledgeClientError('upload: pass at least one file.');
-  const parts: FormPart[] = list.map((file) => ({ name: 'files', ...filePart(file) }));
-  parts.push({ name: 'config', value: JSON.stringify(wireConfig(config)) });
-  return parts;
+  // `config` first: the server checks it (listing, owner, model) as it arrives, and refuses a bad one
+  // before the archives are sent.
+  return [
+    { name: 'config', value: JSON.stringify(wireConfig(config)) },
+    ...list.map((file) => ({ name: 'files', ...filePart(file) })),
+  ];
 }
 
 function filePart(file: UploadFile): { file: Blob; filename: string } {

@@ -515,9 +515,11 @@ describe('upload bodies', () => {
       `--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="kb %22one%22.zip"\r\nContent-Type: application/zip\r\n\r\n`,
     );
     expect(body.indexOf(Buffer.from(bytes))).toBeGreaterThan(0);
+    // config first (the server checks it before the files arrive), the file last.
     expect(body.toString('latin1')).toContain(
-      `name="config"\r\n\r\n{"embedding_model":"text-embedding-3-small","chunk_size":256}\r\n--${boundary}--\r\n`,
+      `name="config"\r\n\r\n{"embedding_model":"text-embedding-3-small","chunk_size":256}\r\n--${boundary}\r\n`,
     );
+    expect(body.toString('latin1').endsWith(`\r\n--${boundary}--\r\n`)).toBe(true);
 
     const total = body.length;
     expect(progress.every((p) => p.total === total)).toBe(true);
