@@ -56,7 +56,7 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
     { timeout: 240_000 },
     async () => {
       const page = await openStudio('#/ingest');
-      await page.getByRole('heading', { name: 'Ingest' }).waitFor();
+      await page.getByRole('heading', { name: 'Ingest', exact: true }).waitFor();
       await page.getByText('Drop files, folders or ZIP archives here').waitFor();
       await expect
         .poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue())
@@ -86,7 +86,7 @@ describe('Ingest and Inspect in Chromium against kbstudio serve', () => {
       await shoot(page, 'ingest-queued-preview-1280x800-light');
 
       await page.getByRole('button', { name: `Ingest ${names.length} files` }).click();
-      await page.getByText('Ingestion finished').waitFor({ timeout: 150_000 });
+      await page.getByText('Ingestion finished', { exact: true }).waitFor({ timeout: 150_000 });
       const outcome = page.getByRole('table', { name: 'Ingestion outcome' });
       const rows = outcome.getByRole('row');
       const texts = (await rows.allInnerTexts()).slice(1);

@@ -99,7 +99,7 @@ describe('Ingest at scale and after rejections, in Chromium', () => {
       await ingest.click();
       await page.getByText(/· [\d,]+ of 1,500 files ·/).waitFor({ timeout: 60_000 });
       await shoot(page, 'ingest-scale-running-1280x800-light');
-      await page.getByText('Ingestion finished').waitFor({ timeout: 240_000 });
+      await page.getByText('Ingestion finished', { exact: true }).waitFor({ timeout: 240_000 });
 
       // Queue, progress and outcome together never held more than a few pages of rows.
       expect(await page.evaluate('window.mostRows')).toBeLessThan(200);
@@ -124,7 +124,7 @@ describe('Ingest at scale and after rejections, in Chromium', () => {
       fixture('loremipsum-flat.pdf'),
     ]);
     await page.getByRole('button', { name: 'Ingest 3 files' }).click();
-    await page.getByText('Ingestion finished').waitFor({ timeout: 60_000 });
+    await page.getByText('Ingestion finished', { exact: true }).waitFor({ timeout: 60_000 });
     expect(await rowTexts(page, 'Ingestion outcome')).toEqual([
       expect.stringMatching(/^loremipsum-flat\.pdf .*OCR.* rejected 0$/i),
       expect.stringMatching(/^simple-table\.md .*Settings → Embedding providers.* rejected 0$/i),
@@ -143,13 +143,13 @@ describe('Ingest at scale and after rejections, in Chromium', () => {
 
     // The cause fixed where the reason says, the same queue is ingested again.
     await page.getByRole('link', { name: 'Settings', exact: true }).click();
-    const key = page.locator('form').filter({ has: page.getByLabel(/openai\.apiKey/) });
-    await key.getByLabel(/openai\.apiKey/).fill(OPENAI_TEST_KEY);
-    await key.getByRole('button', { name: 'Save' }).click();
+    const key = page.locator('form').filter({ has: page.getByLabel('OpenAI API key', { exact: true }) });
+    await key.getByLabel('OpenAI API key', { exact: true }).fill(OPENAI_TEST_KEY);
+    await key.getByRole('button', { name: 'Save OpenAI API key' }).click();
     await key.getByText('stored', { exact: true }).waitFor();
     await page.getByRole('link', { name: 'Ingest', exact: true }).click();
     await page.getByRole('button', { name: 'Ingest 3 files' }).click();
-    await page.getByText('Ingestion finished').waitFor({ timeout: 60_000 });
+    await page.getByText('Ingestion finished', { exact: true }).waitFor({ timeout: 60_000 });
     expect(await rowTexts(page, 'Ingestion outcome')).toEqual([
       expect.stringMatching(/^loremipsum-flat\.pdf .* rejected 0$/i),
       expect.stringMatching(/^simple-table\.md ingested [1-9]/i),
@@ -167,7 +167,7 @@ describe('Ingest at scale and after rejections, in Chromium', () => {
     const page = await openIngest(offline);
     await queueFiles(page, [fixture('simple.zip'), fixture('stanley-cups.csv')]);
     await page.getByRole('button', { name: 'Ingest 2 files' }).click();
-    await page.getByText('Ingestion finished').waitFor({ timeout: 60_000 });
+    await page.getByText('Ingestion finished', { exact: true }).waitFor({ timeout: 60_000 });
     // The archive comes first, so its entry takes the name and the file queued beside it is refused.
     const rows = await rowTexts(page, 'Ingestion outcome');
     expect(rows).toHaveLength(3);

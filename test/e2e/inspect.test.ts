@@ -94,7 +94,7 @@ describe('Inspect and re-ingest in Chromium against kbstudio serve', () => {
     await dialog.getByRole('textbox', { name: 'Overlap (tokens)' }).fill('16');
     await dialog.getByText('These are the settings it was ingested with').waitFor({ state: 'detached' });
     await dialog.getByRole('button', { name: 'Re-ingest' }).click();
-    await dialog.getByText('Ingestion finished').waitFor({ timeout: 60_000 });
+    await dialog.getByText('Ingestion finished', { exact: true }).waitFor({ timeout: 60_000 });
     const outcome = dialog.getByRole('table', { name: 'Ingestion outcome' }).getByRole('row').nth(1);
     await expect.poll(() => outcome.innerText()).toMatch(new RegExp(`^${PDF}[\\s\\S]*ingested`, 'i'));
     await shootAll(page, 'inspect-reingest-outcome', { fullPage: false });

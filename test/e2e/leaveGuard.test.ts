@@ -70,7 +70,7 @@ describe('Closing the window during a job', () => {
     expect(page.isClosed()).toBe(false);
 
     release();
-    await page.getByText('Ingestion finished').waitFor({ timeout: 30_000 });
+    await page.getByText('Ingestion finished', { exact: true }).waitFor({ timeout: 30_000 });
     expect(await closeAsks(page)).toBe(false);
     expect(page.isClosed()).toBe(true);
   });
@@ -110,7 +110,7 @@ describe('Closing the window during a job', () => {
     expect(latest?.state, 'the job ended before the tab asked: give it more to ingest').toBe('running');
     // The tab did not start the job: it shows its outcome only by following it (the running job may be
     // shown for a moment only, so that is not waited for).
-    await again.getByText('Ingestion finished').waitFor({ timeout: 120_000 });
+    await again.getByText('Ingestion finished', { exact: true }).waitFor({ timeout: 120_000 });
     expect(await again.getByRole('table', { name: 'Ingestion outcome' }).getByText('ingested').count()).toBe(
       40,
     );

@@ -178,7 +178,7 @@ describe('playground, evaluation and settings in Chromium against kbstudio serve
   it('shows provider settings with their source and stores a key masked', async () => {
     const page = await openStudio('#/settings', 'dark');
     await page.getByRole('heading', { name: 'Embedding providers' }).waitFor();
-    const input = page.getByLabel('openai.apiKey');
+    const input = page.getByLabel('OpenAI API key', { exact: true });
     await input.fill('sk-e2e-abcdefghijkl1234');
     await input.press('Enter');
     await expect.poll(() => input.getAttribute('placeholder')).toBe('sk-••••1234');

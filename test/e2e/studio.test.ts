@@ -75,7 +75,7 @@ describe('studio UI in Chromium against kbstudio serve', () => {
 
   it('lists the listings the CLI created: title, price, status, model, documents, chunks and size', async () => {
     const page = await openStudio();
-    expect(await page.title()).toBe('KB Studio');
+    expect(await page.title()).toBe('Listings · KB Studio');
     await page.getByRole('heading', { name: 'Listings' }).waitFor();
     const row = page
       .getByRole('table', { name: 'Listings' })
@@ -233,7 +233,7 @@ describe('studio UI in Chromium against kbstudio serve', () => {
     await shoot(page, 'listings-1920x1080-dark');
     await page.getByRole('link', { name: 'API keys' }).click();
     // The table, or the empty state when no key exists yet: this test must not depend on another's keys.
-    await page.getByRole('heading', { name: 'API keys', level: 2 }).waitFor();
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
     await shoot(page, 'api-keys-1920x1080-dark');
   });
 

@@ -232,6 +232,28 @@ describe('Fixes from the studio UI audit, in Chromium against kbstudio serve', (
     expect(await failed.count()).toBe(0);
   });
 
+  it('shows a custom RPC URL with its key masked, and keeps it whole in the field to edit', async () => {
+    const key = 'Zx81kQ0pLm3Nb7Vc2Xa9';
+    const rpcUrl = `http://127.0.0.1:9/v2/${key}?api-key=9f8e7d6c-5b4a`;
+    await studioCall('PUT', '/settings/solana.rpcUrl', { value: rpcUrl });
+    try {
+      const page = await open('#/wallet');
+      const badge = page.getByTestId('network-badge');
+      // On this machine's loopback: the server names the network a local validator; the control says Custom.
+      await expect.poll(() => badge.textContent()).toBe('Local validator');
+      const shown = 'http://127.0.0.1:9/v2/••••?api-key=••••';
+      await page.getByText(shown, { exact: true }).first().waitFor();
+      // Nothing answers on port 9: the balance card says it failed, naming the RPC masked too.
+      await expect.poll(() => page.locator('body').innerText()).toMatch(/unavailable/);
+      const text = await page.locator('body').innerText();
+      expect(text).not.toContain(key);
+      expect(text).not.toContain('9f8e7d6c');
+      expect(await page.getByRole('textbox', { name: 'RPC URL' }).inputValue()).toBe(rpcUrl);
+    } finally {
+      await studioCall('PUT', '/settings/solana.rpcUrl', { value: '' });
+    }
+  });
+
   it('shows the status of the buyer it acts as after each query: low balance once it is spent', async () => {
     const buyer = await addBuyer(published);
     // Two queries' worth.

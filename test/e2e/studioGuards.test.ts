@@ -51,7 +51,7 @@ describe('Studio safeguards in Chromium against kbstudio serve', () => {
     // No Cohere key is stored: nothing to clear there.
     expect(await page.getByText('clears the stored Cohere API key').count()).toBe(0);
 
-    const baseUrl = page.getByRole('textbox', { name: /openai\.baseUrl/ });
+    const baseUrl = page.getByRole('textbox', { name: 'OpenAI base URL', exact: true });
     await shoot(page, 'settings-base-url-warning-1280x800');
     await baseUrl.fill('http://127.0.0.1:9/v1');
     await baseUrl.press('Enter');

@@ -163,7 +163,7 @@ describe('Studio views in Chromium against kbstudio serve', () => {
     await page.getByRole('link', { name: 'Inspect', exact: true }).click();
     await page.getByRole('heading', { name: 'Inspect' }).waitFor();
     await page.getByRole('link', { name: 'Ingest', exact: true }).click();
-    await page.getByRole('heading', { name: 'Ingest' }).waitFor();
+    await page.getByRole('heading', { name: 'Ingest', level: 1 }).waitFor();
 
     await queue.getByText('umlauts-utf8.md').waitFor();
     await queue.getByText('simple-table.md').waitFor();

@@ -1,5 +1,6 @@
 import { AppLayout } from './components/AppLayout';
 import { LeaveGuardDialog } from './components/LeaveGuardDialog';
+import { LiveAnnouncer } from './components/LiveAnnouncer';
 import { IngestPage } from './features/ingest/IngestPage';
 import { IngestDraftProvider } from './features/ingest/ingestDraft';
 import { InspectPage } from './features/inspect/InspectPage';
@@ -13,17 +14,19 @@ import { WalletPage } from './features/wallet/WalletPage';
 import { TestBuyersPage } from './features/buyers/TestBuyersPage';
 import { PublishPage } from './features/publish/PublishPage';
 import { useSection, type Section } from './lib/sections';
-import { useKnownSectionAddress } from './navigation';
+import { useKnownSectionAddress, useSectionTitle } from './navigation';
 
 export function App() {
   const section = useSection();
   useKnownSectionAddress();
+  useSectionTitle(section);
   return (
     <IngestDraftProvider>
       <AppLayout section={section}>
         <SectionPage section={section} />
       </AppLayout>
       <LeaveGuardDialog />
+      <LiveAnnouncer />
     </IngestDraftProvider>
   );
 }

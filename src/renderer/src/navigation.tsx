@@ -12,7 +12,8 @@ import {
   IconWallet,
   type Icon,
 } from '@tabler/icons-react';
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
+import { announce } from './lib/announce';
 import { DEFAULT_SECTION, SECTIONS, sectionHref, type Section } from './lib/sections';
 
 export interface SectionInfo {
@@ -59,4 +60,23 @@ export function useKnownSectionAddress(): void {
     window.addEventListener('hashchange', correct);
     return () => window.removeEventListener('hashchange', correct);
   }, []);
+}
+
+/** The window's title names the open view ("Pricing · KB Studio"), as a tab list and history show it. */
+export const documentTitle = (section: Section): string => `${SECTION_INFO[section].label} · KB Studio`;
+
+/**
+ * Keeps `document.title` naming the open view, and says the view's name when another is opened (the
+ * focus stays on the sidebar link, so nothing else tells a screen reader the page changed).
+ */
+export function useSectionTitle(section: Section): void {
+  const first = useRef(true);
+  useEffect(() => {
+    document.title = documentTitle(section);
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    announce(`${SECTION_INFO[section].label} page`);
+  }, [section]);
 }

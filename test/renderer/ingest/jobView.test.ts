@@ -54,3 +54,18 @@ describe('the error of a start once the queue changed', () => {
     expect(startErrorAfterQueueChange(undefined, [])).toBeUndefined();
   });
 });
+
+describe('what the live region says when an ingestion ends', () => {
+  it('gives the outcome in numbers, or that it was cancelled', async () => {
+    const { jobEndAnnouncement } = await import('../../../src/renderer/src/features/ingest/jobView');
+    const documents = [
+      { source: 'a.md', status: 'ingested', chunks: 2 },
+      { source: 'b.pdf', status: 'rejected', chunks: 0 },
+    ];
+    const job = { state: 'done', result: { documents } } as unknown as Parameters<
+      typeof jobEndAnnouncement
+    >[0];
+    expect(jobEndAnnouncement(job)).toBe('Ingestion finished: 1 ingested, 0 unchanged, 1 rejected.');
+    expect(jobEndAnnouncement({ ...job, state: 'cancelled' })).toBe('Ingestion cancelled.');
+  });
+});

@@ -7,6 +7,7 @@ import {
   pricingChanged,
   pricingErrorFields,
   pricingValuesOf,
+  termsChanged,
   type PricingFormValues,
 } from '../../../src/renderer/src/features/pricing/pricingForm';
 
@@ -96,6 +97,30 @@ describe('the Pricing form', () => {
     expect(lamportsLabel('1000001')).toBe(conversion);
     expect(lamportsLabel('-1')).toBe(conversion);
     expect(lamportsLabel('0.000000001')).toBe('= 1 lamport');
+  });
+
+  it('echoes no lamport amount beside a price the form refuses (0 per query)', () => {
+    const error = parsePricing(values({ accessModel: 'per_query', price: '0' })).errors.price;
+    expect(error).toBe('A per-query listing needs a price above 0 SOL per query.');
+    expect(lamportsLabel('0', error)).toBe('1 SOL = 1,000,000,000 lamports');
+    expect(lamportsLabel('0')).toBe('= 0 lamports');
+  });
+
+  it('knows when the terms change (access model, price, period), not only anything', () => {
+    const subscription: Listing = { ...listing, accessModel: 'subscription', subscriptionDays: 30 };
+    const same = pricingValuesOf(subscription);
+    expect(termsChanged(subscription, same)).toBe(false);
+    expect(termsChanged(subscription, { ...same, retrievalRateLimit: 30, domain: 'tax', tags: ['x'] })).toBe(
+      false,
+    );
+    // The price as typed, compared to the lamport.
+    expect(termsChanged(subscription, { ...same, price: '1.000000000' })).toBe(false);
+    expect(termsChanged(subscription, { ...same, price: '0.75' })).toBe(true);
+    expect(termsChanged(subscription, { ...same, price: '' })).toBe(true);
+    expect(termsChanged(subscription, { ...same, subscriptionDays: 31 })).toBe(true);
+    expect(termsChanged(subscription, { ...same, accessModel: 'one_time' })).toBe(true);
+    // A period left in the form is no term of a one-time listing.
+    expect(termsChanged(listing, { ...pricingValuesOf(listing), subscriptionDays: 90 })).toBe(false);
   });
 
   it('previews the listing as the server will store it, and knows when nothing changed', () => {

@@ -14,6 +14,7 @@ export function ConfirmDeleteModal({
   error,
   onConfirm,
   onClose,
+  returnFocus = true,
   children,
 }: {
   opened: boolean;
@@ -24,11 +25,16 @@ export function ConfirmDeleteModal({
   error: unknown;
   onConfirm: () => void;
   onClose: () => void;
+  /**
+   * Whether closing puts the focus back on the button that opened the dialog: not once the deletion
+   * is done, when the page moves it (that button may now act on another item).
+   */
+  returnFocus?: boolean;
   /** What is deleted, said in a sentence or two. */
   children: ReactNode;
 }) {
   return (
-    <Modal opened={opened} onClose={onClose} title={title} centered>
+    <Modal opened={opened} onClose={onClose} title={title} centered returnFocus={returnFocus}>
       <Stack gap="md">
         <Text size="sm">{children}</Text>
         {error ? (

@@ -15,10 +15,12 @@ import {
 } from '@mantine/core';
 import { IconChevronDown, IconPlayerPlay, IconUserPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Fragment, useState } from 'react';
+import { Fragment, useId, useState } from 'react';
 import type { Listing } from '../../../../shared/listings';
 import { testBuyerStatesFor, type TestBuyer, type TestBuyerState } from '../../../../shared/studio';
+import { CardTitle } from '../../components/CardTitle';
 import { CopyValue } from '../../components/CopyValue';
+import { NoListingState } from '../../components/NoListingState';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import {
@@ -27,12 +29,15 @@ import {
   formatDateTime,
   formatListingPrice,
   formatSol,
+  shortAddress,
 } from '../../lib/format';
+import { announce } from '../../lib/announce';
+import { focusWhenReady } from '../../lib/focus';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
-import { ListingPicker } from '../ingest/ListingPicker';
+import { ListingPicker, usePickerListings } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
 import { BuyerName } from './BuyerName';
 import { expectedAnswer, playgroundHrefAs, STATE_LABELS, STATUS_BADGES } from './buyerStates';
@@ -40,6 +45,7 @@ import { expectedAnswer, playgroundHrefAs, STATE_LABELS, STATUS_BADGES } from '.
 export function TestBuyersPage() {
   const api = useStudioApi();
   const [listingId] = useListingChoice();
+  const listings = usePickerListings();
   const listing = useQuery({
     queryKey: [...queryKeys.listings, 'one', listingId],
     queryFn: () => api.listings.get(listingId!),
@@ -52,14 +58,9 @@ export function TestBuyersPage() {
         description="Local buyer wallets holding a credential in any state (active, expired, low balance, revoked), so you can query your listing as they would and see exactly what a real buyer gets."
         actions={<ListingPicker />}
       />
-      {listingId === null ? (
-        <Card withBorder padding="xl">
-          <Text fw={600}>No listing chosen</Text>
-          <Text size="sm" c="dimmed">
-            Create a listing first, then choose it above.
-          </Text>
-        </Card>
-      ) : listing.isPending ? (
+      {listings.isSuccess && listings.data.data.length === 0 ? (
+        <NoListingState what="Test buyers hold credentials to one of your listings." />
+      ) : listingId === null || listing.isPending ? (
         <LoadingState label="Loading the listing…" />
       ) : listing.isError ? (
         <ErrorState
@@ -91,6 +92,13 @@ function Buyers({ listing }: { listing: Listing }) {
       return wallet;
     },
     onSettled: refresh,
+    onSuccess: (wallet) => {
+      // Add test buyer was disabled while it ran, which dropped the focus: the new row takes it.
+      announce(`Test buyer ${wallet.name} added.`);
+      focusWhenReady(() =>
+        document.querySelector<HTMLElement>(`[data-buyer="${wallet.address}"] [data-row-focus]`),
+      );
+    },
   });
   const setState = useMutation({
     mutationFn: ({ wallet, state }: { wallet: string; state: TestBuyerState }) =>
@@ -104,7 +112,7 @@ function Buyers({ listing }: { listing: Listing }) {
       <Card withBorder padding="lg">
         <Group justify="space-between" align="flex-end" wrap="wrap" gap="md">
           <div className="kb-break">
-            <Text fw={600}>{listing.title}</Text>
+            <CardTitle>{listing.title}</CardTitle>
             <Text size="sm" c="dimmed">
               {ACCESS_MODEL_LABELS[listing.accessModel]} · {formatListingPrice(listing)} ·{' '}
               {counted(listing.retrievalRateLimit, 'query', 'queries')} / minute per buyer
@@ -223,6 +231,9 @@ function BuyerRow({
     : draft
       ? 'A draft is 404 to buyers: publish it to query as this buyer'
       : undefined;
+  // Every row has the same buttons: each is named with its buyer ("Set credential for buyer-alice").
+  const who = buyer.name ?? shortAddress(buyer.wallet, 4, 4);
+  const whyNot = useId();
   return (
     <Table.Tr data-buyer={buyer.wallet} role="row">
       <Table.Td role="cell">
@@ -256,7 +267,13 @@ function BuyerRow({
               <Tooltip label="A draft: nobody can hold access to it yet" withArrow>
                 {/* A span: a disabled button gets no hover, so no tooltip. */}
                 <span>
-                  <Button size="xs" variant="default" rightSection={<IconChevronDown size={14} />} disabled>
+                  <Button
+                    size="xs"
+                    variant="default"
+                    rightSection={<IconChevronDown size={14} />}
+                    disabled
+                    aria-label={`Set credential for ${who}`}
+                  >
                     Set credential
                   </Button>
                 </span>
@@ -269,6 +286,8 @@ function BuyerRow({
                     variant="default"
                     rightSection={<IconChevronDown size={14} />}
                     loading={busy}
+                    aria-label={`Set credential for ${who}`}
+                    data-row-focus
                   >
                     Set credential
                   </Button>
@@ -287,6 +306,8 @@ function BuyerRow({
             withArrow
             multiline
             maw={260}
+            // Shown on focus too: the keyboard reaches the reason a disabled action gives.
+            events={{ hover: true, focus: true, touch: false }}
           >
             <Button
               size="xs"
@@ -294,10 +315,14 @@ function BuyerRow({
               component="a"
               href={cannotQuery ? undefined : playgroundHrefAs(listing.id, buyer.wallet)}
               leftSection={<IconPlayerPlay size={14} />}
-              // data-disabled, not disabled: the tooltip saying why still shows on hover.
+              aria-label={`Query as this buyer: ${who}`}
+              // data-disabled, not disabled: the tooltip saying why still shows on hover. A link
+              // without an address is not focusable: role and tabIndex keep it in the Tab order.
               data-disabled={cannotQuery ? true : undefined}
               aria-disabled={cannotQuery ? true : undefined}
-              aria-description={cannotQuery}
+              role={cannotQuery ? 'link' : undefined}
+              tabIndex={cannotQuery ? 0 : undefined}
+              aria-describedby={cannotQuery ? whyNot : undefined}
               onClick={(event) => {
                 if (cannotQuery) event.preventDefault();
               }}
@@ -305,6 +330,11 @@ function BuyerRow({
               Query as this buyer
             </Button>
           </Tooltip>
+          {cannotQuery && (
+            <VisuallyHidden id={whyNot} component="span">
+              {cannotQuery}
+            </VisuallyHidden>
+          )}
         </Group>
       </Table.Td>
     </Table.Tr>

@@ -20,10 +20,11 @@ import {
   TextInput,
   Title,
   Tooltip,
+  UnstyledButton,
   VisuallyHidden,
 } from '@mantine/core';
 import { IconArrowsDiff, IconCheck, IconPlayerPlay, IconTrash, IconUpload, IconX } from '@tabler/icons-react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useMutationState, useQuery, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
 import type { RetrievalMode } from '../../../../shared/retrieval';
 import { ConfirmDeleteModal } from '../../components/ConfirmDeleteModal';
@@ -31,6 +32,7 @@ import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
+import { createSessionDraft, useSessionDraft } from '../../lib/sessionDraft';
 import { ListingPicker, usePickerListings } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
 import { studioCall } from '../playground/studioCalls';
@@ -45,6 +47,30 @@ import { UnknownSourcesAlert } from './UnknownSourcesAlert';
 const ScoreHistogram = lazy(() => import('./ScoreHistogram').then((m) => ({ default: m.ScoreHistogram })));
 
 const fmt = (x: number) => x.toFixed(3);
+
+/** What New run holds: where the questions come from, the files or the lines typed, the mode and name. */
+interface RunDraft {
+  source: string | null;
+  files: File[];
+  written: string;
+  mode: RetrievalMode;
+  name: string;
+}
+
+const EMPTY_DRAFT: RunDraft = { source: 'upload', files: [], written: '', mode: 'hybrid', name: '' };
+
+// Kept per listing while the page is open: going to another section and back finds it as it was (File
+// objects too; a reload starts over). A listing without one starts from the last one typed, so a
+// question set written for one listing is there to run on the next.
+const runDrafts = createSessionDraft(EMPTY_DRAFT, { carryOver: true });
+
+/** A run is a mutation of this key: its wait or failure is found again when the page comes back. */
+const runKey = (listingId: string) => ['evaluation-run', listingId] as const;
+
+interface RunRequest extends Omit<RunDraft, 'source'> {
+  listingId: string;
+  source: 'upload' | 'write';
+}
 
 export function EvaluationPage() {
   // The picker's own query: one request for both.
@@ -149,36 +175,46 @@ export function EvaluationPage() {
 
 function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: EvalRun) => void }) {
   const client = useQueryClient();
-  const [source, setSource] = useState<string | null>('upload');
-  const [files, setFiles] = useState<File[]>([]);
-  const [written, setWritten] = useState('');
-  const [mode, setMode] = useState<RetrievalMode>('hybrid');
-  const [name, setName] = useState('');
+  const [draft, setDraft] = useSessionDraft(runDrafts, listingId);
+  const { source, files, written, mode, name } = draft;
+  const set = <K extends keyof RunDraft>(field: K, value: RunDraft[K]) =>
+    setDraft((current) => ({ ...current, [field]: value }));
   const parsed = parseHandWritten(written);
   const run = useMutation({
-    mutationFn: ({ listingId }: { listingId: string }) => {
-      if (source === 'upload') {
+    mutationKey: runKey(listingId),
+    mutationFn: (request: RunRequest) => {
+      const path = `/listings/${request.listingId}/evaluations`;
+      const runName = request.name.trim();
+      if (request.source === 'upload') {
         const form = new FormData();
-        for (const file of files) form.append('files', file, file.name);
-        form.append('mode', mode);
-        if (name.trim()) form.append('name', name.trim());
-        return studioCall<EvalRun>('POST', `/listings/${listingId}/evaluations`, form);
+        for (const file of request.files) form.append('files', file, file.name);
+        form.append('mode', request.mode);
+        if (runName) form.append('name', runName);
+        return studioCall<EvalRun>('POST', path, form);
       }
-      return studioCall<EvalRun>('POST', `/listings/${listingId}/evaluations`, {
-        mode,
-        name: name.trim() || undefined,
-        questions: parsed.questions,
+      return studioCall<EvalRun>('POST', path, {
+        mode: request.mode,
+        name: runName || undefined,
+        questions: parseHandWritten(request.written).questions,
       });
     },
+    // Runs after the page was left too: the runs are fresh when it comes back.
     onSuccess: (data, { listingId: ranOn }) => {
       void client.invalidateQueries({ queryKey: ['evaluations', ranOn] });
       void client.invalidateQueries({ queryKey: queryKeys.listings });
-      onDone(data);
     },
   });
-  // The run shown (running, or its failure) is this listing's: one on another listing stays with it,
-  // while what was typed or chosen here is kept for this one.
-  const ours = run.variables?.listingId === listingId;
+  // This listing's last run from this page, whether started before the page was left or just now: its
+  // wait (no second run meanwhile) or its failure. One on another listing stays with that listing.
+  const latest = useMutationState({
+    filters: { mutationKey: runKey(listingId) },
+    select: (mutation) => ({
+      status: mutation.state.status,
+      error: mutation.state.error,
+      source: (mutation.state.variables as RunRequest | undefined)?.source,
+    }),
+  }).at(-1);
+  const pending = latest?.status === 'pending';
   const ready =
     source === 'upload' ? files.length > 0 : parsed.questions.length > 0 && parsed.error === undefined;
 
@@ -188,7 +224,7 @@ function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: Ev
         New run
       </Title>
       <Stack gap="sm">
-        <Tabs value={source} onChange={setSource}>
+        <Tabs value={source} onChange={(value) => set('source', value)}>
           <Tabs.List grow>
             <Tabs.Tab value="upload">Upload files</Tabs.Tab>
             <Tabs.Tab value="write">Write questions</Tabs.Tab>
@@ -203,7 +239,7 @@ function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: Ev
               accept=".jsonl,.json,.tsv,.csv"
               leftSection={<IconUpload size={14} />}
               value={files}
-              onChange={setFiles}
+              onChange={(chosen) => set('files', chosen)}
             />
           </Tabs.Panel>
           <Tabs.Panel value="write" pt="sm">
@@ -217,7 +253,7 @@ function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: Ev
               minRows={5}
               maxRows={12}
               value={written}
-              onChange={(e) => setWritten(e.currentTarget.value)}
+              onChange={(e) => set('written', e.currentTarget.value)}
               error={parsed.error}
             />
           </Tabs.Panel>
@@ -228,7 +264,7 @@ function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: Ev
             aria-labelledby="eval-mode-label"
             fullWidth
             value={mode}
-            onChange={(v) => setMode(v as RetrievalMode)}
+            onChange={(v) => set('mode', v as RetrievalMode)}
             data={[
               { value: 'hybrid', label: 'Hybrid' },
               { value: 'dense', label: 'Dense' },
@@ -240,20 +276,28 @@ function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: Ev
           label="Run name"
           placeholder="optional, e.g. hybrid baseline"
           value={name}
-          onChange={(e) => setName(e.currentTarget.value)}
+          onChange={(e) => set('name', e.currentTarget.value)}
         />
-        {ours && run.isError && <ErrorState title="The run failed" error={run.error} />}
+        {latest?.status === 'error' && <ErrorState title="The run failed" error={latest.error} />}
         <Button
           leftSection={<IconPlayerPlay size={16} />}
-          onClick={() => run.mutate({ listingId })}
-          loading={ours && run.isPending}
+          onClick={() =>
+            run.mutate(
+              { ...draft, listingId, source: source === 'write' ? 'write' : 'upload' },
+              // Only while the page stays: the run is shown once it is done. After a visit elsewhere
+              // the page shows the newest run anyway.
+              { onSuccess: (data) => onDone(data) },
+            )
+          }
+          loading={pending}
           disabled={!ready}
         >
           Run evaluation
         </Button>
-        {ours && run.isPending && (
+        {pending && (
           <Text size="xs" c="dimmed" role="status">
-            Running every question{source === 'upload' ? ' (a BEIR corpus is ingested first)' : ''}…
+            Running every question
+            {latest.source === 'upload' ? ' (a BEIR corpus is ingested first)' : ''}…
           </Text>
         )}
       </Stack>
@@ -296,8 +340,8 @@ function RunsTable({
       <Group justify="space-between" px="md" py="xs">
         <Text size="xs" c="dimmed">
           {runs.length > 1
-            ? 'Tick two or more runs to compare them side by side; click a run to see its questions.'
-            : 'Click a run to see its questions.'}
+            ? 'Tick two or more runs to compare them side by side; choose a run by its name to see its questions.'
+            : 'Choose a run by its name to see its questions.'}
         </Text>
         {compared.length === 1 && (
           <Text size="xs" c="dimmed" role="status">
@@ -325,12 +369,13 @@ function RunsTable({
           </Table.Thead>
           <Table.Tbody>
             {runs.map((run) => (
+              // A click anywhere on the row chooses it too; the name is the control keyboards and
+              // screen readers use.
               <Table.Tr
                 key={run.id}
                 onClick={() => onSelect(run.id)}
                 bg={run.id === selected ? 'var(--mantine-primary-color-light)' : undefined}
                 style={{ cursor: 'pointer' }}
-                aria-selected={run.id === selected}
               >
                 <Table.Td onClick={(e) => e.stopPropagation()}>
                   <Checkbox
@@ -340,9 +385,17 @@ function RunsTable({
                   />
                 </Table.Td>
                 <Table.Td maw={260}>
-                  <Text size="sm" fw={500} lineClamp={1} title={run.name}>
-                    {run.name}
-                  </Text>
+                  <UnstyledButton
+                    display="block"
+                    maw="100%"
+                    ta="left"
+                    aria-pressed={run.id === selected}
+                    onClick={(e) => (e.stopPropagation(), onSelect(run.id))}
+                  >
+                    <Text span size="sm" fw={500} lineClamp={1} title={run.name}>
+                      {run.name}
+                    </Text>
+                  </UnstyledButton>
                   <Text size="xs" c="dimmed">
                     {new Date(run.createdAt).toLocaleString()} ·{' '}
                     {counted(run.report.metrics.queries, 'question')}
@@ -489,17 +542,24 @@ function RunDetail({ run }: { run: EvalRun }) {
                   <Table.Td>
                     <Group gap={4} wrap="nowrap">
                       {q.hits.slice(0, 5).map((hit, i) => (
+                        // Shown on focus as on hover: each hit is a stop of the Tab order, named by its
+                        // id and score; the tooltip (its snippet too) describes it while shown.
                         <Tooltip
                           key={i}
                           label={`${hit.id} · ${hit.score.toFixed(3)}\n${hit.snippet}`}
                           multiline
                           w={320}
+                          events={{ hover: true, focus: true, touch: true }}
                         >
                           <Badge
+                            component="button"
+                            type="button"
                             size="sm"
                             variant="light"
                             color={hit.relevant ? 'teal' : 'gray'}
                             leftSection={hit.relevant ? <IconCheck size={10} /> : <IconX size={10} />}
+                            aria-label={`Hit ${i + 1}, ${hit.relevant ? 'relevant' : 'not relevant'}: ${hit.id}, score ${hit.score.toFixed(3)}`}
+                            style={{ cursor: 'default' }}
                           >
                             {i + 1}
                           </Badge>

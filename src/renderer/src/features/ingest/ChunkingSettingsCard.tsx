@@ -1,4 +1,5 @@
 import { Card, Divider, NumberInput, SegmentedControl, Select, Stack, TagsInput, Text } from '@mantine/core';
+import { CardTitle } from '../../components/CardTitle';
 import { chunkingFieldErrors } from './chunkPreview';
 import { csvRowsError } from './csvRows';
 import type { ChunkingFormValues, ChunkingStrategy, CsvRowRule, CsvRowsFormValues } from './types';
@@ -46,9 +47,7 @@ export function ChunkingSettingsCard({
   return (
     <Card withBorder radius="md" p="md">
       <Stack gap="sm">
-        <Text fw={600} size="sm">
-          Chunking
-        </Text>
+        <CardTitle size="sm">Chunking</CardTitle>
         <div>
           <SegmentedControl
             aria-label="Chunking strategy"

@@ -8,9 +8,12 @@ import {
   IconUpload,
 } from '@tabler/icons-react';
 import { useQueryClient } from '@tanstack/react-query';
+import { CardTitle } from '../../components/CardTitle';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
+import { announce } from '../../lib/announce';
+import { focusWhenReady } from '../../lib/focus';
 import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { afterJobShown, lostNoticeShown, type LostJob } from '../../lib/lostJob';
@@ -25,7 +28,7 @@ import { unsupportedFiles, unsupportedSummary, unsupportedType } from './fileTyp
 import { useServerLaunch } from '../../lib/useServerLaunch';
 import { followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi';
 import { JobPanel } from './JobPanel';
-import { startErrorAfterQueueChange } from './jobView';
+import { jobEndAnnouncement, startErrorAfterQueueChange } from './jobView';
 import { ListingPicker } from './ListingPicker';
 import { PreviewPanel } from './PreviewPanel';
 import { queueAfterIngestion } from './queueAfterIngestion';
@@ -117,6 +120,9 @@ export function IngestPage() {
   );
 
   const openFilePicker = useRef<() => void>(null);
+  // The job panel's title: the focus goes there once the job starts (the Ingest button is disabled
+  // while it runs, which drops the focus) and, when it was lost meanwhile, once the job ends.
+  const jobHeading = useRef<HTMLHeadingElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const settingsError = chunkingError(settings) ?? csvRowsError(csvRows);
   const ingestSettings = useMemo(() => validIngestSettings(settings, csvRows), [settings, csvRows]);
@@ -156,6 +162,7 @@ export function IngestPage() {
       });
       startedId = started.id;
       setSent({ jobId: started.id, paths: files.map((f) => f.path) });
+      focusWhenReady(() => jobHeading.current);
       // Marks of an earlier rejection go while the files are tried again.
       const retried = new Set(files);
       setQueue((q) =>
@@ -174,6 +181,10 @@ export function IngestPage() {
     const outcomes = final.state === 'done' ? final.result?.documents : undefined;
     if (outcomes) setQueue((q) => queueAfterIngestion(q, files, outcomes));
     refreshListing();
+    announce(jobEndAnnouncement(final));
+    // Cancel, which had the focus while the job ran, is gone: the outcome's title takes it.
+    const active = document.activeElement;
+    if (!active || active === document.body) focusWhenReady(() => jobHeading.current);
   };
 
   const totalBytes = useMemo(() => queue.reduce((n, f) => n + f.file.size, 0), [queue]);
@@ -225,9 +236,7 @@ export function IngestPage() {
             <Card withBorder radius="md" p="md">
               <Stack gap="sm">
                 <Group justify="space-between">
-                  <Text fw={600} size="sm">
-                    Files to ingest
-                  </Text>
+                  <CardTitle size="sm">Files to ingest</CardTitle>
                   <Group gap="xs">
                     <Button
                       size="xs"
@@ -340,6 +349,7 @@ export function IngestPage() {
                 cancelling={cancelling}
                 onDismiss={() => void dismiss(shown)}
                 inputs={sent?.jobId === shown.id ? sent.paths : undefined}
+                headingRef={jobHeading}
               />
             )}
           </Stack>

@@ -12,7 +12,8 @@ import {
   Text,
 } from '@mantine/core';
 import { IconAlertTriangle } from '@tabler/icons-react';
-import { useMemo, useState } from 'react';
+import { useMemo, useState, type Ref } from 'react';
+import { CardTitle } from '../../components/CardTitle';
 import { CancelJobButton } from '../../components/CancelJobButton';
 import { counted, formatCount, formatDateTime } from '../../lib/format';
 import { sectionHref } from '../../lib/sections';
@@ -57,6 +58,7 @@ export function JobPanel({
   onDismiss,
   inspectLink = true,
   inputs,
+  headingRef,
 }: {
   job: IngestJob;
   onCancel: () => void;
@@ -70,6 +72,8 @@ export function JobPanel({
    * it came from (`simple.zip › a.csv`).
    */
   inputs?: readonly string[];
+  /** The panel's title, which takes the focus when the job starts or ends (its buttons come and go). */
+  headingRef?: Ref<HTMLHeadingElement>;
 }) {
   const running = job.state === 'running';
   const interrupted = job.state === 'interrupted';
@@ -79,9 +83,9 @@ export function JobPanel({
     <Card withBorder radius="md" p="md">
       <Stack gap="sm">
         <Group justify="space-between" wrap="nowrap">
-          <Text fw={600} size="sm">
+          <CardTitle size="sm" ref={headingRef} tabIndex={-1} className="kb-focus-target">
             {title(job)}
-          </Text>
+          </CardTitle>
           {running && <CancelJobButton onCancel={onCancel} cancelling={cancelling} />}
           {interrupted && onDismiss && (
             <Button size="xs" variant="subtle" color="gray" onClick={onDismiss}>
@@ -213,7 +217,8 @@ function Outcomes({
         <Badge color="gray" variant="light">
           {formatCount(counts.unchanged)} unchanged
         </Badge>
-        <Badge color="red" variant="light">
+        {/* Red only when a file was rejected: "0 rejected" is no alarm. */}
+        <Badge color={counts.rejected > 0 ? 'red' : 'gray'} variant="light" data-testid="rejected-count">
           {formatCount(counts.rejected)} rejected
         </Badge>
         <Text size="xs" c="dimmed">

@@ -45,8 +45,12 @@ export function usePickerListings() {
   });
 }
 
-/** Chooses the listing whose knowledge base the page works on (the first one when none was chosen). */
-export function ListingPicker() {
+/**
+ * Chooses the listing whose knowledge base the page works on (the first one when none was chosen).
+ * In a page's header it is named "Listing" without a visible label; `label` shows one, as beside
+ * other labelled fields (Wallet's "Sign with").
+ */
+export function ListingPicker({ label }: { label?: string } = {}) {
   const [listingId, setListingId] = useListingChoice();
   const listings = usePickerListings();
   // Titles need not be unique: each option says its documents and id (and the field, when it must).
@@ -60,7 +64,8 @@ export function ListingPicker() {
 
   return (
     <Select
-      aria-label="Listing"
+      label={label}
+      aria-label={label ? undefined : 'Listing'}
       placeholder={listings.isPending ? 'Loading listings…' : 'No listings yet'}
       {...picker}
       value={known ? listingId : null}

@@ -2,6 +2,7 @@ import { Alert, Card, Group, Loader, Select, Stack, Text } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { IconAlertTriangle } from '@tabler/icons-react';
 import { useQuery } from '@tanstack/react-query';
+import { CardTitle } from '../../components/CardTitle';
 import { memo, useEffect } from 'react';
 import { errorMessage } from '../../lib/studioApi';
 import { FilesChangedError, filesChangedMessage, isReadable } from '../../lib/studioFetch';
@@ -110,9 +111,7 @@ export const PreviewPanel = memo(function PreviewPanel({
     <Card withBorder radius="md" p="md">
       <Stack gap="sm">
         <Group justify="space-between" wrap="nowrap">
-          <Text fw={600} size="sm">
-            Chunk preview
-          </Text>
+          <CardTitle size="sm">Chunk preview</CardTitle>
           {preview.isFetching && <Loader size={14} aria-label="Updating the preview" />}
         </Group>
         {candidates.length === 0 ? (

@@ -43,6 +43,20 @@ export function outcomeCounts(outcomes: FileOutcome[]): Record<FileOutcome['stat
   return counts;
 }
 
+/**
+ * What the live region says when an ingestion ends: its outcome in numbers ("Ingestion finished: 2
+ * ingested, 0 unchanged, 1 rejected."), or that it failed or was cancelled.
+ */
+export function jobEndAnnouncement(job: IngestJob): string {
+  if (job.state === 'done' && job.result) {
+    const c = outcomeCounts(job.result.documents);
+    return `Ingestion finished: ${c.ingested} ingested, ${c.unchanged} unchanged, ${c.rejected} rejected.`;
+  }
+  if (job.state === 'cancelled') return 'Ingestion cancelled.';
+  if (job.state === 'interrupted') return 'Ingestion interrupted.';
+  return job.error ? `Ingestion failed: ${job.error.message}` : 'Ingestion failed.';
+}
+
 /** What the server says of a missing or refused provider key names the CLI and the environment only. */
 const PROVIDER_KEY_HINT = /`kbstudio settings set (openai|cohere)\.apiKey/;
 

@@ -18,8 +18,12 @@ import { IconFileImport, IconFilter, IconFiles, IconRefresh, IconTrash } from '@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { memo, useDeferredValue, useEffect, useMemo, useRef, useState, type Ref } from 'react';
 import { ConfirmDeleteModal } from '../../components/ConfirmDeleteModal';
+import { CardTitle } from '../../components/CardTitle';
+import { NoListingState } from '../../components/NoListingState';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { announce } from '../../lib/announce';
+import { focusWhenReady } from '../../lib/focus';
 import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { sectionHref } from '../../lib/sections';
@@ -56,6 +60,10 @@ export function InspectPage() {
     setNotice(undefined);
   }
   const [confirming, setConfirming] = useState<DocumentSummary>();
+  // Once a document is deleted the focus goes to the list's heading, not back to Delete: that button
+  // now deletes the next document, which one more Enter would do without a word.
+  const [deleted, setDeleted] = useState(false);
+  const documentsHeading = useRef<HTMLHeadingElement>(null);
   // Kept while its dialog closes: the dialog stays mounted, so the focus returns to Re-ingest.
   const [reingesting, setReingesting] = useState<DocumentSummary>();
   const [reingestOpened, setReingestOpened] = useState(false);
@@ -102,6 +110,11 @@ export function InspectPage() {
   /** A document gone (deleted here, or found already deleted): out of the list, its neighbour shown. */
   const forget = (doc: DocumentSummary) => {
     setConfirming(undefined);
+    setDeleted(true);
+    // The list's heading, or the page's when that was the last document.
+    focusWhenReady(
+      () => documentsHeading.current ?? document.querySelector<HTMLElement>('[data-page-title]'),
+    );
     // The next document of the list takes its place (the previous one at the end), in view where
     // the list was scrolled: not the first document, far from where the creator was.
     const at = shown.findIndex((d) => d.id === doc.id);
@@ -118,13 +131,17 @@ export function InspectPage() {
   const remove = useMutation({
     mutationFn: (doc: DocumentSummary) => deleteDocument(doc.id),
     onMutate: () => setNotice(undefined),
-    onSuccess: (_result, doc) => forget(doc),
+    onSuccess: (_result, doc) => {
+      forget(doc);
+      announce(`${doc.source} deleted.`);
+    },
     // Deleted elsewhere (another window, the CLI): what the creator wanted is done. The server names
     // the document by its id; the creator knows it by its file.
     onError: (error, doc) => {
       if (!isGone(error)) return;
       forget(doc);
       setNotice(`'${doc.source}' was already deleted.`);
+      announce(`${doc.source} was already deleted.`);
     },
   });
 
@@ -178,15 +195,9 @@ export function InspectPage() {
           error={listings.error}
           onRetry={() => void listings.refetch()}
         />
-      ) : !listingId ? (
-        <EmptyState
-          mt={48}
-          icon={<IconFiles size={28} />}
-          withIndicatorBackground
-          title="No listing yet"
-          description="Create a listing, then ingest documents into it."
-        />
-      ) : documents.isPending ? (
+      ) : listings.data.data.length === 0 ? (
+        <NoListingState what="Inspect shows the documents and chunks of a listing’s knowledge base." />
+      ) : !listingId || documents.isPending ? (
         <LoadingState label="Loading documents…" />
       ) : documents.isError ? (
         <ErrorState
@@ -216,6 +227,9 @@ export function InspectPage() {
           <Grid.Col span={{ base: 12, md: 4, xl: 3 }}>
             <Card withBorder radius="md" p="sm">
               <Stack gap="xs">
+                <CardTitle size="sm" ref={documentsHeading} tabIndex={-1} className="kb-focus-target" px={4}>
+                  Documents
+                </CardTitle>
                 <TextInput
                   aria-label="Filter documents"
                   placeholder="Filter documents"
@@ -263,9 +277,7 @@ export function InspectPage() {
                 <Card withBorder radius="md" p="md">
                   <Group justify="space-between" wrap="nowrap" align="flex-start">
                     <div style={{ minWidth: 0 }}>
-                      <Text fw={600} style={{ overflowWrap: 'anywhere' }}>
-                        {selected.source}
-                      </Text>
+                      <CardTitle style={{ overflowWrap: 'anywhere' }}>{selected.source}</CardTitle>
                       <Group gap="xs" mt={4}>
                         <Badge variant="light">{selected.format}</Badge>
                         <Text size="xs" c="dimmed">
@@ -313,7 +325,10 @@ export function InspectPage() {
                         color="red"
                         size="xs"
                         leftSection={<IconTrash size={14} />}
-                        onClick={() => setConfirming(selected)}
+                        onClick={() => {
+                          setDeleted(false);
+                          setConfirming(selected);
+                        }}
                         aria-label={`Delete ${selected.source}`}
                       >
                         Delete
@@ -340,6 +355,7 @@ export function InspectPage() {
         title="Delete document"
         confirmLabel="Delete document"
         pending={remove.isPending}
+        returnFocus={!deleted}
         error={isGone(remove.error) ? null : remove.error}
         onConfirm={() => confirming && remove.mutate(confirming)}
         onClose={() => {

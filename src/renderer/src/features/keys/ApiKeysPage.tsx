@@ -93,7 +93,7 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke: (key: ApiKey)
             <Table.Th>Created</Table.Th>
             <Table.Th>Last used</Table.Th>
             <Table.Th>Status</Table.Th>
-            <Table.Th w={100}>
+            <Table.Th w={100} className="kb-pin-end">
               <VisuallyHidden>Actions</VisuallyHidden>
             </Table.Th>
           </Table.Tr>
@@ -147,7 +147,7 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke: (key: ApiKey)
                     </Badge>
                   )}
                 </Table.Td>
-                <Table.Td ta="right">
+                <Table.Td ta="right" className="kb-pin-end">
                   {!revoked && (
                     <Button
                       size="xs"

@@ -1,8 +1,9 @@
 import { Alert, Button, Code, CopyButton, Group, Modal, Select, Stack, Text, TextInput } from '@mantine/core';
 import { IconAlertTriangle, IconCheck, IconCopy } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { CreatedApiKey } from '../../../../shared/studio';
+import { announce } from '../../lib/announce';
 import { shortAddress } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage, fieldErrorsOf, type CreateApiKeyBody } from '../../lib/studioApi';
@@ -122,6 +123,13 @@ export function CreateKeyModal({
 }
 
 function CreatedKey({ created, onDone }: { created: CreatedApiKey; onDone: () => void }) {
+  // The form (and its Create key button, disabled while the key was made) is gone: the focus would
+  // sit on the page's body inside the dialog. It goes to Copy, what to do next.
+  const copyButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    copyButton.current?.focus();
+    announce('API key created. It is shown only once: copy it now.');
+  }, []);
   return (
     <Stack gap="md">
       <Alert color="yellow" variant="light" icon={<IconAlertTriangle size={18} />} title="Shown only once">
@@ -144,6 +152,7 @@ function CreatedKey({ created, onDone }: { created: CreatedApiKey; onDone: () =>
               leftSection={copied ? <IconCheck size={16} /> : <IconCopy size={16} />}
               onClick={copy}
               w={112}
+              ref={copyButton}
             >
               {copied ? 'Copied' : 'Copy'}
             </Button>

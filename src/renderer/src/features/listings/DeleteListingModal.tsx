@@ -8,15 +8,19 @@ import { ListingActionModal } from './ListingActionModal';
 export function DeleteListingModal({
   listing,
   onClose,
+  onDeleted,
 }: {
   listing: Listing | undefined;
   onClose: () => void;
+  /** Once it is deleted and the dialog closed (the page moves the focus: its row is gone). */
+  onDeleted?: (listing: Listing) => void;
 }) {
   const api = useStudioApi();
   return (
     <ListingActionModal
       listing={listing}
       onClose={onClose}
+      onDone={onDeleted}
       action={{
         title: 'Delete listing',
         confirmLabel: 'Delete listing',

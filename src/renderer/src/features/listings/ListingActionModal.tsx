@@ -1,6 +1,6 @@
 import { Alert, Button, Group, Modal, Stack } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
 import type { Listing } from '../../../../shared/listings';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage } from '../../lib/studioApi';
@@ -22,18 +22,36 @@ export function ListingActionModal({
   listing,
   onClose,
   action,
+  onDone,
   children,
 }: {
   listing: Listing | undefined;
   onClose: () => void;
   action: ListingAction;
+  /**
+   * Called once the action succeeded and the dialog closed: the page then puts the focus where the
+   * result is (the button that opened the dialog may be gone with its row), so it is not put back.
+   */
+  onDone?: (listing: Listing) => void;
   children: (listing: Listing) => ReactNode;
 }) {
   const queryClient = useQueryClient();
+  const [returnFocus, setReturnFocus] = useState(true);
+  const [openedFor, setOpenedFor] = useState(listing);
+  if (listing !== openedFor) {
+    setOpenedFor(listing);
+    if (listing) setReturnFocus(true);
+  }
   const mutation = useMutation({
     mutationFn: action.run,
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: queryKeys.listings });
+      if (onDone && listing) {
+        setReturnFocus(false);
+        close();
+        onDone(listing);
+        return;
+      }
       close();
     },
   });
@@ -44,7 +62,13 @@ export function ListingActionModal({
   }
 
   return (
-    <Modal opened={listing !== undefined} onClose={close} title={action.title} centered>
+    <Modal
+      opened={listing !== undefined}
+      onClose={close}
+      title={action.title}
+      centered
+      returnFocus={returnFocus}
+    >
       {listing && (
         <Stack gap="md">
           {children(listing)}

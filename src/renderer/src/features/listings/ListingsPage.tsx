@@ -6,6 +6,8 @@ import { useMemo, useState } from 'react';
 import type { Listing } from '../../../../shared/listings';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { announce } from '../../lib/announce';
+import { focusWhenReady } from '../../lib/focus';
 import { formatCount } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
@@ -142,7 +144,19 @@ export function ListingsPage() {
       />
       <NewListingModal opened={editOpened} listing={editing} onClose={() => setEditOpened(false)} />
       <PublishListingModal listing={publishing} onClose={() => setPublishing(undefined)} />
-      <DeleteListingModal listing={deleting} onClose={() => setDeleting(undefined)} />
+      <DeleteListingModal
+        listing={deleting}
+        onClose={() => setDeleting(undefined)}
+        onDeleted={(listing) => {
+          announce(`Listing ${listing.title} deleted.`);
+          // Its row and Delete button are gone: the table takes the focus (the page's title once empty).
+          focusWhenReady(
+            () =>
+              document.querySelector<HTMLElement>('[data-listings-table]') ??
+              document.querySelector<HTMLElement>('[data-page-title]'),
+          );
+        }}
+      />
     </>
   );
 }

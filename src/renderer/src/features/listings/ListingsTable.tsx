@@ -26,7 +26,15 @@ export function ListingsTable({
 }) {
   return (
     <Table.ScrollContainer minWidth={900} className="kb-table-wrap" type="native">
-      <Table verticalSpacing="sm" horizontalSpacing="xs" highlightOnHover aria-label="Listings">
+      <Table
+        verticalSpacing="sm"
+        horizontalSpacing="xs"
+        highlightOnHover
+        aria-label="Listings"
+        tabIndex={-1}
+        className="kb-focus-target"
+        data-listings-table
+      >
         <Table.Thead>
           <Table.Tr>
             <Table.Th>Title</Table.Th>
@@ -36,7 +44,7 @@ export function ListingsTable({
             <Table.Th>Embedding model</Table.Th>
             <Table.Th ta="right">Contents</Table.Th>
             <Table.Th ta="right">Size</Table.Th>
-            <Table.Th>
+            <Table.Th className="kb-pin-end">
               <VisuallyHidden>Actions</VisuallyHidden>
             </Table.Th>
           </Table.Tr>
@@ -98,7 +106,7 @@ export function ListingsTable({
                   {sizes ? formatSize(sizes.get(listing.id) ?? 0) : '—'}
                 </Text>
               </Table.Td>
-              <Table.Td>
+              <Table.Td className="kb-pin-end">
                 <Group gap={6} justify="flex-end" wrap="nowrap">
                   {listing.status === 'draft' && (
                     <Tooltip label="Publish">

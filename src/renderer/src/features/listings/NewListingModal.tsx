@@ -19,8 +19,9 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { AccessModel, Listing, UpdateListingInput } from '../../../../shared/listings';
 import { SolAmountInput } from '../../components/SolAmountInput';
 import { ACCESS_MODEL_LABELS, counted } from '../../lib/format';
+import { focusFirstInvalid } from '../../lib/focus';
 import { queryKeys } from '../../lib/queryClient';
-import { errorMessage, fieldErrorsOf, StudioApiError, type CreateListingBody } from '../../lib/studioApi';
+import { errorMessage, fieldErrorsOf, type CreateListingBody } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
 import {
   ACCESS_MODEL_HELP,
@@ -34,6 +35,7 @@ import {
   toListingFormValues,
   type ListingFormValues,
 } from './listingForm';
+import { TERMS_FIXED_NOTE, termsFixedFields, withoutFieldNames } from './termsRefusal';
 
 const FORM_FIELDS = new Set([
   'title',
@@ -101,22 +103,6 @@ export function NewListingModal({
   );
 }
 
-/** Fields the server names first in a 409 refusing new terms: "accessModel, price: listing 'lst_…' has…". */
-function termsFixedFields(error: unknown): string[] {
-  if (!(error instanceof StudioApiError) || error.status !== 409) return [];
-  const match =
-    /^((?:accessModel|price|subscriptionDays)(?:, (?:accessModel|price|subscriptionDays))*): /.exec(
-      error.message,
-    );
-  return match?.[1] ? match[1].split(', ') : [];
-}
-
-/** The 409's sentence without the field names it starts with (the fields are marked red instead). */
-function withoutFieldNames(message: string): string {
-  const rest = message.slice(message.indexOf(': ') + 2);
-  return rest.charAt(0).toUpperCase() + rest.slice(1);
-}
-
 function ListingForm({
   onClose,
   onCreated,
@@ -157,9 +143,7 @@ function ListingForm({
   const fixedFields = termsFixedFields(create.error);
   const serverErrors: Record<string, string> = {
     ...fieldErrorsOf(create.error),
-    ...Object.fromEntries(
-      fixedFields.map((field) => [field, 'Fixed while anyone holds access to this listing.']),
-    ),
+    ...Object.fromEntries(fixedFields.map((field) => [field, TERMS_FIXED_NOTE])),
   };
   const errorFor = (field: keyof ListingFormValues) => localErrors[field] ?? serverErrors[field];
   const modelError = serverErrors.embeddingModel ?? embeddingModelError(create.error);
@@ -199,6 +183,8 @@ function ListingForm({
     if (result.errors) {
       setLocalErrors(result.errors);
       create.reset();
+      // Not left on Create draft: the first field to fix takes the focus, and says why.
+      focusFirstInvalid(event.currentTarget as HTMLFormElement);
       return;
     }
     setLocalErrors({});

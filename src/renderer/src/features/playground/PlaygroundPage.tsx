@@ -29,6 +29,7 @@ import type { RetrievalMode } from '../../../../shared/retrieval';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
+import { createSessionDraft, readDraft, useSessionDraft, writeDraft } from '../../lib/sessionDraft';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
 import { usePickerListings } from '../ingest/ListingPicker';
 import { listingSelectProps } from '../ingest/listingOptions';
@@ -45,6 +46,8 @@ interface RunState {
   /** The listing and buyer it was asked as: results of another choice are not shown as this one's. */
   scope?: string;
   request?: PlaygroundRequest;
+  /** Whether it was asked as a stream: its badge and request code say how it ran, not how the next will. */
+  stream?: boolean;
   chunks: Chunk[];
   latencyMs?: number;
   queryId?: string;
@@ -58,6 +61,30 @@ const MODES: { value: RetrievalMode; label: string }[] = [
 ];
 
 const IDLE_RUN: RunState = { status: 'idle', chunks: [] };
+
+/** The form as its fields hold it (numbers as typed: a cleared field stays empty while the user types). */
+interface PlaygroundForm {
+  query: string;
+  topK: number | string;
+  minScore: number | string;
+  mode: RetrievalMode;
+  rows: FilterRow[];
+  stream: boolean;
+}
+
+const EMPTY_FORM: PlaygroundForm = {
+  query: '',
+  topK: 5,
+  minScore: 0,
+  mode: 'hybrid',
+  rows: [],
+  stream: false,
+};
+
+// Kept per listing while the page is open: going to another section and back finds the form as it was
+// and the last results. A listing not queried yet starts from the form last used on another.
+const forms = createSessionDraft(EMPTY_FORM, { carryOver: true });
+const lastRuns = createSessionDraft(IDLE_RUN);
 
 const apiBase = () => `${window.location.origin}/v1`;
 
@@ -82,22 +109,18 @@ export function PlaygroundPage() {
     staleTime: Infinity,
   });
 
-  const [query, setQuery] = useState('');
-  // As the fields hold them: a cleared field stays empty while the user types (it is not put back to
-  // a number under the caret), and a run waits for a number.
-  const [topKInput, setTopK] = useState<number | string>(5);
-  const [minScoreInput, setMinScore] = useState<number | string>(0);
+  const [form, setForm] = useSessionDraft(forms, listingId);
+  const set = <K extends keyof PlaygroundForm>(field: K, value: PlaygroundForm[K]) =>
+    setForm((current) => ({ ...current, [field]: value }));
+  const { query, topK: topKInput, minScore: minScoreInput, mode, rows, stream } = form;
   // Never clamped behind the creator's back: a value out of range is marked and the query not run.
   const topKCheck = checkTopK(topKInput);
   const minScoreCheck = checkMinScore(minScoreInput);
   const topK = topKCheck.value;
   const minScore = minScoreCheck.value;
-  const [mode, setMode] = useState<RetrievalMode>('hybrid');
-  const [rows, setRows] = useState<FilterRow[]>([]);
-  const [stream, setStream] = useState(false);
-  const [run, setRunState] = useState<RunState>(IDLE_RUN);
+  const [run] = useSessionDraft(lastRuns, listingId);
   const abort = useRef<AbortController | null>(null);
-  const form = useRef<HTMLFormElement>(null);
+  const formElement = useRef<HTMLFormElement>(null);
   const built = useMemo(() => buildFilters(rows), [rows]);
   const refusal = runRefusal({
     topK: topKCheck,
@@ -105,16 +128,17 @@ export function PlaygroundPage() {
     filtersValid: Object.keys(built.errors).length === 0,
   });
 
-  // Results (or an error) belong to the listing and buyer they were asked as: another choice clears
-  // them, and stops a query still running, rather than leaving them under the new choice.
+  // Results (or an error) belong to the listing and buyer they were asked as: another choice does not
+  // show them, and stops a query still running, rather than leaving it to finish under the new choice.
+  // Leaving the page stops it too; finished results stay with their listing for its next visit.
   const scope = listingId === null ? undefined : `${listingId} ${actingAs ?? ''}`;
   const shownRun = run.scope === scope ? run : IDLE_RUN;
   useEffect(
     () => () => {
       abort.current?.abort();
-      setRunState(IDLE_RUN);
+      if (readDraft(lastRuns, listingId).status === 'running') writeDraft(lastRuns, listingId, IDLE_RUN);
     },
-    [scope],
+    [scope, listingId],
   );
 
   const ready = Boolean(listingId && key.data && query.trim());
@@ -123,7 +147,7 @@ export function PlaygroundPage() {
     if (!ready || !listingId || !key.data) return;
     if (refusal !== null || topK === undefined || minScore === undefined) {
       // Not run with other numbers than those shown: the focus goes to the first field to fix.
-      form.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+      formElement.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
       return;
     }
     abort.current?.abort();
@@ -139,8 +163,8 @@ export function PlaygroundPage() {
     };
     const client = new KnowledgeClient({ baseUrl: apiBase(), apiKey: key.data.apiKey, maxRetries: 0 });
     const params = { ...request, minScore: request.minScore };
-    const setRun = (next: Omit<RunState, 'scope'>) => {
-      if (!controller.signal.aborted) setRunState({ ...next, scope });
+    const setRun = (next: Omit<RunState, 'scope' | 'stream'>) => {
+      if (!controller.signal.aborted) writeDraft(lastRuns, listingId, { ...next, scope, stream });
     };
     setRun({ status: 'running', request, chunks: [] });
     try {
@@ -209,7 +233,7 @@ export function PlaygroundPage() {
               withBorder
               padding="lg"
               component="form"
-              ref={form}
+              ref={formElement}
               onSubmit={(e) => (e.preventDefault(), void start())}
             >
               <Stack gap="sm">
@@ -246,7 +270,7 @@ export function PlaygroundPage() {
                   minRows={2}
                   maxRows={6}
                   value={query}
-                  onChange={(e) => setQuery(e.currentTarget.value)}
+                  onChange={(e) => set('query', e.currentTarget.value)}
                   onKeyDown={(e) => {
                     if (e.key === 'Enter' && (e.metaKey || e.ctrlKey)) {
                       e.preventDefault();
@@ -263,7 +287,7 @@ export function PlaygroundPage() {
                     allowDecimal={false}
                     allowNegative={false}
                     value={topKInput}
-                    onChange={setTopK}
+                    onChange={(value) => set('topK', value)}
                     clampBehavior="none"
                     error={topKCheck.error}
                   />
@@ -272,10 +296,10 @@ export function PlaygroundPage() {
                     min={0}
                     max={1}
                     step={0.05}
-                    decimalScale={2}
+                    // No decimalScale: 0.555 cut to 0.55 as typed was a query with another number.
                     allowNegative={false}
                     value={minScoreInput}
-                    onChange={setMinScore}
+                    onChange={(value) => set('minScore', value)}
                     clampBehavior="none"
                     error={minScoreCheck.error}
                   />
@@ -287,23 +311,23 @@ export function PlaygroundPage() {
                     fullWidth
                     data={MODES}
                     value={mode}
-                    onChange={(v) => setMode(v as RetrievalMode)}
+                    onChange={(v) => set('mode', v as RetrievalMode)}
                   />
                 </div>
                 <div>
                   <Input.Label>Metadata filters</Input.Label>
-                  <FilterEditor rows={rows} errors={built.errors} onChange={setRows} />
+                  <FilterEditor rows={rows} errors={built.errors} onChange={(next) => set('rows', next)} />
                 </div>
                 <Group justify="space-between" mt="xs">
                   <Switch
                     label="Stream chunks as they arrive"
                     checked={stream}
-                    onChange={(e) => setStream(e.currentTarget.checked)}
+                    onChange={(e) => set('stream', e.currentTarget.checked)}
                   />
                   <Button
                     type="submit"
                     leftSection={<IconPlayerPlay size={16} />}
-                    loading={shownRun.status === 'running' && !stream}
+                    loading={shownRun.status === 'running' && !shownRun.stream}
                     disabled={!ready}
                     aria-describedby={refusal ? 'playground-run-refusal' : undefined}
                   >
@@ -324,7 +348,6 @@ export function PlaygroundPage() {
           <Grid.Col span={{ base: 12, md: 7 }}>
             <Results
               run={shownRun}
-              stream={stream}
               apiKey={key.data?.apiKey}
               listingEmpty={
                 listings.data.data.find((l) => l.id === shownRun.request?.listingId)?.chunkCount === 0
@@ -340,13 +363,11 @@ export function PlaygroundPage() {
 
 function Results({
   run,
-  stream,
   apiKey,
   listingEmpty,
   actingAs,
 }: {
   run: RunState;
-  stream: boolean;
   apiKey: string | undefined;
   /** The queried listing has no chunks: nothing could match, whatever the query. */
   listingEmpty: boolean;
@@ -375,7 +396,7 @@ function Results({
         <Group gap={6}>
           {run.status === 'running' && (
             <Badge variant="light" color="blue">
-              {stream ? `Streaming… ${run.chunks.length}` : 'Searching…'}
+              {run.stream ? `Streaming… ${run.chunks.length}` : 'Searching…'}
             </Badge>
           )}
           {run.status === 'done' && (
@@ -414,7 +435,7 @@ function Results({
           ))}
         </Stack>
       )}
-      {run.request && <RequestCode request={run.request} stream={stream} apiKey={apiKey} />}
+      {run.request && <RequestCode request={run.request} stream={run.stream ?? false} apiKey={apiKey} />}
     </Stack>
   );
 }

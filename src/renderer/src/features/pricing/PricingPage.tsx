@@ -27,6 +27,7 @@ import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi
 import { ListingPicker } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
 import { ACCESS_MODEL_HELP, PRICE_LABELS } from '../listings/listingForm';
+import { TERMS_FIXED_NOTE, termsFixedFields, withoutFieldNames } from '../listings/termsRefusal';
 import { ListingPreview } from './ListingPreview';
 import {
   lamportsLabel,
@@ -35,6 +36,7 @@ import {
   pricingChanged,
   pricingErrorFields,
   pricingValuesOf,
+  termsChanged,
   type PricingFormValues,
 } from './pricingForm';
 
@@ -110,11 +112,28 @@ function PricingEditor({
       await queryClient.invalidateQueries({ queryKey: queryKeys.listings });
     },
   });
-  const serverErrors = fieldErrorsOf(save.error);
+  // A published listing's terms are fixed while anyone holds access: the 409 names the fields, and
+  // its sentence goes under the first of them, without the field names it starts with.
+  const fixedFields = termsFixedFields(save.error);
+  const serverErrors: Record<string, string> = {
+    ...fieldErrorsOf(save.error),
+    ...Object.fromEntries(
+      fixedFields.map((field, i) => [
+        field,
+        i === 0 ? withoutFieldNames(errorMessage(save.error)) : TERMS_FIXED_NOTE,
+      ]),
+    ),
+  };
+  // The refusal is said as it comes, under each field it names (not only shown in red).
+  const refusedProps = (field: string) => (fixedFields.includes(field) ? { role: 'alert' } : undefined);
   // Checked as the user types, with the server's own messages (the same schema validates the save).
-  const errors = { ...serverErrors, ...result.errors };
-  const set = <K extends keyof PricingFormValues>(key: K, value: PricingFormValues[K]) =>
+  const errors: Record<string, string | undefined> = { ...serverErrors, ...result.errors };
+  const set = <K extends keyof PricingFormValues>(key: K, value: PricingFormValues[K]) => {
     setValues((v) => ({ ...v, [key]: value }));
+    // A refusal was of the values sent: once one changes it no longer applies (and the value may be
+    // back to the saved one, with Save disabled and nothing left to refuse).
+    if (save.error) save.reset();
+  };
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -140,19 +159,25 @@ function PricingEditor({
                 value={values.accessModel}
                 onChange={(v) => set('accessModel', v as AccessModel)}
               />
-              <Text size="xs" c="dimmed" mt={4}>
-                {ACCESS_MODEL_HELP[values.accessModel]}
+              <Text
+                size="xs"
+                c={errors.accessModel ? 'red' : 'dimmed'}
+                mt={4}
+                {...refusedProps('accessModel')}
+              >
+                {errors.accessModel ?? ACCESS_MODEL_HELP[values.accessModel]}
               </Text>
             </div>
             <Group grow align="flex-start">
               <SolAmountInput
                 label={`${PRICE_LABELS[values.accessModel]} (SOL)`}
-                description={lamportsLabel(values.price)}
+                description={lamportsLabel(values.price, errors.price)}
                 // Kept as typed, never rewritten on blur: a value the schema refuses keeps its error
                 // until the user fixes it, and the error line does not vanish on the way to Save.
                 value={values.price}
                 onChange={(v) => set('price', v)}
                 error={errors.price}
+                errorProps={refusedProps('price')}
                 data-testid="price-input"
               />
               {values.accessModel === 'subscription' && (
@@ -162,10 +187,12 @@ function PricingEditor({
                   min={1}
                   max={3650}
                   clampBehavior="none"
-                  allowDecimal={false}
+                  // Decimals are typed (and pasted) as they are, for the schema to refuse with its
+                  // message: without them, a pasted 1.5 became 15 or 1 without a word.
                   value={values.subscriptionDays}
                   onChange={(v) => set('subscriptionDays', v)}
                   error={errors.subscriptionDays}
+                  errorProps={refusedProps('subscriptionDays')}
                 />
               )}
             </Group>
@@ -175,7 +202,6 @@ function PricingEditor({
               min={1}
               max={100_000}
               clampBehavior="none"
-              allowDecimal={false}
               suffix=" / minute"
               value={values.retrievalRateLimit}
               onChange={(v) => set('retrievalRateLimit', v)}
@@ -203,7 +229,7 @@ function PricingEditor({
               maxTags={20}
               clearable
             />
-            {listing.status === 'published' && changed && (
+            {listing.status === 'published' && termsChanged(listing, values) && (
               <Alert color="yellow" variant="light">
                 This listing is published. While anyone holds access to it (test buyers included), its access
                 model, price and subscription days cannot change: revoke their credentials first, or create a
@@ -211,7 +237,7 @@ function PricingEditor({
                 with.
               </Alert>
             )}
-            {save.error && Object.keys(serverErrors).length === 0 && (
+            {save.error !== null && Object.keys(serverErrors).length === 0 && (
               <Alert color="red" variant="light" title="Not saved" role="alert">
                 {errorMessage(save.error)}
               </Alert>

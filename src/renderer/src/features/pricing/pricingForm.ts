@@ -67,12 +67,13 @@ export function parsePricing(values: PricingFormValues): PricingResult {
 
 /**
  * "= 250,000,000 lamports" (or "= 1 lamport") under the price, updated as the user types. A price the
- * rules refuse (negative, over the maximum, finer than a lamport) gets no echo: a rounded amount next
- * to its error would read as what is charged. The conversion is shown instead.
+ * form refuses (`error`: 0 for a per-query listing) or the rules refuse (negative, over the maximum,
+ * finer than a lamport) gets no echo: an amount next to its error would read as what is charged. The
+ * conversion is shown instead.
  */
-export function lamportsLabel(price: number | string, locale = 'en-US'): string {
+export function lamportsLabel(price: number | string, error?: string, locale = 'en-US'): string {
   const sol = parseSolAmount(price);
-  if (sol === undefined || sol < 0 || sol > MAX_SOL_AMOUNT || !isWholeLamports(sol)) {
+  if (error || sol === undefined || sol < 0 || sol > MAX_SOL_AMOUNT || !isWholeLamports(sol)) {
     return `1 SOL = ${LAMPORTS_PER_SOL.toLocaleString(locale)} lamports`;
   }
   const lamports = priceInLamports(sol);
@@ -98,6 +99,20 @@ function withPricing(listing: Listing, pricing: PricingInput): Listing {
     domain: pricing.domain.trim(),
     tags: [...new Set(pricing.tags.map((t) => t.trim().toLowerCase()))],
   };
+}
+
+/**
+ * Whether the form holds other terms than the saved listing: the access model, the price or the
+ * period, which are fixed while anyone holds a credential under them. A value the form refuses counts
+ * as other (it is not the saved one); the rate limit, domain and tags never do.
+ */
+export function termsChanged(listing: Listing, values: PricingFormValues): boolean {
+  if (values.accessModel !== listing.accessModel) return true;
+  const price = parseSolAmount(values.price);
+  if (price === undefined || priceInLamports(price) !== priceInLamports(listing.price)) return true;
+  return (
+    values.accessModel === 'subscription' && numberOf(values.subscriptionDays) !== listing.subscriptionDays
+  );
 }
 
 /** Whether the form holds anything the saved listing does not. */

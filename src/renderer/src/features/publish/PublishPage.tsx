@@ -2,8 +2,10 @@ import { Button, Card, Grid, List, Stack, Text, ThemeIcon } from '@mantine/core'
 import { useLocalStorage } from '@mantine/hooks';
 import { IconCloudUpload } from '@tabler/icons-react';
 import { useQuery } from '@tanstack/react-query';
+import { CardTitle } from '../../components/CardTitle';
 import { useEffect, useRef, useState } from 'react';
 import type { PushJob } from '../../../../shared/push';
+import { NoListingState } from '../../components/NoListingState';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
@@ -11,7 +13,7 @@ import { afterJobShown, lostNoticeShown, type LostJob } from '../../lib/lostJob'
 import { queryKeys } from '../../lib/queryClient';
 import { useStudioApi } from '../../lib/studioContext';
 import { useJobRun } from '../../lib/useJobRun';
-import { ListingPicker } from '../ingest/ListingPicker';
+import { ListingPicker, usePickerListings } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
 import { useServerLaunch } from '../../lib/useServerLaunch';
 import { followPush, listPushJobs, listTargets, PUSH_JOBS, startPush } from './publishApi';
@@ -105,6 +107,10 @@ export function PublishPage() {
   };
 
   const empty = listing.data && listing.data.documentCount === 0;
+  // Nothing to push before a listing exists: the page says so, rather than a disabled Push whose help
+  // speaks of "this listing".
+  const listings = usePickerListings();
+  const noListing = listings.isSuccess && listings.data.data.length === 0;
   return (
     <>
       <PageHeader
@@ -112,71 +118,75 @@ export function PublishPage() {
         description="Push a knowledge base to the hosted service: its original files are packed into ZIP archives (split past the bulk threshold of 500 MB or 1,000 files), uploaded with the chunking they were ingested with, and followed until the service has processed them."
         actions={<ListingPicker />}
       />
-      <Grid gap="lg">
-        <Grid.Col span={{ base: 12, md: 5, xl: 4 }}>
-          <Stack gap="md">
-            <TargetCard targetId={targetId} onChange={setTargetId} disabled={running} />
-            <Card withBorder radius="md" p="md">
-              <Stack gap="sm">
-                <Text fw={600} size="sm" className="kb-break">
-                  {listing.data ? listing.data.title : 'Knowledge base'}
-                </Text>
-                {listing.data && (
-                  <Text size="sm" c="dimmed">
-                    {counted(listing.data.documentCount, 'document')} ·{' '}
-                    {counted(listing.data.chunkCount, 'chunk')} · {listing.data.embeddingModel}
-                  </Text>
-                )}
-                {empty && (
-                  <Text size="sm" c="var(--mantine-color-yellow-light-color)">
-                    This knowledge base is empty: ingest documents first.
-                  </Text>
-                )}
-                <Button
-                  leftSection={<IconCloudUpload size={16} />}
-                  onClick={() => void push()}
-                  loading={starting}
-                  disabled={!listingId || !targetId || running || Boolean(empty)}
-                >
-                  Push
-                </Button>
-                {resumeAdvice && (
-                  <Text
-                    size="xs"
-                    c="var(--mantine-color-yellow-light-color)"
-                    style={{ overflowWrap: 'anywhere' }}
+      {noListing ? (
+        <NoListingState what="A push uploads a listing’s knowledge base to the hosted service." />
+      ) : (
+        <Grid gap="lg">
+          <Grid.Col span={{ base: 12, md: 5, xl: 4 }}>
+            <Stack gap="md">
+              <TargetCard targetId={targetId} onChange={setTargetId} disabled={running} />
+              <Card withBorder radius="md" p="md">
+                <Stack gap="sm">
+                  <CardTitle size="sm" className="kb-break">
+                    {listing.data ? listing.data.title : 'Knowledge base'}
+                  </CardTitle>
+                  {listing.data && (
+                    <Text size="sm" c="dimmed">
+                      {counted(listing.data.documentCount, 'document')} ·{' '}
+                      {counted(listing.data.chunkCount, 'chunk')} · {listing.data.embeddingModel}
+                    </Text>
+                  )}
+                  {empty && (
+                    <Text size="sm" c="var(--mantine-color-yellow-light-color)">
+                      This knowledge base is empty: ingest documents first.
+                    </Text>
+                  )}
+                  <Button
+                    leftSection={<IconCloudUpload size={16} />}
+                    onClick={() => void push()}
+                    loading={starting}
+                    disabled={!listingId || !targetId || running || Boolean(empty)}
                   >
-                    {resumeAdvice}
+                    Push
+                  </Button>
+                  {resumeAdvice && (
+                    <Text
+                      size="xs"
+                      c="var(--mantine-color-yellow-light-color)"
+                      style={{ overflowWrap: 'anywhere' }}
+                    >
+                      {resumeAdvice}
+                    </Text>
+                  )}
+                  {/* An upload's config carries chunking and model only (spec): nothing else travels. */}
+                  <Text size="xs" c="dimmed">
+                    The first push makes a draft on the service titled after this listing, sold one-time at 0
+                    SOL: set its price, access model, description and domain there before publishing it.
                   </Text>
-                )}
-                {/* An upload's config carries chunking and model only (spec): nothing else travels. */}
-                <Text size="xs" c="dimmed">
-                  The first push makes a draft on the service titled after this listing, sold one-time at 0
-                  SOL: set its price, access model, description and domain there before publishing it.
-                </Text>
-              </Stack>
-            </Card>
-          </Stack>
-        </Grid.Col>
-        <Grid.Col span={{ base: 12, md: 7, xl: 8 }}>
-          <Stack gap="md">
-            {startError !== undefined && (!lost || lostNoticeShown(lost, lostPush)) && (
-              <ErrorState title={lost ? 'Lost track of the push' : 'Could not push'} error={startError} />
-            )}
-            {shown ? (
-              <PushPanel
-                job={shown}
-                onCancel={cancel}
-                cancelling={cancelling}
-                onDismiss={() => void dismiss(shown)}
-                onPushToNewListing={running ? undefined : () => void push({ newListing: true })}
-              />
-            ) : (
-              <HowItWorks />
-            )}
-          </Stack>
-        </Grid.Col>
-      </Grid>
+                </Stack>
+              </Card>
+            </Stack>
+          </Grid.Col>
+          <Grid.Col span={{ base: 12, md: 7, xl: 8 }}>
+            <Stack gap="md">
+              {startError !== undefined && (!lost || lostNoticeShown(lost, lostPush)) && (
+                <ErrorState title={lost ? 'Lost track of the push' : 'Could not push'} error={startError} />
+              )}
+              {shown ? (
+                <PushPanel
+                  job={shown}
+                  onCancel={cancel}
+                  cancelling={cancelling}
+                  onDismiss={() => void dismiss(shown)}
+                  onPushToNewListing={running ? undefined : () => void push({ newListing: true })}
+                />
+              ) : (
+                <HowItWorks />
+              )}
+            </Stack>
+          </Grid.Col>
+        </Grid>
+      )}
     </>
   );
 }
@@ -188,7 +198,7 @@ function HowItWorks() {
         <ThemeIcon size={40} radius="xl" variant="light">
           <IconCloudUpload size={22} />
         </ThemeIcon>
-        <Text fw={600}>What a push does</Text>
+        <CardTitle>What a push does</CardTitle>
         <List size="sm" spacing={6} c="dimmed">
           <List.Item>
             The first push creates a draft listing on the service; later pushes add to the same listing.

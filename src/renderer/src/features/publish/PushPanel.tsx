@@ -1,5 +1,6 @@
 import { Alert, Badge, Button, Card, Group, Progress, ScrollArea, Stack, Table, Text } from '@mantine/core';
 import { IconAlertTriangle, IconCircleCheck } from '@tabler/icons-react';
+import { CardTitle } from '../../components/CardTitle';
 import { CancelJobButton } from '../../components/CancelJobButton';
 import { remoteOnlyNote, type PushJob, type PushPart } from '../../../../shared/push';
 import { counted, formatCount, formatDateTime } from '../../lib/format';
@@ -53,10 +54,10 @@ export function PushPanel({
       <Stack gap="md">
         <Group justify="space-between" wrap="nowrap">
           <div style={{ minWidth: 0, flex: 1 }}>
-            <Text fw={600} size="sm">
+            <CardTitle size="sm">
               {TITLES[job.state]}
               {interrupted && ` · started ${formatDateTime(job.startedAt)}`}
-            </Text>
+            </CardTitle>
             <Text size="xs" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
               To {job.target}
               {job.remoteListingId ? ` · remote listing ${job.remoteListingId}` : ''} ·{' '}

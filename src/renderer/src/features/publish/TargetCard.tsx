@@ -13,6 +13,7 @@ import {
 } from '@mantine/core';
 import { IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { CardTitle } from '../../components/CardTitle';
 import { useEffect, useMemo, useState } from 'react';
 import type { PushTarget } from '../../../../shared/push';
 import { ConfirmDeleteModal } from '../../components/ConfirmDeleteModal';
@@ -59,9 +60,7 @@ export function TargetCard({
     <Card withBorder radius="md" p="md">
       <Stack gap="sm">
         <Group justify="space-between">
-          <Text fw={600} size="sm">
-            Hosted service
-          </Text>
+          <CardTitle size="sm">Hosted service</CardTitle>
           {!showForm && (
             <Button
               size="xs"

@@ -1,7 +1,9 @@
+import { CardTitle } from '../../components/CardTitle';
 import {
   Badge,
   Button,
   Card,
+  Code,
   Group,
   Notification,
   PasswordInput,
@@ -9,14 +11,19 @@ import {
   Stack,
   Text,
   TextInput,
-  Title,
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { EncryptedAtRestBadge } from '../../components/EncryptedAtRestBadge';
 import { ErrorState } from '../../components/QueryStates';
 import { studioCall, studioCallAnswer } from '../playground/studioCalls';
-import { environmentNote, settingPlaceholder, type SettingView } from './settingPlaceholder';
+import {
+  environmentNote,
+  settingErrorText,
+  settingLabel,
+  settingPlaceholder,
+  type SettingView,
+} from './settingPlaceholder';
 
 const PROVIDER_KEYS = ['openai.apiKey', 'openai.baseUrl', 'cohere.apiKey', 'cohere.baseUrl'];
 const SOURCE_COLOR = { environment: 'violet', stored: 'teal', unset: 'gray' } as const;
@@ -37,9 +44,7 @@ export function ProvidersCard() {
   const [cleared, setCleared] = useState<string[]>([]);
   return (
     <Card withBorder padding="lg">
-      <Title order={3} fz="md" mb={4}>
-        Embedding providers
-      </Title>
+      <CardTitle mb={4}>Embedding providers</CardTitle>
       <Text size="sm" c="dimmed" mb="md">
         Keys and base URLs for OpenAI and Cohere models. Keys are stored on this machine and never shown
         again; an environment variable overrides what is stored here.
@@ -121,7 +126,8 @@ function SettingRow({
   const Input = setting.secret && !fromEnv ? PasswordInput : TextInput;
   const placeholder = settingPlaceholder(setting);
   const note = environmentNote(setting);
-  const error = save.error instanceof Error ? save.error.message : undefined;
+  const error = save.error instanceof Error ? settingErrorText(save.error.message, setting.key) : undefined;
+  const label = settingLabel(setting.key);
   return (
     <form
       onSubmit={(e) => {
@@ -129,11 +135,14 @@ function SettingRow({
         if (value.trim()) save.mutate(value.trim());
       }}
     >
-      <Group align="flex-end" gap="sm" wrap="nowrap">
-        <Input
-          label={
-            <Group gap={6} component="span">
-              <span>{setting.key}</span>
+      <Input
+        // The label is the setting's name alone, so that it is the field's accessible name; the key
+        // the CLI knows and where the value comes from are secondary text under it.
+        label={label}
+        description={
+          <>
+            <Group gap={6} component="span" mb={2}>
+              <Code fz="xs">{setting.key}</Code>
               <Badge size="xs" variant="light" color={SOURCE_COLOR[setting.source]}>
                 {setting.source}
               </Badge>
@@ -141,29 +150,47 @@ function SettingRow({
                 <EncryptedAtRestBadge encrypted={setting.encryptedAtRest} size="xs" />
               )}
             </Group>
-          }
-          description={setting.description}
-          placeholder={placeholder}
-          value={fromEnv ? placeholder : value}
-          onChange={(e) => setValue(e.currentTarget.value)}
-          readOnly={fromEnv}
-          title={fromEnv ? placeholder : undefined}
-          variant={fromEnv ? 'filled' : 'default'}
-          error={error}
-          style={{ flex: 1 }}
-          autoComplete="off"
-        />
-        <Group gap={4} w={168} wrap="nowrap" style={{ flex: 'none' }}>
-          <Button type="submit" variant="light" disabled={fromEnv || !value.trim()} loading={save.isPending}>
-            Save
-          </Button>
-          {setting.source === 'stored' && (
-            <Button variant="subtle" color="gray" onClick={() => save.mutate('')} disabled={save.isPending}>
-              Clear
-            </Button>
-          )}
-        </Group>
-      </Group>
+            <span style={{ display: 'block' }}>{setting.description}</span>
+          </>
+        }
+        // The buttons sit beside the input itself, top-aligned: a refusal under the field does not
+        // push them out of line with it.
+        inputContainer={(field) => (
+          <Group align="flex-start" gap="sm" wrap="nowrap">
+            <div style={{ flex: 1, minWidth: 0 }}>{field}</div>
+            <Group gap={4} w={168} wrap="nowrap" style={{ flex: 'none' }}>
+              <Button
+                type="submit"
+                variant="light"
+                disabled={fromEnv || !value.trim()}
+                loading={save.isPending}
+                aria-label={`Save ${label}`}
+              >
+                Save
+              </Button>
+              {setting.source === 'stored' && (
+                <Button
+                  variant="subtle"
+                  color="gray"
+                  onClick={() => save.mutate('')}
+                  disabled={save.isPending}
+                  aria-label={`Clear ${label}`}
+                >
+                  Clear
+                </Button>
+              )}
+            </Group>
+          </Group>
+        )}
+        placeholder={placeholder}
+        value={fromEnv ? placeholder : value}
+        onChange={(e) => setValue(e.currentTarget.value)}
+        readOnly={fromEnv}
+        title={fromEnv ? placeholder : undefined}
+        variant={fromEnv ? 'filled' : 'default'}
+        error={error}
+        autoComplete="off"
+      />
       {note && (
         <Text size="xs" c="dimmed" mt={4}>
           {note}

@@ -1,3 +1,4 @@
+import { CardTitle } from '../../components/CardTitle';
 import {
   Card,
   DataList,
@@ -5,7 +6,6 @@ import {
   Skeleton,
   Stack,
   Text,
-  Title,
   useMantineColorScheme,
 } from '@mantine/core';
 import type { MantineColorScheme } from '@mantine/core';
@@ -50,9 +50,7 @@ function StudioCard() {
 
   return (
     <Card withBorder padding="lg">
-      <Title order={3} fz="md" mb={4}>
-        Studio
-      </Title>
+      <CardTitle mb={4}>Studio</CardTitle>
       <Text size="sm" c="dimmed" mb="md">
         Where this studio keeps its data, and where its local API answers.
       </Text>
@@ -104,9 +102,9 @@ function AppearanceCard() {
   const { colorScheme, setColorScheme } = useMantineColorScheme();
   return (
     <Card withBorder padding="lg">
-      <Title order={3} fz="md" mb={4} id="theme-label">
+      <CardTitle mb={4} id="theme-label">
         Theme
-      </Title>
+      </CardTitle>
       <Text size="sm" c="dimmed" mb="md">
         Remembered on this machine. System follows your operating system&apos;s setting.
       </Text>

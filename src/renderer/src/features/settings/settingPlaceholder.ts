@@ -31,3 +31,22 @@ export function environmentNote(setting: SettingView): string | undefined {
     ? `Set by ${setting.env}; unset it to change this here.`
     : undefined;
 }
+
+/** A setting's name on the page; its key (`openai.apiKey`, what the CLI and the API call it) is shown under it. */
+const SETTING_LABELS: Record<string, string> = {
+  'openai.apiKey': 'OpenAI API key',
+  'openai.baseUrl': 'OpenAI base URL',
+  'cohere.apiKey': 'Cohere API key',
+  'cohere.baseUrl': 'Cohere base URL',
+};
+
+export const settingLabel = (key: string): string => SETTING_LABELS[key] ?? key;
+
+/**
+ * A refusal as its field shows it: the server starts it with the setting's key ("openai.baseUrl: must
+ * be an http(s) URL"), which the field's label already says.
+ */
+export function settingErrorText(message: string, key: string): string {
+  const rest = message.startsWith(`${key}: `) ? message.slice(key.length + 2) : message;
+  return rest.charAt(0).toUpperCase() + rest.slice(1);
+}

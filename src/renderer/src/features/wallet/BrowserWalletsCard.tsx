@@ -1,4 +1,5 @@
-import { Alert, Avatar, Button, Card, Group, Stack, Text, Title } from '@mantine/core';
+import { CardTitle } from '../../components/CardTitle';
+import { Alert, Avatar, Button, Card, Group, Stack, Text } from '@mantine/core';
 import type { StandardWalletAdapter } from '@solana/wallet-standard-wallet-adapter-base';
 import { useMutation } from '@tanstack/react-query';
 import { CopyValue } from '../../components/CopyValue';
@@ -37,9 +38,7 @@ export function BrowserWalletsCard({
 
   return (
     <Card withBorder padding="lg" aria-label="Browser wallets">
-      <Title order={3} fz="md" mb="sm">
-        Browser wallet
-      </Title>
+      <CardTitle mb="sm">Browser wallet</CardTitle>
       {isDesktopApp() ? (
         <Text size="sm" c="dimmed">
           Browser wallet extensions do not run inside the desktop app. Open the studio in your browser with{' '}

@@ -1,15 +1,5 @@
-import {
-  Alert,
-  Badge,
-  Button,
-  Card,
-  Group,
-  SegmentedControl,
-  Stack,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core';
+import { CardTitle } from '../../components/CardTitle';
+import { Alert, Badge, Button, Card, Group, SegmentedControl, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { NetworkView } from '../../../../shared/studio';
@@ -31,9 +21,7 @@ export function NetworkCard() {
   const network = useQuery({ queryKey: marketplaceKeys.network, queryFn: marketplaceApi.network });
   return (
     <Card withBorder padding="lg" aria-label="Network">
-      <Title order={3} fz="md" mb="sm">
-        Network
-      </Title>
+      <CardTitle mb="sm">Network</CardTitle>
       {network.isPending ? (
         <LoadingState label="Reading the network…" />
       ) : network.isError ? (

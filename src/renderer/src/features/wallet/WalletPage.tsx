@@ -1,3 +1,4 @@
+import { CardTitle } from '../../components/CardTitle';
 import {
   Alert,
   Badge,
@@ -11,7 +12,6 @@ import {
   Stack,
   Table,
   Text,
-  Title,
   Tooltip,
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
@@ -23,6 +23,8 @@ import { EncryptedAtRestBadge } from '../../components/EncryptedAtRestBadge';
 import { CopyValue } from '../../components/CopyValue';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { announce } from '../../lib/announce';
+import { focusWhenReady } from '../../lib/focus';
 import { formatSol, shortAddress } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage, readStudioToken } from '../../lib/studioApi';
@@ -51,6 +53,11 @@ export function WalletPage() {
     onSuccess: async (wallet) => {
       await queryClient.invalidateQueries({ queryKey: queryKeys.wallets });
       setChosen(wallet.address);
+      // Create wallet was disabled while it ran, which dropped the focus: the new wallet's row takes it.
+      announce(`Wallet ${wallet.name} created and shown below.`);
+      focusWhenReady(() =>
+        document.querySelector<HTMLElement>(`[data-wallet-row="${wallet.address}"] input[type="radio"]`),
+      );
     },
   });
   // Test buyers have their own view; here are the creator's wallets.
@@ -147,7 +154,12 @@ function WalletsTable({
           </Table.Thead>
           <Table.Tbody>
             {wallets.map((w) => (
-              <Table.Tr key={w.address} onClick={() => onSelect(w.address)} style={{ cursor: 'pointer' }}>
+              <Table.Tr
+                key={w.address}
+                data-wallet-row={w.address}
+                onClick={() => onSelect(w.address)}
+                style={{ cursor: 'pointer' }}
+              >
                 <Table.Td>
                   <Radio value={w.address} aria-label={`Show ${w.name}`} />
                 </Table.Td>
@@ -200,9 +212,7 @@ function WalletDetails({ wallet }: { wallet: Wallet }) {
   return (
     <Card withBorder padding="lg" aria-label="Wallet details">
       <Group justify="space-between" mb="xs">
-        <Title order={3} fz="md">
-          {wallet.name}
-        </Title>
+        <CardTitle>{wallet.name}</CardTitle>
         <Tooltip label="Read the balance again">
           <Button
             size="compact-xs"
@@ -345,21 +355,14 @@ function SignListingCard({
 
   return (
     <Card withBorder padding="lg" aria-label="Sign a listing">
-      <Title order={3} fz="md" mb={4}>
-        Sign create_listing
-      </Title>
+      <CardTitle mb={4}>Sign create_listing</CardTitle>
       <Text size="sm" c="dimmed" mb="md">
         Puts a listing on the marketplace: its creator’s wallet signs the program’s create_listing instruction
         with the listing’s terms. You see exactly what is signed before anything is.
       </Text>
       <Stack gap="sm">
         <Group align="flex-end" gap="sm" wrap="wrap">
-          <div>
-            <Text size="sm" fw={500} mb={4}>
-              Listing
-            </Text>
-            <ListingPicker />
-          </div>
+          <ListingPicker label="Listing" />
           <Select
             label="Sign with"
             data={options}
