@@ -86,3 +86,13 @@ export function sendJson(res: ServerResponse, body: unknown, status = 200): void
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
+
+/** What `promise` rejects with; fails the test when it resolves. */
+export async function failure(promise: Promise<unknown>): Promise<any> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected the call to fail');
+}

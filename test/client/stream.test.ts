@@ -9,7 +9,7 @@ import {
   UserAbortError,
   type Chunk,
 } from '../../src/client';
-import { localServer, sendError, sendJson, type LocalServer } from './localServer';
+import { failure, localServer, sendError, sendJson, type LocalServer } from './localServer';
 
 const chunk = (i: number): Chunk => ({
   text: `chunk number ${i}`,
@@ -40,15 +40,6 @@ async function readAll(stream: AsyncIterable<Chunk>): Promise<{ chunks: Chunk[];
     return { chunks, error };
   }
   return { chunks, error: undefined };
-}
-
-async function failure(promise: Promise<unknown>): Promise<any> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 const clientOf = (s: LocalServer) => new KnowledgeClient({ baseUrl: s.baseUrl, apiKey: 'kbs_test' });

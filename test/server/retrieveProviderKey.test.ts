@@ -39,51 +39,69 @@ const PROVIDERS = [
   },
 ] as const;
 
+type Provider = (typeof PROVIDERS)[number];
+
+/**
+ * A studio on real HTTP whose provider is a local fake accepting only GOOD_KEY (set), with a listing
+ * of `p`'s model holding one document and published, and the API key of a buyer holding access.
+ */
+async function hostedStudio(p: Provider, name: string) {
+  const fake = await startKeyEchoingProvider(p.provider, GOOD_KEY);
+  fakes.push(fake);
+  const services = openServices(join(dir.path, name), { environment: p.baseUrl(fake.url) });
+  const server = createServer({ services, studioToken: 'token-0123456789', version: 'test', log: () => {} });
+  const close = async () => {
+    await server.close();
+    services.close();
+  };
+  try {
+    const { url } = await server.listen(0, '127.0.0.1');
+    const creator = services.wallets.defaultWallet().address;
+    const listing = services.listings.create(
+      { title: 'Hosted', accessModel: 'one_time', price: 1, embeddingModel: p.model },
+      creator,
+    );
+    const ingest = async (file: string, text: string) => {
+      const path = join(dir.path, `${name}-${file}`);
+      writeFileSync(path, text);
+      return services.ingestion.run({
+        listingId: listing.id,
+        inputs: [{ path }],
+        atomic: false,
+        limits: STUDIO_LIMITS,
+      });
+    };
+    services.settings.set(p.setting, GOOD_KEY);
+    expect((await ingest('a.md', '# Invoices\n\nInvoices are due in 30 days.\n')).documents[0]).toMatchObject(
+      {
+        status: 'ingested',
+      },
+    );
+    await services.publishing.publish(listing.id);
+    const buyer = services.wallets.create('buyer').address;
+    await services.credentials.grant(listing.id, buyer);
+    const buyerKey = services.apiKeys.create(buyer).key;
+    const post = (path: string, body: Record<string, unknown>) =>
+      fetch(`${url}/v1${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${buyerKey}` },
+        body: JSON.stringify({ listingId: listing.id, ...body }),
+      });
+    return { fake, services, ingest, post, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
 describe('a hosted provider that quotes a refused API key back', () => {
   for (const p of PROVIDERS) {
     it(`${p.name}: neither a buyer's /v1/retrieve nor the ingestion outcome quotes the key`, async () => {
-      const fake = await startKeyEchoingProvider(p.provider, GOOD_KEY);
-      fakes.push(fake);
-      const services = openServices(join(dir.path, p.provider), { environment: p.baseUrl(fake.url) });
-      const server = createServer({
-        services,
-        studioToken: 'token-0123456789',
-        version: 'test',
-        log: () => {},
-      });
+      const { fake, services, ingest, post, close } = await hostedStudio(p, p.provider);
       try {
-        const { url } = await server.listen(0, '127.0.0.1');
-        const creator = services.wallets.defaultWallet().address;
-        const listing = services.listings.create(
-          { title: 'Hosted', accessModel: 'one_time', price: 1, embeddingModel: p.model },
-          creator,
-        );
-        const ingest = async (name: string, text: string) => {
-          const file = join(dir.path, `${p.provider}-${name}`);
-          writeFileSync(file, text);
-          return services.ingestion.run({
-            listingId: listing.id,
-            inputs: [{ path: file }],
-            atomic: false,
-            limits: STUDIO_LIMITS,
-          });
-        };
-        services.settings.set(p.setting, GOOD_KEY);
-        expect(
-          (await ingest('a.md', '# Invoices\n\nInvoices are due in 30 days.\n')).documents[0],
-        ).toMatchObject({ status: 'ingested' });
-        await services.publishing.publish(listing.id);
-        const buyer = services.wallets.create('buyer').address;
-        await services.credentials.grant(listing.id, buyer);
-        const buyerKey = services.apiKeys.create(buyer).key;
-
         // The key is revoked at the provider; the provider now answers 401 quoting it.
         services.settings.set(p.setting, p.badKey);
-        const res = await fetch(`${url}/v1/retrieve`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${buyerKey}` },
-          body: JSON.stringify({ listingId: listing.id, query: 'when are invoices due?' }),
-        });
+        const res = await post('/retrieve', { query: 'when are invoices due?' });
         const text = await res.text();
         expect(res.status).toBe(503);
         expect(JSON.parse(text).error).toMatchObject({ code: 'embedding_provider_unavailable' });
@@ -97,8 +115,7 @@ describe('a hosted provider that quotes a refused API key back', () => {
         expect(reported).not.toContain('FULLSECRET');
         expect(fake.requests.some((r) => r.headers.authorization === `Bearer ${p.badKey}`)).toBe(true);
       } finally {
-        await server.close();
-        services.close();
+        await close();
       }
     });
   }
@@ -106,45 +123,10 @@ describe('a hosted provider that quotes a refused API key back', () => {
 
 describe('a hosted model whose key is not set', () => {
   it('refuses the stream with the 503 before it opens (no 200 whose first event is the error)', async () => {
-    const fake = await startKeyEchoingProvider('openai', GOOD_KEY);
-    fakes.push(fake);
-    const services = openServices(join(dir.path, 'no-key'), {
-      environment: { OPENAI_BASE_URL: `${fake.url}/v1` },
-    });
-    const server = createServer({
-      services,
-      studioToken: 'token-0123456789',
-      version: 'test',
-      log: () => {},
-    });
+    const { services, post, close } = await hostedStudio(PROVIDERS[0], 'no-key');
     try {
-      const { url } = await server.listen(0, '127.0.0.1');
-      const creator = services.wallets.defaultWallet().address;
-      const listing = services.listings.create(
-        { title: 'Hosted', accessModel: 'one_time', price: 1, embeddingModel: 'text-embedding-3-small' },
-        creator,
-      );
-      const file = join(dir.path, 'no-key.md');
-      writeFileSync(file, '# Invoices\n\nInvoices are due in 30 days.\n');
-      services.settings.set('openai.apiKey', GOOD_KEY);
-      await services.ingestion.run({
-        listingId: listing.id,
-        inputs: [{ path: file }],
-        atomic: false,
-        limits: STUDIO_LIMITS,
-      });
-      await services.publishing.publish(listing.id);
-      const buyer = services.wallets.create('buyer').address;
-      await services.credentials.grant(listing.id, buyer);
-      const buyerKey = services.apiKeys.create(buyer).key;
       services.settings.set('openai.apiKey', '');
-
-      const stream = (mode: string) =>
-        fetch(`${url}/v1/retrieve/stream`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${buyerKey}` },
-          body: JSON.stringify({ listingId: listing.id, query: 'when are invoices due?', mode }),
-        });
+      const stream = (mode: string) => post('/retrieve/stream', { query: 'when are invoices due?', mode });
       const refused = await stream('hybrid');
       expect(refused.status).toBe(503);
       expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
@@ -157,8 +139,7 @@ describe('a hosted model whose key is not set', () => {
       expect(lexical.status).toBe(200);
       expect(await lexical.text()).toMatch(/event: chunk[\s\S]*Invoices are due[\s\S]*event: done/);
     } finally {
-      await server.close();
-      services.close();
+      await close();
     }
   });
 });

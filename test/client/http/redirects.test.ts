@@ -1,21 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, ConnectionError, KnowledgeClient } from '../../../src/client';
-import { localServer, sendJson, type LocalServer } from '../localServer';
+import { failure, localServer, sendJson, type LocalServer } from '../localServer';
 
 let server: LocalServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-async function failure(promise: Promise<unknown>): Promise<any> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 /** Redirects every /v1 request to /elsewhere, which answers any method with a JSON body. */
 const redirecting = (status: number) =>

@@ -20,7 +20,7 @@ import {
 } from '../../../src/client';
 import { generateKeypair, signMessage, verifySignature } from '../../../src/core/wallets/keypair';
 import { tempDir } from '../../helpers/studio';
-import { localServer, sendError, sendJson, type LocalServer } from '../localServer';
+import { failure, localServer, sendError, sendJson, type LocalServer } from '../localServer';
 
 const LISTING = { id: 'lst_1', title: 'A listing' };
 let server: LocalServer | undefined;
@@ -31,15 +31,6 @@ afterEach(async () => {
 
 const clientOf = (s: LocalServer, options: Partial<KnowledgeClientOptions> = {}) =>
   new KnowledgeClient({ baseUrl: s.baseUrl, apiKey: 'kbs_test', ...options });
-
-async function failure(promise: Promise<unknown>): Promise<any> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('retries', () => {
   it.each([500, 502, 503])(
