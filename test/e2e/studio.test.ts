@@ -89,17 +89,18 @@ describe('studio UI in Chromium against kbstudio serve', () => {
     const chunkCount = `${chunks.chunkCount} ${chunks.chunkCount === 1 ? 'chunk' : 'chunks'}`;
     expect(cells.slice(0, 7)).toEqual([
       `EU case law digest${cliListing.id}`,
+      'Draft',
       'law',
       '1.5 SOLOne-time',
-      'Draft',
       cliListing.embeddingModel,
       `${chunkCount}1 document`,
       bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KB`,
     ]);
     expect(chunks.chunkCount).toBeGreaterThan(0);
-    expect((await rowCells(page, 'Listings', 'Clinical trial summaries')).slice(2, 7)).toEqual([
-      '2 SOL / 30 daysSubscription',
+    const clinical = await rowCells(page, 'Listings', 'Clinical trial summaries');
+    expect([clinical[1], ...clinical.slice(3, 7)]).toEqual([
       'Draft',
+      '2 SOL / 30 daysSubscription',
       cliListing.embeddingModel,
       '0 chunks0 documents',
       '0 B',
@@ -142,9 +143,9 @@ describe('studio UI in Chromium against kbstudio serve', () => {
     await dialog.getByRole('button', { name: 'Create draft' }).click();
     await dialog.waitFor({ state: 'detached' });
     expect((await rowCells(page, 'Listings', 'Solana program audits')).slice(1, 4)).toEqual([
+      'Draft',
       'security',
       '0.002 SOL / queryPer query',
-      'Draft',
     ]);
 
     await page.getByRole('button', { name: 'Publish Solana program audits' }).click();
@@ -193,9 +194,9 @@ describe('studio UI in Chromium against kbstudio serve', () => {
     await shown.waitFor({ state: 'detached' });
 
     const cells = await rowCells(page, 'API keys', 'e2e assistant');
-    expect(cells[1]).toBe(`${key.slice(0, 8)}…`);
-    expect(cells[4]).toBe('Never');
-    expect(cells[5]).toBe('Active');
+    expect(cells[1]).toBe('Active');
+    expect(cells[2]).toBe(`${key.slice(0, 8)}…`);
+    expect(cells[5]).toBe('Never');
     // Shown once: after the dialog closes the page holds only the prefix.
     expect(await page.content()).not.toContain(key);
     await shoot(page, 'api-keys-1280x800-light');

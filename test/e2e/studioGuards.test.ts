@@ -55,9 +55,11 @@ describe('Studio safeguards in Chromium against kbstudio serve', () => {
     await shoot(page, 'settings-base-url-warning-1280x800');
     await baseUrl.fill('http://127.0.0.1:9/v1');
     await baseUrl.press('Enter');
-    const notice = page.getByRole('status').filter({ hasText: 'Cleared openai.apiKey' });
+    // Named for people, as the field is ("OpenAI API key"), not by the key the CLI knows.
+    const notice = page.getByRole('status').filter({ hasText: 'Cleared the OpenAI API key' });
     await notice.waitFor();
     expect(await notice.textContent()).toContain('set it again for the new base URL');
+    expect(await notice.textContent()).not.toContain('openai.apiKey');
     await shoot(page, 'settings-key-cleared-1280x800');
     // The key is gone, so saving the URL again would clear nothing.
     await warning.waitFor({ state: 'detached' });

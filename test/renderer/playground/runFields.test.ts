@@ -13,8 +13,14 @@ describe('the playground’s Top k and Min score as typed', () => {
   });
 
   it('refuses a Top k out of range, saying the range, rather than running with another number', () => {
-    for (const typed of [21, 0, '', '123456789012345678901', 2.5]) {
+    for (const typed of [21, 0, '', '123456789012345678901']) {
       expect(checkTopK(typed)).toEqual({ error: 'Top k is 1 to 20' });
+    }
+  });
+
+  it('refuses a decimal Top k, saying it is a whole number, rather than running with it cut', () => {
+    for (const typed of [2.5, '1.5', '0.5']) {
+      expect(checkTopK(typed)).toEqual({ error: 'Top k is a whole number of chunks' });
     }
   });
 

@@ -200,6 +200,9 @@ function Buyers({ listing }: { listing: Listing }) {
   );
 }
 
+/** Why "Set credential" does nothing on a draft: said in its tooltip and its description. */
+const NO_CREDENTIAL_ON_DRAFT = 'A draft: nobody can hold access to it yet';
+
 function BuyerRow({
   buyer,
   listing,
@@ -234,6 +237,7 @@ function BuyerRow({
   // Every row has the same buttons: each is named with its buyer ("Set credential for buyer-alice").
   const who = buyer.name ?? shortAddress(buyer.wallet, 4, 4);
   const whyNot = useId();
+  const whyNoCredential = useId();
   return (
     <Table.Tr data-buyer={buyer.wallet} role="row">
       <Table.Td role="cell">
@@ -264,19 +268,25 @@ function BuyerRow({
         <Group gap="xs" justify="flex-end" className="kb-row-actions">
           {buyer.name &&
             (draft ? (
-              <Tooltip label="A draft: nobody can hold access to it yet" withArrow>
-                {/* A span: a disabled button gets no hover, so no tooltip. */}
-                <span>
-                  <Button
-                    size="xs"
-                    variant="default"
-                    rightSection={<IconChevronDown size={14} />}
-                    disabled
-                    aria-label={`Set credential for ${who}`}
-                  >
-                    Set credential
-                  </Button>
-                </span>
+              <Tooltip
+                label={NO_CREDENTIAL_ON_DRAFT}
+                withArrow
+                // Shown on focus too: the keyboard reaches the reason the action does nothing.
+                events={{ hover: true, focus: true, touch: false }}
+              >
+                {/* data-disabled, not disabled: a disabled button takes no focus and gets no hover. */}
+                <Button
+                  size="xs"
+                  variant="default"
+                  rightSection={<IconChevronDown size={14} />}
+                  data-disabled
+                  aria-disabled
+                  aria-label={`Set credential for ${who}`}
+                  aria-describedby={whyNoCredential}
+                  onClick={(event) => event.preventDefault()}
+                >
+                  Set credential
+                </Button>
               </Tooltip>
             ) : (
               <Menu position="bottom-end" withinPortal>
@@ -333,6 +343,11 @@ function BuyerRow({
           {cannotQuery && (
             <VisuallyHidden id={whyNot} component="span">
               {cannotQuery}
+            </VisuallyHidden>
+          )}
+          {buyer.name && draft && (
+            <VisuallyHidden id={whyNoCredential} component="span">
+              {NO_CREDENTIAL_ON_DRAFT}
             </VisuallyHidden>
           )}
         </Group>

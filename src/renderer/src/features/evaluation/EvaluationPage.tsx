@@ -27,9 +27,13 @@ import { IconArrowsDiff, IconCheck, IconPlayerPlay, IconTrash, IconUpload, IconX
 import { useMutation, useMutationState, useQuery, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
 import type { RetrievalMode } from '../../../../shared/retrieval';
+import { CardTitle } from '../../components/CardTitle';
 import { ConfirmDeleteModal } from '../../components/ConfirmDeleteModal';
+import { NoListingState } from '../../components/NoListingState';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { announce } from '../../lib/announce';
+import { focusWhenReady } from '../../lib/focus';
 import { counted } from '../../lib/format';
 import { queryKeys } from '../../lib/queryClient';
 import { createSessionDraft, useSessionDraft } from '../../lib/sessionDraft';
@@ -115,16 +119,23 @@ export function EvaluationPage() {
         actions={<ListingPicker />}
       />
       {listingId === null ? (
-        <Card withBorder padding="xl">
-          <Text fw={600}>No listings yet</Text>
-          <Text size="sm" c="dimmed">
-            Create a listing first; a BEIR corpus uploaded here fills an empty one.
-          </Text>
-        </Card>
+        <NoListingState what="Evaluation scores retrieval on a listing’s knowledge base; a BEIR corpus uploaded here fills an empty one." />
       ) : (
         <Grid gap="lg">
           <Grid.Col span={{ base: 12, xl: 4 }}>
-            <NewRunCard listingId={listingId} onDone={(run) => setSelected(run.id)} />
+            <NewRunCard
+              listingId={listingId}
+              onDone={(run) => {
+                setSelected(run.id);
+                // The button was disabled while the run ran: the focus goes to the new run's results,
+                // and the live region says its headline metric.
+                announce(`Run ${run.name} finished: nDCG@10 ${fmt(run.report.metrics.ndcgAt10)}.`);
+                focusWhenReady(
+                  () => document.querySelector<HTMLElement>(`[data-run-heading="${CSS.escape(run.id)}"]`),
+                  10_000,
+                );
+              }}
+            />
           </Grid.Col>
           <Grid.Col span={{ base: 12, xl: 8 }}>
             {runs.isPending ? (
@@ -137,7 +148,9 @@ export function EvaluationPage() {
               />
             ) : runs.data.length === 0 ? (
               <Card withBorder padding="xl">
-                <Text fw={600}>No runs yet</Text>
+                <CardTitle size="sm" tabIndex={-1} className="kb-focus-target" data-runs-focus>
+                  No runs yet
+                </CardTitle>
                 <Text size="sm" c="dimmed">
                   Upload a question set or write questions, then run them: the metrics and the score
                   distribution show here.
@@ -220,9 +233,7 @@ function NewRunCard({ listingId, onDone }: { listingId: string; onDone: (run: Ev
 
   return (
     <Card withBorder padding="lg">
-      <Title order={3} fz="md" mb="sm">
-        New run
-      </Title>
+      <CardTitle mb="sm">New run</CardTitle>
       <Stack gap="sm">
         <Tabs value={source} onChange={(value) => set('source', value)}>
           <Tabs.List grow>
@@ -321,11 +332,21 @@ function RunsTable({
   const client = useQueryClient();
   // Asked first, as documents, listings and API keys are: a run's report cannot be made again as it was.
   const [confirming, setConfirming] = useState<EvalRun>();
+  // Once a run is deleted its Delete button is gone: the dialog gives the focus to the page instead.
+  const [deleted, setDeleted] = useState(false);
   const remove = useMutation({
     mutationFn: (run: EvalRun) => studioCall('DELETE', `/listings/${run.listingId}/evaluations/${run.id}`),
-    onSuccess: async () => {
+    onSuccess: async (_result, run) => {
+      setDeleted(true);
       await client.invalidateQueries({ queryKey: ['evaluations'] });
       closeConfirm();
+      announce(`Run ${run.name} deleted.`);
+      // The runs table (the empty state's title once the last run is gone, else the page's title).
+      focusWhenReady(
+        () =>
+          document.querySelector<HTMLElement>('[data-runs-focus]') ??
+          document.querySelector<HTMLElement>('[data-page-title]'),
+      );
     },
   });
   function closeConfirm() {
@@ -350,7 +371,14 @@ function RunsTable({
         )}
       </Group>
       <Table.ScrollContainer minWidth={900}>
-        <Table highlightOnHover aria-label="Evaluation runs" verticalSpacing="xs">
+        <Table
+          highlightOnHover
+          aria-label="Evaluation runs"
+          verticalSpacing="xs"
+          tabIndex={-1}
+          className="kb-focus-target"
+          data-runs-focus
+        >
           <Table.Thead>
             <Table.Tr>
               <Table.Th w={36}>
@@ -437,7 +465,7 @@ function RunsTable({
                       variant="subtle"
                       color="gray"
                       aria-label={`Delete run ${run.name}`}
-                      onClick={(e) => (e.stopPropagation(), setConfirming(run))}
+                      onClick={(e) => (e.stopPropagation(), setDeleted(false), setConfirming(run))}
                     >
                       <IconTrash size={15} />
                     </ActionIcon>
@@ -453,6 +481,7 @@ function RunsTable({
         title="Delete evaluation run"
         confirmLabel="Delete run"
         pending={remove.isPending}
+        returnFocus={!deleted}
         error={remove.error}
         onConfirm={() => confirming && remove.mutate(confirming)}
         onClose={closeConfirm}
@@ -469,6 +498,15 @@ function RunDetail({ run }: { run: EvalRun }) {
   const leftOut = unknownSources.filter((u) => !u.scored).length;
   return (
     <Stack gap="md" aria-label={`Run ${run.name}`}>
+      <CardTitle
+        size="sm"
+        tabIndex={-1}
+        className="kb-focus-target kb-break"
+        data-run-heading={run.id}
+        mb={-4}
+      >
+        Run: {run.name}
+      </CardTitle>
       <SimpleGrid cols={{ base: 2, sm: 5 }} spacing="sm">
         {METRICS.map((m) => (
           <Paper key={m.key} withBorder p="sm" radius="md">
@@ -505,7 +543,7 @@ function RunDetail({ run }: { run: EvalRun }) {
       </Text>
       <UnknownSourcesAlert unknown={unknownSources} />
       <Card withBorder padding="md">
-        <Title order={4} fz="sm" mb="sm">
+        <Title order={3} fz="sm" mb="sm">
           Score distribution of the top 10 chunks
         </Title>
         <Suspense fallback={<Skeleton h={240} />}>

@@ -1,5 +1,6 @@
-import { Badge, Button, Card, Group, Table, Text, Title } from '@mantine/core';
+import { Badge, Button, Card, Group, Table, Text } from '@mantine/core';
 import { IconTrophy } from '@tabler/icons-react';
+import { CardTitle } from '../../components/CardTitle';
 import type { EvalRun } from './evalTypes';
 import { compareRuns } from './runComparison';
 
@@ -10,9 +11,7 @@ export function RunComparison({ runs, onClear }: { runs: EvalRun[]; onClear: () 
     <Card withBorder padding={0} aria-label="Run comparison" component="section">
       <Group justify="space-between" px="md" pt="md" pb="xs">
         <div>
-          <Title order={4} fz="sm">
-            Comparing {runs.length} runs
-          </Title>
+          <CardTitle size="sm">Comparing {runs.length} runs</CardTitle>
           <Text size="xs" c="dimmed">
             The better value of each metric is highlighted; settings that differ are marked.
           </Text>

@@ -46,6 +46,9 @@ export function ChunkCard({
         maxHeight={96}
         showLabel="Show all"
         hideLabel="Show less"
+        // Every collapsed chunk has one: each is named with its chunk.
+        showAriaLabel={`Show all of chunk ${index + 1}`}
+        hideAriaLabel={`Show less of chunk ${index + 1}`}
         styles={{ control: { fontSize: 'var(--mantine-font-size-xs)' } }}
       >
         <Text size="sm" style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>

@@ -83,16 +83,18 @@ export function ApiKeysPage() {
 
 function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke: (key: ApiKey) => void }) {
   return (
-    <Table.ScrollContainer minWidth={760} type="native" className="kb-table-wrap">
+    // Narrow enough to fit the card at 1024 px without scrolling sideways (dates and labels wrap).
+    <Table.ScrollContainer minWidth={680} type="native" className="kb-table-wrap">
       <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="API keys">
         <Table.Thead>
           <Table.Tr>
             <Table.Th>Label</Table.Th>
+            {/* Next to the label: in view whole at any width, never under the pinned actions. */}
+            <Table.Th>Status</Table.Th>
             <Table.Th>Key</Table.Th>
             <Table.Th>Wallet</Table.Th>
             <Table.Th>Created</Table.Th>
             <Table.Th>Last used</Table.Th>
-            <Table.Th>Status</Table.Th>
             <Table.Th w={100} className="kb-pin-end">
               <VisuallyHidden>Actions</VisuallyHidden>
             </Table.Th>
@@ -115,6 +117,19 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke: (key: ApiKey)
                   )}
                 </Table.Td>
                 <Table.Td>
+                  {revoked ? (
+                    <Tooltip label={`Revoked ${formatDateTime(key.revokedAt)}`} withArrow>
+                      <Badge color="red" variant="light">
+                        Revoked
+                      </Badge>
+                    </Tooltip>
+                  ) : (
+                    <Badge color="teal" variant="light">
+                      Active
+                    </Badge>
+                  )}
+                </Table.Td>
+                <Table.Td>
                   <Text size="sm" ff="monospace">
                     {key.prefix}…
                   </Text>
@@ -133,19 +148,6 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke: (key: ApiKey)
                   <Text size="sm" c={key.lastUsedAt ? undefined : 'dimmed'}>
                     {key.lastUsedAt ? formatDateTime(key.lastUsedAt) : 'Never'}
                   </Text>
-                </Table.Td>
-                <Table.Td>
-                  {revoked ? (
-                    <Tooltip label={`Revoked ${formatDateTime(key.revokedAt)}`} withArrow>
-                      <Badge color="red" variant="light">
-                        Revoked
-                      </Badge>
-                    </Tooltip>
-                  ) : (
-                    <Badge color="teal" variant="light">
-                      Active
-                    </Badge>
-                  )}
                 </Table.Td>
                 <Table.Td ta="right" className="kb-pin-end">
                   {!revoked && (

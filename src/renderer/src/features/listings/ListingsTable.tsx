@@ -38,9 +38,10 @@ export function ListingsTable({
         <Table.Thead>
           <Table.Tr>
             <Table.Th>Title</Table.Th>
+            {/* Next to the title: in view whole at any width, never under the pinned actions. */}
+            <Table.Th>Status</Table.Th>
             <Table.Th>Domain</Table.Th>
             <Table.Th>Price</Table.Th>
-            <Table.Th>Status</Table.Th>
             <Table.Th>Embedding model</Table.Th>
             <Table.Th ta="right">Contents</Table.Th>
             <Table.Th ta="right">Size</Table.Th>
@@ -63,6 +64,9 @@ export function ListingsTable({
                   </Text>
                 </Stack>
               </Table.Td>
+              <Table.Td miw={104}>
+                <ListingStatusBadge status={listing.status} />
+              </Table.Td>
               <Table.Td>
                 {listing.domain ? (
                   <Text size="sm">{listing.domain}</Text>
@@ -81,9 +85,6 @@ export function ListingsTable({
                     {ACCESS_MODEL_LABELS[listing.accessModel]}
                   </Text>
                 </Stack>
-              </Table.Td>
-              <Table.Td miw={104}>
-                <ListingStatusBadge status={listing.status} />
               </Table.Td>
               <Table.Td>
                 <Tooltip

@@ -19,13 +19,14 @@ import {
   Tabs,
   Text,
   Textarea,
-  Title,
 } from '@mantine/core';
 import { IconLock, IconPlayerPlay, IconSearch } from '@tabler/icons-react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { Fragment, useEffect, useMemo, useRef, useState } from 'react';
 import { KnowledgeClient, type Chunk } from '../../../../client';
 import type { RetrievalMode } from '../../../../shared/retrieval';
+import { CardTitle } from '../../components/CardTitle';
+import { NoListingState } from '../../components/NoListingState';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
@@ -220,12 +221,7 @@ export function PlaygroundPage() {
         description="Try /v1/retrieve on a listing as a buyer's app would: the same ranking, filters and streaming, through the client library."
       />
       {listings.data.data.length === 0 ? (
-        <Card withBorder padding="xl">
-          <Text fw={600}>No listings yet</Text>
-          <Text size="sm" c="dimmed">
-            Create a listing and ingest documents, then come back to query it.
-          </Text>
-        </Card>
+        <NoListingState what="The playground queries a listing’s knowledge base as a buyer’s app would." />
       ) : (
         <Grid gap="lg">
           <Grid.Col span={{ base: 12, md: 5 }}>
@@ -284,7 +280,8 @@ export function PlaygroundPage() {
                     label="Top k"
                     min={1}
                     max={20}
-                    allowDecimal={false}
+                    // Decimals are typed (and pasted) as they are, for the field to refuse with its
+                    // message: without them, a pasted 1.5 became 1 without a word.
                     allowNegative={false}
                     value={topKInput}
                     onChange={(value) => set('topK', value)}
@@ -390,9 +387,7 @@ function Results({
   return (
     <Stack gap="md">
       <Group justify="space-between">
-        <Title order={3} fz="md">
-          Results
-        </Title>
+        <CardTitle>Results</CardTitle>
         <Group gap={6}>
           {run.status === 'running' && (
             <Badge variant="light" color="blue">
@@ -561,9 +556,35 @@ function RequestCode({
           </Group>
         </Group>
       </Tabs>
-      <Code block fz="xs" mt="xs" style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}>
-        {shown}
+      {/* Lines wrap at spaces and after punctuation; only a token longer than the line is cut inside. */}
+      <Code
+        block
+        fz="xs"
+        mt="xs"
+        style={{ whiteSpace: 'pre-wrap', wordBreak: 'normal', overflowWrap: 'anywhere' }}
+        data-testid="request-code"
+      >
+        <WrapAfterPunctuation text={shown} />
       </Code>
     </Card>
+  );
+}
+
+/**
+ * Code with a break opportunity after each `,` `/` `:` `{` and `&`: a long JSON body or URL wraps
+ * between its parts ("query":"…) rather than inside a word ("quer" / "y"). Copying takes the text
+ * itself, without anything added.
+ */
+function WrapAfterPunctuation({ text }: { text: string }) {
+  const parts = text.split(/(?<=[,/:{&])/);
+  return (
+    <>
+      {parts.map((part, i) => (
+        <Fragment key={i}>
+          {part}
+          {i < parts.length - 1 && <wbr />}
+        </Fragment>
+      ))}
+    </>
   );
 }

@@ -7,17 +7,19 @@ export type TypedNumber = number | string;
 export type FieldCheck = { value: number; error?: undefined } | { value?: undefined; error: string };
 
 export const TOP_K_RANGE = `Top k is 1 to ${TOP_K_MAX}`;
+export const TOP_K_WHOLE = 'Top k is a whole number of chunks';
 export const MIN_SCORE_RANGE = 'Min score is 0 to 1';
 
 const numberOf = (typed: TypedNumber): number =>
   typeof typed === 'number' ? typed : typed.trim() === '' ? Number.NaN : Number(typed);
 
 /**
- * Top k as typed. A value out of range is refused, not put back to a bound: the query runs with the
- * number the field shows or not at all.
+ * Top k as typed. A value out of range is refused, not put back to a bound, and a decimal is refused,
+ * not cut to a whole number: the query runs with the number the field shows or not at all.
  */
 export function checkTopK(typed: TypedNumber): FieldCheck {
   const n = numberOf(typed);
+  if (Number.isFinite(n) && !Number.isInteger(n)) return { error: TOP_K_WHOLE };
   return Number.isInteger(n) && n >= 1 && n <= TOP_K_MAX ? { value: n } : { error: TOP_K_RANGE };
 }
 

@@ -10,10 +10,10 @@ import {
   Stack,
   Tabs,
   Text,
-  Title,
 } from '@mantine/core';
 import { IconAlertTriangle } from '@tabler/icons-react';
 import type { Listing } from '../../../../shared/listings';
+import { CardTitle } from '../../components/CardTitle';
 import { ACCESS_MODEL_LABELS, formatCount, formatListingPrice, shortAddress } from '../../lib/format';
 
 /**
@@ -33,9 +33,7 @@ export function ListingPreview({
   return (
     <Card withBorder padding="lg" aria-label="Marketplace preview">
       <Group justify="space-between" mb="sm">
-        <Title order={3} fz="md">
-          How buyers see it
-        </Title>
+        <CardTitle>How buyers see it</CardTitle>
         {unsaved ? (
           <Badge color="orange" variant="light">
             Unsaved changes

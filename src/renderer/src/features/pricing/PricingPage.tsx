@@ -16,6 +16,7 @@ import { IconDeviceFloppy } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { AccessModel, Listing } from '../../../../shared/listings';
+import { NoListingState } from '../../components/NoListingState';
 import { PageHeader } from '../../components/PageHeader';
 import { SolAmountInput } from '../../components/SolAmountInput';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
@@ -24,7 +25,7 @@ import { useLeaveGuard } from '../../lib/leaveGuard';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage, fieldErrorsOf } from '../../lib/studioApi';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
-import { ListingPicker } from '../ingest/ListingPicker';
+import { ListingPicker, usePickerListings } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
 import { ACCESS_MODEL_HELP, PRICE_LABELS } from '../listings/listingForm';
 import { TERMS_FIXED_NOTE, termsFixedFields, withoutFieldNames } from '../listings/termsRefusal';
@@ -47,6 +48,7 @@ const ACCESS_OPTIONS = (Object.keys(ACCESS_MODEL_LABELS) as AccessModel[]).map((
 
 export function PricingPage() {
   const [listingId] = useListingChoice();
+  const listings = usePickerListings();
   // The editor restarts from each saved version; the page remembers which one was just saved.
   const [savedVersion, setSavedVersion] = useState<string | null>(null);
   const publicBody = useQuery({
@@ -61,14 +63,9 @@ export function PricingPage() {
         description="How buyers pay for a listing, how fast they may query it, and how it is found. The preview is the listing exactly as the marketplace API returns it."
         actions={<ListingPicker />}
       />
-      {listingId === null ? (
-        <Card withBorder padding="xl">
-          <Text fw={600}>No listing chosen</Text>
-          <Text size="sm" c="dimmed">
-            Create a listing on the Listings page, then choose it above to price it.
-          </Text>
-        </Card>
-      ) : publicBody.isPending ? (
+      {listings.isSuccess && listings.data.data.length === 0 ? (
+        <NoListingState what="Pricing sets how buyers pay for a listing." />
+      ) : listingId === null || publicBody.isPending ? (
         <LoadingState label="Loading the listing…" />
       ) : publicBody.isError ? (
         <ErrorState

@@ -52,7 +52,7 @@ export function ProvidersCard() {
       {cleared.length > 0 && (
         <Notification
           color="yellow"
-          title={`Cleared ${cleared.join(' and ')}`}
+          title={`Cleared ${cleared.map((key) => `the ${settingLabel(key)}`).join(' and ')}`}
           onClose={() => setCleared([])}
           closeButtonProps={{ 'aria-label': 'Dismiss' }}
           withBorder
