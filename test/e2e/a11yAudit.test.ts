@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Listing } from '../../src/shared/listings';
-import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
+import { E2eStudio, FIXTURES, inView, shoot } from '../helpers/e2e';
 
 /**
  * What an accessibility audit in Chromium found, against a real `kbstudio serve`: the focus after an
@@ -113,22 +113,6 @@ async function colors(target: Locator, pseudo?: string): Promise<{ fg: number[];
     }
     return { fg: fg.slice(0, 3), bg };
   }, pseudo);
-}
-
-/** Whether `target` lies inside `box` and is what a click at its centre hits, with no scrolling. */
-async function inView(target: Locator, box: { x: number; y: number; width: number; height: number }) {
-  const rect = (await target.boundingBox())!;
-  const inside =
-    rect.x >= box.x - 1 &&
-    rect.x + rect.width <= box.x + box.width + 1 &&
-    rect.y >= box.y - 1 &&
-    rect.y + rect.height <= box.y + box.height + 1;
-  const hit = await target.evaluate((element) => {
-    const r = element.getBoundingClientRect();
-    const top = element.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
-    return top !== null && element.contains(top);
-  });
-  return inside && hit;
 }
 
 describe('Accessibility audit fixes in Chromium against kbstudio serve', () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Dialog, Locator, Page, Response } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Listing } from '../../src/shared/listings';
-import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
+import { E2eStudio, FIXTURES, inView, shoot } from '../helpers/e2e';
 
 /**
  * What a creator runs into between the views, in Chromium against a real `kbstudio serve`: tables
@@ -64,18 +64,7 @@ async function reachable(page: Page, table: Locator, target: Locator): Promise<b
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await page.mouse.wheel(2_000, 0);
   await page.waitForTimeout(200);
-  const rect = (await target.boundingBox())!;
-  const inside =
-    rect.x >= box.x - 1 &&
-    rect.x + rect.width <= box.x + box.width + 1 &&
-    rect.y >= box.y - 1 &&
-    rect.y + rect.height <= box.y + box.height + 1;
-  const hit = await target.evaluate((element) => {
-    const r = element.getBoundingClientRect();
-    const top = element.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
-    return top !== null && element.contains(top);
-  });
-  return inside && hit;
+  return inView(target, box);
 }
 
 describe('Studio views in Chromium against kbstudio serve', () => {

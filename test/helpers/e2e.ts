@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import type { Listing } from '../../src/shared/listings';
 
 /**
@@ -95,6 +95,25 @@ export async function stopServer(child: ChildProcess | undefined): Promise<void>
   const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
   await exited;
   clearTimeout(timer);
+}
+
+/** Whether `target` lies inside `box` and is what a click at its centre hits (nothing covers it). */
+export async function inView(
+  target: Locator,
+  box: { x: number; y: number; width: number; height: number },
+): Promise<boolean> {
+  const rect = (await target.boundingBox())!;
+  const inside =
+    rect.x >= box.x - 1 &&
+    rect.x + rect.width <= box.x + box.width + 1 &&
+    rect.y >= box.y - 1 &&
+    rect.y + rect.height <= box.y + box.height + 1;
+  const hit = await target.evaluate((element) => {
+    const r = element.getBoundingClientRect();
+    const top = element.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+    return top !== null && element.contains(top);
+  });
+  return inside && hit;
 }
 
 export async function shoot(page: Page, name: string): Promise<void> {
