@@ -43,8 +43,9 @@ export function ListingsTable({
             <Table.Th>Domain</Table.Th>
             <Table.Th>Price</Table.Th>
             <Table.Th>Embedding model</Table.Th>
+            {/* Chunks, documents and bytes in one column: with a column of its own, the size sat under the
+                pinned actions at 1280×800. */}
             <Table.Th ta="right">Contents</Table.Th>
-            <Table.Th ta="right">Size</Table.Th>
             <Table.Th className="kb-pin-end">
               <VisuallyHidden>Actions</VisuallyHidden>
             </Table.Th>
@@ -55,7 +56,7 @@ export function ListingsTable({
             <Table.Tr key={listing.id} data-listing-id={listing.id}>
               <Table.Td>
                 {/* The width is capped on the content: a cell's own max-width does not bind a table. */}
-                <Stack gap={2} maw={320}>
+                <Stack gap={2} maw={256}>
                   <Text fw={600} size="sm" truncate="end" title={listing.title}>
                     {listing.title}
                   </Text>
@@ -99,12 +100,10 @@ export function ListingsTable({
               <Table.Td ta="right" style={{ whiteSpace: 'nowrap' }}>
                 <Text size="sm">{plural(listing.chunkCount, 'chunk')}</Text>
                 <Text size="xs" c="dimmed">
-                  {plural(listing.documentCount, 'document')}
-                </Text>
-              </Table.Td>
-              <Table.Td ta="right">
-                <Text size="sm" style={{ whiteSpace: 'nowrap' }} data-testid="listing-size">
-                  {sizes ? formatSize(sizes.get(listing.id) ?? 0) : '—'}
+                  {plural(listing.documentCount, 'document')} ·{' '}
+                  <span data-testid="listing-size">
+                    {sizes ? formatSize(sizes.get(listing.id) ?? 0) : '—'}
+                  </span>
                 </Text>
               </Table.Td>
               <Table.Td className="kb-pin-end">
