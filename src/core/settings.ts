@@ -1,8 +1,6 @@
 import bs58 from 'bs58';
-import { maskUrlCredentials, type UrlMaskOptions } from '../shared/maskUrl';
+import { maskUrlCredentials, RPC_URL_MASK, type UrlMaskOptions } from '../shared/maskUrl';
 import { InvalidInput } from './errors';
-
-export { maskUrlCredentials };
 
 /** A setting the user can store (`kbstudio settings set`) and the environment can override (DESIGN §8). */
 interface SettingDefinition {
@@ -87,8 +85,7 @@ export const SETTINGS = {
   'solana.rpcUrl': {
     env: 'SOLANA_RPC_URL',
     secret: false,
-    // RPC providers take their key in the query (`?api-key=`) or the path (`/v2/<key>`).
-    maskCredentials: { pathTokens: true },
+    maskCredentials: RPC_URL_MASK,
     description: 'Solana JSON-RPC URL (devnet during the beta)',
     validate: url,
   },

@@ -120,3 +120,12 @@ function maskQueryValues(query: string): string {
     })
     .join('&');
 }
+
+/**
+ * How a Solana RPC URL is masked wherever it is shown (settings, the Wallet page, RPC errors): RPC
+ * providers take their key in the query (`?api-key=`) or the path (`/v2/<key>`).
+ */
+export const RPC_URL_MASK: UrlMaskOptions = { pathTokens: true };
+
+/** A Solana RPC URL as shown: its key masked (`https://…alchemy.com/v2/••••`). */
+export const maskRpcUrl = (rpcUrl: string): string => maskUrlCredentials(rpcUrl, RPC_URL_MASK);

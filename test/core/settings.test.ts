@@ -3,10 +3,10 @@ import {
   describeSettings,
   effectiveSettings,
   maskSecret,
-  maskUrlCredentials,
   SETTING_VALUE_MAX,
   storeSetting,
 } from '../../src/core/settings';
+import { maskUrlCredentials } from '../../src/shared/maskUrl';
 
 function memoryStore() {
   const raw = new Map<string, string>();

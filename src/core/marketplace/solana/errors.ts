@@ -1,6 +1,6 @@
 import { DomainError } from '../../errors';
 import type { ErrorCode } from '../../../shared/errors';
-import { maskUrlCredentials, redactUrlSecrets } from '../../../shared/maskUrl';
+import { maskRpcUrl, redactUrlSecrets, RPC_URL_MASK } from '../../../shared/maskUrl';
 
 /**
  * The RPC node could not be reached, timed out or answered with a server error. The shared code
@@ -15,19 +15,17 @@ export class SolanaRpcUnavailable extends DomainError {
   ) {
     super(
       'ledger_unavailable',
-      `Solana RPC ${shownRpcUrl(rpcUrl)} is unavailable (${operation}: ${redactRpcUrl(cause, rpcUrl)}). ${rpcHint(rpcUrl)}`,
-      { rpcUrl: shownRpcUrl(rpcUrl), operation },
+      `Solana RPC ${maskRpcUrl(rpcUrl)} is unavailable (${operation}: ${redactRpcUrl(cause, rpcUrl)}). ${rpcHint(rpcUrl)}`,
+      { rpcUrl: maskRpcUrl(rpcUrl), operation },
     );
   }
 }
 
 /**
- * The RPC URL as an error shows it: providers take their key in the query or the path, and these
- * errors reach buyers of /v1 (a purchase's 503) and the logs. `rpcUrl` on the error keeps it whole.
+ * A message from the RPC library or the node, which may quote the URL it was sent to: these errors reach
+ * buyers of /v1 (a purchase's 503) and the logs, so the URL's key is taken out (`rpcUrl` keeps it whole).
  */
-const shownRpcUrl = (rpcUrl: string) => maskUrlCredentials(rpcUrl, { pathTokens: true });
-/** A message from the RPC library or the node, which may quote the URL it was sent to. */
-const redactRpcUrl = (text: string, rpcUrl: string) => redactUrlSecrets(text, rpcUrl, { pathTokens: true });
+const redactRpcUrl = (text: string, rpcUrl: string) => redactUrlSecrets(text, rpcUrl, RPC_URL_MASK);
 
 /** Where the network is chosen: the studio's Wallet page, or the setting behind it. */
 const CHOOSE_NETWORK =
@@ -55,8 +53,8 @@ export class SolanaRpcError extends DomainError {
   ) {
     super(
       'internal_error',
-      `Solana RPC ${shownRpcUrl(rpcUrl)} refused ${operation}: ${redactRpcUrl(message, rpcUrl)}`,
-      { rpcUrl: shownRpcUrl(rpcUrl), operation },
+      `Solana RPC ${maskRpcUrl(rpcUrl)} refused ${operation}: ${redactRpcUrl(message, rpcUrl)}`,
+      { rpcUrl: maskRpcUrl(rpcUrl), operation },
     );
   }
 }

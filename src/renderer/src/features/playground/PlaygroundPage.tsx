@@ -30,6 +30,7 @@ import { NoListingState } from '../../components/NoListingState';
 import { PageHeader } from '../../components/PageHeader';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { counted } from '../../lib/format';
+import { focusFirstInvalid } from '../../lib/focus';
 import { createSessionDraft, readDraft, useSessionDraft, writeDraft } from '../../lib/sessionDraft';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
 import { usePickerListings } from '../ingest/ListingPicker';
@@ -148,7 +149,7 @@ export function PlaygroundPage() {
     if (!ready || !listingId || !key.data) return;
     if (refusal !== null || topK === undefined || minScore === undefined) {
       // Not run with other numbers than those shown: the focus goes to the first field to fix.
-      formElement.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+      focusFirstInvalid(formElement.current);
       return;
     }
     abort.current?.abort();

@@ -21,6 +21,7 @@ import { PageHeader } from '../../components/PageHeader';
 import { SolAmountInput } from '../../components/SolAmountInput';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { ACCESS_MODEL_LABELS } from '../../lib/format';
+import { focusFirstInvalid } from '../../lib/focus';
 import { useLeaveGuard } from '../../lib/leaveGuard';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage, fieldErrorsOf } from '../../lib/studioApi';
@@ -139,7 +140,7 @@ function PricingEditor({
       return;
     }
     // Refused with the error in view: the focus goes to the first field the server would refuse.
-    event.currentTarget.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+    focusFirstInvalid(event.currentTarget);
   }
 
   return (

@@ -2,19 +2,13 @@ import { CardTitle } from '../../components/CardTitle';
 import { Alert, Badge, Button, Card, Group, SegmentedControl, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { maskRpcUrl } from '../../../../shared/maskUrl';
 import type { NetworkView } from '../../../../shared/studio';
 import { CopyValue } from '../../components/CopyValue';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { errorMessage } from '../../lib/studioApi';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
-import {
-  choiceOf,
-  NETWORK_CHOICES,
-  NETWORK_LABELS,
-  rpcUrlOf,
-  shownRpcUrl,
-  type NetworkChoice,
-} from './networkChoice';
+import { choiceOf, NETWORK_CHOICES, NETWORK_LABELS, rpcUrlOf, type NetworkChoice } from './networkChoice';
 
 /** Which Solana network the studio talks to (setting `solana.rpcUrl`), and what that means for the ledger. */
 export function NetworkCard() {
@@ -63,8 +57,8 @@ function NetworkForm({ view }: { view: NetworkView }) {
           {NETWORK_LABELS[view.network]}
         </Badge>
         {view.rpcUrl && (
-          <Text size="xs" c="dimmed" ff="monospace" truncate maw={260} title={shownRpcUrl(view.rpcUrl)}>
-            {shownRpcUrl(view.rpcUrl)}
+          <Text size="xs" c="dimmed" ff="monospace" truncate maw={260} title={maskRpcUrl(view.rpcUrl)}>
+            {maskRpcUrl(view.rpcUrl)}
           </Text>
         )}
       </Group>

@@ -18,6 +18,7 @@ import { useDisclosure } from '@mantine/hooks';
 import { IconDroplet, IconFileImport, IconPlus, IconRefresh, IconSignature } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
+import { maskRpcUrl } from '../../../../shared/maskUrl';
 import { TEST_BUYER_PREFIX, type Wallet } from '../../../../shared/studio';
 import { EncryptedAtRestBadge } from '../../components/EncryptedAtRestBadge';
 import { CopyValue } from '../../components/CopyValue';
@@ -38,7 +39,6 @@ import { useListingChoice } from '../ingest/useListingChoice';
 import { BrowserWalletsCard, type ConnectedBrowserWallet } from './BrowserWalletsCard';
 import { ImportWalletModal } from './ImportWalletModal';
 import { NetworkCard } from './NetworkCard';
-import { shownRpcUrl } from './networkChoice';
 import { SignListingModal } from './SignListingModal';
 
 export function WalletPage() {
@@ -251,7 +251,7 @@ function WalletDetails({ wallet }: { wallet: Wallet }) {
               </Text>
               <Text size="xs" c="dimmed">
                 {balance.data.source === 'rpc'
-                  ? `From ${shownRpcUrl(balance.data.rpcUrl ?? '')}`
+                  ? `From ${maskRpcUrl(balance.data.rpcUrl ?? '')}`
                   : `The embedded ledger moves no real SOL: this is what the wallet received (${formatSol((balance.data.receivedLamports ?? 0) / 1e9)}) minus what it paid (${formatSol((balance.data.paidLamports ?? 0) / 1e9)}) through it.`}
               </Text>
             </>

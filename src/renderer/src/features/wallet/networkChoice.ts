@@ -1,4 +1,3 @@
-import { maskUrlCredentials } from '../../../../shared/maskUrl';
 import { SOLANA_NETWORK_URLS, type SolanaNetwork } from '../../../../shared/studio';
 
 /** The choices of the network control: the embedded ledger, the two named clusters, or any RPC URL. */
@@ -42,9 +41,3 @@ export function rpcUrlOf(choice: NetworkChoice, customUrl: string): { value: str
   }
   return { value };
 }
-
-/**
- * The RPC URL as the page shows it, its key masked as Settings masks it (`?api-key=••••`, `/v2/••••`):
- * the Wallet page is open during screen shares. The custom URL field still holds it whole, to edit.
- */
-export const shownRpcUrl = (rpcUrl: string) => maskUrlCredentials(rpcUrl, { pathTokens: true });
