@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
 import { startStudio, tempDir, type TestStudio, json } from '../helpers/studio';
@@ -256,6 +257,46 @@ describe('DELETE /studio/listings/:id', () => {
       title: 'Kept draft',
       documentCount: 1,
     });
+  });
+
+  it('deletes a draft on a worker: the server keeps answering while the deletion waits for the lock', async () => {
+    const doomed = await ingestedDraft('Slow draft', '# Dunes\n\nBarchan dunes migrate downwind.\n');
+    const raced = await ingestedDraft('Raced draft', '# Deltas\n\nDeltas form where rivers slow.\n');
+    // Another writer holds the write lock (another process's commit, say). On the server's thread the
+    // deletion's wait for it, and a long deletion itself, stopped every request.
+    const other = new Database(studio.services.db.name);
+    const waitingFor = async (id: string) => {
+      other.exec('BEGIN IMMEDIATE');
+      let settled = false;
+      const deletion = studioFetch(`/studio/listings/${id}`, { method: 'DELETE' }).finally(() => {
+        settled = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await studioFetch('/studio/info')).status).toBe(200);
+      expect((await studioFetch(`/studio/listings/${id}`)).status).toBe(200);
+      expect(settled).toBe(false);
+      // In an object: an async function's returned promise would be waited for (the lock is still held).
+      return { deletion };
+    };
+    try {
+      const first = await waitingFor(doomed);
+      other.exec('COMMIT');
+      expect((await first.deletion).status).toBe(200);
+      expect(count(`SELECT count(*) AS n FROM chunks WHERE listing_id = ?`, doomed)).toBe(0);
+      expect((await studioFetch(`/studio/listings/${doomed}`)).status).toBe(404);
+
+      // Published while the deletion waited: it deletes nothing and answers as for any published listing.
+      const second = await waitingFor(raced);
+      other.prepare(`UPDATE listings SET status = 'published' WHERE id = ?`).run(raced);
+      other.exec('COMMIT');
+      const refused = await second.deletion;
+      expect(refused.status).toBe(409);
+      expect((await json(refused)).error.message).toMatch(/published and may have buyers/);
+      expect(count(`SELECT count(*) AS n FROM chunks WHERE listing_id = ?`, raced)).toBeGreaterThan(0);
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
   });
 
   it('refuses a published listing with 409 and answers 404 for an unknown one', async () => {

@@ -199,11 +199,19 @@ export class ListingService {
 
   /** Deletes a draft and its knowledge base. A published listing may have buyers, so it stays. */
   delete(id: string, viewer: Viewer = 'studio'): void {
+    this.checkDeletable(id, viewer);
+    this.repo.delete(id);
+  }
+
+  /**
+   * Throws what `delete` would refuse with (no such listing for `viewer`, or a published one), for a
+   * caller that deletes the draft itself (the studio, off its thread: SqliteKnowledgeBaseStore).
+   */
+  checkDeletable(id: string, viewer: Viewer = 'studio'): void {
     const current = this.ownedRecord(id, viewer);
     if (current.status !== 'draft') {
       throw new Conflict(`Listing '${id}' is published and may have buyers; only drafts can be deleted.`);
     }
-    this.repo.delete(id);
   }
 
   get(id: string, viewer: Viewer): Listing {

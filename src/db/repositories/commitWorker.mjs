@@ -4,9 +4,13 @@
 // (docs/performance.md, "seventh pass").
 // The transaction first copies the documents of the staging database, then takes the documents the
 // ingestion streams to it (messages below) while it reads the next lines, and commits when told to.
-// Plain JavaScript that imports only packages, so the file runs as it is beside any bundle.
+// Deleting a document, or a draft listing with its knowledge base, runs here too (serveDelete), for
+// the same reason.
+// Plain JavaScript that imports only packages and deleteRows.mjs beside it, so the file runs as it
+// is beside any bundle.
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { deleteDocumentRows, deleteDraftListingRows } from './deleteRows.mjs';
 
 const ROLE = 'kbstudio-commit';
 
@@ -598,12 +602,41 @@ function serve(request) {
   }
 }
 
+/**
+ * A deletion (SqliteKnowledgeBaseStore.deleteDocument, deleteDraftListing) in one transaction on this
+ * thread's connection: `request.documentId`'s document (answered with what deleteDocumentRows gives, null
+ * when it was already gone), or `request.listingId`'s draft (deleteDraftListingRows' outcome). Answered
+ * with `{ deleted }` or `{ error }`, then the WAL checkpointed as after a commit.
+ */
+function serveDelete(request) {
+  let db;
+  try {
+    db = openDatabase(request);
+    const remove = () =>
+      request.documentId !== undefined
+        ? (deleteDocumentRows(db, request.documentId, request.now) ?? null)
+        : deleteDraftListingRows(db, request.listingId);
+    const deleted = db.transaction(remove).immediate();
+    parentPort.postMessage({ deleted });
+    try {
+      db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // As after a commit: the pages stay in the WAL for a later checkpoint.
+    }
+  } catch (err) {
+    parentPort.postMessage({ error: describe(err) });
+  } finally {
+    db?.close();
+  }
+}
+
 // The worker is started before its commit is known (SqliteKnowledgeBaseStore keeps one ready while an
 // ingestion reads its files): starting a thread and loading better-sqlite3 take about 30 ms, most of the
 // commit of a small ingestion. Its first message is the commit's request; an idle worker is terminated.
 if (!isMainThread && workerData?.role === ROLE) {
   parentPort.once('message', (message) => {
     if (message?.type === 'request') serve(message.request);
+    else if (message?.type === 'delete') serveDelete(message.request);
     else
       parentPort.postMessage({
         error: describe(new Error('the commit worker was not sent its request first')),

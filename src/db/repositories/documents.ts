@@ -1,6 +1,7 @@
 import { NotFound } from '../../core/errors';
 import { hasSearchableWord } from '../../shared/searchWords';
 import type { Db } from '../open';
+import { deleteDocumentRows, type DeletedDocumentRows } from './deleteRows.mjs';
 
 export interface DocumentSummary {
   id: string;
@@ -28,6 +29,13 @@ export interface ChunkRecord {
   text: string;
   tokenCount: number;
   metadata: Record<string, unknown>;
+}
+
+/** A deleted document as it was, and its listing's totals after the deletion. */
+export interface DeletedDocument {
+  document: DocumentSummary;
+  documentCount: number;
+  chunkCount: number;
 }
 
 /** What a knowledge base holds: its documents, their chunks and their original bytes. */
@@ -186,36 +194,19 @@ export class SqliteDocumentRepository {
 
   /**
    * Removes a document with its chunks, their full-text rows (by trigger) and their vectors in every
-   * index of the listing, and updates the listing's counters, all in one transaction.
+   * index of the listing, and updates the listing's counters, all in one transaction on this connection.
+   * The server deletes on a worker instead (SqliteKnowledgeBaseStore.deleteDocument, then `deleted`).
    */
-  delete(id: string): { document: DocumentSummary; documentCount: number; chunkCount: number } {
-    return this.db
-      .transaction(() => {
-        const document = this.get(id);
-        const tables = this.db
-          .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ?`)
-          .all(document.listingId) as { table_name: string }[];
-        for (const { table_name } of tables) {
-          this.db
-            .prepare(`DELETE FROM ${table_name} WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)`)
-            .run(id);
-        }
-        this.db
-          .prepare(`DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)`)
-          .run(id);
-        this.db.prepare(`DELETE FROM chunks WHERE document_id = ?`).run(id);
-        this.db.prepare(`DELETE FROM documents WHERE id = ?`).run(id);
-        const totals = this.db
-          .prepare(
-            `SELECT coalesce(sum(document_count), 0) AS docs, coalesce(sum(chunk_count), 0) AS chunks
-             FROM documents WHERE listing_id = ?`,
-          )
-          .get(document.listingId) as { docs: number; chunks: number };
-        this.db
-          .prepare(`UPDATE listings SET document_count = ?, chunk_count = ?, updated_at = ? WHERE id = ?`)
-          .run(totals.docs, totals.chunks, new Date().toISOString(), document.listingId);
-        return { document, documentCount: totals.docs, chunkCount: totals.chunks };
-      })
+  delete(id: string): DeletedDocument {
+    const deleted = this.db
+      .transaction(() => deleteDocumentRows(this.db, id, new Date().toISOString()))
       .immediate();
+    return this.deleted(id, deleted);
+  }
+
+  /** What a deletion of document `id` removed, as the studio shows it; NotFound when it found none. */
+  deleted(id: string, rows: DeletedDocumentRows | undefined): DeletedDocument {
+    if (!rows) throw this.notFound(id);
+    return { document: toSummary(rows.row), documentCount: rows.documentCount, chunkCount: rows.chunkCount };
   }
 }

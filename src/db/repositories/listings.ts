@@ -1,6 +1,7 @@
 import type { ListingRecord, ListingRepository, ListingSearch } from '../../core/marketplace/listings';
 import type { Page } from '../../shared/pagination';
 import type { Db } from '../open';
+import { deleteListingRows } from './deleteRows.mjs';
 
 interface ListingRow {
   id: string;
@@ -88,17 +89,8 @@ export class SqliteListingRepository implements ListingRepository {
   }
 
   delete(id: string): void {
-    this.db.transaction(() => {
-      const tables = this.db
-        .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ?`)
-        .pluck()
-        .all(id) as string[];
-      // Names come from our own vector_indexes rows (created by the knowledge-base store), never from input.
-      for (const table of tables) this.db.exec(`DROP TABLE IF EXISTS "${table}"`);
-      // Cascades to documents, chunks (whose trigger clears chunks_fts), credentials, eval runs, vector_indexes.
-      this.db.prepare(`DELETE FROM listings WHERE id = ?`).run(id);
-      this.db.prepare(`DELETE FROM uploads WHERE listing_id = ?`).run(id);
-    })();
+    // Cascades to documents, chunks (whose trigger clears chunks_fts), credentials, eval runs, vector_indexes.
+    this.db.transaction(() => deleteListingRows(this.db, id))();
   }
 
   findById(id: string): ListingRecord | undefined {

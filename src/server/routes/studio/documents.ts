@@ -87,7 +87,10 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
     response: ok,
     errors: [404],
     handler: async ({ params }) => {
-      const deleted = documents.delete(params.id);
+      // Checked here first: a JSON file's item is refused with its file named, without a worker started.
+      documents.get(params.id);
+      // On a worker: a large document takes seconds to delete, during which this thread keeps serving.
+      const deleted = documents.deleted(params.id, await services.knowledgeBase.deleteDocument(params.id));
       await services.pruneSources();
       return { data: deleted };
     },

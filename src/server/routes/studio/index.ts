@@ -101,7 +101,11 @@ export function studioRouter(deps: ServerDeps): Router {
     params: IdParams,
     response: ok,
     handler: async ({ params }) => {
-      listings.delete(params.id, studio);
+      listings.checkDeletable(params.id, studio);
+      // On a worker: a draft of hundreds of thousands of chunks takes seconds to delete, during which
+      // this thread keeps serving. Published or deleted meanwhile: refused as above.
+      const outcome = await deps.services.knowledgeBase.deleteDraftListing(params.id);
+      if (outcome !== 'deleted') listings.checkDeletable(params.id, studio);
       await deps.services.pruneSources();
       return { data: { id: params.id, deleted: true } };
     },
