@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { join } from 'node:path';
 import { BULK_LIMITS } from '../src/core/ingest/limits';
 import type { StagedChunk } from '../src/core/ingest/store';
@@ -141,7 +142,8 @@ export async function buildDenseKnowledgeBase(
       const writer = staging.open({
         source: `vectors-${d + 1}.jsonl`,
         format: 'jsonl',
-        contentHash: `vectors-${d + 1}`,
+        // A SHA-256 as ingestion stores (of the name: no such file is kept), so the studio can open it.
+        contentHash: hash('sha256', `vectors-${d + 1}`, 'hex'),
         bytes: 0,
         metadata: {},
       });

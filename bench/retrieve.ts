@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Embedder } from '../src/core/embed/embedder';
@@ -362,7 +363,8 @@ export async function synthesize(kb: KnowledgeBase, count: number, rng: Rng): Pr
       const writer = staging.open({
         source: `synthetic-${d + 1}.json`,
         format: 'json',
-        contentHash: `synthetic-${d + 1}`,
+        // A SHA-256 as ingestion stores (of the name: no such file is kept), so the studio can open it.
+        contentHash: hash('sha256', `synthetic-${d + 1}`, 'hex'),
         bytes: 0,
         metadata: {},
       });
