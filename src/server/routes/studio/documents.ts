@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SqliteDocumentRepository, type DocumentSummary } from '../../../db/repositories/documents';
+import { MATCH_COUNT_LIMIT, SqliteDocumentRepository } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
 import type { defineRoutes } from '../../route';
 import { queryInteger } from '../../../shared/queryNumbers';
@@ -16,21 +16,23 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
   const documents = new SqliteDocumentRepository(services.db);
   const tags = ['Studio'];
   const ok = { status: 200, description: 'OK' };
-  /** `sourceKept`: whether the original file is in the source store, so the document can be re-ingested. */
-  const withKeptSource = (docs: DocumentSummary[]) =>
-    docs.map((d) => ({ ...d, sourceKept: services.sources.has(d.contentHash) }));
 
   route({
     method: 'get',
     path: '/listings/:id/documents',
-    summary: "The documents of a listing's knowledge base",
+    summary: "The documents of a listing's knowledge base, by source: what a list names each one by",
+    description:
+      '`data`: every document, ordered by source, as `{ id, source, format, chunkCount, documentCount }` ' +
+      '(`documentCount`: the items of a JSON array file, else 1). The whole record (metadata, ' +
+      '`contentHash`, `bytes`, `sourceKept`, dates) is `GET /studio/documents/:id`, read for one document ' +
+      'at a time (docs/studio.md, "Many documents").',
     tags,
     params: IdParams,
     response: ok,
     errors: [404],
     handler: ({ params }) => {
       services.listings.get(params.id, 'studio');
-      return { data: withKeptSource(documents.list(params.id)) };
+      return { data: documents.list(params.id) };
     },
   });
 
@@ -47,18 +49,28 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
   route({
     method: 'get',
     path: '/documents/:id',
-    summary: 'One document',
+    summary: 'One document, whole: with its metadata and whether its original file was kept',
+    description:
+      '`sourceKept`: whether the original file is in the source store, so the document can be re-ingested.',
     tags,
     params: IdParams,
     response: ok,
     errors: [404],
-    handler: ({ params }) => ({ data: withKeptSource([documents.get(params.id)])[0] }),
+    handler: ({ params }) => {
+      const document = documents.get(params.id);
+      return { data: { ...document, sourceKept: services.sources.has(document.contentHash) } };
+    },
   });
 
   route({
     method: 'get',
     path: '/documents/:id/chunks',
     summary: "A document's chunks in order, optionally those matching words (full text), paginated",
+    description:
+      '`pagination.totalRelation` says what `total` is: `eq`, exact (every chunk of the document, or ' +
+      `every match); \`gte\`, a lower bound: matches of \`q\` are counted up to ${MATCH_COUNT_LIMIT.toLocaleString('en-US')} ` +
+      '(or to the end of the page asked for, when further), and more match. `hasMore` is true while a ' +
+      'further page holds chunks.',
     tags,
     params: IdParams,
     query: ChunkQuerySchema,
@@ -72,7 +84,8 @@ export function documentRoutes(route: ReturnType<typeof defineRoutes>, { service
           total: page.total,
           limit: query.limit,
           offset: query.offset,
-          hasMore: query.offset + page.items.length < page.total,
+          hasMore: page.totalRelation === 'gte' || query.offset + page.items.length < page.total,
+          totalRelation: page.totalRelation,
         },
       };
     },

@@ -141,7 +141,7 @@ export function evaluationRoutes(route: ReturnType<typeof defineRoutes>, { servi
             denseWeight: input.mode === 'hybrid' ? (current.retrievalDenseWeight ?? DENSE_WEIGHT) : null,
             topK: EVAL_DEPTH,
           },
-          documentSources: () => documents.list(listing.id).map((d) => d.source),
+          documentSources: () => documents.sources(listing.id),
           search: (query) =>
             services.retrieval.deepSearch(listing.id, query, { mode: input.mode, depth: EVAL_DEPTH }),
         });

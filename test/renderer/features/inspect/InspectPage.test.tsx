@@ -4,7 +4,11 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Listing } from '../../../../src/shared/listings';
 import { InspectPage } from '../../../../src/renderer/src/features/inspect/InspectPage';
-import type { DocumentSummary } from '../../../../src/renderer/src/features/inspect/documentsApi';
+import {
+  documentKey,
+  type DocumentListItem,
+  type DocumentSummary,
+} from '../../../../src/renderer/src/features/inspect/documentsApi';
 import { queryKeys } from '../../../../src/renderer/src/lib/queryClient';
 import type { StudioApi } from '../../../../src/renderer/src/lib/studioApi';
 import { StudioApiProvider } from '../../../../src/renderer/src/lib/studioContext';
@@ -46,7 +50,21 @@ function render(
     data: listings,
     pagination: { total: listings.length, limit: listings.length, offset: 0, hasMore: false },
   });
-  for (const l of listings) client.setQueryData<DocumentSummary[]>(['documents', l.id], documentsOf(l));
+  // The list names the documents; the one shown is read whole.
+  for (const l of listings) {
+    const docs = documentsOf(l);
+    client.setQueryData<DocumentListItem[]>(
+      ['documents', l.id],
+      docs.map(({ id, source, format, chunkCount, documentCount }) => ({
+        id,
+        source,
+        format,
+        chunkCount,
+        documentCount,
+      })),
+    );
+    for (const doc of docs) client.setQueryData(documentKey(doc.id), doc);
+  }
   const html = renderToStaticMarkup(
     <MantineProvider>
       <QueryClientProvider client={client}>

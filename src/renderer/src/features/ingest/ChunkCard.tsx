@@ -1,28 +1,41 @@
 import { Badge, Group, Paper, Spoiler, Text } from '@mantine/core';
-import { counted } from '../../lib/format';
+import { counted, formatCount } from '../../lib/format';
 import { metadataItems } from './chunkPreview';
 
-/** One chunk: its position, token count, sourceMetadata and text (the overlap with the previous one dimmed). */
+/**
+ * One chunk: its position, token count, sourceMetadata and text (the overlap with the previous one
+ * dimmed). `focusTarget`: the chunk takes the focus next (Inspect's "Go to chunk"), so it can be focused.
+ */
 export function ChunkCard({
   index,
   text,
   tokenCount,
   metadata,
   overlap = 0,
+  focusTarget = false,
 }: {
   index: number;
   text: string;
   tokenCount: number;
   metadata: Record<string, unknown>;
   overlap?: number;
+  focusTarget?: boolean;
 }) {
   const items = metadataItems(metadata);
   return (
-    <Paper withBorder radius="md" p="sm" component="article" aria-label={`Chunk ${index + 1}`}>
+    <Paper
+      withBorder
+      radius="md"
+      p="sm"
+      component="article"
+      aria-label={`Chunk ${index + 1}`}
+      tabIndex={focusTarget ? -1 : undefined}
+      className={focusTarget ? 'kb-focus-target' : undefined}
+    >
       <Group justify="space-between" gap="xs" mb={6} wrap="nowrap" align="flex-start">
         <Group gap={6} wrap="wrap">
           <Text size="xs" fw={600} c="dimmed">
-            #{index + 1}
+            #{formatCount(index + 1)}
           </Text>
           {items.map((item) => (
             <Badge

@@ -1,42 +1,70 @@
-import { Group, Loader, Pagination, Stack, Text, TextInput } from '@mantine/core';
+import { Button, Group, Loader, Pagination, Stack, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { IconSearch } from '@tabler/icons-react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { hasSearchableWord } from '../../../../shared/searchWords';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
+import { focusWhenReady } from '../../lib/focus';
+import { formatCount } from '../../lib/format';
 import { ChunkCard } from '../ingest/ChunkCard';
-import { listChunks, type DocumentSummary } from './documentsApi';
-
-const PAGE_SIZE = 20;
+import { CHUNK_PAGE_SIZE, chunkCountLabel, chunkNumberOf, pageOfChunk } from './chunkPages';
+import { listChunks } from './documentsApi';
 
 /** The queries of one document's chunks (each search and page is one below it). */
 export const chunksKey = (documentId: string) => ['documents', 'chunks', documentId] as const;
 
-/** A document's chunks in order, searchable (full text) and paginated. */
-export function ChunkList({ document }: { document: DocumentSummary }) {
+/**
+ * A document's chunks in order, searchable (full text) and paginated; "Go to chunk" opens the page of a
+ * chunk number and puts the focus on that chunk.
+ */
+export function ChunkList({ documentId }: { documentId: string }) {
   const [search, setSearch] = useState('');
   const [q] = useDebouncedValue(search.trim(), 250);
   const [page, setPage] = useState(1);
-  const offset = (page - 1) * PAGE_SIZE;
+  const offset = (page - 1) * CHUNK_PAGE_SIZE;
   const chunks = useQuery({
-    queryKey: [...chunksKey(document.id), { q, offset }],
+    queryKey: [...chunksKey(documentId), { q, offset }],
     // The search is kept with its result: while the next search loads, the previous result stays on
     // screen (keepPreviousData) and its count must not be labelled with the new search.
     queryFn: async () => ({
       q,
-      ...(await listChunks(document.id, { q: q || undefined, limit: PAGE_SIZE, offset })),
+      ...(await listChunks(documentId, { q: q || undefined, limit: CHUNK_PAGE_SIZE, offset })),
     }),
     placeholderData: keepPreviousData,
   });
   const total = chunks.data?.pagination.total ?? 0;
+  // A search's matches are counted up to a bound (10,000): past it, "10,000+" and as many pages.
+  const atLeast = chunks.data?.pagination.totalRelation === 'gte';
   // Punctuation alone (`"`, `^`) has no word to look for: the server finds nothing, the page says why.
   const noWord = Boolean(chunks.data?.q) && !hasSearchableWord(chunks.data?.q ?? '');
-  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  const pages = Math.max(1, Math.ceil(total / CHUNK_PAGE_SIZE));
+  const searching = Boolean(chunks.data?.q);
+
+  // The chunk "Go to chunk" asked for, and whether it still has to take the focus (once its page is on
+  // screen; not again when the creator comes back to that page).
+  const [wanted, setWanted] = useState<number>();
+  const focusPending = useRef(false);
+  const list = useRef<HTMLDivElement>(null);
+  const shown = chunks.isPlaceholderData ? undefined : chunks.data;
+  const focusChunk = (chunk: number) =>
+    focusWhenReady(() => list.current?.querySelector<HTMLElement>(`[aria-label="Chunk ${chunk}"]`));
+  useEffect(() => {
+    if (!focusPending.current || wanted === undefined) return;
+    if (!shown?.data.some((c) => c.index + 1 === wanted)) return;
+    focusPending.current = false;
+    return focusChunk(wanted);
+  }, [wanted, shown]);
+  const goTo = (chunk: number) => {
+    setWanted(chunk);
+    setPage(pageOfChunk(chunk));
+    if (shown?.data.some((c) => c.index + 1 === chunk)) focusChunk(chunk);
+    else focusPending.current = true;
+  };
 
   return (
     <Stack gap="sm">
-      <Group justify="space-between">
+      <Group justify="space-between" align="flex-start">
         <TextInput
           aria-label="Search chunks"
           placeholder="Search this document’s chunks"
@@ -47,15 +75,17 @@ export function ChunkList({ document }: { document: DocumentSummary }) {
             setSearch(e.currentTarget.value);
             setPage(1);
           }}
-          w={340}
+          // Narrower below 1408 px, so the count and "Go to chunk" stay on its line at 1280.
+          w={{ base: '100%', sm: 260, xl: 340 }}
         />
-        {chunks.isSuccess && !noWord && (
-          <Text size="sm" c="dimmed" aria-live="polite">
-            {chunks.data.q
-              ? `${total} matching ${total === 1 ? 'chunk' : 'chunks'}`
-              : `${total} ${total === 1 ? 'chunk' : 'chunks'}`}
-          </Text>
-        )}
+        <Group gap="md" align="flex-start">
+          {chunks.isSuccess && !noWord && (
+            <Text size="sm" c="dimmed" aria-live="polite" mt={6}>
+              {chunkCountLabel(total, { search: searching, atLeast })}
+            </Text>
+          )}
+          {chunks.isSuccess && !searching && pages > 1 && <GoToChunk total={total} onGo={goTo} />}
+        </Group>
       </Group>
       {chunks.isPending ? (
         <LoadingState label="Loading chunks…" />
@@ -74,13 +104,68 @@ export function ChunkList({ document }: { document: DocumentSummary }) {
               : 'This document has no chunks.'}
         </Text>
       ) : (
-        <Stack gap="xs" aria-label="Chunks">
+        <Stack gap="xs" aria-label="Chunks" ref={list}>
           {chunks.data.data.map((chunk) => (
-            <ChunkCard key={chunk.id} {...chunk} />
+            <ChunkCard key={chunk.id} {...chunk} focusTarget={chunk.index + 1 === wanted} />
           ))}
         </Stack>
       )}
-      {pages > 1 && <Pagination value={page} onChange={setPage} total={pages} size="sm" mx="auto" />}
+      {atLeast && page === pages && (
+        <Text size="sm" c="dimmed" ta="center">
+          The first {formatCount(total)} matches are paged: add a word to narrow the search.
+        </Text>
+      )}
+      {pages > 1 && (
+        <Pagination
+          value={page}
+          onChange={setPage}
+          total={pages}
+          size="sm"
+          mx="auto"
+          getItemProps={(n) => ({ children: formatCount(n) })}
+        />
+      )}
     </Stack>
+  );
+}
+
+/** "Go to chunk": a chunk number from 1 to `total`, refused with a message otherwise. */
+function GoToChunk({ total, onGo }: { total: number; onGo: (chunk: number) => void }) {
+  const [typed, setTyped] = useState('');
+  const [error, setError] = useState<string>();
+  return (
+    <form
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        const outcome = chunkNumberOf(typed, total);
+        if ('error' in outcome) {
+          setError(outcome.error);
+          return;
+        }
+        setError(undefined);
+        onGo(outcome.chunk);
+      }}
+    >
+      <Group gap={6} align="flex-start" wrap="nowrap">
+        <TextInput
+          aria-label="Go to chunk"
+          placeholder={`Chunk # (1–${formatCount(total)})`}
+          inputMode="numeric"
+          autoComplete="off"
+          value={typed}
+          onChange={(e) => {
+            setTyped(e.currentTarget.value);
+            setError(undefined);
+          }}
+          error={error}
+          w={180}
+          size="sm"
+        />
+        <Button type="submit" variant="default" size="sm">
+          Go
+        </Button>
+      </Group>
+    </form>
   );
 }

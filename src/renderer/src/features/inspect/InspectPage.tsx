@@ -31,7 +31,14 @@ import { StudioApiError } from '../../lib/studioApi';
 import { ListingPicker, usePickerListings } from '../ingest/ListingPicker';
 import { ChunkList, chunksKey } from './ChunkList';
 import { formatSize } from '../ingest/formatSize';
-import { deleteDocument, listDocuments, type DocumentSummary } from './documentsApi';
+import {
+  deleteDocument,
+  documentKey,
+  getDocument,
+  listDocuments,
+  type DocumentListItem,
+  type DocumentSummary,
+} from './documentsApi';
 import { DOCUMENT_ROWS, documentRows, filterDocuments, missingListingNotice } from './inspectAddress';
 import { csvRowsOfDocument, requiredColumnsLabel } from './reingest';
 import { ReingestModal } from './ReingestModal';
@@ -59,7 +66,7 @@ export function InspectPage() {
     setNoticeListing(listingId);
     setNotice(undefined);
   }
-  const [confirming, setConfirming] = useState<DocumentSummary>();
+  const [confirming, setConfirming] = useState<DocumentListItem>();
   // Once a document is deleted the focus goes to the list's heading, not back to Delete: that button
   // now deletes the next document, which one more Enter would do without a word.
   const [deleted, setDeleted] = useState(false);
@@ -69,6 +76,7 @@ export function InspectPage() {
   const [reingestOpened, setReingestOpened] = useState(false);
   const queryClient = useQueryClient();
   const documentsKey = ['documents', listingId] as const;
+  // The list names every document (slim: 30,000 of them are 3.7 MB); the one shown is read whole below.
   const documents = useQuery({
     queryKey: documentsKey,
     queryFn: () => listDocuments(listingId!),
@@ -88,6 +96,14 @@ export function InspectPage() {
     source: selected?.source ?? null,
     addressVersion,
   });
+  // Its metadata (chunking, CSV columns) and whether its original file was kept, for this one only.
+  const detail = useQuery({
+    queryKey: documentKey(selected?.id ?? ''),
+    queryFn: () => getDocument(selected!.id),
+    enabled: Boolean(selected),
+  });
+  const whole = detail.data;
+  const sourceKept = whole?.sourceKept === true;
 
   // After a deletion, the document now selected is scrolled into the list's view.
   const revealSelected = useRef(false);
@@ -102,13 +118,15 @@ export function InspectPage() {
    * The queries of a document that no longer exists are dropped, never refetched (the server would
    * answer 404): only the list is asked again, not everything under ['documents'].
    */
-  const dropChunks = (doc: DocumentSummary) => {
-    void queryClient.cancelQueries({ queryKey: chunksKey(doc.id) });
-    queryClient.removeQueries({ queryKey: chunksKey(doc.id) });
+  const dropQueries = (doc: Pick<DocumentListItem, 'id'>) => {
+    for (const queryKey of [chunksKey(doc.id), documentKey(doc.id)]) {
+      void queryClient.cancelQueries({ queryKey });
+      queryClient.removeQueries({ queryKey });
+    }
   };
 
   /** A document gone (deleted here, or found already deleted): out of the list, its neighbour shown. */
-  const forget = (doc: DocumentSummary) => {
+  const forget = (doc: DocumentListItem) => {
     setConfirming(undefined);
     setDeleted(true);
     // The list's heading, or the page's when that was the last document.
@@ -122,14 +140,16 @@ export function InspectPage() {
     chooseDocument(neighbour?.source);
     revealSelected.current = true;
     // Out of the list at once, so its chunk list is unmounted before anything could ask for it.
-    queryClient.setQueryData<DocumentSummary[]>(documentsKey, (docs) => docs?.filter((d) => d.id !== doc.id));
-    dropChunks(doc);
+    queryClient.setQueryData<DocumentListItem[]>(documentsKey, (docs) =>
+      docs?.filter((d) => d.id !== doc.id),
+    );
+    dropQueries(doc);
     void queryClient.invalidateQueries({ queryKey: documentsKey, exact: true });
     void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
   };
 
   const remove = useMutation({
-    mutationFn: (doc: DocumentSummary) => deleteDocument(doc.id),
+    mutationFn: (doc: DocumentListItem) => deleteDocument(doc.id),
     onMutate: () => setNotice(undefined),
     onSuccess: (_result, doc) => {
       forget(doc);
@@ -150,8 +170,9 @@ export function InspectPage() {
     chooseDocument(doc.source);
     void queryClient.invalidateQueries({ queryKey: queryKeys.listings });
     await queryClient.invalidateQueries({ queryKey: documentsKey, exact: true });
-    const docs = queryClient.getQueryData<DocumentSummary[]>(documentsKey);
-    if (!docs?.some((d) => d.id === doc.id)) dropChunks(doc);
+    const docs = queryClient.getQueryData<DocumentListItem[]>(documentsKey);
+    if (!docs?.some((d) => d.id === doc.id)) dropQueries(doc);
+    else void queryClient.invalidateQueries({ queryKey: documentKey(doc.id) });
   };
 
   return (
@@ -284,14 +305,14 @@ export function InspectPage() {
                           {[
                             itemsOf(selected),
                             counted(selected.chunkCount, 'chunk'),
-                            formatSize(selected.bytes),
-                            chunkingOf(selected),
+                            whole && formatSize(whole.bytes),
+                            whole && chunkingOf(whole),
                           ]
                             .filter(Boolean)
                             .join(' · ')}
                         </Text>
                       </Group>
-                      {!selected.sourceKept && (
+                      {whole?.sourceKept === false && (
                         <Text size="xs" c="dimmed" mt={6}>
                           Ingested before the studio kept original files: to re-ingest it, drop the file again
                           on Ingest.
@@ -301,7 +322,7 @@ export function InspectPage() {
                     <Group gap="xs" wrap="nowrap">
                       <Tooltip
                         label="The original file was not kept: drop it again on Ingest"
-                        disabled={selected.sourceKept}
+                        disabled={whole?.sourceKept !== false}
                       >
                         <Button
                           variant="light"
@@ -309,12 +330,13 @@ export function InspectPage() {
                           leftSection={<IconRefresh size={14} />}
                           // data-disabled, not disabled: a disabled button gets no hover, so no tooltip.
                           onClick={() => {
-                            if (!selected.sourceKept) return;
-                            setReingesting(selected);
+                            if (!whole || !sourceKept) return;
+                            setReingesting(whole);
                             setReingestOpened(true);
                           }}
-                          data-disabled={!selected.sourceKept || undefined}
-                          aria-disabled={!selected.sourceKept || undefined}
+                          // Until the document is read whole, too: the dialog starts from its settings.
+                          data-disabled={!sourceKept || undefined}
+                          aria-disabled={!sourceKept || undefined}
                           aria-label={`Re-ingest ${selected.source}`}
                         >
                           Re-ingest
@@ -335,8 +357,15 @@ export function InspectPage() {
                       </Button>
                     </Group>
                   </Group>
+                  {detail.isError && (
+                    <ErrorState
+                      title="Could not load this document"
+                      error={detail.error}
+                      onRetry={() => void detail.refetch()}
+                    />
+                  )}
                 </Card>
-                <ChunkList key={selected.id} document={selected} />
+                <ChunkList key={selected.id} documentId={selected.id} />
               </Stack>
             )}
           </Grid.Col>
@@ -389,13 +418,13 @@ const DocumentNav = memo(function DocumentNav({
   selectedLink,
   onSelect,
 }: {
-  rows: DocumentSummary[];
-  beyond: DocumentSummary | undefined;
+  rows: DocumentListItem[];
+  beyond: DocumentListItem | undefined;
   selectedId: string | undefined;
   selectedLink: Ref<HTMLButtonElement>;
   onSelect: (source: string) => void;
 }) {
-  const row = (doc: DocumentSummary) => (
+  const row = (doc: DocumentListItem) => (
     <NavLink
       key={doc.id}
       component="button"
@@ -431,7 +460,7 @@ const DocumentNav = memo(function DocumentNav({
  * "200 documents": a JSON array file, each of whose items is one document for the API (spec §2). The
  * studio keeps, re-ingests and deletes the file as a whole. Undefined for any other file.
  */
-function itemsOf(doc: DocumentSummary): string | undefined {
+function itemsOf(doc: Pick<DocumentListItem, 'format' | 'documentCount'>): string | undefined {
   return doc.format === 'json' && doc.documentCount !== 1
     ? counted(doc.documentCount, 'document')
     : undefined;

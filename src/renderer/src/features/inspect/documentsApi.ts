@@ -2,6 +2,17 @@ import { studioFetch, studioJson } from '../../lib/studioFetch';
 import type { IngestJob } from '../ingest/types';
 import type { ReingestBody } from './reingest';
 
+/** A document as the list names it (`GET /studio/listings/:id/documents`); `getDocument` reads it whole. */
+export interface DocumentListItem {
+  id: string;
+  source: string;
+  format: string;
+  chunkCount: number;
+  /** 1, or the items of a JSON array file: each is one document for the API (spec §2). */
+  documentCount: number;
+}
+
+/** A document whole (`GET /studio/documents/:id`). */
 export interface DocumentSummary {
   id: string;
   listingId: string;
@@ -29,11 +40,24 @@ export interface StoredChunk {
 
 export interface ChunkPage {
   data: StoredChunk[];
-  pagination: { total: number; limit: number; offset: number; hasMore: boolean };
+  pagination: {
+    total: number;
+    limit: number;
+    offset: number;
+    hasMore: boolean;
+    /** `gte`: the matches of a search were counted up to `total`, and more match. */
+    totalRelation: 'eq' | 'gte';
+  };
 }
 
 export const listDocuments = (listingId: string) =>
-  studioJson<DocumentSummary[]>(`/listings/${encodeURIComponent(listingId)}/documents`);
+  studioJson<DocumentListItem[]>(`/listings/${encodeURIComponent(listingId)}/documents`);
+
+/** The query of one document's whole record. */
+export const documentKey = (documentId: string) => ['documents', 'document', documentId] as const;
+
+export const getDocument = (documentId: string) =>
+  studioJson<DocumentSummary>(`/documents/${encodeURIComponent(documentId)}`);
 
 export async function listChunks(
   documentId: string,
