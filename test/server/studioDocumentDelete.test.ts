@@ -1,34 +1,19 @@
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
-import { FIXTURES, json, startStudio, type TestStudio } from '../helpers/studio';
+import { json, studioWithDocuments, type TestStudio } from '../helpers/studio';
 
 let studio: TestStudio;
 let listingId: string;
 beforeAll(async () => {
-  studio = await startStudio();
-  const wallet = studio.services.wallets.defaultWallet().address;
-  listingId = studio.services.listings.create(
-    { title: 'Docs', accessModel: 'one_time', price: 1 },
-    wallet,
-  ).id;
-  await studio.services.ingestion.run({
-    listingId,
-    inputs: ['layout-parser-paper-fast.pdf', 'stanley-cups.csv', 'arbitrary-records.json'].map((name) => ({
-      path: join(FIXTURES, name),
-    })),
-    atomic: true,
-    limits: STUDIO_LIMITS,
-  });
+  ({ studio, listingId } = await studioWithDocuments([
+    'layout-parser-paper-fast.pdf',
+    'stanley-cups.csv',
+    'arbitrary-records.json',
+  ]));
 });
 afterAll(() => studio.close());
 
-const studioFetch = (path: string, init: RequestInit = {}) => {
-  const headers = new Headers(init.headers);
-  headers.set('X-Studio-Token', studio.studioToken);
-  return fetch(studio.url + path, { ...init, headers });
-};
+const studioFetch = (path: string, init?: RequestInit) => studio.studioFetch(path, init);
 
 interface Doc {
   id: string;

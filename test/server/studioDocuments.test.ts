@@ -6,33 +6,20 @@ import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
 import { MATCH_COUNT_LIMIT } from '../../src/db/repositories/documents';
 import { OFFLINE_MODEL } from '../../src/shared/embeddingModels';
 import { commitChunks } from '../helpers/commitChunks';
-import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
+import { FIXTURES, json, studioWithDocuments, tempDir, type TestStudio } from '../helpers/studio';
 
 let studio: TestStudio;
 let listingId: string;
 beforeAll(async () => {
-  studio = await startStudio();
-  const wallet = studio.services.wallets.defaultWallet().address;
-  listingId = studio.services.listings.create(
-    { title: 'Docs', accessModel: 'one_time', price: 1 },
-    wallet,
-  ).id;
-  await studio.services.ingestion.run({
-    listingId,
-    inputs: ['layout-parser-paper-fast.pdf', 'umlauts-utf8.md', 'stanley-cups.csv'].map((name) => ({
-      path: join(FIXTURES, name),
-    })),
-    atomic: true,
-    limits: STUDIO_LIMITS,
-  });
+  ({ studio, listingId } = await studioWithDocuments([
+    'layout-parser-paper-fast.pdf',
+    'umlauts-utf8.md',
+    'stanley-cups.csv',
+  ]));
 });
 afterAll(() => studio.close());
 
-const studioFetch = (path: string, init: RequestInit = {}) => {
-  const headers = new Headers(init.headers);
-  headers.set('X-Studio-Token', studio.studioToken);
-  return fetch(studio.url + path, { ...init, headers });
-};
+const studioFetch = (path: string, init?: RequestInit) => studio.studioFetch(path, init);
 
 /** A document as the list names it. */
 interface ListedDoc {

@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 
 /** A `documents` row as SQLite returns it (snake_case columns). */
-export interface DeletedDocumentRow {
+export interface DocumentRow {
   id: string;
   listing_id: string;
   source: string;
@@ -17,7 +17,7 @@ export interface DeletedDocumentRow {
 
 /** What deleteDocumentRows removed: the document's row, and its listing's totals after. */
 export interface DeletedDocumentRows {
-  row: DeletedDocumentRow;
+  row: DocumentRow;
   documentCount: number;
   chunkCount: number;
 }

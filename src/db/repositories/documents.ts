@@ -1,7 +1,7 @@
 import { NotFound } from '../../core/errors';
 import { hasSearchableWord } from '../../shared/searchWords';
 import type { Db } from '../open';
-import { deleteDocumentRows, type DeletedDocumentRows } from './deleteRows.mjs';
+import { deleteDocumentRows, type DeletedDocumentRows, type DocumentRow } from './deleteRows.mjs';
 
 export interface DocumentSummary {
   id: string;
@@ -86,20 +86,6 @@ export interface ChunkQuery {
   q?: string;
   limit: number;
   offset: number;
-}
-
-interface DocumentRow {
-  id: string;
-  listing_id: string;
-  source: string;
-  format: string;
-  content_hash: string;
-  bytes: number;
-  chunk_count: number;
-  document_count: number;
-  metadata: string;
-  created_at: string;
-  updated_at: string;
 }
 
 const toSummary = (r: DocumentRow): DocumentSummary => ({
