@@ -42,6 +42,17 @@ export const StudioInfoSchema = z.object({
   version: z.string(),
   dataDir: z.string(),
   apiBaseUrl: z.string(),
+  /**
+   * The limits the studio's ingestion applies (spec §8; STUDIO_LIMITS, the CLI's `kbstudio ingest` too),
+   * so the renderer says them without a copy of its own. `maxKnowledgeBaseBytes`: source bytes per
+   * knowledge base (null: none); bulk uploads (POST /v1/upload) are not held to it.
+   */
+  ingestLimits: z.object({
+    maxFileBytes: z.number(),
+    maxKnowledgeBaseBytes: z.number().nullable(),
+    maxArchiveBytes: z.number(),
+    maxChunks: z.number(),
+  }),
 });
 export type StudioInfo = z.infer<typeof StudioInfoSchema>;
 

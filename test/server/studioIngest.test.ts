@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OFFLINE_MODEL } from '../../src/core/embed/offlineGlove';
 import { IngestJobs } from '../../src/core/ingest/jobs';
 import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
 import type { IngestJobSnapshot } from '../../src/core/ingest/jobs';
@@ -507,5 +508,61 @@ describe('IngestJobs', () => {
     expect(settled.state).toBe('cancelled');
     expect(settled.error!.message).toContain('nothing was stored');
     expect(cleaned).toBe(true);
+  });
+});
+
+describe('a knowledge base past the studio limits (built by a bulk upload)', () => {
+  it('says the limits in /studio/info and refuses a drop at once, before any file is read', async () => {
+    const info = (await json(await studioFetch('/studio/info'))).data;
+    expect(info.ingestLimits).toEqual(STUDIO_LIMITS);
+
+    // 600 MB of documents, as a bulk upload of pre-built embeddings leaves it: one chunk is enough.
+    const listingId = await createListing('Imported in bulk');
+    const { services } = studio;
+    const staging = services.knowledgeBase.createStaging(join(services.dataDir, 'tmp'));
+    const writer = staging.open({
+      source: 'corpus.jsonl',
+      format: 'jsonl',
+      contentHash: 'hash of corpus.jsonl',
+      bytes: 600 * 1024 * 1024,
+      metadata: {},
+    });
+    const vector = Float32Array.from({ length: OFFLINE_MODEL.dimensions }, (_, i) => (i % 7) + 1);
+    writer.add([{ text: 'imported puffin', tokenCount: 2, contentHash: 'h1', metadata: {}, vector }]);
+    writer.finish();
+    await services.knowledgeBase.commit(listingId, staging, {
+      model: OFFLINE_MODEL.id,
+      dimensions: OFFLINE_MODEL.dimensions,
+      maxChunks: STUDIO_LIMITS.maxChunks,
+      maxKnowledgeBaseBytes: null,
+    });
+    staging.dispose();
+    const sizes = (await json(await studioFetch('/studio/knowledge-bases'))).data;
+    expect(sizes.find((s: { listingId: string }) => s.listingId === listingId)).toMatchObject({
+      chunkCount: 1,
+      bytes: 600 * 1024 * 1024,
+    });
+
+    const form = new FormData();
+    form.set('options', JSON.stringify({ strategy: 'recursive' }));
+    form.append(
+      'files',
+      new Blob(['# Note\n\nA note of 120 bytes or so, dropped on the Ingest page.\n']),
+      'note.md',
+    );
+    const res = await studioFetch(`/studio/listings/${listingId}/ingest`, { method: 'POST', body: form });
+    expect(res.status).toBe(202);
+    const events = await followJob((await json(res)).data.jobId);
+    // No file was read, parsed or embedded: the job ends with the refusal and no stage of any file.
+    expect(events.at(-1)!.event).toBe('done');
+    for (const e of events) expect(e.job).toMatchObject({ progress: null, files: [] });
+    const { job } = events.at(-1)!;
+    expect(job).toMatchObject({ state: 'failed', progress: null, files: [], result: null });
+    expect(job.error).toEqual({
+      code: 'payload_too_large',
+      message:
+        'The knowledge base would hold 600 MB of documents; the studio limit is 500 MB per knowledge base (use a bulk upload above that). Larger knowledge bases require a creator plan upgrade or contacting support.',
+    });
+    expect((await json(await studioFetch(`/studio/listings/${listingId}/documents`))).data).toHaveLength(1);
   });
 });

@@ -93,11 +93,23 @@ export class KnowledgeBaseTooLarge extends PayloadTooLarge {
   }
 }
 
+const CHUNK_LIMIT_ADVICE = 'Larger knowledge bases require a creator plan upgrade or contacting support.';
+
 export class ChunkLimitExceeded extends DomainError {
-  constructor(limit: number, wouldHave: number) {
+  constructor(limit: number, wouldHave: number, message?: string) {
     super(
       'chunk_limit_exceeded',
-      `This upload would bring the knowledge base to ${wouldHave} chunks; the limit is ${limit}. Larger knowledge bases require a creator plan upgrade or contacting support.`,
+      message ??
+        `This upload would bring the knowledge base to ${wouldHave} chunks; the limit is ${limit}. ${CHUNK_LIMIT_ADVICE}`,
+    );
+  }
+
+  /** A knowledge base at the limit, refused a new document before any file is read (limitsAhead.ts). */
+  static full(limit: number, holds: number): ChunkLimitExceeded {
+    return new ChunkLimitExceeded(
+      limit,
+      holds,
+      `The knowledge base already holds ${holds} chunks; the limit is ${limit}, so no new document can be added (a new version of a document it holds can replace it, or delete documents to make room). ${CHUNK_LIMIT_ADVICE}`,
     );
   }
 }

@@ -26,6 +26,7 @@ import {
 } from './errors';
 import { capHeapGrowth } from './leanHeap';
 import type { IngestLimits } from './limits';
+import { refuseBeyondLimits } from './limitsAhead';
 import { parseDocument } from './parse';
 import { collectSources, hashFile, type IngestInput, type SourceFile } from './sources';
 import type { SourceStore } from './sourceStore';
@@ -180,6 +181,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
   let replacedChunks = 0;
   // Source bytes the knowledge base would hold with the files staged so far (the commit checks again).
   let keptBytes = [...existing.values()].reduce((n, d) => n + d.bytes, 0);
+  // Before any file is read, parsed or embedded: what the limits refuse whatever the files hold.
+  refuseBeyondLimits(files, existing, limits);
 
   const staging = deps.store.createStaging(request.workDir);
   const commitOptions: CommitOptions = {

@@ -2,7 +2,8 @@ import express, { Router } from 'express';
 import { z } from 'zod';
 import { CreateListingSchema, ListingSearchQuerySchema, UpdateListingSchema } from '../../../shared/listings';
 import { paginationOf } from '../../../shared/pagination';
-import { CreateApiKeySchema, CreateWalletSchema } from '../../../shared/studio';
+import { STUDIO_LIMITS } from '../../../core/ingest/limits';
+import { CreateApiKeySchema, CreateWalletSchema, type StudioInfo } from '../../../shared/studio';
 import type { ServerDeps } from '../../deps';
 import { notFoundRoute } from '../../middleware/errors';
 import { studioGuard } from '../../middleware/studioGuard';
@@ -39,7 +40,9 @@ export function studioRouter(deps: ServerDeps): Router {
   route({
     method: 'get',
     path: '/info',
-    summary: 'Version and data directory',
+    summary: 'Version, data directory and the limits of studio ingestion',
+    description:
+      '`ingestLimits`: what an ingestion from the studio (or `kbstudio ingest`) may hold: bytes per document, bytes of documents per knowledge base (null: no limit), bytes per ZIP archive, chunks per knowledge base.',
     tags: ['Studio'],
     response: ok,
     handler: ({ req }) => ({
@@ -47,7 +50,8 @@ export function studioRouter(deps: ServerDeps): Router {
         version: deps.version,
         dataDir: deps.services.dataDir,
         apiBaseUrl: `${req.protocol}://${req.headers.host}/v1`,
-      },
+        ingestLimits: STUDIO_LIMITS,
+      } satisfies StudioInfo,
     }),
   });
 

@@ -28,6 +28,7 @@ import { unsupportedFiles, unsupportedSummary, unsupportedType } from './fileTyp
 import { useServerLaunch } from '../../lib/useServerLaunch';
 import { followJob, INGEST_JOBS, listIngestJobs, startIngest } from './ingestApi';
 import { JobPanel } from './JobPanel';
+import { LimitNoticeAlert } from './LimitNoticeAlert';
 import { jobEndAnnouncement, startErrorAfterQueueChange } from './jobView';
 import { ListingPicker } from './ListingPicker';
 import { PreviewPanel } from './PreviewPanel';
@@ -233,6 +234,8 @@ export function IngestPage() {
       <Grid gap="lg">
         <Grid.Col span={{ base: 12, md: 7, xl: 8 }}>
           <Stack gap="md">
+            {/* The drop stays open: new versions of documents the knowledge base holds may still fit. */}
+            <LimitNoticeAlert listingId={listingId} />
             <Card withBorder radius="md" p="md">
               <Stack gap="sm">
                 <Group justify="space-between">
