@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { DomainError, InvalidInput } from '../core/errors';
+import type { ErrorCode } from '../shared/errors';
 import { DataDirNotADirectory, storageFailure } from '../core/uploads/storageErrors';
 import { openServices, type StudioServices } from '../db/services';
 import { resolveDataDir } from './dataDir';
@@ -45,8 +46,18 @@ export function openDataDirServices(dataDir: string): StudioServices {
   }
 }
 
-/** Numbers from flags stay numbers only when they parse; otherwise zod names the field. */
-export const numberFlag = (value: string): number => (value.trim() === '' ? NaN : Number(value));
+/** A number as people write it on a command line: decimal digits, a sign, a point, an exponent. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/**
+ * A number flag's value, or NaN, which the services' schemas (or the command's own check) refuse naming
+ * the flag. Only decimal notation is a number here: `Number('0x10')` is 16, and a price typed `0x10`
+ * silently became 16 SOL; `Infinity` is no value of any flag.
+ */
+export const numberFlag = (value: string): number => {
+  const text = value.trim();
+  return DECIMAL.test(text) ? Number(text) : NaN;
+};
 export const listFlag = (value: string): string[] =>
   value
     .split(',')
@@ -66,19 +77,34 @@ const FLAG_OF_FIELD: Record<string, string> = {
 /** zod's wording for a flag left out or not a number, as a person who typed flags would put it. */
 const PLAIN_WORDS: [RegExp, string][] = [
   [/^Invalid input: expected \w+, received undefined$/, 'required'],
-  [/^Invalid input: expected (number|int), received NaN$/, 'expected a number'],
+  [/^Invalid input: expected (number|int), received NaN$/, 'expected a number written in decimal digits'],
+  [/^Invalid input: expected (number|int), received Infinity$/, 'the number is too large'],
   [/^Invalid input: expected int, received number$/, 'expected a whole number'],
 ];
 
 /**
+ * Codes of errors about what the user typed for a flag, whose leading field is renamed to the flag
+ * (inFlagTerms): a bad value, an embedding model not supported, a change the listing's state refuses.
+ */
+const FLAG_FIELD_CODES = new Set<ErrorCode>(['invalid_request', 'unsupported_embedding_model', 'conflict']);
+
+/**
+ * Codes of errors that are the user's arguments (a bad value for a flag), worth a pointer to the
+ * command's help. A conflict with the data's state (credentials held, a listing on chain) is not: the
+ * command was typed right.
+ */
+const USAGE_CODES = new Set<ErrorCode>(['invalid_request', 'unsupported_embedding_model']);
+
+/**
  * Whether `err` is about a value typed for a flag of `command` (or of a command above it, `--data-dir`):
- * an `invalid_request` whose message begins with that flag (`--top-k: Too big: …`, as inFlagTerms puts
- * the services' validation errors). Those are the user's arguments, worth a pointer to the command's
- * help; an error about the data (an unknown listing id, a missing file) is not.
+ * an `invalid_request` (or an unsupported `--embedding-model`) whose message begins with that flag
+ * (`--top-k: Too big: …`, as inFlagTerms puts the services' validation errors). Those are the user's
+ * arguments, worth a pointer to the command's help; an error about the data (an unknown listing id, a
+ * missing file) is not.
  */
 export function isFlagValueError(err: unknown, command: Command): boolean {
-  if (!(err instanceof DomainError) || err.code !== 'invalid_request') return false;
-  const flag = /^(--[A-Za-z0-9][\w-]*)[\s:]/.exec(err.message)?.[1];
+  if (!(err instanceof DomainError) || !USAGE_CODES.has(err.code)) return false;
+  const flag = /^(--[A-Za-z0-9][\w-]*)[\s:,]/.exec(err.message)?.[1];
   if (flag === undefined) return false;
   for (let c: Command | null = command; c; c = c.parent) {
     if (c.options.some((o) => o.long === flag)) return true;
@@ -86,20 +112,26 @@ export function isFlagValueError(err: unknown, command: Command): boolean {
   return false;
 }
 
+const flagOf = (field: string): string =>
+  FLAG_OF_FIELD[field] ?? `--${field.replace(/_/g, '-').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
 /**
- * A validation error of the services names the field of their input (`retrievalRateLimit: ...`,
- * `chunk_size: ...`); on the command line it names the flag typed instead (`--rate-limit: ...`). Only
- * fields that are flags of `command` are renamed.
+ * An error of the services names the fields of their input (`retrievalRateLimit: ...`, `chunk_size: ...`,
+ * `accessModel, subscriptionDays: ...`); on the command line it names the flags typed instead
+ * (`--rate-limit: ...`, `--access-model, --subscription-days: ...`), with the error's code kept. Only
+ * when every field named is a flag of `command` is the message rewritten.
  */
 export function inFlagTerms(err: unknown, command: Command): unknown {
-  if (!(err instanceof DomainError) || err.code !== 'invalid_request') return err;
-  const match = /^([A-Za-z_]\w*)((?:\.[^\s:]+)?): (.*)$/s.exec(err.message);
+  if (!(err instanceof DomainError) || !FLAG_FIELD_CODES.has(err.code)) return err;
+  const match = /^([A-Za-z_]\w*(?:, [A-Za-z_]\w*)*)((?:\.[^\s:]+)?): (.*)$/s.exec(err.message);
   if (!match) return err;
-  const [, field, path, rest] = match as unknown as [string, string, string, string];
-  const flag =
-    FLAG_OF_FIELD[field] ?? `--${field.replace(/_/g, '-').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-  if (!command.options.some((o) => o.long === flag)) return err;
+  const [, fieldList, path, rest] = match as unknown as [string, string, string, string];
+  const flags = fieldList.split(', ').map(flagOf);
+  if (!flags.every((flag) => command.options.some((o) => o.long === flag))) return err;
   const where = path && !/^\.\d+$/.test(path) ? ` ${path.slice(1)}` : '';
   const words = PLAIN_WORDS.find(([pattern]) => pattern.test(rest))?.[1] ?? rest;
-  return new InvalidInput(`${flag}${where}: ${words}`, err.details);
+  const message = `${flags.join(', ')}${where}: ${words}`;
+  return err.code === 'invalid_request'
+    ? new InvalidInput(message, err.details)
+    : new DomainError(err.code, message, err.details);
 }

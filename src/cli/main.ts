@@ -50,6 +50,10 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
  * with --json).
  */
 function configure(command: Command, json: boolean): void {
+  // Options declared with requiredOption say so in the help, as `listings create` marks its own.
+  for (const option of command.options) {
+    if (option.mandatory && !option.description.includes('(required)')) option.description += ' (required)';
+  }
   command
     .exitOverride((err: CommandExit) => {
       err.command ??= command;

@@ -37,6 +37,23 @@ const providerBaseUrl = (value: string) => {
   return undefined;
 };
 
+/**
+ * The hosted service's base URL: push appends `/upload` to it, and sends the service's API key as a
+ * bearer token (`--api-key`, or the key saved with the push target). Userinfo would never be sent (push
+ * used the URL's origin and path), and a query is refused by push: neither belongs in the setting, where
+ * `settings show` would print a credential in clear.
+ */
+const hostedBaseUrl = (value: string) => {
+  const problem = url(value);
+  if (problem) return problem;
+  const u = new URL(value);
+  if (u.username || u.password)
+    return "must not hold a user name or password (push sends the service's API key as a bearer token)";
+  if (u.search || u.hash || value.includes('?') || value.includes('#'))
+    return "must not hold a query string or fragment (push appends /upload to it, and sends the service's API key as a bearer token)";
+  return undefined;
+};
+
 /** A Solana address: base58 of 32 bytes (checked when stored, not first when a listing is published). */
 const solanaAddress = (value: string) => {
   try {
@@ -98,8 +115,10 @@ export const SETTINGS = {
   'hosted.url': {
     env: 'KBSTUDIO_HOSTED_URL',
     secret: false,
+    // A value from the environment, or stored before it was checked, may still hold one.
+    maskCredentials: {},
     description: 'Hosted marketplace /v1 base URL',
-    validate: url,
+    validate: hostedBaseUrl,
   },
 } as const satisfies Record<string, SettingDefinition>;
 

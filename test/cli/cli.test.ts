@@ -1,11 +1,12 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, tempDir } from '../helpers/studio';
 import { BIN, cliRunner } from '../helpers/cli';
-import { startServer, stopServer } from '../helpers/e2e';
+import { stopServer } from '../helpers/e2e';
 
 const dir = tempDir();
 afterAll(() => dir.remove());
@@ -168,7 +169,7 @@ describe('kbstudio CLI', () => {
     );
     expect(badPrice.code).toBe(1);
     expect(badPrice.json.error).toMatchObject({ code: 'invalid_request', status: 400 });
-    expect(badPrice.json.error.message).toBe('--price: expected a number');
+    expect(badPrice.json.error.message).toBe('--price: expected a number written in decimal digits');
     const missing = await cli('--json', 'listings', 'show', 'lst_missing');
     expect(missing.json.error).toMatchObject({ code: 'listing_not_found', status: 404 });
     const unknown = await cli('--json', 'frobnicate');
@@ -179,17 +180,148 @@ describe('kbstudio CLI', () => {
     expect(human.stderr).toContain("Listing 'lst_missing' was not found");
   });
 
-  it('bound to every interface, prints a studio link to browse to (loopback), not 0.0.0.0', async () => {
-    const { child, url, studioUrl } = await startServer(dir.path, 0, ['--host', '0.0.0.0']);
+  it('bound to every interface, prints addresses to browse to (loopback) and warns on stderr, --json too', async () => {
+    const child = spawn(
+      process.execPath,
+      [BIN, '--data-dir', dir.path, '--json', 'serve', '--port', '0', '--host', '0.0.0.0'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
-      const port = new URL(url).port;
-      expect(url).toBe(`http://0.0.0.0:${port}`);
-      expect(studioUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/\\?token=[A-Za-z0-9_-]{43}$`));
-      expect((await fetch(studioUrl, { redirect: 'manual' })).status).toBe(303);
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout.once('data', (d: Buffer) => resolve(d.toString()));
+        child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+      });
+      const started = JSON.parse(line);
+      const port = new URL(started.url).port;
+      expect(started).toEqual({
+        url: `http://127.0.0.1:${port}`,
+        studioUrl: expect.stringMatching(
+          new RegExp(`^http://127\\.0\\.0\\.1:${port}/\\?token=[A-Za-z0-9_-]{43}$`),
+        ),
+        api: `http://127.0.0.1:${port}/v1`,
+        dataDir: dir.path,
+        listening: `http://0.0.0.0:${port}`,
+      });
+      expect((await fetch(`${started.api}/openapi.json`)).status).toBe(200);
+      expect((await fetch(started.studioUrl, { redirect: 'manual' })).status).toBe(303);
+      expect(stderr).toMatch(
+        /^kbstudio: warning: bound to 0\.0\.0\.0 \(every network interface of this machine\)\. Anyone who can reach/,
+      );
     } finally {
       await stopServer(child);
     }
-  });
+  }, 300_000);
+
+  it('accepts numbers written in decimal digits only, for every number flag, naming the flag', async () => {
+    const refused = async (...args: string[]) => {
+      const res = await cli('--json', ...args);
+      expect(res.code, args.join(' ')).toBe(1);
+      return res.json.error.message as string;
+    };
+    const create = ['listings', 'create', '--title', 'Hex', '--access-model', 'per_query'];
+    expect(await refused(...create, '--price', '0x10')).toBe(
+      '--price: expected a number written in decimal digits',
+    );
+    expect(await refused(...create, '--price', '0b1')).toMatch(/^--price: /);
+    expect(await refused(...create, '--price', '1', '--rate-limit', '0o77')).toMatch(/^--rate-limit: /);
+    expect(await refused(...create, '--price', 'Infinity')).toMatch(/^--price: /);
+    expect(await refused(...create, '--price', '1e400')).toBe('--price: the number is too large');
+    expect(await refused('query', '--listing', 'lst_x', '--top-k', '0x2', 'q')).toMatch(/^--top-k: /);
+    expect(await refused('ingest', '--listing', 'lst_x', '--chunk-size', '0x20', dir.path)).toMatch(
+      /^--chunk-size: /,
+    );
+    expect(await refused('eval', '--listing', 'lst_x', '--k', '0x2', dir.path)).toMatch(/^--k: /);
+    const metered = (await cli('--json', ...create, '--price', '0.001')).json.id as string;
+    expect((await cli('--json', 'listings', 'publish', metered)).code).toBe(0);
+    const buyer = (await cli('--json', 'wallet', 'create', '--name', 'hex-buyer')).json.address as string;
+    expect(
+      await refused('credentials', 'grant', '--listing', metered, '--wallet', buyer, '--balance', '0x1'),
+    ).toMatch(/^--balance: /);
+    // Refused before binding: the old code bound port 16 for `0x10` and served on.
+    const serve = await promisify(execFile)(
+      process.execPath,
+      [BIN, '--data-dir', dir.path, '--json', 'serve', '--port', '0x0'],
+      { timeout: 60_000 },
+    ).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (err: { code: number; stdout: string }) => err,
+    );
+    expect(serve.code).toBe(1);
+    expect(JSON.parse(serve.stdout).error.message).toMatch(/^--port: '0x0' is not a port number/);
+    // Decimal notation is still a number: a point, an exponent, a sign.
+    const ok = await cli('--json', ...create, '--price', '1.5e-3', '--rate-limit', '+90');
+    expect(ok.code).toBe(0);
+    expect(ok.json).toMatchObject({ price: 0.0015, retrievalRateLimit: 90 });
+  }, 300_000);
+
+  it('names the flag typed in every error about its value, with the pointer to --help', async () => {
+    const bad = await cli(
+      'listings',
+      'create',
+      '--title',
+      'X',
+      '--access-model',
+      'one_time',
+      '--price',
+      '1',
+      '--embedding-model',
+      'foo',
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^kbstudio: --embedding-model: 'foo' is not supported\./);
+    expect(bad.stderr).toContain("(run 'kbstudio listings create --help' for usage)");
+    const json = await cli(
+      '--json',
+      'listings',
+      'create',
+      '--title',
+      'X',
+      '--access-model',
+      'one_time',
+      '--price',
+      '1',
+      '--embedding-model',
+      'foo',
+    );
+    expect(json.stderr).toBe('');
+    expect(json.json.error).toMatchObject({
+      code: 'unsupported_embedding_model',
+      status: 400,
+      message: expect.stringMatching(/^--embedding-model: /),
+      requestId: expect.stringMatching(/^req_/),
+    });
+  }, 300_000);
+
+  it('help: update shows no defaults, required options say so, every option is described', async () => {
+    const help = async (...args: string[]) => (await cli(...args, '--help')).stdout.replace(/\s+/g, ' ');
+    const update = await help('listings', 'update');
+    expect(update).not.toContain('(default');
+    expect(update).toContain('every other field keeps its current value');
+    expect(await help('listings', 'create')).toMatch(/--rate-limit <n> [^-]*\(default 60\)/);
+    for (const command of [
+      ['ingest'],
+      ['query'],
+      ['eval'],
+      ['push'],
+      ['credentials', 'grant'],
+      ['credentials', 'revoke'],
+      ['credentials', 'purchase'],
+    ]) {
+      expect(await help(...command), command.join(' ')).toMatch(/--listing <id> [^-]*\(required\)/);
+    }
+    expect(await help('credentials', 'grant')).toMatch(/--wallet <name\|address> [^-]*\(required\)/);
+    expect(await help('credentials', 'revoke')).toMatch(/--wallet <name\|address> [^-]*\(required\)/);
+    const list = (await cli('listings', 'list', '--help')).stdout;
+    for (const flag of ['--domain <domain>', '--offset <n>', '--access-model <model>']) {
+      expect(list).toMatch(new RegExp(`${flag} +\\S`));
+    }
+    expect(await help('listings', 'publish')).not.toContain('(again: nothing sent)');
+    expect(await help('settings', 'set')).toContain(
+      'openai.apiKey, openai.baseUrl, cohere.apiKey, cohere.baseUrl, solana.rpcUrl, solana.programId, hosted.url',
+    );
+  }, 300_000);
 
   it('serves /v1 with a key from `keys create` (the README promise)', async () => {
     const { key } = (await cli('--json', 'keys', 'create')).json;

@@ -1,5 +1,14 @@
-import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -314,4 +323,156 @@ describe('kbstudio ingest', () => {
     }
     expect((await cli('--json', 'listings', 'show', listing.id)).json.chunkCount).toBe(0);
   });
+
+  it('refuses an unreadable file by itself, naming it and why, and ingests the others (exit 1)', async () => {
+    // Root reads a file of mode 000 all the same: as root, the CLI runs as `nobody` (a real EACCES, as
+    // the audit saw it), in a data directory and folder that user owns; any other user meets mode 000.
+    const asRoot = process.getuid?.() === 0;
+    const nobody = { uid: 65534, gid: 65534 };
+    const base = join(dir.path, 'unreadable');
+    const data = join(base, 'data');
+    const folder = join(base, 'fold');
+    mkdirSync(folder, { recursive: true });
+    mkdirSync(data);
+    writeFileSync(join(base, 'secret.md'), '# Secret\n\nNobody may read this.\n');
+    writeFileSync(join(base, 'quokka.md'), '# Quokka\n\nA small marsupial.\n');
+    writeFileSync(join(folder, 'a.md'), '# A\n\nReadable.\n');
+    writeFileSync(join(folder, 'b.md'), '# B\n\nNot readable.\n');
+    if (asRoot) {
+      // The test's temporary folder is root's (mode 700): `nobody` must be able to pass through it.
+      chmodSync(dir.path, 0o711);
+      for (const p of [base, data, folder]) chownSync(p, nobody.uid, nobody.gid);
+    }
+    chmodSync(join(base, 'secret.md'), 0o000);
+    chmodSync(join(folder, 'b.md'), 0o000);
+    const run = (...args: string[]) =>
+      promisify(execFile)(process.execPath, [BIN, '--data-dir', data, ...args], {
+        cwd: base,
+        env: { ...process.env, HOME: base },
+        ...(asRoot ? nobody : {}),
+      }).then(
+        ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+        (err: { code: number; stdout: string; stderr: string }) => err,
+      );
+    const created = await run(
+      '--json',
+      'listings',
+      'create',
+      '--title',
+      'U',
+      '--access-model',
+      'one_time',
+      '--price',
+      '0',
+    );
+    const id = (JSON.parse(created.stdout) as { id: string }).id;
+
+    const files = await run('--json', 'ingest', '--listing', id, 'secret.md', 'quokka.md');
+    expect(files.code).toBe(1);
+    const summary = JSON.parse(files.stdout);
+    expect(summary.documents).toEqual([
+      { source: 'quokka.md', format: 'markdown', status: 'ingested', chunks: 1 },
+      {
+        source: 'secret.md',
+        format: 'markdown',
+        status: 'rejected',
+        chunks: 0,
+        error: {
+          code: 'invalid_document',
+          message:
+            'secret.md: the file cannot be read (permission denied, EACCES). Make it readable for this user, or leave it out.',
+        },
+      },
+    ]);
+    expect(files.stdout).not.toContain('data directory');
+
+    const walked = await run('ingest', '--listing', id, 'fold');
+    expect(walked.code).toBe(1);
+    expect(walked.stderr).toBe('');
+    expect(walked.stdout).toMatch(/fold\/a\.md +markdown +ingested +1\n/);
+    expect(walked.stdout).toMatch(
+      /fold\/b\.md +markdown +rejected +0 +fold\/b\.md: the file cannot be read \(permission denied, EACCES\)/,
+    );
+    const shown = JSON.parse((await run('--json', 'listings', 'show', id)).stdout);
+    expect(shown).toMatchObject({ documentCount: 2, chunkCount: 2 });
+  }, 300_000);
+
+  it('refuses a FIFO given by name by itself instead of waiting on it forever', async () => {
+    const listing = await createListing('Fifo');
+    const fifo = join(dir.path, 'pipe.md');
+    execFileSync('mkfifo', [fifo]);
+    const result = await cli(
+      '--json',
+      'ingest',
+      '--listing',
+      listing.id,
+      fifo,
+      join(FIXTURES, 'codeblock.md'),
+    );
+    expect(result.code).toBe(1);
+    expect(result.json.documents).toMatchObject([
+      {
+        source: fifo,
+        status: 'rejected',
+        error: {
+          code: 'invalid_document',
+          message: `${fifo}: not a regular file (a FIFO, socket or device); give files, folders or ZIP archives.`,
+        },
+      },
+      { source: 'codeblock.md', status: 'ingested' },
+    ]);
+  }, 300_000);
+
+  it('names both paths when two files given share a name, listing the one stored first', async () => {
+    const listing = await createListing('Clash');
+    const d1 = join(dir.path, 'clash', 'd1');
+    const d2 = join(dir.path, 'clash', 'd2');
+    mkdirSync(d1, { recursive: true });
+    mkdirSync(d2, { recursive: true });
+    writeFileSync(join(d1, 'note.md'), '# First copy\n\napples\n');
+    writeFileSync(join(d2, 'note.md'), '# Second copy\n\npears\n');
+    const argv = [BIN, '--data-dir', dataDir, 'ingest', '--listing', listing.id, 'd1/note.md', 'd2/note.md'];
+    const human = await promisify(execFile)(process.execPath, argv, { cwd: join(dir.path, 'clash') }).then(
+      () => ({ code: 0, stdout: '' }),
+      (err: { code: number; stdout: string }) => err,
+    );
+    expect(human.code).toBe(1);
+    const rows = human.stdout.split('\n').filter((l) => /note\.md/.test(l));
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatch(/^note\.md +markdown +ingested +1$/);
+    expect(rows[1]).toMatch(
+      /^d2\/note\.md +markdown +rejected +0 +d2\/note\.md: not ingested: the name appears twice in this ingestion, and d1\/note\.md took it first as "note\.md"; rename one of them to keep both\.$/,
+    );
+    expect(human.stdout).toMatch(
+      /Stored 1 chunk from 1 file in [\d.]+ s\. The knowledge base now holds 1 document, 1 chunk\./,
+    );
+  }, 300_000);
+
+  it("prints this run's chunks as `chunks` (DESIGN §6), the knowledge base's totals apart", async () => {
+    const listing = await createListing('Counts');
+    const first = await cli('--json', 'ingest', '--listing', listing.id, join(FIXTURES, 'codeblock.md'));
+    expect(first.code).toBe(0);
+    const stored = first.json.documents[0].chunks as number;
+    expect(first.json).toEqual({
+      listingId: listing.id,
+      documents: [expect.objectContaining({ source: 'codeblock.md', status: 'ingested' })],
+      chunks: stored,
+      durationMs: expect.any(Number),
+      knowledgeBase: { documents: 1, chunks: stored },
+    });
+    const csv = join(dir.path, 'counts.csv');
+    writeFileSync(csv, 'name,city\nAda,London\nCy,Paris\n');
+    const second = await cli(
+      '--json',
+      'ingest',
+      '--listing',
+      listing.id,
+      join(FIXTURES, 'codeblock.md'),
+      csv,
+    );
+    expect(second.json.documents.map((d: { status: string }) => d.status)).toEqual(['unchanged', 'ingested']);
+    expect(second.json.chunks).toBe(2);
+    expect(second.json.knowledgeBase).toEqual({ documents: 2, chunks: stored + 2 });
+    expect(second.json).not.toHaveProperty('documentCount');
+  }, 300_000);
 });

@@ -44,7 +44,7 @@ describe('kbstudio listings on Solana (the audit reproduction)', () => {
       const update = await cli('listings', 'update', id, '--price', '0.5');
       expect(update.code).not.toBe(0);
       expect(update.json.error).toMatchObject({ code: 'conflict', status: 409 });
-      expect(update.json.error.message).toMatch(/^price: .*the program on chain cannot change terms/);
+      expect(update.json.error.message).toMatch(/^--price: .*the program on chain cannot change terms/);
       expect((await cli('listings', 'show', id)).json.price).toBe(1.5);
 
       await cli('wallet', 'create', '--name', 'alice');
@@ -130,6 +130,82 @@ describe('kbstudio listings publish on the embedded ledger', () => {
       expect(res.json.error.message).toMatch(
         /^--deposit: 0\.001 SOL is less than one query .*\(0\.002 SOL\)/,
       );
+    },
+    SLOW,
+  );
+});
+
+describe('kbstudio listings with a creator wallet this studio does not hold', () => {
+  const local = cliRunner(localDir.path, { json: true });
+
+  it(
+    'creates it with a warning on stderr, and the publish refusal says how to import the wallet',
+    async () => {
+      const foreign = '7xHhHgkWFdmhsZKkFnHZBGUJ8LqcmwmJduidDBc54VZ5';
+      const created = await local(
+        'listings',
+        'create',
+        '--title',
+        'Foreign',
+        '--access-model',
+        'one_time',
+        '--price',
+        '0',
+        '--wallet',
+        foreign,
+      );
+      // As the studio: a browser wallet may be a listing's creator, and signs in the studio.
+      expect(created.code).toBe(0);
+      expect(created.json).toMatchObject({ creatorWallet: foreign, status: 'draft' });
+      expect(created.stderr).toMatch(
+        new RegExp(
+          `^kbstudio: warning: listing ${created.json.id} was created, but it cannot be published .*kbstudio wallet import FILE`,
+        ),
+      );
+      const published = await local('listings', 'publish', created.json.id);
+      expect(published.code).toBe(1);
+      expect(published.json.error.message).toBe(
+        `This studio does not hold the secret of wallet ${foreign}: import its keypair with 'kbstudio wallet import FILE' (Solana CLI id.json format), or sign create_listing with that wallet as a browser wallet on the studio's Wallet page (kbstudio serve).`,
+      );
+      // A wallet it holds: no warning.
+      const own = await local(
+        'listings',
+        'create',
+        '--title',
+        'Own',
+        '--access-model',
+        'one_time',
+        '--price',
+        '0',
+      );
+      expect(own.stderr).toBe('');
+    },
+    SLOW,
+  );
+
+  it(
+    "names the flags typed when the listing's state refuses a change (credentials held)",
+    async () => {
+      const id = (
+        await local('listings', 'create', '--title', 'Held', '--access-model', 'one_time', '--price', '0.01')
+      ).json.id as string;
+      expect((await local('listings', 'publish', id)).code).toBe(0);
+      await local('wallet', 'create', '--name', 'held-buyer');
+      expect((await local('credentials', 'grant', '--listing', id, '--wallet', 'held-buyer')).code).toBe(0);
+      const price = await cliRunner(localDir.path)('listings', 'update', id, '--price', '0.003');
+      expect(price.code).toBe(1);
+      expect(price.stderr).toMatch(new RegExp(`^kbstudio: --price: listing '${id}' has 1 credential held`));
+      const terms = await local(
+        'listings',
+        'update',
+        id,
+        '--access-model',
+        'subscription',
+        '--subscription-days',
+        '7',
+      );
+      expect(terms.json.error).toMatchObject({ code: 'conflict', status: 409 });
+      expect(terms.json.error.message).toMatch(/^--access-model, --subscription-days: listing /);
     },
     SLOW,
   );

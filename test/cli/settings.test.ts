@@ -118,4 +118,32 @@ describe('kbstudio settings', () => {
     expect(table.stdout).not.toMatch(/hunter2pass|secret123456/);
     await cli({}, 'settings', 'set', 'cohere.baseUrl', '');
   });
+
+  it('refuses credentials in hosted.url, as in the other base URLs, and masks one from the environment', async () => {
+    for (const value of [
+      'http://user:pw-secret1@127.0.0.1:9/v1',
+      'https://api.example.com/v1?api-key=abcdef1234567890abcd',
+    ]) {
+      const set = await cli({}, 'settings', 'set', 'hosted.url', value);
+      expect(set.code, value).toBe(1);
+      expect(set.json.error).toMatchObject({ code: 'invalid_request', status: 400 });
+      expect(set.json.error.message).toMatch(
+        /^hosted\.url: must not hold (a user name or password|a query string)/,
+      );
+      expect(JSON.stringify(set.json)).not.toMatch(/pw-secret1|abcdef1234567890abcd/);
+    }
+    const shown = await cli({}, 'settings', 'show');
+    expect(shown.json.data.find((v: { key: string }) => v.key === 'hosted.url')).toMatchObject({
+      value: null,
+      source: 'unset',
+    });
+    const human = cliRunner(dir.path, {
+      env: { KBSTUDIO_HOSTED_URL: 'https://me:pw-secret2@api.example.com/v1?api-key=abcdef1234567890abcd' },
+    });
+    const table = (await human('settings', 'show')).stdout;
+    expect(table).toContain('https://me:••••@api.example.com/v1?api-key=••••');
+    expect(table).not.toMatch(/pw-secret2|abcdef1234567890abcd/);
+    expect((await cli({}, 'settings', 'set', 'hosted.url', 'https://api.example.com/v1')).code).toBe(0);
+    await cli({}, 'settings', 'set', 'hosted.url', '');
+  });
 });

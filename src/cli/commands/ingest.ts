@@ -80,12 +80,16 @@ export function ingestCommand(program: Command): void {
           stop.dispose();
           bar?.stop();
         }
+        // DESIGN §6: `chunks` beside this run's `documents` and `durationMs` is this run's: the chunks it
+        // stored (unchanged files store none). What the knowledge base holds now is `knowledgeBase`.
+        const stored = result.documents.filter((d) => d.status === 'ingested');
+        const chunks = stored.reduce((n, d) => n + d.chunks, 0);
         const summary = {
           listingId: result.listingId,
           documents: result.documents,
-          chunks: result.chunkCount,
-          documentCount: result.documentCount,
+          chunks,
           durationMs: result.durationMs,
+          knowledgeBase: { documents: result.documentCount, chunks: result.chunkCount },
         };
         out.result(summary, () =>
           [
@@ -100,7 +104,7 @@ export function ingestCommand(program: Command): void {
               ]),
             ),
             ...warningLines(result.documents),
-            `\nThe knowledge base now holds ${result.documentCount} documents, ${result.chunkCount} chunks (${(result.durationMs / 1000).toFixed(1)} s).`,
+            `\nStored ${plural(chunks, 'chunk')} from ${plural(stored.length, 'file')} in ${(result.durationMs / 1000).toFixed(1)} s. The knowledge base now holds ${plural(result.documentCount, 'document')}, ${plural(result.chunkCount, 'chunk')}.`,
           ].join('\n'),
         );
         const interruptedBy = stop.interruptedBy();
@@ -112,6 +116,9 @@ export function ingestCommand(program: Command): void {
       }),
     );
 }
+
+const plural = (n: number, noun: string): string =>
+  `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
 
 /** A file's note in the table: a JSON file's documents, its skipped rows, how many warnings follow it. */
 function documentNotes(d: FileOutcome): string {

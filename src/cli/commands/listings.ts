@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { InvalidInput } from '../../core/errors';
 import { lamportsToSol, solToLamports } from '../../core/money';
+import { OFFLINE_MODEL } from '../../shared/embeddingModels';
 import { parseOrThrow } from '../../core/validation';
 import {
   ListingSearchQuerySchema,
@@ -11,7 +12,7 @@ import {
 import { paginationOf } from '../../shared/pagination';
 import { table } from '../output';
 import { listFlag, numberFlag, withServices } from '../context';
-import { walletAddressOf } from '../walletFlag';
+import { holdsWallet, importHint, walletAddressOf, withCreatorSecret } from '../walletFlag';
 
 interface ListingFlags {
   title?: string;
@@ -27,26 +28,39 @@ interface ListingFlags {
   wallet?: string;
 }
 
+/**
+ * The flags of a listing's fields. Creating, the defaults the service applies are shown and the flags
+ * it needs are marked required; updating, a flag left out keeps the listing's current value.
+ */
 function listingOptions(cmd: Command, creating: boolean): Command {
+  const required = creating ? ' (required)' : '';
+  const orDefault = (fallback: string) => (creating ? ` (default ${fallback})` : '');
   return cmd
-    .option('--title <title>', creating ? 'listing title (required)' : 'listing title')
+    .option('--title <title>', `listing title${required}`)
     .option('--description <text>', 'description')
     .option('--domain <domain>', 'domain, e.g. legal, medicine')
     .option('--tags <a,b>', 'comma-separated tags', listFlag)
-    .option('--access-model <model>', `one_time | subscription | per_query${creating ? ' (required)' : ''}`)
+    .option('--access-model <model>', `one_time | subscription | per_query${required}`)
     .option(
       '--price <sol>',
-      `price in SOL (per query for per_query, per period for subscription)${creating ? ' (required)' : ''}`,
+      `price in SOL (per query for per_query, per period for subscription)${required}`,
       numberFlag,
     )
-    .option('--subscription-days <n>', 'subscription period in days', numberFlag)
-    .option('--rate-limit <n>', 'retrievals per minute per credential (default 60)', numberFlag)
+    .option(
+      '--subscription-days <n>',
+      'subscription period in days (subscription only, then required)',
+      numberFlag,
+    )
+    .option('--rate-limit <n>', `retrievals per minute per credential${orDefault('60')}`, numberFlag)
     .option(
       '--dense-weight <w>',
-      'weight of the embedding part in hybrid retrieval, 0..1 (default 0.3)',
+      `weight of the embedding part in hybrid retrieval, 0..1${orDefault('0.3')}`,
       numberFlag,
     )
-    .option('--embedding-model <id>', 'embedding model of the knowledge base');
+    .option(
+      '--embedding-model <id>',
+      `embedding model of the knowledge base${orDefault(`${OFFLINE_MODEL.id}, offline, no key needed`)}`,
+    );
 }
 
 // Flags arrive untyped; the service validates them with the same schema the API uses.
@@ -83,7 +97,7 @@ export function listingsCommand(program: Command): void {
   listingOptions(listings.command('create').description('create a draft listing'), true)
     .option(
       '--wallet <name|address>',
-      'creator wallet, by name or address (default: the studio default wallet)',
+      'creator wallet, by name or address (default: the studio default wallet); the CLI publishes only with a wallet this studio holds (kbstudio wallet list)',
     )
     .action((flags: ListingFlags, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
@@ -95,6 +109,14 @@ export function listingsCommand(program: Command): void {
           toInput(flags) as CreateListingInput,
           walletAddressOf(services, flags.wallet) ?? services.wallets.defaultWallet().address,
         );
+        // As the studio: any address may be the creator (a browser wallet signs in the studio), but the
+        // CLI signs only with wallets it holds. Said now, not first when publishing. On stderr even with
+        // --json, as publish's warning, so stdout stays the one JSON document.
+        if (!holdsWallet(services, created.creatorWallet)) {
+          process.stderr.write(
+            `kbstudio: warning: listing ${created.id} was created, but it cannot be published or withdrawn from with this CLI yet. ${importHint(created.creatorWallet)}\n`,
+          );
+        }
         out.result(created, () => describe(created));
       }),
     );
@@ -103,11 +125,14 @@ export function listingsCommand(program: Command): void {
     .command('list')
     .description('list local listings, drafts included')
     .option('--q <text>', 'full-text query')
-    .option('--domain <domain>')
-    .option('--access-model <model>')
-    .option('--sort <sort>', 'relevance | rating | price_asc | price_desc | newest')
-    .option('--limit <n>', 'results per page (max 100)')
-    .option('--offset <n>')
+    .option('--domain <domain>', 'only listings of this domain, e.g. legal')
+    .option('--access-model <model>', 'only this access model: one_time | subscription | per_query')
+    .option(
+      '--sort <sort>',
+      'relevance | rating | price_asc | price_desc | newest (default relevance with --q, else newest)',
+    )
+    .option('--limit <n>', 'results per page, 1..100 (default 20)')
+    .option('--offset <n>', 'listings to skip before the page, for the next pages (default 0)')
     .action((flags: Record<string, string>, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {
         const query = parseOrThrow(ListingSearchQuerySchema, flags, 'options');
@@ -145,7 +170,12 @@ export function listingsCommand(program: Command): void {
     );
 
   listingOptions(
-    listings.command('update').argument('<id>', 'listing id').description('change a listing'),
+    listings
+      .command('update')
+      .argument('<id>', 'listing id')
+      .description(
+        'change a listing: only the flags given change; every other field keeps its current value',
+      ),
     false,
   ).action((id: string, flags: ListingFlags, cmd: Command) =>
     withServices(cmd, ({ services, out }) => {
@@ -158,11 +188,14 @@ export function listingsCommand(program: Command): void {
     .command('publish')
     .argument('<id>', 'listing id')
     .description(
-      "publish a listing: create_listing signed by the creator's wallet, PDA recorded (again: nothing sent)",
+      "publish a listing: create_listing signed by the creator's wallet (held by this studio), its PDA recorded; publishing a published listing again signs and sends nothing",
     )
     .action((id: string, _flags: unknown, cmd: Command) =>
       withServices(cmd, async ({ services, out }) => {
-        const { listing, alreadyPublished } = await services.publishing.publishOnce(id);
+        const creator = services.listings.get(id, 'studio').creatorWallet;
+        const { listing, alreadyPublished } = await withCreatorSecret(services, creator, () =>
+          services.publishing.publishOnce(id),
+        );
         // As the studio's publish dialog: an empty knowledge base is published, with a warning. On
         // stderr even with --json, so stdout stays the one JSON document.
         if (!alreadyPublished && listing.chunkCount === 0) {
@@ -198,7 +231,8 @@ export function listingsCommand(program: Command): void {
     .description('withdraw exactly the withdrawable earnings (withdraw_earnings signed by the creator)')
     .action((id: string, _flags: unknown, cmd: Command) =>
       withServices(cmd, async ({ services, out }) => {
-        const w = await services.publishing.withdraw(id);
+        const creator = services.listings.get(id, 'studio').creatorWallet;
+        const w = await withCreatorSecret(services, creator, () => services.publishing.withdraw(id));
         out.result(w, () =>
           w.amount > 0
             ? `Withdrew ${w.amount} SOL from ${w.listingId}.`

@@ -26,7 +26,8 @@ export function serveCommand(program: Command): void {
     .action(async (opts: { port: string; host: string }, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const out = createOutput(Boolean(globals.json));
-      const port = Number(opts.port);
+      // Decimal digits only, as every number flag: Number('0x10') is 16.
+      const port = /^\s*\d+\s*$/.test(opts.port) ? Number(opts.port) : NaN;
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new InvalidInput(`--port: '${opts.port}' is not a port number (0-65535).`);
       }
@@ -64,25 +65,34 @@ export function serveCommand(program: Command): void {
       services
         .pruneSources()
         .catch((err: unknown) => out.info(`Kept source files not tidied: ${(err as Error).message}`));
-      if (!LOOPBACK.has(opts.host)) {
-        out.info(
-          `Warning: bound to ${opts.host}. Anyone who can reach this address can call /v1 with an API key, and anyone who sees the studio link below (or the traffic: it is plain HTTP) can use the studio.`,
-        );
-      }
-      // The studio page carries the studio token only for a browser that opened this link (studioSession.ts).
-      // Bound to every interface, it names this machine's loopback: 0.0.0.0 is not an address to browse to.
-      const studioUrl = studioLink(
-        WILDCARD.has(opts.host) ? `http://127.0.0.1:${running.port}` : running.url,
-        studioToken,
-      );
-      out.result({ url: running.url, studioUrl, api: `${running.url}/v1`, dataDir }, () =>
-        [
-          `KB Studio is serving at ${running.url}/`,
-          `  Studio:   ${studioUrl}  (open this link; it signs this browser in)`,
-          `  API:      ${running.url}/v1  (OpenAPI: ${running.url}/v1/openapi.json)`,
-          `  Data dir: ${dataDir}`,
-          'Press Ctrl+C to stop.',
-        ].join('\n'),
+      // Bound to every interface, the addresses printed name this machine's loopback: 0.0.0.0 (or ::) is
+      // not an address to browse to. The studio page carries the studio token only for a browser that
+      // opened the studio link (studioSession.ts).
+      const everywhere = WILDCARD.has(opts.host);
+      const url = everywhere ? `http://127.0.0.1:${running.port}` : running.url;
+      const studioUrl = studioLink(url, studioToken);
+      const warning = LOOPBACK.has(opts.host)
+        ? undefined
+        : `bound to ${opts.host}${everywhere ? ' (every network interface of this machine)' : ''}. Anyone who can reach ${everywhere ? 'this machine on port ' + running.port : 'this address'} can call /v1 with an API key, and anyone who sees the studio link (or the traffic: it is plain HTTP) can use the studio.`;
+      // The warning is never silenced: on stderr even with --json (stdout stays the one JSON document), as
+      // publish's warning about an empty knowledge base.
+      if (warning) process.stderr.write(`kbstudio: warning: ${warning}\n`);
+      out.result(
+        {
+          url,
+          studioUrl,
+          api: `${url}/v1`,
+          dataDir,
+          ...(everywhere ? { listening: running.url } : {}),
+        },
+        () =>
+          [
+            `KB Studio is serving at ${url}/${everywhere ? `  (listening on every interface, ${running.url})` : ''}`,
+            `  Studio:   ${studioUrl}  (open this link; it signs this browser in)`,
+            `  API:      ${url}/v1  (OpenAPI: ${url}/v1/openapi.json)`,
+            `  Data dir: ${dataDir}`,
+            'Press Ctrl+C to stop.',
+          ].join('\n'),
       );
       const stop = () => {
         void server.close().finally(() => {

@@ -34,7 +34,7 @@ export function settingsCommand(program: Command): void {
     .description(
       'store a setting, trimmed (environment variables still override it); an empty value clears it',
     )
-    .argument('<key>', 'e.g. openai.apiKey')
+    .argument('<key>', `one of: ${Object.keys(SETTINGS).join(', ')}`)
     .argument('<value>', "the value; '' (or only spaces) clears the setting")
     .action((key: string, value: string, _opts: unknown, cmd: Command) =>
       withServices(cmd, ({ services, out }) => {

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { dimensionsOf } from '../embed/models';
-import { InvalidDocument } from './errors';
+import { InvalidDocument, unreadableFile } from './errors';
 import { uniqueName } from './parsers/flatten';
 
 export interface EmbeddingRecord {
@@ -49,15 +49,20 @@ async function* readRecords(filePath: string, context: LineContext): AsyncGenera
     (line) => tooLong(context, line),
     context.onBytes,
   );
-  for await (const raw of lines) {
-    lineNumber++;
-    const line = lineNumber === 1 ? raw.replace(/^\uFEFF/, '') : raw;
-    if (line.trim() === '') continue;
-    const parsed = parseLine(line, context);
-    if (typeof parsed === 'string')
-      throw new InvalidDocument(context.source, `line ${lineNumber}: ${parsed}`);
-    records++;
-    yield { line: lineNumber, ...parsed };
+  try {
+    for await (const raw of lines) {
+      lineNumber++;
+      const line = lineNumber === 1 ? raw.replace(/^\uFEFF/, '') : raw;
+      if (line.trim() === '') continue;
+      const parsed = parseLine(line, context);
+      if (typeof parsed === 'string')
+        throw new InvalidDocument(context.source, `line ${lineNumber}: ${parsed}`);
+      records++;
+      yield { line: lineNumber, ...parsed };
+    }
+  } catch (err) {
+    // A file that cannot be read is refused by itself, as a bad line is (the other files are ingested).
+    throw unreadableFile(context.source, err);
   }
   if (records === 0) {
     throw new InvalidDocument(

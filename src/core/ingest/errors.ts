@@ -37,6 +37,32 @@ export class InvalidDocument extends DomainError {
   }
 }
 
+/** Why the system could not read a file, by errno code, in words. */
+const UNREADABLE_REASONS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  ENOENT: 'it was moved or deleted during the ingestion',
+  ENOTDIR: 'it was moved or deleted during the ingestion',
+  EISDIR: 'it is a folder now',
+  ELOOP: 'too many levels of symbolic links',
+  EIO: 'input/output error: the disk or share holding it failed',
+  ENXIO: 'it is not a regular file',
+};
+
+/**
+ * A file given to ingest that the system refused to read (EACCES, gone since it was listed, ...), as
+ * that file's refusal naming it and why, so the other files are still ingested; anything else (a full
+ * disk, too many open files) is returned as it is, to fail the ingestion as before.
+ */
+export function unreadableFile(source: string, err: unknown): unknown {
+  const code = String((err as { code?: unknown } | null)?.code ?? '');
+  const reason = UNREADABLE_REASONS[code];
+  if (reason === undefined) return err;
+  const fix =
+    code === 'EACCES' || code === 'EPERM' ? ' Make it readable for this user, or leave it out.' : '';
+  return new InvalidDocument(source, `the file cannot be read (${reason}, ${code}).${fix}`);
+}
+
 /**
  * A document that chunked into nothing: when the parser skipped every row (a CSV whose rows all lack a
  * required column), says so, with the first reason and how to choose the columns; otherwise that no text

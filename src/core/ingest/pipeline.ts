@@ -23,6 +23,7 @@ import {
   InvalidDocument,
   KnowledgeBaseTooLarge,
   nothingToRetrieve,
+  unreadableFile,
 } from './errors';
 import { capHeapGrowth } from './leanHeap';
 import type { IngestLimits } from './limits';
@@ -163,7 +164,11 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     ...collected.files.filter((f) => f.format !== 'jsonl'),
     ...collected.files.filter((f) => f.format === 'jsonl'),
   ];
-  const outcomes: FileOutcome[] = rejected.map((r) => rejectedOutcome(r.source, r.format, r.error));
+  const outcomes: FileOutcome[] = rejected.map((r) => {
+    const outcome = rejectedOutcome(r.source, r.format, r.error);
+    if (r.clashesWith !== undefined) clashNames.set(outcome, r.clashesWith);
+    return outcome;
+  });
   // By the composed spelling new sources have (collectSources): a document stored under a decomposed
   // name before names were composed is the one a new version replaces.
   const existing = new Map(deps.store.documents(listing.id).map((d) => [d.source.normalize('NFC'), d]));
@@ -660,12 +665,22 @@ async function prepare(
     // Only a file of the stored document's size can be unchanged; any other is hashed as it is read,
     // not in a pass of its own first (1.5 s for 1.4 GB, with the commit waiting for the first lines).
     if (previous?.bytes !== file.bytes) return { unchanged: false };
-    const contentHash = await hashFile(file.path);
+    // A file that cannot be read is refused when its lines are read (readEmbeddingsJsonl), in its turn.
+    const contentHash = await hashFile(file.path).catch(() => undefined);
+    if (contentHash === undefined) return { unchanged: false };
     return { contentHash, unchanged: isUnchanged(previous, contentHash, chunking) };
   }
-  const bytes = new Uint8Array(
-    file.bytes <= SYNC_READ_MAX_BYTES ? readFileSync(file.path) : await readFile(file.path),
-  );
+  let read: Buffer;
+  try {
+    read = file.bytes <= SYNC_READ_MAX_BYTES ? readFileSync(file.path) : await readFile(file.path);
+  } catch (err) {
+    // A file that cannot be read (EACCES, gone since it was listed) is refused in its turn, as a parse
+    // failure is (chunkFile awaits `parsed`): the other files are still ingested.
+    const parsed = Promise.reject(unreadableFile(file.source, err));
+    parsed.catch(() => undefined);
+    return { unchanged: false, parsed };
+  }
+  const bytes = new Uint8Array(read);
   const contentHash = createHash('sha256').update(bytes).digest('hex');
   if (isUnchanged(previous, contentHash, chunking)) return { contentHash, unchanged: true };
   if (!startParsing) return { contentHash, unchanged: false, bytes };
@@ -719,4 +734,13 @@ function rejectedOutcome(source: string, format: string, err: DomainError): File
   return { source, format, status: 'rejected', chunks: 0, error: { code: err.code, message: err.message } };
 }
 
-const sortOutcomes = (o: FileOutcome[]) => [...o].sort((a, b) => a.source.localeCompare(b.source));
+/** A file refused because another took its name: that name (RejectedSource.clashesWith). */
+const clashNames = new WeakMap<FileOutcome, string>();
+
+/** By source; a refused name clash right after the row of the file that took the name. */
+const sortOutcomes = (o: FileOutcome[]) => {
+  const key = (x: FileOutcome) => clashNames.get(x) ?? x.source;
+  return [...o].sort(
+    (a, b) => key(a).localeCompare(key(b)) || Number(clashNames.has(a)) - Number(clashNames.has(b)),
+  );
+};

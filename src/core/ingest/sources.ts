@@ -48,6 +48,11 @@ export interface RejectedSource {
   source: string;
   format: string;
   error: DomainError;
+  /**
+   * A file refused because another took its name: that name. Its row, named by where the file came from
+   * (`d2/note.md`, `kb.zip/a.md`), is listed right after the row of the file that took it.
+   */
+  clashesWith?: string;
 }
 
 export interface CollectedSources {
@@ -89,7 +94,18 @@ export async function collectSources(
   const seen = new Map<string, { origin: string; path: string }>();
   // Every file a folder or archive held (ingested, refused or a silent duplicate): none in all is refused.
   let yielded = 0;
-  const addFile = (path: string, name: string, bytes: number, disposable: boolean, shown = name) => {
+  /**
+   * `shown` is where the file came from, for messages: its path as given (a file named directly), or
+   * `archive/entry` (an entry of `archive`); a folder's files are shown by their name.
+   */
+  const addFile = (
+    path: string,
+    name: string,
+    bytes: number,
+    disposable: boolean,
+    shown = name,
+    archive?: string,
+  ) => {
     yielded++;
     // One spelling of a name in every way it reaches us: macOS file names often come decomposed (NFD),
     // Windows and most ZIP tools write them composed (NFC); `café.md` from each was two documents.
@@ -105,7 +121,8 @@ export async function collectSources(
       rejected.push({
         source: origin,
         format: 'format' in kind ? kind.format : extname(source).slice(1),
-        error: new InvalidDocument(origin, duplicateNameMessage(earlier.origin, origin, source)),
+        error: new InvalidDocument(origin, duplicateNameMessage(earlier.origin, source, archive)),
+        clashesWith: source,
       });
       return;
     }
@@ -152,7 +169,7 @@ export async function collectSources(
       return [];
     }
     // Extracted into workDir, which the ingestion removes when it ends.
-    for (const f of extracted.files) addFile(f.path, f.entry, f.bytes, true, `${name}/${f.entry}`);
+    for (const f of extracted.files) addFile(f.path, f.entry, f.bytes, true, `${name}/${f.entry}`, name);
     return extracted.ignored;
   };
   const refuseEntries = (archive: string, entries: UnsupportedEntry[]) => {
@@ -175,8 +192,7 @@ export async function collectSources(
     // `ingest docs` from its parent does, never `./intro.md` or `../docs/intro.md`.
     const name = input.name ?? basename(resolve(input.path));
     signal?.throwIfAborted();
-    const info = statOrUndefined(input.path);
-    if (!info) throw new InvalidInput(`${input.name ?? shownPath(input.path)}: no such file or folder.`);
+    const info = statOf(input.path, input.name ?? shownPath(input.path));
     // The same path given twice under the same name (`a.md a.md`, `docs docs/`) is read once.
     const key = `${resolve(input.path)}\0${name}`;
     if (given.has(key)) continue;
@@ -202,11 +218,26 @@ export async function collectSources(
       }
       if (yielded === before)
         empty.push({ shown: input.name ?? shownPath(input.path), archive: false, ignored });
+    } else if (!info.isFile()) {
+      // A FIFO, socket or device given by name: reading it could wait forever (a FIFO with no writer).
+      // Refused by itself, as a folder's walk skips such entries; the other inputs are still ingested.
+      yielded++;
+      const shown = input.name ?? shownPath(input.path);
+      const kind = classifySource(name);
+      rejected.push({
+        source: shown,
+        format: 'format' in kind ? kind.format : extname(name).slice(1),
+        error: new InvalidDocument(
+          shown,
+          'not a regular file (a FIFO, socket or device); give files, folders or ZIP archives.',
+        ),
+      });
     } else if (isZip(name)) {
       ignored.push(...(await addZip(input.path, name)));
       if (yielded === before) empty.push({ shown: name, archive: true, ignored });
     } else {
-      addFile(input.path, name, info.size, input.disposable === true);
+      // Shown by its path as given: two files named `note.md` from two folders are told apart.
+      addFile(input.path, name, info.size, input.disposable === true, input.name ?? shownPath(input.path));
     }
   }
   // A folder with nothing to ingest beside other inputs is no mistake worth stopping for (a drop of
@@ -221,12 +252,12 @@ export async function collectSources(
 }
 
 /**
- * Why `origin`, whose name `source` another file took first, was not ingested. An archive's entry is
- * renamed inside its archive (`a.md took it first as "a.md"` said the same name twice).
+ * Why a file (an entry of `archive`, or a file given), whose name `source` the file shown as `taker`
+ * took first, was not ingested. An archive's entry is renamed inside its archive (`a.md took it first
+ * as "a.md"` said the same name twice).
  */
-function duplicateNameMessage(taker: string, origin: string, source: string): string {
+function duplicateNameMessage(taker: string, source: string, archive: string | undefined): string {
   const as = taker === source ? '' : ` as "${source}"`;
-  const archive = origin === source ? undefined : origin.slice(0, -source.length - 1);
   const fix =
     archive === undefined
       ? 'rename one of them to keep both'
@@ -272,12 +303,19 @@ function shownPath(path: string): string {
   return /^\.{0,2}$/.test(basename(path)) ? resolve(path) : path;
 }
 
-function statOrUndefined(path: string): Stats | undefined {
+/** An input's stat, or the refusal naming it: no such file, or a folder on its way that may not be entered. */
+function statOf(path: string, shown: string): Stats {
+  let info: Stats | undefined;
   try {
-    return statSync(path, { throwIfNoEntry: false });
-  } catch {
-    return undefined; // Not reachable (EACCES, a file where a folder should be): no such file.
+    info = statSync(path, { throwIfNoEntry: false });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM')
+      throw new InvalidInput(`${shown}: cannot be reached (permission denied, ${code}).`);
+    // A file where a folder should be (ENOTDIR), a name too long: there is no such file.
   }
+  if (!info) throw new InvalidInput(`${shown}: no such file or folder.`);
+  return info;
 }
 
 /**
@@ -292,7 +330,19 @@ async function walk(
   turns: EventLoopTurns,
   signal: AbortSignal | undefined,
 ): Promise<{ path: string; bytes: number }[]> {
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // Refused whole, as a path that does not exist: ingesting the rest would silently leave it out.
+    if (code === 'EACCES' || code === 'EPERM')
+      throw new InvalidInput(
+        `${dir}: the folder cannot be read (permission denied, ${code}); make it readable for this user, or leave it out.`,
+      );
+    throw err;
+  }
+  for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) await walk(path, out, turns, signal);
     else if (entry.isFile()) {

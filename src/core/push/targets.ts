@@ -1,3 +1,4 @@
+import { maskUrlCredentials } from '../../shared/maskUrl';
 import type { PushTarget, PushTargetInput, PushTargetPatch } from '../../shared/push';
 import { Forbidden, InvalidInput, NotFound } from '../errors';
 import { newId } from '../ids';
@@ -206,8 +207,14 @@ export function normalizeBaseUrl(baseUrl: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new InvalidInput(`baseUrl: '${baseUrl}' must be an http(s) URL.`);
   }
+  // The key goes as a bearer token: userinfo was silently dropped, and neither it nor a query's key
+  // is echoed back in clear.
+  if (url.username || url.password)
+    throw new InvalidInput(
+      `baseUrl: '${maskUrlCredentials(baseUrl)}' must not hold a user name or password (the service's API key is sent as a bearer token).`,
+    );
   if (url.search || url.hash)
-    throw new InvalidInput(`baseUrl: '${baseUrl}' must not have a query or fragment.`);
+    throw new InvalidInput(`baseUrl: '${maskUrlCredentials(baseUrl)}' must not have a query or fragment.`);
   const path = url.pathname.replace(/\/+$/, '');
   return `${url.origin}${path === '' ? '/v1' : path}`;
 }

@@ -1,3 +1,4 @@
+import { isAbsolute, relative, resolve } from 'node:path';
 import { DomainError } from '../errors';
 
 const FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
@@ -72,6 +73,19 @@ export class DatabaseLost extends DomainError {
 
 const codeOf = (err: unknown): string => String((err as { code?: unknown } | null)?.code ?? '');
 
+/** The path a Node errno error is about, if it names one (SQLite's errors do not). */
+const pathOf = (err: unknown): string | undefined => {
+  const path = (err as { path?: unknown } | null)?.path;
+  return typeof path === 'string' ? path : undefined;
+};
+
+/** Whether `path` is `dir` or inside it; a failure naming no path is taken as the data directory's. */
+function isInside(path: string | undefined, dir: string): boolean {
+  if (path === undefined) return true;
+  const rel = relative(resolve(dir), resolve(path));
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
 /** SQLite refused a write because another connection held the write lock past the busy timeout. */
 export const isDatabaseBusy = (err: unknown): boolean => codeOf(err).startsWith('SQLITE_BUSY');
 
@@ -88,6 +102,9 @@ export function storageFailure(err: unknown, dataDir: string): DomainError | und
   if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
     return new DatabaseDamaged(dataDir, message.startsWith(code) ? message : `${code}: ${message}`);
   }
+  // A forbidden path outside the data directory (a file given to ingest, a keypair to import) is that
+  // file's problem, not the data directory's: it was blamed on the data directory, as a 500.
+  if (NOT_WRITABLE.has(code) && !isInside(pathOf(err), dataDir)) return undefined;
   if (NOT_WRITABLE.has(code) || code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN') {
     return new DataDirNotWritable(dataDir, message.startsWith(code) ? message : `${code}: ${message}`);
   }

@@ -410,10 +410,16 @@ describe('ingestion pipeline', () => {
       ['stanley-cups.csv', 'ingested'],
     ]);
     const twice = await run([join(FIXTURES, 'simple.zip'), join(FIXTURES, 'stanley-cups.csv')]);
-    const dup = twice.documents.find((d) => d.status === 'rejected');
-    // The message names the copy that was kept.
-    expect(dup?.error?.message).toBe(
-      'stanley-cups.csv: not ingested: the name appears twice in this ingestion, and simple.zip/stanley-cups.csv took it first as "stanley-cups.csv"; rename one of them to keep both.',
+    // The message names the copy that was kept; the refused file, named by its path as given, is listed
+    // right after the row of the name it lost.
+    const given = join(FIXTURES, 'stanley-cups.csv');
+    expect(twice.documents.map((d) => [d.source, d.status])).toEqual([
+      ['ideas-page.html', 'unchanged'],
+      ['stanley-cups.csv', 'unchanged'],
+      [given, 'rejected'],
+    ]);
+    expect(twice.documents[2]!.error?.message).toBe(
+      `${given}: not ingested: the name appears twice in this ingestion, and simple.zip/stanley-cups.csv took it first as "stanley-cups.csv"; rename one of them to keep both.`,
     );
     // The other way round, the refused copy is reported under the path it came from.
     const reversed = await run([join(FIXTURES, 'stanley-cups.csv'), join(FIXTURES, 'simple.zip')]);

@@ -86,11 +86,14 @@ describe('collectSources', () => {
       ['codeblock.md', 'markdown'],
       ['rows.csv', 'csv'],
     ]);
-    expect(rejected.map((r) => [r.source, r.format, r.error.code])).toEqual([
-      ['codeblock.md', 'markdown', 'invalid_document'],
-      ['rows.csv', 'csv', 'invalid_document'],
+    // Each refused copy named by its path as given, beside the name it shares (its row follows that one).
+    expect(rejected.map((r) => [r.source, r.format, r.error.code, r.clashesWith])).toEqual([
+      [join(other, 'codeblock.md'), 'markdown', 'invalid_document', 'codeblock.md'],
+      [join(other, 'rows.csv'), 'csv', 'invalid_document', 'rows.csv'],
     ]);
-    expect(rejected[0]!.error.message).toMatch(/the name appears twice in this ingestion/);
+    expect(rejected[0]!.error.message).toBe(
+      `${join(other, 'codeblock.md')}: not ingested: the name appears twice in this ingestion, and ${join(sub, 'codeblock.md')} took it first as "codeblock.md"; rename one of them to keep both.`,
+    );
   });
 
   it('stores a name in its composed spelling, and one name spelled both ways is one name', async () => {
@@ -107,7 +110,9 @@ describe('collectSources', () => {
 
     const { files, rejected } = await collect([join(sub, decomposed), join(other, composed)]);
     expect(files.map((f) => f.source)).toEqual([composed]);
-    expect(rejected.map((r) => [r.source, r.error.code])).toEqual([[composed, 'invalid_document']]);
+    expect(rejected.map((r) => [r.source, r.error.code, r.clashesWith])).toEqual([
+      [join(other, composed), 'invalid_document', composed],
+    ]);
     expect(rejected[0]!.error.message).toMatch(/the name appears twice in this ingestion/);
   });
 
@@ -118,7 +123,7 @@ describe('collectSources', () => {
     expect(entryLost.rejected.map((r) => [r.source, r.error.message])).toEqual([
       [
         'x.zip/codeblock.md',
-        'x.zip/codeblock.md: not ingested: the name appears twice in this ingestion, and codeblock.md took it first; rename the entry inside x.zip to keep both, or leave x.zip out to keep only codeblock.md.',
+        `x.zip/codeblock.md: not ingested: the name appears twice in this ingestion, and ${join(sub, 'codeblock.md')} took it first as "codeblock.md"; rename the entry inside x.zip to keep both, or leave x.zip out to keep only ${join(sub, 'codeblock.md')}.`,
       ],
     ]);
     // A file sent by itself can be renamed where it is: the entry that took its name is named with its archive.
@@ -128,7 +133,7 @@ describe('collectSources', () => {
       STUDIO_LIMITS,
     );
     expect(fileLost.rejected.map((r) => r.error.message)).toEqual([
-      'codeblock.md: not ingested: the name appears twice in this ingestion, and x.zip/codeblock.md took it first as "codeblock.md"; rename one of them to keep both.',
+      `${join(sub, 'codeblock.md')}: not ingested: the name appears twice in this ingestion, and x.zip/codeblock.md took it first as "codeblock.md"; rename one of them to keep both.`,
     ]);
   });
 
