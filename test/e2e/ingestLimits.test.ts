@@ -1,10 +1,8 @@
-import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { STUDIO_LIMITS } from '../../src/core/ingest/limits';
 import { openServices } from '../../src/db/services';
 import { OFFLINE_MODEL } from '../../src/shared/embeddingModels';
 import type { Listing } from '../../src/shared/listings';
+import { commitChunks } from '../helpers/commitChunks';
 import { E2eStudio, shoot } from '../helpers/e2e';
 
 /**
@@ -17,15 +15,7 @@ const studio = new E2eStudio('kbstudio-e2e-ingest-limits-');
 let imported: Listing;
 let notes: Listing;
 
-async function openIngest(listing: Listing): Promise<Page> {
-  const page = await studio.openStudio('#/ingest', {
-    defaultTimeout: 15_000,
-    initScript: `localStorage.setItem('kbstudio.workListing', ${JSON.stringify(JSON.stringify(listing.id))});`,
-  });
-  await page.getByText('Drop files, folders or ZIP archives here').waitFor();
-  await expect.poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue()).toBe(listing.title);
-  return page;
-}
+const openIngest = (listing: Listing) => studio.openIngest(listing);
 
 describe('Ingest into a knowledge base past the studio limits, in Chromium', () => {
   beforeAll(async () => {
@@ -35,24 +25,15 @@ describe('Ingest into a knowledge base past the studio limits, in Chromium', () 
     // 600 MB of documents in one chunk: what the studio is told of a knowledge base is its bytes.
     const services = openServices(studio.dataDir);
     try {
-      const staging = services.knowledgeBase.createStaging(join(studio.dataDir, 'tmp'));
-      const writer = staging.open({
-        source: 'corpus.jsonl',
-        format: 'jsonl',
-        contentHash: 'hash of corpus.jsonl',
-        bytes: 600 * 1024 * 1024,
-        metadata: {},
-      });
       const vector = Float32Array.from({ length: OFFLINE_MODEL.dimensions }, (_, i) => (i % 7) + 1);
-      writer.add([{ text: 'imported puffin', tokenCount: 2, contentHash: 'h1', metadata: {}, vector }]);
-      writer.finish();
-      await services.knowledgeBase.commit(imported.id, staging, {
-        model: OFFLINE_MODEL.id,
-        dimensions: OFFLINE_MODEL.dimensions,
-        maxChunks: STUDIO_LIMITS.maxChunks,
-        maxKnowledgeBaseBytes: null,
-      });
-      staging.dispose();
+      await commitChunks(
+        services,
+        imported.id,
+        'corpus.jsonl',
+        [{ text: 'imported puffin', tokenCount: 2, contentHash: 'h1', metadata: {}, vector }],
+        OFFLINE_MODEL,
+        { bytes: 600 * 1024 * 1024 },
+      );
     } finally {
       services.close();
     }

@@ -20,15 +20,7 @@ let openAi: FakeServer;
 
 const fixture = (name: string) => join(FIXTURES, name);
 
-async function openIngest(listing: Listing): Promise<Page> {
-  const page = await studio.openStudio('#/ingest', {
-    defaultTimeout: 15_000,
-    initScript: `localStorage.setItem('kbstudio.workListing', ${JSON.stringify(JSON.stringify(listing.id))});`,
-  });
-  await page.getByText('Drop files, folders or ZIP archives here').waitFor();
-  await expect.poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue()).toBe(listing.title);
-  return page;
-}
+const openIngest = (listing: Listing) => studio.openIngest(listing);
 
 const queueFiles = (page: Page, files: string[]) =>
   page.locator('input[type="file"]:not([webkitdirectory])').first().setInputFiles(files);

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import type { Listing } from '../../src/shared/listings';
 
 /**
@@ -259,6 +260,17 @@ export class E2eStudio {
     const json = (await response.json()) as { data: T };
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
     return json.data;
+  }
+
+  /** Ingest with `listing` chosen (as the studio remembers the listing worked on), its drop zone shown. */
+  async openIngest(listing: Listing): Promise<Page> {
+    const page = await this.openStudio('#/ingest', {
+      defaultTimeout: 15_000,
+      initScript: `localStorage.setItem('kbstudio.workListing', ${JSON.stringify(JSON.stringify(listing.id))});`,
+    });
+    await page.getByText('Drop files, folders or ZIP archives here').waitFor();
+    await expect.poll(() => page.getByRole('combobox', { name: 'Listing' }).inputValue()).toBe(listing.title);
+    return page;
   }
 
   async openStudio(hash = '', options: OpenOptions = {}): Promise<Page> {

@@ -29,6 +29,8 @@ export function listingPerTest(title: string) {
   return {
     services: () => services,
     listingId: () => listingId,
+    /** The test's temporary folder (the data directory is its `data`), for files to ingest. */
+    dir: () => dir.path,
     async ingest(name: string, text: string) {
       const file = join(dir.path, name);
       writeFileSync(file, text);

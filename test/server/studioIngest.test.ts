@@ -9,6 +9,7 @@ import type { IngestJobSnapshot } from '../../src/core/ingest/jobs';
 import { recoverInterruptedJobs } from '../../src/db/repositories/jobJournal';
 import { JobRows } from '../../src/shared/jobRows';
 import { buildZip } from '../hardening/forgeZip';
+import { commitChunks } from '../helpers/commitChunks';
 import { FIXTURES, json, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 
 let studio: TestStudio;
@@ -519,24 +520,15 @@ describe('a knowledge base past the studio limits (built by a bulk upload)', () 
     // 600 MB of documents, as a bulk upload of pre-built embeddings leaves it: one chunk is enough.
     const listingId = await createListing('Imported in bulk');
     const { services } = studio;
-    const staging = services.knowledgeBase.createStaging(join(services.dataDir, 'tmp'));
-    const writer = staging.open({
-      source: 'corpus.jsonl',
-      format: 'jsonl',
-      contentHash: 'hash of corpus.jsonl',
-      bytes: 600 * 1024 * 1024,
-      metadata: {},
-    });
     const vector = Float32Array.from({ length: OFFLINE_MODEL.dimensions }, (_, i) => (i % 7) + 1);
-    writer.add([{ text: 'imported puffin', tokenCount: 2, contentHash: 'h1', metadata: {}, vector }]);
-    writer.finish();
-    await services.knowledgeBase.commit(listingId, staging, {
-      model: OFFLINE_MODEL.id,
-      dimensions: OFFLINE_MODEL.dimensions,
-      maxChunks: STUDIO_LIMITS.maxChunks,
-      maxKnowledgeBaseBytes: null,
-    });
-    staging.dispose();
+    await commitChunks(
+      services,
+      listingId,
+      'corpus.jsonl',
+      [{ text: 'imported puffin', tokenCount: 2, contentHash: 'h1', metadata: {}, vector }],
+      OFFLINE_MODEL,
+      { bytes: 600 * 1024 * 1024 },
+    );
     const sizes = (await json(await studioFetch('/studio/knowledge-bases'))).data;
     expect(sizes.find((s: { listingId: string }) => s.listingId === listingId)).toMatchObject({
       chunkCount: 1,

@@ -1,11 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KnowledgeBaseTooLarge } from '../../../src/core/ingest/errors';
 import type { IngestProgress } from '../../../src/core/ingest/pipeline';
 import { STUDIO_LIMITS, type IngestLimits } from '../../../src/core/ingest/limits';
-import { openServices, type StudioServices } from '../../../src/db/services';
-import { tempDir } from '../../helpers/studio';
+import { listingPerTest } from '../../helpers/listingPerTest';
 
 /**
  * A knowledge base already past the studio's limits (built by a bulk upload) refuses an ingestion that
@@ -13,33 +12,25 @@ import { tempDir } from '../../helpers/studio';
  * document, a file unchanged) goes on as before.
  */
 
-let dir: ReturnType<typeof tempDir>;
-let services: StudioServices;
-let listingId: string;
-
-beforeEach(() => {
-  dir = tempDir();
-  services = openServices(join(dir.path, 'data'));
-  listingId = services.listings.create(
-    { title: 'Limits', accessModel: 'one_time', price: 1 },
-    services.wallets.defaultWallet().address,
-  ).id;
-});
-afterEach(() => {
-  services.close();
-  dir.remove();
-});
+const kb = listingPerTest('Limits');
 
 /** An ingestion's outcome or refusal, with every progress stage it reported on the way. */
 async function ingest(files: Record<string, string>, limits: IngestLimits = STUDIO_LIMITS) {
   const stages: IngestProgress['stage'][] = [];
   const inputs = Object.entries(files).map(([name, text]) => {
-    const path = join(dir.path, name);
+    const path = join(kb.dir(), name);
     writeFileSync(path, text);
     return { path, name };
   });
-  const outcome = await services.ingestion
-    .run({ listingId, inputs, atomic: false, limits, onProgress: (p) => stages.push(p.stage) })
+  const outcome = await kb
+    .services()
+    .ingestion.run({
+      listingId: kb.listingId(),
+      inputs,
+      atomic: false,
+      limits,
+      onProgress: (p) => stages.push(p.stage),
+    })
     .then(
       (result) => ({ result, error: undefined }),
       (error: unknown) => ({ result: undefined, error: error as { code: string; message: string } }),
@@ -48,7 +39,7 @@ async function ingest(files: Record<string, string>, limits: IngestLimits = STUD
 }
 
 const size = () => {
-  const docs = services.knowledgeBase.documents(listingId);
+  const docs = kb.services().knowledgeBase.documents(kb.listingId());
   return {
     bytes: docs.reduce((n, d) => n + d.bytes, 0),
     chunks: docs.reduce((n, d) => n + d.chunkCount, 0),
