@@ -45,6 +45,10 @@ export function evalCommand(program: Command): void {
         // match no query used to fail after the ingestion, leaving the listing full (as the studio does).
         const [queries, qrels] = await Promise.all([readQueries(dir), readQrels(dir)]);
         const judged = judgedQueries(queries, qrels).length;
+        const unmapped = () =>
+          new InvalidInput(
+            `Listing '${listing.id}' holds chunks without "corpusId" metadata, so its results cannot be matched to the qrels. Evaluate an empty listing: kbstudio eval fills it from ${join(dir, 'corpus.jsonl')}.`,
+          );
         const ingested = listing.chunkCount === 0 ? await ingestCorpus(services, listing.id, dir, out) : null;
 
         out.info(
@@ -63,14 +67,11 @@ export function evalCommand(program: Command): void {
             });
             chunksSeen += chunks.length;
             chunksMapped += chunks.filter((c) => typeof c.sourceMetadata.corpusId === 'string').length;
+            // Refused at the first query that finds chunks, none of them mapped: not after every query ran.
+            if (chunksSeen > 0 && chunksMapped === 0) throw unmapped();
             return { ids: corpusIdsOf(chunks), latencyMs };
           },
         });
-        if (chunksSeen > 0 && chunksMapped === 0) {
-          throw new InvalidInput(
-            `Listing '${listing.id}' holds chunks without "corpusId" metadata, so its results cannot be matched to the qrels. Evaluate an empty listing: kbstudio eval fills it from ${join(dir, 'corpus.jsonl')}.`,
-          );
-        }
         const summary = summarize(report, listing.id, mode, ingested);
         out.result(out.json ? { ...summary, perQuery: perQueryOf(report) } : summary, () =>
           Object.entries(summary)

@@ -190,18 +190,20 @@ describe('CredentialService', () => {
   it("takes only real ISO 8601 dates for a test buyer's expiresAt", async () => {
     const sub = await f.listing({ accessModel: 'subscription', price: 1, subscriptionDays: 7 });
     // Only real ISO 8601 dates: Date.parse alone took each of these for some day or other.
-    for (const expiresAt of [
-      '2027-02-30T00:00:00Z',
-      '2027-02-31',
-      '1',
-      '12/31/2027',
-      '2027-01-01T00:00:00',
-    ]) {
+    for (const expiresAt of ['2027-02-30T00:00:00Z', '2027-02-31', '1', '12/31/2027']) {
       await expect(f.services.credentials.grant(sub.id, f.outsider, { expiresAt })).rejects.toMatchObject({
         code: 'invalid_request',
         message: `expiresAt: '${expiresAt}' is not an ISO 8601 date: give YYYY-MM-DD, or a date and time with its offset (2027-01-31T12:00:00Z).`,
       });
     }
+    // ISO 8601 too, but without an offset it names no instant: the message says what is missing.
+    await expect(
+      f.services.credentials.grant(sub.id, f.outsider, { expiresAt: '2027-01-01T00:00:00' }),
+    ).rejects.toMatchObject({
+      code: 'invalid_request',
+      message:
+        "expiresAt: '2027-01-01T00:00:00' has no offset, so it names no instant: add Z for UTC or the offset (2027-01-01T00:00:00Z, 2027-01-01T00:00:00+02:00), or give YYYY-MM-DD.",
+    });
     for (const [expiresAt, stored] of [
       ['2029-12-31', '2029-12-31T00:00:00.000Z'],
       ['2029-12-31T02:30:00+02:00', '2029-12-31T00:30:00.000Z'],
