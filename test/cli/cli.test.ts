@@ -262,7 +262,7 @@ describe('kbstudio CLI', () => {
   }, 300_000);
 
   it('names the flag typed in every error about its value, with the pointer to --help', async () => {
-    const bad = await cli(
+    const unsupported = [
       'listings',
       'create',
       '--title',
@@ -273,23 +273,12 @@ describe('kbstudio CLI', () => {
       '1',
       '--embedding-model',
       'foo',
-    );
+    ];
+    const bad = await cli(...unsupported);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^kbstudio: --embedding-model: 'foo' is not supported\./);
     expect(bad.stderr).toContain("(run 'kbstudio listings create --help' for usage)");
-    const json = await cli(
-      '--json',
-      'listings',
-      'create',
-      '--title',
-      'X',
-      '--access-model',
-      'one_time',
-      '--price',
-      '1',
-      '--embedding-model',
-      'foo',
-    );
+    const json = await cli('--json', ...unsupported);
     expect(json.stderr).toBe('');
     expect(json.json.error).toMatchObject({
       code: 'unsupported_embedding_model',

@@ -164,6 +164,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     ...collected.files.filter((f) => f.format !== 'jsonl'),
     ...collected.files.filter((f) => f.format === 'jsonl'),
   ];
+  // A file refused because another took its name, by its outcome: that name (sortOutcomes).
+  const clashNames = new Map<FileOutcome, string>();
   const outcomes: FileOutcome[] = rejected.map((r) => {
     const outcome = rejectedOutcome(r.source, r.format, r.error);
     if (r.clashesWith !== undefined) clashNames.set(outcome, r.clashesWith);
@@ -393,7 +395,8 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     // A cancel during the last file stops here, before anything is committed.
     request.signal?.throwIfAborted();
     const firstRejected = outcomes.find((o) => o.status === 'rejected');
-    if (request.atomic && firstRejected) throw new IngestionFailed(sortOutcomes(outcomes), firstRejected);
+    if (request.atomic && firstRejected)
+      throw new IngestionFailed(sortOutcomes(outcomes, clashNames), firstRejected);
     // Whoever sees the upload completed finds its received files gone (and a full disk its room back).
     await request.upload?.inputsRead();
 
@@ -408,7 +411,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       const result = await session.finish(
         upload && {
           uploadId: upload.id,
-          files: sortOutcomes(outcomes),
+          files: sortOutcomes(outcomes, clashNames),
           progress: { ...progress, stage: 'done' },
           updatedAt: upload.now().toISOString(),
         },
@@ -420,7 +423,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     report('done');
     return {
       listingId: listing.id,
-      documents: sortOutcomes(outcomes),
+      documents: sortOutcomes(outcomes, clashNames),
       committed,
       documentCount,
       chunkCount,
@@ -734,11 +737,11 @@ function rejectedOutcome(source: string, format: string, err: DomainError): File
   return { source, format, status: 'rejected', chunks: 0, error: { code: err.code, message: err.message } };
 }
 
-/** A file refused because another took its name: that name (RejectedSource.clashesWith). */
-const clashNames = new WeakMap<FileOutcome, string>();
-
-/** By source; a refused name clash right after the row of the file that took the name. */
-const sortOutcomes = (o: FileOutcome[]) => {
+/**
+ * By source; a refused name clash (in `clashNames`, with the name another file took: RejectedSource.
+ * clashesWith) right after the row of the file that took the name.
+ */
+const sortOutcomes = (o: FileOutcome[], clashNames: ReadonlyMap<FileOutcome, string>) => {
   const key = (x: FileOutcome) => clashNames.get(x) ?? x.source;
   return [...o].sort(
     (a, b) => key(a).localeCompare(key(b)) || Number(clashNames.has(a)) - Number(clashNames.has(b)),
