@@ -8,23 +8,39 @@ import { readFileSync, statSync } from 'node:fs';
 const root = new URL('../', import.meta.url);
 const bundle = new URL('dist/cli/kbstudio.mjs', root);
 
-function bundleIsFresh() {
-  if (process.env.KBSTUDIO_FROM_SOURCE) return false;
+/** Why the sources run instead of the bundle ('asked', 'missing', 'stale'), or undefined to run the bundle. */
+function reasonForSources() {
+  if (process.env.KBSTUDIO_FROM_SOURCE) return 'asked';
+  let built;
   try {
-    const built = statSync(bundle).mtimeMs;
-    const inputs = JSON.parse(readFileSync(new URL('dist/cli/inputs.json', root), 'utf8'));
-    return inputs.every((file) => statSync(new URL(file, root)).mtimeMs <= built);
+    built = statSync(bundle).mtimeMs;
   } catch {
-    return false;
+    return 'missing';
+  }
+  try {
+    const inputs = JSON.parse(readFileSync(new URL('dist/cli/inputs.json', root), 'utf8'));
+    return inputs.every((file) => statSync(new URL(file, root)).mtimeMs <= built) ? undefined : 'stale';
+  } catch {
+    return 'stale';
   }
 }
 
+// Starting from the sources takes a second or more longer: say why, and how to have the bundle again,
+// unless the sources were asked for. main() prints the note on a terminal only, never with --json.
+const NOTES = {
+  missing:
+    'kbstudio: no prebuilt CLI (dist/cli/kbstudio.mjs): running from the TypeScript sources, a slower start. Build it with `npm run build:cli`.',
+  stale:
+    'kbstudio: the prebuilt CLI (dist/cli/kbstudio.mjs) is older than its sources: running from the sources, a slower start. Rebuild it with `npm run build:cli`.',
+};
+
+const reason = reasonForSources();
 let cli;
-if (bundleIsFresh()) {
+if (reason === undefined) {
   cli = await import(bundle.href);
 } else {
   const { register } = await import('tsx/esm/api');
   register();
   cli = await import('../src/cli/main.ts');
 }
-await cli.main(process.argv);
+await cli.main(process.argv, { startupNote: reason && NOTES[reason] });

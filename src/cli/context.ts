@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { DomainError, InvalidInput } from '../core/errors';
+import { DomainError, Forbidden, InvalidInput } from '../core/errors';
 import type { ErrorCode } from '../shared/errors';
-import { DataDirNotADirectory, storageFailure } from '../core/uploads/storageErrors';
+import { DataDirNotADirectory, DataDirNotWritable, storageFailure } from '../core/uploads/storageErrors';
 import { openServices, type StudioServices } from '../db/services';
 import { resolveDataDir } from './dataDir';
 import { createOutput, type Output } from './output';
@@ -28,22 +28,40 @@ export async function withServices(
     await run({ services, out: createOutput(Boolean(globals.json)) });
   } catch (err) {
     // SQLite's "database or disk is full" names neither the disk nor the folder.
-    throw storageFailure(err, dataDir) ?? inFlagTerms(err, command);
+    throw inDataDirTerms(storageFailure(err, dataDir) ?? inFlagTerms(err, command));
   } finally {
     services.close();
   }
 }
 
-/** The studio's services on `dataDir`; a data directory that is a file says how to choose another. */
+/**
+ * The studio's services on `dataDir`; a data directory that is a file, or that this user cannot write,
+ * says so and how to choose another.
+ */
 export function openDataDirServices(dataDir: string): StudioServices {
   try {
     return openServices(dataDir, { environment: process.env });
   } catch (err) {
-    if (err instanceof DataDirNotADirectory) {
-      throw new InvalidInput(err.message.replace(/\.$/, ' (--data-dir or KBSTUDIO_DATA_DIR).'));
-    }
-    throw err;
+    // openDataDir names the directory itself; what the services write as they open (the recovery of
+    // interrupted jobs) fails with SQLite's bare "attempt to write a readonly database".
+    throw inDataDirTerms(storageFailure(err, dataDir) ?? err);
   }
+}
+
+/**
+ * A data directory the user chose (--data-dir, KBSTUDIO_DATA_DIR) that does not fit, in the terms of the
+ * command line. One this user cannot write is `forbidden`, not the `internal_error` the server answers
+ * for its own directory: nothing failed inside the studio, and the user can fix it. Reading commands are
+ * refused too: every command writes as it opens the data directory (an older schema migrated, the
+ * scratch folder claimed, interrupted jobs recovered; `query` logs the query), and SQLite cannot read a
+ * WAL database in a directory it may not write unless its -shm file is already there (docs/reliability.md,
+ * "A read-only data directory").
+ */
+function inDataDirTerms(err: unknown): unknown {
+  const withFlags = (message: string) => message.replace(/\.$/, ' (--data-dir or KBSTUDIO_DATA_DIR).');
+  if (err instanceof DataDirNotADirectory) return new InvalidInput(withFlags(err.message));
+  if (err instanceof DataDirNotWritable) return new Forbidden(withFlags(err.message));
+  return err;
 }
 
 /** A number as people write it on a command line: decimal digits, a sign, a point, an exponent. */

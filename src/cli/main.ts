@@ -78,9 +78,28 @@ const commandPath = (command: Command): string => {
   return names.join(' ');
 };
 
-export async function main(argv: string[]): Promise<void> {
+/**
+ * Whether `argv` asks for --json, as commander reads it: a `--json` after the `--` that ends the options
+ * is an operand (`kbstudio query --listing ID -- --json` searches for the text "--json"), not the flag.
+ */
+export function jsonRequested(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+export interface MainOptions {
+  /**
+   * One line about how this process was started, for the person at the terminal (bin/kbstudio.js: the
+   * CLI runs from its TypeScript sources because its prebuilt bundle is stale or missing). Printed on
+   * stderr only when stderr is a terminal and --json was not asked for, which keeps stderr quiet.
+   */
+  startupNote?: string;
+}
+
+export async function main(argv: string[], options: MainOptions = {}): Promise<void> {
   exitQuietlyOnClosedPipe();
-  const json = argv.includes('--json');
+  const json = jsonRequested(argv);
+  if (options.startupNote && !json && process.stderr.isTTY) process.stderr.write(`${options.startupNote}\n`);
   const program = buildProgram({ json });
   // The command whose action ran (`listings create`), for the pointer to its help after a bad flag value.
   let running: Command | undefined;

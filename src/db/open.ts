@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { getLoadablePath } from 'sqlite-vec';
@@ -39,6 +39,7 @@ export function openDataDir(dataDir: string, options: OpenOptions = {}): Db {
     makeDataDir(dataDir);
     const file = join(dataDir, DATABASE_FILE);
     refuseLostDatabase(dataDir, file);
+    refuseReadOnlyDatabase(file);
     const db = openDatabase(file, options);
     try {
       claimScratch(join(dataDir, SCRATCH_DIR));
@@ -66,6 +67,22 @@ function refuseLostDatabase(dataDir: string, file: string): void {
   if (size > 0) return;
   const kept = countFiles(join(dataDir, 'sources'));
   if (kept > 0) throw new DatabaseLost(file, kept);
+}
+
+/**
+ * SQLite opens a database file this user may not write read-only, without a word, and the first write
+ * fails; worse, the -wal and -shm files it creates then take the file's read-only mode, and keep the
+ * database unwritable after its own mode is restored. So a file of the database that cannot be written
+ * is refused before SQLite opens it, naming the file.
+ */
+function refuseReadOnlyDatabase(file: string): void {
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      accessSync(path, constants.W_OK);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
 }
 
 function countFiles(dir: string): number {
