@@ -1,8 +1,8 @@
-import { Button, Group, Loader, Pagination, Stack, Text, TextInput } from '@mantine/core';
+import { Button, Group, Input, Loader, Pagination, Stack, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { IconSearch } from '@tabler/icons-react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { hasSearchableWord } from '../../../../shared/searchWords';
 import { ErrorState, LoadingState } from '../../components/QueryStates';
 import { focusWhenReady } from '../../lib/focus';
@@ -129,10 +129,15 @@ export function ChunkList({ documentId }: { documentId: string }) {
   );
 }
 
-/** "Go to chunk": a chunk number from 1 to `total`, refused with a message otherwise. */
+/**
+ * "Go to chunk": a chunk number from 1 to `total`, refused with a message otherwise. Its label stays in
+ * view beside the field (a placeholder goes once something is typed), and the refusal runs under the
+ * whole line rather than down the narrow field.
+ */
 function GoToChunk({ total, onGo }: { total: number; onGo: (chunk: number) => void }) {
   const [typed, setTyped] = useState('');
   const [error, setError] = useState<string>();
+  const id = useId();
   return (
     <form
       noValidate
@@ -147,25 +152,39 @@ function GoToChunk({ total, onGo }: { total: number; onGo: (chunk: number) => vo
         onGo(outcome.chunk);
       }}
     >
-      <Group gap={6} align="flex-start" wrap="nowrap">
-        <TextInput
-          aria-label="Go to chunk"
-          placeholder={`Chunk # (1–${formatCount(total)})`}
-          inputMode="numeric"
-          autoComplete="off"
-          value={typed}
-          onChange={(e) => {
-            setTyped(e.currentTarget.value);
-            setError(undefined);
-          }}
-          error={error}
-          w={180}
-          size="sm"
-        />
-        <Button type="submit" variant="default" size="sm">
-          Go
-        </Button>
-      </Group>
+      {/* The wrapper ties the message to the field (aria-describedby); the label is ours, on the line. */}
+      <Input.Wrapper id={id} error={error} inputWrapperOrder={['input', 'error']}>
+        <Group gap={8} align="flex-start" wrap="nowrap">
+          {/* As tall as a size-sm field (2.25rem): the words stay on its line when a refusal shows. */}
+          <Text
+            component="label"
+            htmlFor={id}
+            size="sm"
+            fw={500}
+            lh="2.25rem"
+            style={{ whiteSpace: 'nowrap' }}
+          >
+            Go to chunk
+          </Text>
+          <Input
+            id={id}
+            placeholder={`1–${formatCount(total)}`}
+            inputMode="numeric"
+            autoComplete="off"
+            value={typed}
+            onChange={(e) => {
+              setTyped(e.currentTarget.value);
+              setError(undefined);
+            }}
+            error={Boolean(error)}
+            w={112}
+            size="sm"
+          />
+          <Button type="submit" variant="default" size="sm">
+            Go
+          </Button>
+        </Group>
+      </Input.Wrapper>
     </form>
   );
 }

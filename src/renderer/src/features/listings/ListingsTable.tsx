@@ -1,8 +1,9 @@
-import { ActionIcon, Group, Stack, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
-import { IconPencil, IconTrash, IconWorldUpload } from '@tabler/icons-react';
+import { Stack, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
 import type { Listing } from '../../../../shared/listings';
 import { ACCESS_MODEL_LABELS, formatCount, formatListingPrice } from '../../lib/format';
+import { useCompactTable } from '../../lib/useCompactTable';
 import { formatSize } from '../ingest/formatSize';
+import { ListingRowActions } from './ListingRowActions';
 import { ListingStatusBadge } from './ListingStatusBadge';
 
 const plural = (n: number, noun: string) => `${formatCount(n)} ${n === 1 ? noun : `${noun}s`}`;
@@ -24,8 +25,17 @@ export function ListingsTable({
   onEdit: (listing: Listing) => void;
   onDelete: (listing: Listing) => void;
 }) {
+  // Where the seven columns do not fit (a 1024 px window), Domain and Embedding model move into the
+  // Title cell: Price and Contents would otherwise sit under the pinned actions.
+  const { ref, compact } = useCompactTable([listings, sizes]);
   return (
-    <Table.ScrollContainer minWidth={900} className="kb-table-wrap" type="native">
+    <Table.ScrollContainer
+      ref={ref}
+      minWidth={compact ? 0 : 900}
+      className="kb-table-wrap"
+      type="native"
+      data-compact={compact || undefined}
+    >
       <Table
         verticalSpacing="sm"
         horizontalSpacing="xs"
@@ -40,9 +50,9 @@ export function ListingsTable({
             <Table.Th>Title</Table.Th>
             {/* Next to the title: in view whole at any width, never under the pinned actions. */}
             <Table.Th>Status</Table.Th>
-            <Table.Th>Domain</Table.Th>
+            {!compact && <Table.Th>Domain</Table.Th>}
             <Table.Th>Price</Table.Th>
-            <Table.Th>Embedding model</Table.Th>
+            {!compact && <Table.Th>Embedding model</Table.Th>}
             {/* Chunks, documents and bytes in one column: with a column of its own, the size sat under the
                 pinned actions at 1280×800. */}
             <Table.Th ta="right">Contents</Table.Th>
@@ -54,29 +64,32 @@ export function ListingsTable({
         <Table.Tbody>
           {listings.map((listing) => (
             <Table.Tr key={listing.id} data-listing-id={listing.id}>
-              <Table.Td>
+              <Table.Td className="kb-listing-title">
                 {/* The width is capped on the content: a cell's own max-width does not bind a table. */}
                 <Stack gap={2} maw={256}>
                   <Text fw={600} size="sm" truncate="end" title={listing.title}>
                     {listing.title}
                   </Text>
-                  <Text size="xs" c="dimmed" ff="monospace">
+                  <Text size="xs" c="dimmed" ff="monospace" truncate="end">
                     {listing.id}
                   </Text>
+                  {compact && <DomainAndModel listing={listing} />}
                 </Stack>
               </Table.Td>
               <Table.Td miw={104}>
                 <ListingStatusBadge status={listing.status} />
               </Table.Td>
-              <Table.Td>
-                {listing.domain ? (
-                  <Text size="sm">{listing.domain}</Text>
-                ) : (
-                  <Text size="sm" c="dimmed">
-                    —
-                  </Text>
-                )}
-              </Table.Td>
+              {!compact && (
+                <Table.Td>
+                  {listing.domain ? (
+                    <Text size="sm">{listing.domain}</Text>
+                  ) : (
+                    <Text size="sm" c="dimmed">
+                      —
+                    </Text>
+                  )}
+                </Table.Td>
+              )}
               <Table.Td>
                 <Stack gap={2}>
                   <Text size="sm" style={{ whiteSpace: 'nowrap' }}>
@@ -87,16 +100,15 @@ export function ListingsTable({
                   </Text>
                 </Stack>
               </Table.Td>
-              <Table.Td>
-                <Tooltip
-                  label={`${listing.embeddingModel} · ${listing.dimensions} dimensions`}
-                  openDelay={300}
-                >
-                  <Text size="xs" maw={170} truncate="end" data-testid="embedding-model">
-                    {listing.embeddingModel}
-                  </Text>
-                </Tooltip>
-              </Table.Td>
+              {!compact && (
+                <Table.Td>
+                  <Tooltip label={modelDetails(listing)} openDelay={300}>
+                    <Text size="xs" maw={170} truncate="end" data-testid="embedding-model">
+                      {listing.embeddingModel}
+                    </Text>
+                  </Tooltip>
+                </Table.Td>
+              )}
               <Table.Td ta="right" style={{ whiteSpace: 'nowrap' }}>
                 <Text size="sm">{plural(listing.chunkCount, 'chunk')}</Text>
                 <Text size="xs" c="dimmed">
@@ -107,46 +119,40 @@ export function ListingsTable({
                 </Text>
               </Table.Td>
               <Table.Td className="kb-pin-end">
-                <Group gap={6} justify="flex-end" wrap="nowrap">
-                  {listing.status === 'draft' && (
-                    <Tooltip label="Publish">
-                      <ActionIcon
-                        variant="light"
-                        onClick={() => onPublish(listing)}
-                        aria-label={`Publish ${listing.title}`}
-                      >
-                        <IconWorldUpload size={16} />
-                      </ActionIcon>
-                    </Tooltip>
-                  )}
-                  <Tooltip label="Edit">
-                    <ActionIcon
-                      variant="subtle"
-                      color="gray"
-                      onClick={() => onEdit(listing)}
-                      aria-label={`Edit ${listing.title}`}
-                    >
-                      <IconPencil size={16} />
-                    </ActionIcon>
-                  </Tooltip>
-                  {listing.status === 'draft' && (
-                    <Tooltip label="Delete">
-                      <ActionIcon
-                        variant="subtle"
-                        color="red"
-                        onClick={() => onDelete(listing)}
-                        aria-label={`Delete ${listing.title}`}
-                      >
-                        <IconTrash size={16} />
-                      </ActionIcon>
-                    </Tooltip>
-                  )}
-                </Group>
+                <ListingRowActions
+                  listing={listing}
+                  onPublish={onPublish}
+                  onEdit={onEdit}
+                  onDelete={onDelete}
+                />
               </Table.Td>
             </Table.Tr>
           ))}
         </Table.Tbody>
       </Table>
     </Table.ScrollContainer>
+  );
+}
+
+const modelDetails = (listing: Listing) => `${listing.embeddingModel} · ${listing.dimensions} dimensions`;
+
+/** The compact table's line under the title's id: the domain (when set) and the embedding model. */
+function DomainAndModel({ listing }: { listing: Listing }) {
+  return (
+    <Tooltip
+      label={`${listing.domain ? `${listing.domain} · ` : ''}${modelDetails(listing)}`}
+      openDelay={300}
+    >
+      <Text size="xs" c="dimmed" truncate="end">
+        {listing.domain && (
+          <>
+            <VisuallyHidden>Domain: </VisuallyHidden>
+            {listing.domain} ·{' '}
+          </>
+        )}
+        <VisuallyHidden>Embedding model: </VisuallyHidden>
+        {listing.embeddingModel}
+      </Text>
+    </Tooltip>
   );
 }
