@@ -11,7 +11,7 @@ import { SealedSettings, sealedKeyMessage } from '../core/sealedSettings';
 import { effectiveSettings, type SettingKey, type Settings } from '../core/settings';
 import { IngestionService } from '../core/ingest/service';
 import { SourceStore } from '../core/ingest/sourceStore';
-import { sharedWithLiveProcess } from '../core/uploads/scratch';
+import { releaseScratch, sharedWithLiveProcess } from '../core/uploads/scratch';
 import { authorizeRetrieval } from '../core/retrieve/access';
 import { RetrievalService } from '../core/retrieve/service';
 import { ApiKeyService } from '../core/keys/apiKeys';
@@ -191,6 +191,7 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     { spillFile: join(dataDir, QUERY_LOG_SPILL_FILE) },
   );
   const credentials = new CredentialService(credentialRepo, listings, ledger, wallets, now);
+  let closed = false;
   return {
     dataDir,
     db,
@@ -234,11 +235,16 @@ export function openServices(dataDir: string, options: ServicesOptions = {}): St
     embedderFor,
     secretBox: options.secretBox ?? plainSecretBox,
     close: () => {
+      if (closed) return;
+      closed = true;
       ingestJournal.close();
       pushJournal.close();
       knowledgeBase.close();
       search.close();
       db.close();
+      // openDataDir claimed the scratch folder for this process: other processes on the data directory
+      // may clean up again (releaseScratch).
+      releaseScratch(join(dataDir, SCRATCH_DIR));
     },
   };
 }

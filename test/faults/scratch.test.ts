@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/core/errors';
-import { claimScratch, sharedWithLiveProcess } from '../../src/core/uploads/scratch';
+import { claimScratch, releaseScratch, sharedWithLiveProcess } from '../../src/core/uploads/scratch';
+import { openServices } from '../../src/db/services';
 import { DataDirNotWritable, DiskFull, storageFailure } from '../../src/core/uploads/storageErrors';
 import { tempDir } from '../helpers/studio';
 
@@ -47,6 +48,33 @@ describe('claimScratch', () => {
     }
     await new Promise((resolve) => other.once('exit', resolve));
     expect(sharedWithLiveProcess(scratch)).toBe(false);
+  });
+});
+
+describe('releaseScratch', () => {
+  it('takes this process off the folder with its last claim, and the services release theirs on close', () => {
+    const scratch = join(dir.path, 'c', 'tmp');
+    const owners = () => readdirSync(join(scratch, '.owners'));
+    claimScratch(scratch);
+    claimScratch(scratch);
+    releaseScratch(scratch);
+    expect(owners()).toEqual([String(process.pid)]);
+    releaseScratch(scratch);
+    expect(owners()).toEqual([]);
+    releaseScratch(scratch); // one release too many changes nothing
+    expect(owners()).toEqual([]);
+
+    // A data directory's services, opened and closed in a process that goes on (a test process running
+    // the CLI in process): other processes took it for a live one still using the data directory, and
+    // would leave its kept sources, interrupted jobs and scratch files alone.
+    const dataDir = join(dir.path, 'd');
+    const first = openServices(dataDir);
+    const second = openServices(dataDir);
+    first.close();
+    first.close(); // twice: the second call gives back nothing more
+    expect(readdirSync(join(dataDir, 'tmp', '.owners'))).toEqual([String(process.pid)]);
+    second.close();
+    expect(readdirSync(join(dataDir, 'tmp', '.owners'))).toEqual([]);
   });
 });
 

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 
 /** Folder, inside the scratch folder, holding one empty file per process that uses it, named by its PID. */
 const OWNERS = '.owners';
-const claimed = new Set<string>();
+/** This process's markers, by path, with the number of claims not released yet. */
+const claimed = new Map<string, number>();
 let exitHookInstalled = false;
 
 /**
@@ -31,14 +32,32 @@ export function claimScratch(scratchDir: string): number {
   }
   const marker = join(owners, String(process.pid));
   writeFileSync(marker, '');
-  claimed.add(marker);
+  claimed.set(marker, (claimed.get(marker) ?? 0) + 1);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.once('exit', () => {
-      for (const file of claimed) rmSync(file, { force: true });
+      for (const file of claimed.keys()) rmSync(file, { force: true });
     });
   }
   return removed;
+}
+
+/**
+ * Gives back one claim of the scratch folder (the services on its data directory closed). This process's
+ * marker goes with its last claim: until then, other processes took it for a live process still using the
+ * data directory, and left its kept sources, interrupted jobs and leftover scratch files alone as long as
+ * this process ran (a test process, an app that closed one data directory for another).
+ */
+export function releaseScratch(scratchDir: string): void {
+  const marker = join(scratchDir, OWNERS, String(process.pid));
+  const count = claimed.get(marker);
+  if (count === undefined) return;
+  if (count > 1) {
+    claimed.set(marker, count - 1);
+    return;
+  }
+  claimed.delete(marker);
+  rmSync(marker, { force: true });
 }
 
 /** Signal 0 checks that a process exists; EPERM means it exists under another user. */
