@@ -80,12 +80,18 @@ export function reportError(err: unknown, json: boolean): number {
   return 1;
 }
 
+/** The streams exitQuietlyOnClosedPipe already watches. */
+const watchedForClosedPipe = new WeakSet<NodeJS.WriteStream>();
+
 /**
  * `kbstudio ... | head` closes the pipe before everything is written: the reader has all it wanted, so
- * the CLI stops quietly (exit 0) instead of dying of an unhandled EPIPE with a stack trace.
+ * the CLI stops quietly (exit 0) instead of dying of an unhandled EPIPE with a stack trace. One listener
+ * per stream however often main() runs in a process (tests run it in theirs, one command after another).
  */
 export function exitQuietlyOnClosedPipe(): void {
   for (const stream of [process.stdout, process.stderr]) {
+    if (watchedForClosedPipe.has(stream)) continue;
+    watchedForClosedPipe.add(stream);
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
       throw err;

@@ -2,11 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeypair } from '../../src/core/wallets/keypair';
 import { tempDir } from '../helpers/studio';
 import { cliRunner } from '../helpers/cli';
+import { cliInProcess } from '../helpers/mainInProcess';
 
 const dir = tempDir('kbs-cli-credentials-');
 afterAll(() => dir.remove());
 
-const cli = cliRunner(dir.path, { json: true });
+// main() in this process (a spawned kbstudio costs about a second), but for one refusal run as a real
+// process below, to see a command end to end as a shell does.
+const cli = cliInProcess(dir.path, { json: true });
+const cliProcess = cliRunner(dir.path, { json: true });
 
 const tester = generateKeypair().address;
 let subscription: string;
@@ -106,7 +110,8 @@ describe('kbstudio credentials', () => {
   });
 
   it('prints the error body for refused grants', async () => {
-    const wrong = await cli(
+    // A real process: the exit status a shell sees, and the error body alone on its stdout.
+    const wrong = await cliProcess(
       'credentials',
       'grant',
       '--listing',

@@ -14,25 +14,33 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURES, tempDir } from '../helpers/studio';
 import { BIN, cliInTerminal, cliRunner } from '../helpers/cli';
+import { cliInProcess } from '../helpers/mainInProcess';
 
 const dir = tempDir();
 afterAll(() => dir.remove());
 
 const dataDir = join(dir.path, 'data');
-const cli = cliRunner(dataDir);
-/** `kbstudio --json ...args` run in the folder `cwd`, where relative paths such as `.` are read. */
-const cliIn = async (cwd: string, ...args: string[]) => {
-  const argv = [BIN, '--data-dir', dataDir, '--json', ...args];
-  const done = await promisify(execFile)(process.execPath, argv, { cwd }).then(
-    ({ stdout }) => ({ code: 0, stdout }),
-    (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
-  );
-  return { code: done.code, json: JSON.parse(done.stdout) };
+// What a command prints and its exit code do not depend on its running in a process of its own: most
+// cases run main() in this one (a spawned kbstudio costs a second or more). Terminals, Ctrl-C, another
+// user, and one command seen end to end from outside keep a real process.
+const cli = cliInProcess(dataDir);
+const cliProcess = cliRunner(dataDir);
+/** Runs `run` in the folder `cwd`, where relative paths such as `.` are read, and comes back. */
+const inFolder = async <T>(cwd: string, run: () => Promise<T>): Promise<T> => {
+  const before = process.cwd();
+  process.chdir(cwd);
+  try {
+    return await run();
+  } finally {
+    process.chdir(before);
+  }
 };
-const createListing = async (title: string): Promise<{ id: string }> =>
+/** `kbstudio --json ...args` run in the folder `cwd`. */
+const cliIn = (cwd: string, ...args: string[]) => inFolder(cwd, () => cli('--json', ...args));
+const createListing = async (title: string, run = cli): Promise<{ id: string }> =>
   JSON.parse(
     (
-      await cli(
+      await run(
         '--json',
         'listings',
         'create',
@@ -51,7 +59,8 @@ describe('kbstudio ingest', () => {
     const listing = await createListing('Docs');
     const csv = join(dir.path, 'people.csv');
     writeFileSync(csv, 'name,city\nAda,London\nBob,\nCy,Paris\n');
-    const result = await cli(
+    // The one command of this file seen end to end from outside: a real process, its exit status.
+    const result = await cliProcess(
       '--json',
       'ingest',
       '--listing',
@@ -194,7 +203,9 @@ describe('kbstudio ingest', () => {
   });
 
   it('on Ctrl-C restores the terminal, says nothing was stored, and exits 130', async () => {
-    const listing = await createListing('Interrupted');
+    // A data directory of its own: the kept copies of the originals are counted before and after.
+    const data = join(dir.path, 'interrupted-data');
+    const listing = await createListing('Interrupted', cliRunner(data));
     const folder = join(dir.path, 'many');
     mkdirSync(folder);
     const paragraph = (i: number) =>
@@ -205,13 +216,13 @@ describe('kbstudio ingest', () => {
         `# Document ${f}\n\n${Array.from({ length: 250 }, (_, i) => paragraph(f * 1000 + i)).join('')}`,
       );
     }
-    const sources = join(dataDir, 'sources');
+    const sources = join(data, 'sources');
     const kept = () =>
       existsSync(sources)
         ? readdirSync(sources, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length
         : 0;
     const keptBefore = kept();
-    const run = cliInTerminal(dataDir, ['ingest', '--listing', listing.id, folder]);
+    const run = cliInTerminal(data, ['ingest', '--listing', listing.id, folder]);
     // Ctrl-C once a few files are done: the ingestion is under way, and has kept copies of them.
     await expect
       .poll(() => /\b([3-9]|[1-5]\d)\/60 files/.test(run.output()), { timeout: 20_000, interval: 50 })
@@ -222,7 +233,7 @@ describe('kbstudio ingest', () => {
     expect(output).toContain('Interrupted: nothing of this ingestion was stored.');
     expect(output.lastIndexOf('\x1b[?25h')).toBeGreaterThan(output.lastIndexOf('\x1b[?25l'));
     expect(output.lastIndexOf('\x1b[?7h')).toBeGreaterThan(output.lastIndexOf('\x1b[?7l'));
-    const shown = (await cli('--json', 'listings', 'show', listing.id)).json;
+    const shown = (await cliInProcess(data)('--json', 'listings', 'show', listing.id)).json;
     expect(shown).toMatchObject({ documentCount: 0, chunkCount: 0 });
     // Nor are the copies of the originals it had kept: nothing refers to them.
     expect(kept()).toBe(keptBefore);
@@ -431,10 +442,8 @@ describe('kbstudio ingest', () => {
     mkdirSync(d2, { recursive: true });
     writeFileSync(join(d1, 'note.md'), '# First copy\n\napples\n');
     writeFileSync(join(d2, 'note.md'), '# Second copy\n\npears\n');
-    const argv = [BIN, '--data-dir', dataDir, 'ingest', '--listing', listing.id, 'd1/note.md', 'd2/note.md'];
-    const human = await promisify(execFile)(process.execPath, argv, { cwd: join(dir.path, 'clash') }).then(
-      () => ({ code: 0, stdout: '' }),
-      (err: { code: number; stdout: string }) => err,
+    const human = await inFolder(join(dir.path, 'clash'), () =>
+      cli('ingest', '--listing', listing.id, 'd1/note.md', 'd2/note.md'),
     );
     expect(human.code).toBe(1);
     const rows = human.stdout.split('\n').filter((l) => /note\.md/.test(l));

@@ -1,15 +1,20 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliRunner } from '../helpers/cli';
+import { cliInProcess } from '../helpers/mainInProcess';
 import { tempDir } from '../helpers/studio';
 
 const dir = tempDir('kbs-keys-cli-');
 afterAll(() => dir.remove());
-const cli = cliRunner(join(dir.path, 'data'));
+// main() in this process (a spawned kbstudio costs about a second), but for one refusal run as a real
+// process below, to see a command end to end as a shell does.
+const cli = cliInProcess(join(dir.path, 'data'));
+const cliProcess = cliRunner(join(dir.path, 'data'));
 
 describe('kbstudio keys', () => {
   it('refuses a --label over 100 characters, as the studio does, and creates no key', async () => {
-    const refused = await cli('keys', 'create', '--label', 'x'.repeat(5000));
+    // A real process: the exit status a shell sees, and its two streams.
+    const refused = await cliProcess('keys', 'create', '--label', 'x'.repeat(5000));
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('--label: The label can be at most 100 characters (got 5000).');
     expect(refused.stdout).toBe('');

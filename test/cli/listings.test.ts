@@ -1,15 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliRunner } from '../helpers/cli';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../helpers/fakeSolanaRpc';
+import { cliInProcess } from '../helpers/mainInProcess';
 import { tempDir } from '../helpers/studio';
 
 const SOL = 1_000_000_000;
-// Each step is a real `kbstudio` process; a loaded machine makes them slow.
+// A loaded machine makes the steps slow, the real `kbstudio` process below most of all.
 const SLOW = 300_000;
 const dir = tempDir('kbs-cli-listings-');
 const localDir = tempDir('kbs-cli-listings-local-');
-const cli = cliRunner(dir.path, { json: true });
-const human = cliRunner(dir.path);
+// main() in this process (a spawned kbstudio costs about a second): the fake Solana RPC on loopback
+// answers it as it would a process. One refusal runs as a real process, to see a command end to end as
+// a shell does.
+const cli = cliInProcess(dir.path, { json: true });
+const human = cliInProcess(dir.path);
 let rpc: FakeSolanaRpc;
 
 beforeAll(async () => {
@@ -76,7 +80,7 @@ describe('kbstudio listings on Solana (the audit reproduction)', () => {
 });
 
 describe('kbstudio listings publish on the embedded ledger', () => {
-  const local = cliRunner(localDir.path, { json: true });
+  const local = cliInProcess(localDir.path, { json: true });
 
   it(
     'warns on stderr, not in the JSON, when the knowledge base is empty',
@@ -136,7 +140,7 @@ describe('kbstudio listings publish on the embedded ledger', () => {
 });
 
 describe('kbstudio listings with a creator wallet this studio does not hold', () => {
-  const local = cliRunner(localDir.path, { json: true });
+  const local = cliInProcess(localDir.path, { json: true });
 
   it(
     'creates it with a warning on stderr, and the publish refusal says how to import the wallet',
@@ -192,6 +196,7 @@ describe('kbstudio listings with a creator wallet this studio does not hold', ()
       expect((await local('listings', 'publish', id)).code).toBe(0);
       await local('wallet', 'create', '--name', 'held-buyer');
       expect((await local('credentials', 'grant', '--listing', id, '--wallet', 'held-buyer')).code).toBe(0);
+      // A real process: the exit status a shell sees, and the refusal on its stderr.
       const price = await cliRunner(localDir.path)('listings', 'update', id, '--price', '0.003');
       expect(price.code).toBe(1);
       expect(price.stderr).toMatch(new RegExp(`^kbstudio: --price: listing '${id}' has 1 credential held`));

@@ -8,6 +8,7 @@ import {
   startKeyEchoingProvider,
 } from '../helpers/fakeProviders/keyEcho';
 import { cliRunner } from '../helpers/cli';
+import { cliInProcess } from '../helpers/mainInProcess';
 import { tempDir } from '../helpers/studio';
 
 const dir = tempDir('kbs-provider-key-cli-');
@@ -41,8 +42,12 @@ describe('kbstudio query and ingest with a provider that quotes a refused API ke
       const fake = await startKeyEchoingProvider(p.provider, GOOD_KEY);
       fakes.push(fake);
       const data = join(dir.path, p.provider);
-      const good = cliRunner(data, { env: p.env(fake.url, GOOD_KEY) });
-      const bad = cliRunner(data, { env: p.env(fake.url, p.badKey) });
+      // main() in this process (a spawned kbstudio costs about a second), with the provider's variables
+      // set for each run only; the refused query runs as a real process: its exit status, and all that
+      // process printed, whatever wrote it.
+      const good = cliInProcess(data, { env: p.env(fake.url, GOOD_KEY) });
+      const bad = cliInProcess(data, { env: p.env(fake.url, p.badKey) });
+      const badProcess = cliRunner(data, { env: p.env(fake.url, p.badKey) });
       const listing = (
         await good(
           '--json',
@@ -74,7 +79,7 @@ describe('kbstudio query and ingest with a provider that quotes a refused API ke
         ).code,
       ).toBe(0);
 
-      const query = await bad('query', '--listing', listing, 'when are invoices due?');
+      const query = await badProcess('query', '--listing', listing, 'when are invoices due?');
       expect(query.code).toBe(1);
       expect(query.stderr).toContain(`${p.name} refused the API key (401: `);
       expect(query.stdout + query.stderr).not.toContain('FULLSECRET');

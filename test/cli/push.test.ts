@@ -2,12 +2,16 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cliRunner } from '../helpers/cli';
+import { BIN } from '../helpers/cli';
+import { cliInProcess } from '../helpers/mainInProcess';
 import { remoteKey } from '../helpers/pushRemote';
 import { FIXTURES, startStudio, tempDir, type TestStudio } from '../helpers/studio';
 
 const dir = tempDir();
-const cli = cliRunner(join(dir.path, 'data'));
+// main() in this process (a spawned kbstudio costs about a second): a push to the remote studio on
+// loopback does not depend on being a process of its own. Ctrl-C does: that case runs a real process,
+// and sees its exit status as a shell would.
+const cli = cliInProcess(join(dir.path, 'data'));
 let remote: TestStudio;
 let key: string;
 let listingId: string;
@@ -233,7 +237,7 @@ describe('kbstudio push', () => {
   });
 
   it('pushes to the hosted.url setting without --to, with the key saved for it', async () => {
-    const hosted = cliRunner(join(dir.path, 'data'), { env: { KBSTUDIO_HOSTED_URL: remote.url } });
+    const hosted = cliInProcess(join(dir.path, 'data'), { env: { KBSTUDIO_HOSTED_URL: remote.url } });
     const result = await hosted('--json', 'push', '--listing', listingId);
     expect(result.code).toBe(0);
     expect(result.json).toMatchObject({ target: `${remote.url}/v1`, totals: { unchanged: 3 } });

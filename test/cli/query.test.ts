@@ -5,11 +5,15 @@ import { openServices } from '../../src/db/services';
 import { SAMPLE_ITEMS } from '../core/retrieve/knowledgeBase';
 import { tempDir } from '../helpers/studio';
 import { cliRunner } from '../helpers/cli';
+import { cliInProcess } from '../helpers/mainInProcess';
 
 const dir = tempDir('kbs-query-cli-');
 afterAll(() => dir.remove());
 
-const cli = cliRunner(join(dir.path, 'data'));
+// main() in this process (a spawned kbstudio costs about a second), but for one refusal run as a real
+// process below, to see a command end to end as a shell does.
+const cli = cliInProcess(join(dir.path, 'data'));
+const cliProcess = cliRunner(join(dir.path, 'data'));
 
 let listing: string;
 beforeAll(async () => {
@@ -116,7 +120,8 @@ describe('kbstudio query', () => {
   });
 
   it('refuses bad flags with the field named', async () => {
-    const topK = await cli('--json', 'query', '--listing', listing, 'fox', '--top-k', '21');
+    // A real process: the exit status a shell sees, and the error body alone on its stdout.
+    const topK = await cliProcess('--json', 'query', '--listing', listing, 'fox', '--top-k', '21');
     expect(topK.code).toBe(1);
     expect(topK.json.error).toMatchObject({
       code: 'invalid_request',

@@ -1,13 +1,18 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../src/db/services';
 import { cliRunner } from '../helpers/cli';
+import { cliInProcess } from '../helpers/mainInProcess';
 import { tempDir } from '../helpers/studio';
 
 const dir = tempDir();
 afterAll(() => dir.remove());
 
+// main() in this process (a spawned kbstudio costs about a second): the environment overrides are read
+// when a command opens the data directory, and the in-process runs set them for their run only. One
+// refusal runs as a real process, to see a command end to end as a shell does.
 const cli = (env: Record<string, string>, ...args: string[]) =>
-  cliRunner(dir.path, { json: true, env: { OPENAI_API_KEY: '', ...env } })(...args);
+  cliInProcess(dir.path, { json: true, env: { OPENAI_API_KEY: '', ...env } })(...args);
+const human = (env: Record<string, string>) => cliInProcess(dir.path, { env });
 
 describe('kbstudio settings', () => {
   it('stores settings, masks secrets, and lets the environment override them', async () => {
@@ -36,20 +41,20 @@ describe('kbstudio settings', () => {
     await cli({}, 'settings', 'set', 'cohere.apiKey', 'co-test-abcdefghijklmn');
     const same = await cli({}, 'settings', 'set', 'cohere.baseUrl', 'http://127.0.0.1:9');
     expect(same.json.cleared).toBeUndefined();
-    const human = await cliRunner(dir.path, { env: { COHERE_API_KEY: '' } })(
+    const movedAgain = await human({ COHERE_API_KEY: '' })(
       'settings',
       'set',
       'cohere.baseUrl',
       'http://127.0.0.1:10',
     );
-    expect(human.stdout).toContain(
+    expect(movedAgain.stdout).toContain(
       'cohere.apiKey cleared: a key is sent only to the address it was stored for',
     );
   });
 
   it('trims what is typed and clears a setting given a blank value, as the Settings view does', async () => {
-    const human = cliRunner(dir.path, { env: { COHERE_API_KEY: '' } });
-    expect((await human('settings', 'set', 'cohere.apiKey', ' co-test-0123456789 ')).stdout).toBe(
+    const typed = human({ COHERE_API_KEY: '' });
+    expect((await typed('settings', 'set', 'cohere.apiKey', ' co-test-0123456789 ')).stdout).toBe(
       'Stored cohere.apiKey.\n',
     );
     const services = openServices(dir.path);
@@ -58,7 +63,7 @@ describe('kbstudio settings', () => {
     } finally {
       services.close();
     }
-    const blank = await human('settings', 'set', 'cohere.apiKey', '   ');
+    const blank = await typed('settings', 'set', 'cohere.apiKey', '   ');
     expect(blank.code).toBe(0);
     expect(blank.stdout).toBe('Cleared cohere.apiKey.\n');
     const shown = await cli({ COHERE_API_KEY: '' }, 'settings', 'show');
@@ -69,7 +74,13 @@ describe('kbstudio settings', () => {
   });
 
   it('refuses a value over 4,000 characters, as PUT /studio/settings does', async () => {
-    const long = await cli({}, 'settings', 'set', 'cohere.apiKey', 'k'.repeat(5000));
+    // A real process: the exit status a shell sees, and the error body alone on its stdout.
+    const long = await cliRunner(dir.path, { json: true, env: { OPENAI_API_KEY: '' } })(
+      'settings',
+      'set',
+      'cohere.apiKey',
+      'k'.repeat(5000),
+    );
     expect(long.code).toBe(1);
     expect(long.json.error.message).toBe(
       'cohere.apiKey: The value can be at most 4,000 characters (got 5,000).',
@@ -99,8 +110,7 @@ describe('kbstudio settings', () => {
 
   it("masks a base URL's password and query values in `settings show` and `settings set`", async () => {
     const envUrl = 'https://user:hunter2pass@proxy.example.com/v1?token=secret123456';
-    const human = cliRunner(dir.path, { env: { OPENAI_API_KEY: '', OPENAI_BASE_URL: envUrl } });
-    const table = await human('settings', 'show');
+    const table = await human({ OPENAI_API_KEY: '', OPENAI_BASE_URL: envUrl })('settings', 'show');
     expect(table.stdout).toContain('https://user:••••@proxy.example.com/v1?token=••••');
     // Such a URL is refused when set (its requests could not use it), without echoing its secrets.
     const set = await cli(
@@ -137,10 +147,11 @@ describe('kbstudio settings', () => {
       value: null,
       source: 'unset',
     });
-    const human = cliRunner(dir.path, {
-      env: { KBSTUDIO_HOSTED_URL: 'https://me:pw-secret2@api.example.com/v1?api-key=abcdef1234567890abcd' },
-    });
-    const table = (await human('settings', 'show')).stdout;
+    const table = (
+      await human({
+        KBSTUDIO_HOSTED_URL: 'https://me:pw-secret2@api.example.com/v1?api-key=abcdef1234567890abcd',
+      })('settings', 'show')
+    ).stdout;
     expect(table).toContain('https://me:••••@api.example.com/v1?api-key=••••');
     expect(table).not.toMatch(/pw-secret2|abcdef1234567890abcd/);
     expect((await cli({}, 'settings', 'set', 'hosted.url', 'https://api.example.com/v1')).code).toBe(0);
