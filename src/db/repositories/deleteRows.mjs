@@ -1,9 +1,70 @@
 // Removing a document, or a draft listing with its knowledge base: shared by the server's connection
 // (small deletions, tests) and the commit worker (commitWorker.mjs), which runs them off the server's
-// thread. Deleting a 450,000-chunk import takes most of a minute, row by row in the vector index and the
-// full-text index, and on the server's thread it stopped every request for that long
-// (docs/performance.md, "Deletions at scale").
+// thread. Row by row, the vector index (vec0) and the full-text index cost tens of microseconds per
+// chunk, so deleting a 450,000-chunk import took most of a minute; when the deleted rows outnumber the
+// ones kept, both indexes are built again from what stays instead (docs/performance.md, "Deletions at
+// scale").
 // Plain JavaScript: it runs as it is inside the worker.
+
+/**
+ * Whether deleting `deleting` of `total` rows is done faster by building the index again from the rows
+ * kept: when at least as many go as stay (a vec0 row costs about twice as much to delete as to insert,
+ * an FTS5 row about as much).
+ */
+export const rebuildFaster = (deleting, total) => deleting > 0 && deleting >= total - deleting;
+
+/**
+ * Deletes the vectors of document `documentId`'s chunks from the vec0 table of `index` (a vector_indexes
+ * row), row by row, or with `rebuild`, by dropping the table and making it again (same name, same
+ * definition) from the float blobs of the listing's other documents, which are the vectors of record.
+ * Call it inside a write transaction, before the chunks go.
+ */
+export function deleteDocumentVectors(db, index, documentId, rebuild) {
+  const { table_name: table, listing_id: listingId, model } = index;
+  if (!rebuild) {
+    db.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)`).run(
+      documentId,
+    );
+    return;
+  }
+  const definition = db.prepare(`SELECT sql FROM sqlite_master WHERE name = ?`).pluck().get(table);
+  db.exec(`DROP TABLE ${table}`);
+  db.exec(definition);
+  // Document by document through the (document_id, chunk_index) index: each one's chunk ids in order,
+  // without reading a chunk row or sorting the blobs.
+  db.prepare(
+    `INSERT INTO ${table} (rowid, embedding)
+     SELECT e.chunk_id, e.vector FROM documents d
+       JOIN chunks c ON c.document_id = d.id JOIN embeddings e ON e.chunk_id = c.id
+     WHERE d.listing_id = ? AND d.id <> ? AND e.model = ?`,
+  ).run(listingId, documentId, model);
+}
+
+/**
+ * Runs `remove`, which deletes `deleting` chunks of a listing holding `listingChunks`, with their
+ * full-text rows removed: one by one through the chunks_fts_delete trigger (which tokenizes each text
+ * again), or, when they are at least as many as the chunks kept in every listing, by building the index
+ * again from the chunks left (FTS5's 'rebuild'), the trigger dropped meanwhile and made again from its
+ * own definition. Call it inside a write transaction.
+ */
+export function withFullTextRemoved(db, deleting, listingChunks, remove) {
+  // The listing's own count first: the whole table is counted only when the listing alone allows it.
+  if (!rebuildFaster(deleting, listingChunks)) return remove();
+  if (!rebuildFaster(deleting, db.prepare(`SELECT count(*) FROM chunks`).pluck().get())) return remove();
+  const trigger = db
+    .prepare(`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'chunks_fts_delete'`)
+    .pluck()
+    .get();
+  db.exec(`DROP TRIGGER chunks_fts_delete`);
+  const result = remove();
+  db.exec(`INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')`);
+  db.exec(trigger);
+  return result;
+}
+
+/** The vec0 tables of a listing, one per model (vector_indexes rows). */
+const vectorIndexes = (db, listingId) =>
+  db.prepare(`SELECT * FROM vector_indexes WHERE listing_id = ?`).all(listingId);
 
 /**
  * Removes document `id` with its chunks, their full-text rows (by trigger), their vectors in every index
@@ -14,20 +75,24 @@
 export function deleteDocumentRows(db, id, now) {
   const row = db.prepare(`SELECT * FROM documents WHERE id = ?`).get(id);
   if (!row) return undefined;
-  const tables = db
-    .prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ?`)
+  // vec0 has no foreign key: its rows go first, found through the chunks they belong to. Table names
+  // come from the store's own vector_indexes rows, never from input. The counters decide how.
+  const listingChunks = db
+    .prepare(`SELECT chunk_count FROM listings WHERE id = ?`)
     .pluck()
-    .all(row.listing_id);
-  // vec0 has no foreign key: its rows go first, found through the chunks they belong to. The names come
-  // from the store's own vector_indexes rows, never from input.
-  for (const table of tables) {
-    db.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)`).run(id);
+    .get(row.listing_id);
+  const chunks = db.prepare(`SELECT count(*) FROM chunks WHERE document_id = ?`).pluck().get(id);
+  const rebuild = rebuildFaster(chunks, listingChunks);
+  for (const index of vectorIndexes(db, row.listing_id)) {
+    deleteDocumentVectors(db, index, id, rebuild);
   }
-  db.prepare(`DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)`).run(
-    id,
-  );
-  db.prepare(`DELETE FROM chunks WHERE document_id = ?`).run(id);
-  db.prepare(`DELETE FROM documents WHERE id = ?`).run(id);
+  withFullTextRemoved(db, chunks, listingChunks, () => {
+    db.prepare(`DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)`).run(
+      id,
+    );
+    db.prepare(`DELETE FROM chunks WHERE document_id = ?`).run(id);
+    db.prepare(`DELETE FROM documents WHERE id = ?`).run(id);
+  });
   const totals = db
     .prepare(
       `SELECT coalesce(sum(document_count), 0) AS docs, coalesce(sum(chunk_count), 0) AS chunks
@@ -49,10 +114,12 @@ export function deleteDocumentRows(db, id, now) {
  * uploads by cascade or here. Call it inside a write transaction. Whether there was such a listing.
  */
 export function deleteListingRows(db, id) {
-  const tables = db.prepare(`SELECT table_name FROM vector_indexes WHERE listing_id = ?`).pluck().all(id);
   // Names come from the store's own vector_indexes rows, never from input.
-  for (const table of tables) db.exec(`DROP TABLE IF EXISTS "${table}"`);
-  const { changes } = db.prepare(`DELETE FROM listings WHERE id = ?`).run(id);
+  for (const { table_name: table } of vectorIndexes(db, id)) db.exec(`DROP TABLE IF EXISTS "${table}"`);
+  const chunks = db.prepare(`SELECT chunk_count FROM listings WHERE id = ?`).pluck().get(id) ?? 0;
+  const { changes } = withFullTextRemoved(db, chunks, chunks, () =>
+    db.prepare(`DELETE FROM listings WHERE id = ?`).run(id),
+  );
   db.prepare(`DELETE FROM uploads WHERE listing_id = ?`).run(id);
   return changes > 0;
 }

@@ -1,0 +1,224 @@
+import { createHash } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StagedChunk } from '../../../src/core/ingest/store';
+import { openServices, type StudioServices } from '../../../src/db/services';
+import { commitChunks } from '../../helpers/commitChunks';
+import { tempDir } from '../../helpers/studio';
+
+// Deleting most of a knowledge base builds its vector index and the full-text index again from what
+// stays, instead of deleting row by row (deleteRows.mjs). Either way, the indexes must end exactly as if
+// the rows had been deleted one by one.
+
+const MODEL = { id: 'test-model', dimensions: 8 };
+
+let dir: ReturnType<typeof tempDir>;
+let services: StudioServices;
+beforeEach(() => {
+  dir = tempDir();
+  services = openServices(dir.path);
+});
+afterEach(() => {
+  services.close();
+  dir.remove();
+});
+
+/** `count` chunks whose texts hold `word` (and `word` + their index); seeded vectors. */
+function chunks(word: string, count: number): StagedChunk[] {
+  return Array.from({ length: count }, (_, i) => {
+    const text = `${word} ${word}${i} common text`;
+    const vector = new Float32Array(MODEL.dimensions).map((_, d) =>
+      Math.sin((i + 1) * (d + 1) + word.length),
+    );
+    return {
+      text,
+      tokenCount: 5,
+      contentHash: createHash('sha256').update(text).digest('hex'),
+      metadata: {},
+      vector,
+    };
+  });
+}
+
+function createListing(title: string): string {
+  const wallet = services.wallets.defaultWallet().address;
+  return services.listings.create({ title, accessModel: 'one_time', price: 1 }, wallet).id;
+}
+
+const db = () => services.db;
+const one = (sql: string, ...params: unknown[]) =>
+  db()
+    .prepare(sql)
+    .pluck()
+    .get(...params);
+const vectorTable = (listingId: string) =>
+  one(`SELECT table_name FROM vector_indexes WHERE listing_id = ?`, listingId) as string;
+const documentId = (source: string) => one(`SELECT id FROM documents WHERE source = ?`, source) as string;
+const matches = (word: string) => one(`SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?`, word);
+/**
+ * The vec0 table's rows in the schema, its shadow tables' too: new rowids when it was made again, as long
+ * as other schema objects were made after it (SQLite gives a new row the largest rowid + 1).
+ */
+const vectorPages = (table: string) =>
+  db()
+    .prepare(`SELECT rowid, name FROM sqlite_master WHERE name = ? OR name LIKE ? ORDER BY name`)
+    .all(table, `${table}_%`);
+/** The trigger's row in the schema: a new rowid when it was dropped and made again. */
+const triggerRow = () =>
+  db().prepare(`SELECT rowid, sql FROM sqlite_master WHERE name = 'chunks_fts_delete'`).get() as {
+    rowid: number;
+    sql: string;
+  };
+
+/** Every vector in the vec0 table, as (rowid, bytes), against the float blobs of record. */
+function expectVectorsOfRecord(listingId: string) {
+  const table = vectorTable(listingId);
+  const indexed = db().prepare(`SELECT rowid AS id, embedding FROM ${table} ORDER BY rowid`).all();
+  const ofRecord = db()
+    .prepare(
+      `SELECT e.chunk_id AS id, e.vector AS embedding FROM embeddings e JOIN chunks c ON c.id = e.chunk_id
+       WHERE c.listing_id = ? ORDER BY e.chunk_id`,
+    )
+    .all(listingId);
+  expect(indexed).toEqual(ofRecord);
+  // The table answers a KNN query, nearest first.
+  const query = Buffer.from(new Float32Array(MODEL.dimensions).fill(0.3).buffer);
+  const nearest = db()
+    .prepare(`SELECT rowid, distance FROM ${table} WHERE embedding MATCH ? AND k = 3`)
+    .all(query) as { distance: number }[];
+  expect(nearest).toHaveLength(Math.min(3, ofRecord.length));
+  expect(nearest.map((r) => r.distance)).toEqual([...nearest.map((r) => r.distance)].sort((a, b) => a - b));
+}
+
+/** FTS5 checks its index against the chunks table (the content table), as `rank` 1 asks. */
+const checkFullText = () =>
+  db().exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)`);
+
+describe('deleting a document', () => {
+  it('that holds most of its knowledge base builds both indexes again from the chunks kept', async () => {
+    const listing = createListing('Docs');
+    await commitChunks(services, listing, 'a.jsonl', chunks('alpha', 3), MODEL);
+    await commitChunks(services, listing, 'big.jsonl', chunks('bravo', 12), MODEL);
+    await commitChunks(services, listing, 'c.jsonl', chunks('charlie', 2), MODEL);
+    const other = createListing('Other');
+    await commitChunks(services, other, 'd.jsonl', chunks('delta', 4), MODEL);
+    const table = vectorTable(listing);
+    const pages = vectorPages(table);
+    const trigger = triggerRow();
+
+    const deleted = await services.knowledgeBase.deleteDocument(documentId('big.jsonl'));
+    expect(deleted).toMatchObject({ documentCount: 2, chunkCount: 5 });
+
+    // Both indexes were made again (12 deleted, 5 kept in the listing, 9 in the whole database)...
+    expect(vectorPages(table)).not.toEqual(pages);
+    expect(triggerRow().rowid).not.toBe(trigger.rowid);
+    expect(triggerRow().sql).toBe(trigger.sql);
+    // ...and hold exactly what stays.
+    expectVectorsOfRecord(listing);
+    expectVectorsOfRecord(other);
+    checkFullText();
+    expect([matches('bravo'), matches('alpha'), matches('charlie'), matches('delta')]).toEqual([0, 3, 2, 4]);
+    expect(one(`SELECT count(*) FROM chunks`)).toBe(9);
+    expect(one(`SELECT count(*) FROM vector_codes WHERE listing_id = ?`, listing)).toBe(5);
+
+    // The trigger made again still removes a deleted chunk's full-text row.
+    await services.knowledgeBase.deleteDocument(documentId('a.jsonl'));
+    checkFullText();
+    expect([matches('alpha'), matches('charlie'), matches('delta')]).toEqual([0, 2, 4]);
+    expectVectorsOfRecord(listing);
+  });
+
+  it('that holds less than half of it deletes its rows one by one', async () => {
+    const listing = createListing('Docs');
+    await commitChunks(services, listing, 'a.jsonl', chunks('alpha', 6), MODEL);
+    await commitChunks(services, listing, 'b.jsonl', chunks('bravo', 5), MODEL);
+    const table = vectorTable(listing);
+    const pages = vectorPages(table);
+    const trigger = triggerRow();
+
+    await services.knowledgeBase.deleteDocument(documentId('b.jsonl'));
+
+    expect(vectorPages(table)).toEqual(pages);
+    expect(triggerRow()).toEqual(trigger);
+    expectVectorsOfRecord(listing);
+    checkFullText();
+    expect([matches('alpha'), matches('bravo')]).toEqual([6, 0]);
+  });
+
+  it('keeps the full-text rows one by one when other listings hold more chunks than it deletes', async () => {
+    const listing = createListing('Docs');
+    await commitChunks(services, listing, 'big.jsonl', chunks('bravo', 6), MODEL);
+    const other = createListing('Other');
+    await commitChunks(services, other, 'd.jsonl', chunks('delta', 10), MODEL);
+    const trigger = triggerRow();
+
+    await services.knowledgeBase.deleteDocument(documentId('big.jsonl'));
+
+    // The listing's own vector table was emptied by making it again; the shared full-text index was not.
+    expect(triggerRow()).toEqual(trigger);
+    expect(one(`SELECT count(*) FROM ${vectorTable(listing)}`)).toBe(0);
+    checkFullText();
+    expect([matches('bravo'), matches('delta')]).toEqual([0, 10]);
+    expectVectorsOfRecord(other);
+  });
+
+  it('leaves everything as it was when its transaction is rolled back', async () => {
+    const { deleteDocumentRows } = await import('../../../src/db/repositories/deleteRows.mjs');
+    const listing = createListing('Docs');
+    await commitChunks(services, listing, 'a.jsonl', chunks('alpha', 1), MODEL);
+    await commitChunks(services, listing, 'big.jsonl', chunks('bravo', 8), MODEL);
+    const table = vectorTable(listing);
+    const trigger = triggerRow();
+
+    expect(() =>
+      db().transaction(() => {
+        deleteDocumentRows(db(), documentId('big.jsonl'), new Date().toISOString());
+        throw new Error('stop');
+      })(),
+    ).toThrow('stop');
+
+    expect(triggerRow()).toEqual(trigger);
+    expect(one(`SELECT count(*) FROM ${table}`)).toBe(9);
+    expectVectorsOfRecord(listing);
+    checkFullText();
+    expect(matches('bravo')).toBe(8);
+  });
+});
+
+describe('deleting a draft listing', () => {
+  it('that holds most chunks of the database builds the full-text index again from the rest', async () => {
+    const big = createListing('Big');
+    await commitChunks(services, big, 'big.jsonl', chunks('bravo', 9), MODEL);
+    const other = createListing('Other');
+    await commitChunks(services, other, 'd.jsonl', chunks('delta', 3), MODEL);
+    const trigger = triggerRow();
+
+    expect(await services.knowledgeBase.deleteDraftListing(big)).toBe('deleted');
+
+    expect(triggerRow().rowid).not.toBe(trigger.rowid);
+    expect(triggerRow().sql).toBe(trigger.sql);
+    checkFullText();
+    expect([matches('bravo'), matches('delta')]).toEqual([0, 3]);
+    expect(one(`SELECT count(*) FROM chunks`)).toBe(3);
+    expectVectorsOfRecord(other);
+  });
+});
+
+describe('replacing a document by a new version in a commit', () => {
+  it('that holds most of the knowledge base builds the vector index again', async () => {
+    const listing = createListing('Docs');
+    await commitChunks(services, listing, 'a.jsonl', chunks('alpha', 2), MODEL);
+    await commitChunks(services, listing, 'big.jsonl', chunks('bravo', 10), MODEL);
+    // A schema object after the listing's vector table, so that a table made again takes new rowids.
+    await commitChunks(services, createListing('Other'), 'd.jsonl', chunks('delta', 1), MODEL);
+    const table = vectorTable(listing);
+    const pages = vectorPages(table);
+
+    await commitChunks(services, listing, 'big.jsonl', chunks('echo', 7), MODEL);
+
+    expect(vectorPages(table)).not.toEqual(pages);
+    expectVectorsOfRecord(listing);
+    expect(one(`SELECT count(*) FROM ${table}`)).toBe(9);
+    checkFullText();
+    expect([matches('alpha'), matches('bravo'), matches('echo'), matches('delta')]).toEqual([2, 0, 7, 1]);
+  });
+});
