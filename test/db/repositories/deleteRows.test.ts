@@ -104,9 +104,15 @@ describe('deleting a document', () => {
     const table = vectorTable(listing);
     const pages = vectorPages(table);
     const trigger = triggerRow();
+    // A statement of the server's connection prepared before the table is made again (as its statement
+    // cache keeps them) is prepared again by SQLite, and reads the new table.
+    const knn = db().prepare(`SELECT rowid FROM ${table} WHERE embedding MATCH ? AND k = 20`).pluck();
+    const query = Buffer.from(new Float32Array(MODEL.dimensions).fill(0.3).buffer);
+    expect(knn.all(query)).toHaveLength(17);
 
     const deleted = await services.knowledgeBase.deleteDocument(documentId('big.jsonl'));
     expect(deleted).toMatchObject({ documentCount: 2, chunkCount: 5 });
+    expect(knn.all(query)).toHaveLength(5);
 
     // Both indexes were made again (12 deleted, 5 kept in the listing, 9 in the whole database)...
     expect(vectorPages(table)).not.toEqual(pages);
