@@ -4,12 +4,16 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/studio';
 import { BIN, cliRunner } from '../helpers/cli';
+import { cliInProcess } from '../helpers/mainInProcess';
 
 const dir = tempDir();
 afterAll(() => dir.remove());
 
 const dataDir = join(dir.path, 'data');
-const cli = cliRunner(dataDir);
+// main() in this process (a spawned kbstudio costs about a second); the conventions that are about the
+// process itself (closed pipes, exit codes seen by a shell, cwd and environment) run real processes.
+const cli = cliInProcess(dataDir);
+const cliProcess = cliRunner(dataDir);
 
 /** Runs the CLI with `closed` (stdout or stderr) read by nobody: its reader went away before it wrote. */
 function withClosedPipe(closed: 'stdout' | 'stderr', args: string[]) {
@@ -39,16 +43,19 @@ function runIn(cwd: string, args: string[], env: Record<string, string> = {}) {
 describe('kbstudio conventions', () => {
   it('exits quietly when the reader of its output goes away (`kbstudio ... | head`)', async () => {
     await cli('keys', 'create', '--label', 'piped');
-    const out = await withClosedPipe('stdout', ['keys', 'list']);
+    const [out, err] = await Promise.all([
+      withClosedPipe('stdout', ['keys', 'list']),
+      withClosedPipe('stderr', ['listings', 'show', 'lst_missing']),
+    ]);
     expect(out.other).toBe('');
     expect(out.code).toBe(0);
-    const err = await withClosedPipe('stderr', ['listings', 'show', 'lst_missing']);
     expect(err.other).toBe('');
     expect(err.code).toBe(1);
   });
 
   it('prints the help of a group without its command, with no error line, and exits 1', async () => {
-    const group = await cli('listings');
+    // As a shell sees it: the exit status of a real process, and its two streams.
+    const group = await cliProcess('listings');
     expect(group.code).toBe(1);
     expect(group.stdout).toBe('');
     expect(group.stderr).toMatch(/^Usage: kbstudio listings/);
@@ -71,6 +78,14 @@ describe('kbstudio conventions', () => {
     expect(jsonHelp.code).toBe(0);
     expect(jsonHelp.stderr).toBe('');
     expect(jsonHelp.json).toEqual({ help: help.stdout });
+  });
+
+  it('adds no listener to stdout or stderr however often main() runs in one process', async () => {
+    await cli('--version');
+    const listeners = () => [process.stdout, process.stderr].map((s) => s.listenerCount('error'));
+    const before = listeners();
+    for (let i = 0; i < 3; i++) await cli('--version');
+    expect(listeners()).toEqual(before);
   });
 
   it('prints the version, as JSON with --json', async () => {
@@ -101,13 +116,13 @@ describe('kbstudio conventions', () => {
     const file = join(dir.path, 'a-file');
     writeFileSync(file, 'x');
     for (const target of [file, join(file, 'sub')]) {
-      const res = await cliRunner(target)('--json', 'keys', 'list');
+      const res = await cliInProcess(target)('--json', 'keys', 'list');
       expect(res.code).toBe(1);
       expect(res.json.error).toMatchObject({ code: 'invalid_request', status: 400 });
       expect(res.json.error.message).toContain(
         `${file} is a file, not a directory: choose another data directory (--data-dir or KBSTUDIO_DATA_DIR).`,
       );
-      const human = await cliRunner(target)('keys', 'list');
+      const human = await cliInProcess(target)('keys', 'list');
       expect(human.stderr).not.toMatch(/EEXIST|ENOTDIR/);
     }
   });
@@ -115,18 +130,17 @@ describe('kbstudio conventions', () => {
   it('refuses an empty --data-dir, and takes an empty KBSTUDIO_DATA_DIR as unset', async () => {
     const cwd = join(dir.path, 'cwd');
     mkdirSync(cwd);
-    const empty = await runIn(cwd, ['--data-dir', '', '--json', 'keys', 'list']);
+    const xdg = join(dir.path, 'xdg');
+    const [empty, unset] = await Promise.all([
+      runIn(cwd, ['--data-dir', '', '--json', 'keys', 'list']),
+      runIn(cwd, ['--json', 'keys', 'list'], { KBSTUDIO_DATA_DIR: '', XDG_CONFIG_HOME: xdg }),
+    ]);
     expect(empty.code).toBe(1);
     expect(JSON.parse(empty.stdout).error).toMatchObject({
       code: 'invalid_request',
       message: '--data-dir: must not be empty.',
     });
     // Falls through to the OS app-data folder ($XDG_CONFIG_HOME/KB Studio on Linux), not the current one.
-    const xdg = join(dir.path, 'xdg');
-    const unset = await runIn(cwd, ['--json', 'keys', 'list'], {
-      KBSTUDIO_DATA_DIR: '',
-      XDG_CONFIG_HOME: xdg,
-    });
     expect(unset.code).toBe(0);
     expect(readdirSync(cwd)).toEqual([]);
     expect(readdirSync(join(xdg, 'KB Studio'))).toContain('kbstudio.db');
@@ -161,8 +175,13 @@ describe('kbstudio conventions', () => {
   });
 
   it('refuses a --host that is not an address of this machine, like a port in use', async () => {
-    for (const host of ['nonexistent.invalid', '10.255.255.1']) {
-      const res = await cli('--json', 'serve', '--port', '0', '--host', host);
+    // Real processes: a serve that did bind would stay up, with its signal handlers, in this one.
+    const hosts = ['nonexistent.invalid', '10.255.255.1'];
+    const runs = await Promise.all(
+      hosts.map((host) => cliProcess('--json', 'serve', '--port', '0', '--host', host)),
+    );
+    for (const [i, host] of hosts.entries()) {
+      const res = runs[i]!;
       expect(res.code).toBe(1);
       expect(res.json.error).toMatchObject({ code: 'invalid_request', status: 400 });
       expect(res.json.error.message).toMatch(

@@ -2,11 +2,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliRunner } from '../helpers/cli';
+import { cliInProcess } from '../helpers/mainInProcess';
 import { tempDir } from '../helpers/studio';
 
 const dir = tempDir();
 afterAll(() => dir.remove());
-const cli = cliRunner(join(dir.path, 'data'));
+// main() in this process (a spawned kbstudio costs about a second), but for one real process below.
+const cli = cliInProcess(join(dir.path, 'data'));
+const cliProcess = cliRunner(join(dir.path, 'data'));
 
 describe('kbstudio argument errors', () => {
   let listing: string;
@@ -32,19 +35,21 @@ describe('kbstudio argument errors', () => {
   }, 120_000);
 
   it('points to the command help after a bad value of a flag, as after an unknown flag', async () => {
-    const cases: [string[], string, string][] = [
+    const cases: [string[], string, string, typeof cli][] = [
       [
         ['listings', 'create', '--title', 'T', '--access-model', 'bogus', '--price', '0'],
         '--access-model: ',
         'kbstudio listings create',
+        // One as a shell sees it: a real process, its exit status and its two streams.
+        cliProcess,
       ],
-      [['ingest', '--listing', listing, '--chunk-size', '10', doc], '--chunk-size: ', 'kbstudio ingest'],
-      [['query', '--listing', listing, '--top-k', '21', 'hello'], '--top-k: ', 'kbstudio query'],
-      [['eval', '--listing', listing, '--k', '0', dataset], '--k: ', 'kbstudio eval'],
+      [['ingest', '--listing', listing, '--chunk-size', '10', doc], '--chunk-size: ', 'kbstudio ingest', cli],
+      [['query', '--listing', listing, '--top-k', '21', 'hello'], '--top-k: ', 'kbstudio query', cli],
+      [['eval', '--listing', listing, '--k', '0', dataset], '--k: ', 'kbstudio eval', cli],
     ];
     await Promise.all(
-      cases.map(async ([args, error, command]) => {
-        const run = await cli(...args);
+      cases.map(async ([args, error, command, runner]) => {
+        const run = await runner(...args);
         expect(run.code).toBe(1);
         const lines = run.stderr.split('\n');
         expect(lines[0]).toMatch(new RegExp(`^kbstudio: ${error}`));
