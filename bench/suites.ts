@@ -5,6 +5,7 @@ import type { Suite } from './suite';
 import { retrieveLatencySuite, retrieveQualitySuite } from './retrieve';
 import { retrieveDenseSuite } from './retrieveDense';
 import { retrieveLexicalSuite } from './retrieveLexical';
+import { studioDeleteSuite } from './studioDelete';
 import { ingestUploadSuite } from './upload';
 
 /** Every suite `npm run bench` knows, in the order they run. A new suite only needs adding here. */
@@ -18,6 +19,7 @@ export const SUITES: Suite[] = [
   retrieveLatencySuite,
   retrieveDenseSuite,
   retrieveLexicalSuite,
+  studioDeleteSuite,
 ];
 
 /** The suites named by --only: exact names or dotted prefixes (`ingest` selects `ingest.*`). */

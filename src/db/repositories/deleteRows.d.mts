@@ -31,13 +31,30 @@ export declare function deleteDocumentRows(
   db: BetterSqlite3.Database,
   id: string,
   now: string,
+  options?: DeletionOptions,
 ): DeletedDocumentRows | undefined;
 
+/**
+ * How a deletion removes its rows from the vector and full-text indexes. `rebuildIndexes` (default true):
+ * an index is made again from the rows kept when at least as many rows go as stay; false: row by row.
+ */
+export interface DeletionOptions {
+  rebuildIndexes?: boolean;
+}
+
 /** Removes a listing with its whole knowledge base (deleteRows.mjs); whether there was one. */
-export declare function deleteListingRows(db: BetterSqlite3.Database, id: string): boolean;
+export declare function deleteListingRows(
+  db: BetterSqlite3.Database,
+  id: string,
+  options?: DeletionOptions,
+): boolean;
 
 /** What deleteDraftListingRows did: a published listing is left as it is. */
 export type DraftListingDeletion = 'deleted' | 'published' | 'missing';
 
 /** Removes a listing with its knowledge base only while it is a draft (deleteRows.mjs). */
-export declare function deleteDraftListingRows(db: BetterSqlite3.Database, id: string): DraftListingDeletion;
+export declare function deleteDraftListingRows(
+  db: BetterSqlite3.Database,
+  id: string,
+  options?: DeletionOptions,
+): DraftListingDeletion;

@@ -71,9 +71,10 @@ const vectorIndexes = (db, listingId) =>
  * Removes document `id` with its chunks, their full-text rows (by trigger), their vectors in every index
  * of the listing, float blobs and sign codes (by cascade), and updates the listing's counters. Call it
  * inside a write transaction. Returns the document's row as it was and the listing's new totals, or
- * undefined when there is no such document.
+ * undefined when there is no such document. `rebuildIndexes: false` deletes row by row whatever the
+ * share (the benchmark's baseline, bench/studioDelete.ts).
  */
-export function deleteDocumentRows(db, id, now) {
+export function deleteDocumentRows(db, id, now, { rebuildIndexes = true } = {}) {
   const row = db.prepare(`SELECT * FROM documents WHERE id = ?`).get(id);
   if (!row) return undefined;
   // vec0 has no foreign key: its rows go first, found through the chunks they belong to. Table names
@@ -83,11 +84,11 @@ export function deleteDocumentRows(db, id, now) {
     .pluck()
     .get(row.listing_id);
   const chunks = db.prepare(`SELECT count(*) FROM chunks WHERE document_id = ?`).pluck().get(id);
-  const rebuild = rebuildFaster(chunks, listingChunks);
+  const rebuild = rebuildIndexes && rebuildFaster(chunks, listingChunks);
   for (const index of vectorIndexes(db, row.listing_id)) {
     deleteDocumentVectors(db, index, id, rebuild);
   }
-  withFullTextRemoved(db, chunks, listingChunks, () => {
+  withFullTextRemoved(db, rebuildIndexes ? chunks : 0, listingChunks, () => {
     db.prepare(`DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)`).run(
       id,
     );
@@ -114,11 +115,11 @@ export function deleteDocumentRows(db, id, now) {
  * (whose trigger clears their full-text rows), float blobs, sign codes, credentials, evaluation runs and
  * uploads by cascade or here. Call it inside a write transaction. Whether there was such a listing.
  */
-export function deleteListingRows(db, id) {
+export function deleteListingRows(db, id, { rebuildIndexes = true } = {}) {
   // Names come from the store's own vector_indexes rows, never from input.
   for (const { table_name: table } of vectorIndexes(db, id)) db.exec(`DROP TABLE IF EXISTS "${table}"`);
   const chunks = db.prepare(`SELECT chunk_count FROM listings WHERE id = ?`).pluck().get(id) ?? 0;
-  const { changes } = withFullTextRemoved(db, chunks, chunks, () =>
+  const { changes } = withFullTextRemoved(db, rebuildIndexes ? chunks : 0, chunks, () =>
     db.prepare(`DELETE FROM listings WHERE id = ?`).run(id),
   );
   db.prepare(`DELETE FROM uploads WHERE listing_id = ?`).run(id);
@@ -129,10 +130,10 @@ export function deleteListingRows(db, id) {
  * Removes listing `id` as deleteListingRows does, only while it is a draft (a published listing may have
  * buyers): 'deleted', 'published' (nothing removed) or 'missing'. Call it inside a write transaction.
  */
-export function deleteDraftListingRows(db, id) {
+export function deleteDraftListingRows(db, id, options) {
   const status = db.prepare(`SELECT status FROM listings WHERE id = ?`).pluck().get(id);
   if (status === undefined) return 'missing';
   if (status !== 'draft') return 'published';
-  deleteListingRows(db, id);
+  deleteListingRows(db, id, options);
   return 'deleted';
 }

@@ -167,6 +167,27 @@ describe('deleting a document', () => {
     expectVectorsOfRecord(other);
   });
 
+  it('deletes row by row whatever the share with rebuildIndexes false (the benchmark baseline)', async () => {
+    const { deleteDocumentRows } = await import('../../../src/db/repositories/deleteRows.mjs');
+    const listing = createListing('Docs');
+    await commitChunks(services, listing, 'a.jsonl', chunks('alpha', 1), MODEL);
+    await commitChunks(services, listing, 'big.jsonl', chunks('bravo', 8), MODEL);
+    await commitChunks(services, createListing('Other'), 'd.jsonl', chunks('delta', 1), MODEL);
+    const table = vectorTable(listing);
+    const pages = vectorPages(table);
+    const trigger = triggerRow();
+
+    db().transaction(() =>
+      deleteDocumentRows(db(), documentId('big.jsonl'), new Date().toISOString(), { rebuildIndexes: false }),
+    )();
+
+    expect(vectorPages(table)).toEqual(pages);
+    expect(triggerRow()).toEqual(trigger);
+    expectVectorsOfRecord(listing);
+    checkFullText();
+    expect([matches('alpha'), matches('bravo'), matches('delta')]).toEqual([1, 0, 1]);
+  });
+
   it('leaves everything as it was when its transaction is rolled back', async () => {
     const { deleteDocumentRows } = await import('../../../src/db/repositories/deleteRows.mjs');
     const listing = createListing('Docs');
