@@ -1,5 +1,5 @@
 import { vi } from 'vitest';
-import { main } from '../../src/cli/main';
+import { jsonRequested, main } from '../../src/cli/main';
 import type { CliOptions, CliResult } from './cli';
 
 export interface MainRun {
@@ -65,9 +65,7 @@ export function cliInProcess(dataDir: string, options: CliOptions = {}) {
   return async (...args: string[]): Promise<CliResult> => {
     const argv = ['--data-dir', dataDir, ...(options.json ? ['--json'] : []), ...args];
     const { code, stdout, stderr } = await runMain(argv, undefined, options.env);
-    const end = argv.indexOf('--');
-    const json =
-      (end === -1 ? argv : argv.slice(0, end)).includes('--json') && stdout ? JSON.parse(stdout) : undefined;
+    const json = jsonRequested(argv) && stdout ? JSON.parse(stdout) : undefined;
     return { code, stdout, stderr, json };
   };
 }

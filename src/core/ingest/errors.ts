@@ -1,4 +1,5 @@
 import { DomainError } from '../errors';
+import { codeOf } from '../uploads/storageErrors';
 
 export { UnsupportedEmbeddingModel } from '../embed/errors';
 import type { FileOutcome } from './pipeline';
@@ -55,7 +56,7 @@ const UNREADABLE_REASONS: Record<string, string> = {
  * disk, too many open files) is returned as it is, to fail the ingestion as before.
  */
 export function unreadableFile(source: string, err: unknown): unknown {
-  const code = String((err as { code?: unknown } | null)?.code ?? '');
+  const code = codeOf(err);
   const reason = UNREADABLE_REASONS[code];
   if (reason === undefined) return err;
   const fix =

@@ -3,6 +3,9 @@ import { join } from 'node:path';
 
 /** Folder, inside the scratch folder, holding one empty file per process that uses it, named by its PID. */
 const OWNERS = '.owners';
+/** This process's marker in a scratch folder: an empty file named by its PID. */
+const markerOf = (scratchDir: string): string => join(scratchDir, OWNERS, String(process.pid));
+
 /** This process's markers, by path, with the number of claims not released yet. */
 const claimed = new Map<string, number>();
 let exitHookInstalled = false;
@@ -30,7 +33,7 @@ export function claimScratch(scratchDir: string): number {
       removed++;
     }
   }
-  const marker = join(owners, String(process.pid));
+  const marker = markerOf(scratchDir);
   writeFileSync(marker, '');
   claimed.set(marker, (claimed.get(marker) ?? 0) + 1);
   if (!exitHookInstalled) {
@@ -49,7 +52,7 @@ export function claimScratch(scratchDir: string): number {
  * this process ran (a test process, an app that closed one data directory for another).
  */
 export function releaseScratch(scratchDir: string): void {
-  const marker = join(scratchDir, OWNERS, String(process.pid));
+  const marker = markerOf(scratchDir);
   const count = claimed.get(marker);
   if (count === undefined) return;
   if (count > 1) {

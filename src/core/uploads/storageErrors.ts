@@ -71,7 +71,8 @@ export class DatabaseLost extends DomainError {
   }
 }
 
-const codeOf = (err: unknown): string => String((err as { code?: unknown } | null)?.code ?? '');
+/** The `code` of a Node errno or SQLite error (`EACCES`, `SQLITE_FULL`), or '' for none. */
+export const codeOf = (err: unknown): string => String((err as { code?: unknown } | null)?.code ?? '');
 
 /** The path a Node errno error is about, if it names one (SQLite's errors do not). */
 const pathOf = (err: unknown): string | undefined => {

@@ -40,17 +40,17 @@ export function deleteDocumentVectors(db, index, documentId, rebuild) {
   ).run(listingId, documentId, model);
 }
 
+/** Chunks of every listing: the full-text index is one for all of them. */
+const allChunks = (db) => db.prepare(`SELECT count(*) FROM chunks`).pluck().get();
+
 /**
- * Runs `remove`, which deletes `deleting` chunks of a listing holding `listingChunks`, with their
- * full-text rows removed: one by one through the chunks_fts_delete trigger (which tokenizes each text
- * again), or, when they are at least as many as the chunks kept in every listing, by building the index
+ * Runs `remove`, which deletes chunks, with their full-text rows removed: one by one through the
+ * chunks_fts_delete trigger (which tokenizes each text again), or with `rebuild`, by building the index
  * again from the chunks left (FTS5's 'rebuild'), the trigger dropped meanwhile and made again from its
  * own definition. Call it inside a write transaction.
  */
-export function withFullTextRemoved(db, deleting, listingChunks, remove) {
-  // The listing's own count first: the whole table is counted only when the listing alone allows it.
-  if (!rebuildFaster(deleting, listingChunks)) return remove();
-  if (!rebuildFaster(deleting, db.prepare(`SELECT count(*) FROM chunks`).pluck().get())) return remove();
+export function withFullTextRemoved(db, rebuild, remove) {
+  if (!rebuild) return remove();
   const trigger = db
     .prepare(`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'chunks_fts_delete'`)
     .pluck()
@@ -88,7 +88,8 @@ export function deleteDocumentRows(db, id, now, { rebuildIndexes = true } = {}) 
   for (const index of vectorIndexes(db, row.listing_id)) {
     deleteDocumentVectors(db, index, id, rebuild);
   }
-  withFullTextRemoved(db, rebuildIndexes ? chunks : 0, listingChunks, () => {
+  // The whole table is counted only when the listing alone allows it.
+  withFullTextRemoved(db, rebuild && rebuildFaster(chunks, allChunks(db)), () => {
     db.prepare(`DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)`).run(
       id,
     );
@@ -119,7 +120,8 @@ export function deleteListingRows(db, id, { rebuildIndexes = true } = {}) {
   // Names come from the store's own vector_indexes rows, never from input.
   for (const { table_name: table } of vectorIndexes(db, id)) db.exec(`DROP TABLE IF EXISTS "${table}"`);
   const chunks = db.prepare(`SELECT chunk_count FROM listings WHERE id = ?`).pluck().get(id) ?? 0;
-  const { changes } = withFullTextRemoved(db, rebuildIndexes ? chunks : 0, chunks, () =>
+  const rebuild = rebuildIndexes && chunks > 0 && rebuildFaster(chunks, allChunks(db));
+  const { changes } = withFullTextRemoved(db, rebuild, () =>
     db.prepare(`DELETE FROM listings WHERE id = ?`).run(id),
   );
   db.prepare(`DELETE FROM uploads WHERE listing_id = ?`).run(id);
