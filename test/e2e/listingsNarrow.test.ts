@@ -7,7 +7,8 @@ import { E2eStudio, FIXTURES, inView, shoot } from '../helpers/e2e';
 /**
  * The Listings table in a 1024×700 window, in Chromium against a real `kbstudio serve`: every column in
  * view without scrolling sideways, Price never under the pinned row actions, the domain and the
- * embedding model still shown (compact columns); in wider windows, the seven columns wherever they fit.
+ * embedding model still shown (compact columns); in wider windows, the seven columns wherever they fit;
+ * in narrower ones (the desktop window's 960 px minimum), each listing a block of its own.
  */
 
 const studio = new E2eStudio('kbstudio-e2e-listings-narrow-');
@@ -141,6 +142,73 @@ describe('the Listings table at 1024×700 and wider, in Chromium against kbstudi
     await expect.poll(() => headers(table)).toEqual(FULL);
     await expectReadable(table, card, '1280×800, one row');
     await shoot(page, 'listings-narrow-search-1280x800-light');
+  });
+
+  it('below the compact columns (960×700, the desktop window at its narrowest; 900×700), stacks each listing as a block', async () => {
+    for (const viewport of [
+      { width: 960, height: 700 },
+      { width: 900, height: 700 },
+    ]) {
+      const size = `${viewport.width}×${viewport.height}`;
+      const { page, table, card } = await openListings(viewport);
+      // No sideways scroll (the compact columns scrolled under the pinned actions here).
+      const overflow = () => card.evaluate((el) => el.scrollWidth - el.clientWidth);
+      await expect.poll(overflow, { message: `${size}: sideways scroll` }).toBeLessThanOrEqual(0);
+      expect(await card.getAttribute('data-layout')).toBe('stacked');
+      // Still a table to assistive technology: its header cells name the compact columns.
+      expect(await table.getByRole('columnheader').allTextContents()).toEqual(COMPACT);
+      const rows = table.getByRole('row').filter({ has: page.getByRole('cell') });
+      expect(await rows.count()).toBe(3);
+      for (const row of await rows.all()) {
+        await row.scrollIntoViewIfNeeded();
+        const box = (await card.boundingBox())!;
+        const cells = await row.getByRole('cell').all();
+        expect(cells).toHaveLength(COMPACT.length);
+        const boxes = [];
+        for (const [i, cell] of cells.entries()) {
+          expect(await inView(cell, box), `${size}: ${COMPACT[i]} of ${await row.innerText()}`).toBe(true);
+          boxes.push((await cell.boundingBox())!);
+        }
+        // No part of a block lies over another: Price and Contents are never under the actions.
+        for (const [i, a] of boxes.entries()) {
+          for (const [j, b] of boxes.entries()) {
+            if (j <= i) continue;
+            const apart =
+              a.x + a.width <= b.x + 0.5 ||
+              b.x + b.width <= a.x + 0.5 ||
+              a.y + a.height <= b.y + 0.5 ||
+              b.y + b.height <= a.y + 0.5;
+            expect(apart, `${size}: ${COMPACT[i]} and ${COMPACT[j]} of ${await row.innerText()}`).toBe(true);
+          }
+        }
+      }
+      // The block says what each figure is, and keeps the domain and the model.
+      const ent = rows.filter({ hasText: 'ENT trial abstracts' });
+      const label = (cell: Locator) =>
+        cell.evaluate((el) =>
+          el.ownerDocument.defaultView!.getComputedStyle(el, '::before').content.replace(/"/g, ''),
+        );
+      const [price, contents] = [ent.getByRole('cell').nth(2), ent.getByRole('cell').nth(3)];
+      expect([await label(price), await price.innerText()]).toEqual([
+        'Price',
+        '0.000125 SOL / query\n\nPer query',
+      ]);
+      expect(await label(contents)).toBe('Contents');
+      expect(await contents.innerText()).toMatch(/^0 chunks\s+0 documents · /);
+      expect(await uncovered(ent.getByText(DOMAIN))).toBe(true);
+      for (const action of ['Publish', 'Edit', 'Delete']) {
+        const button = table.getByRole('button', { name: `${action} ${ENT}`, exact: true });
+        await button.scrollIntoViewIfNeeded();
+        expect(await uncovered(button), `${size}: ${action}`).toBe(true);
+      }
+      await shoot(page, `listings-stacked-${viewport.width}x${viewport.height}-light`);
+
+      // Wider again, the table has its columns back.
+      await page.setViewportSize({ width: 1920, height: 1080 });
+      await expect.poll(() => card.getAttribute('data-layout'), { message: size }).toBe('full');
+      await expectReadable(table, card, `${size}, then 1920×1080`);
+      await studio.closePage();
+    }
   });
 
   it('at 1920×1080, shows the seven columns, each in view', async () => {

@@ -55,7 +55,7 @@ const queueFiles = (page: Page, files: ReturnType<typeof fixture>[]) =>
   page.locator('input[type="file"]:not([webkitdirectory])').first().setInputFiles(files);
 
 /**
- * Scrolls the table sideways with the mouse wheel, as a creator would, then says whether `target`
+ * Scrolls the table sideways with the mouse wheel, as a creator would (where it can), then says whether `target`
  * lies inside the table's visible box and is what the pointer would hit there.
  */
 async function reachable(page: Page, table: Locator, target: Locator): Promise<boolean> {
@@ -87,7 +87,7 @@ describe('Studio views in Chromium against kbstudio serve', () => {
 
   afterAll(() => studio.close());
 
-  it('at 900×700, scrolls the listings table sideways so every row action can be clicked', async () => {
+  it('at 900×700, puts every row action of the listings table where it can be clicked', async () => {
     const page = await studio.openStudio('#/listings', { viewport: SMALL, defaultTimeout: 15_000 });
     const table = page.getByRole('table', { name: 'Listings' });
     await table.getByText(LONG_TITLE).waitFor();

@@ -36,6 +36,7 @@ import { focusWhenReady } from '../../lib/focus';
 import { queryKeys } from '../../lib/queryClient';
 import { errorMessage } from '../../lib/studioApi';
 import { useStudioApi } from '../../lib/studioContext';
+import { useNarrowCard } from '../../lib/tableLayout';
 import { marketplaceApi, marketplaceKeys } from '../../lib/wallet/marketplaceApi';
 import { ListingPicker, usePickerListings } from '../ingest/ListingPicker';
 import { useListingChoice } from '../ingest/useListingChoice';
@@ -83,6 +84,8 @@ function Buyers({ listing }: { listing: Listing }) {
   });
   const states = testBuyerStatesFor(listing.accessModel);
   const [newState, setNewState] = useState<TestBuyerState | null>(null);
+  // Narrower than this, the table's columns of text wrap word by word: each buyer becomes a block.
+  const { setCard, narrow } = useNarrowCard(760);
   const initial = newState ?? states[0]!;
   const refresh = () => queryClient.invalidateQueries({ queryKey: marketplaceKeys.buyers(listing.id) });
   const add = useMutation({
@@ -165,8 +168,14 @@ function Buyers({ listing }: { listing: Listing }) {
         </Text>
       ) : (
         // A table while it fits; in a narrower window each buyer is a block of its own (styles.css,
-        // .kb-stack-table), so the row actions are in view without scrolling sideways.
-        <Table.ScrollContainer minWidth={0} type="native" className="kb-table-wrap kb-stack-table">
+        // [data-layout='stacked']), so the row actions are in view without scrolling sideways.
+        <Table.ScrollContainer
+          ref={setCard}
+          minWidth={0}
+          type="native"
+          className="kb-table-wrap"
+          data-layout={narrow ? 'stacked' : 'full'}
+        >
           <Table verticalSpacing="sm" aria-label="Test buyers" role="table">
             <Table.Thead role="rowgroup">
               <Table.Tr role="row">

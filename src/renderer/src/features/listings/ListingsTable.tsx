@@ -1,7 +1,7 @@
 import { Stack, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
 import type { Listing } from '../../../../shared/listings';
 import { ACCESS_MODEL_LABELS, formatCount, formatListingPrice } from '../../lib/format';
-import { useCompactTable } from '../../lib/useCompactTable';
+import { useTableLayout, type TableLayout } from '../../lib/tableLayout';
 import { formatSize } from '../ingest/formatSize';
 import { ListingRowActions } from './ListingRowActions';
 import { ListingStatusBadge } from './ListingStatusBadge';
@@ -26,61 +26,68 @@ export function ListingsTable({
   onDelete: (listing: Listing) => void;
 }) {
   // Where the seven columns do not fit (a 1024 px window), Domain and Embedding model move into the
-  // Title cell: Price and Contents would otherwise sit under the pinned actions.
-  const { ref, compact } = useCompactTable([listings, sizes]);
+  // Title cell: Price and Contents would otherwise sit under the pinned actions. Where even those five
+  // do not (the desktop window at its narrowest), each listing is a block of its own.
+  const { ref, layout } = useTableLayout([listings, sizes], LAYOUTS);
+  const full = layout === 'full';
   return (
     <Table.ScrollContainer
       ref={ref}
-      minWidth={compact ? 0 : 900}
+      minWidth={full ? 900 : 0}
       className="kb-table-wrap"
       type="native"
-      data-compact={compact || undefined}
+      data-layout={layout}
     >
+      {/* Roles given explicitly: stacked rows are blocks, which drop the table's own (styles.css). */}
       <Table
         verticalSpacing="sm"
         horizontalSpacing="xs"
         highlightOnHover
         aria-label="Listings"
+        role="table"
         tabIndex={-1}
         className="kb-focus-target"
         data-listings-table
       >
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Title</Table.Th>
+        <Table.Thead role="rowgroup">
+          <Table.Tr role="row">
+            <Table.Th role="columnheader">Title</Table.Th>
             {/* Next to the title: in view whole at any width, never under the pinned actions. */}
-            <Table.Th>Status</Table.Th>
-            {!compact && <Table.Th>Domain</Table.Th>}
-            <Table.Th>Price</Table.Th>
-            {!compact && <Table.Th>Embedding model</Table.Th>}
+            <Table.Th role="columnheader">Status</Table.Th>
+            {full && <Table.Th role="columnheader">Domain</Table.Th>}
+            <Table.Th role="columnheader">Price</Table.Th>
+            {full && <Table.Th role="columnheader">Embedding model</Table.Th>}
             {/* Chunks, documents and bytes in one column: with a column of its own, the size sat under the
                 pinned actions at 1280×800. */}
-            <Table.Th ta="right">Contents</Table.Th>
-            <Table.Th className="kb-pin-end">
+            <Table.Th role="columnheader" ta="right">
+              Contents
+            </Table.Th>
+            <Table.Th role="columnheader" className="kb-pin-end">
               <VisuallyHidden>Actions</VisuallyHidden>
             </Table.Th>
           </Table.Tr>
         </Table.Thead>
-        <Table.Tbody>
+        <Table.Tbody role="rowgroup">
           {listings.map((listing) => (
-            <Table.Tr key={listing.id} data-listing-id={listing.id}>
-              <Table.Td className="kb-listing-title">
-                {/* The width is capped on the content: a cell's own max-width does not bind a table. */}
-                <Stack gap={2} maw={256}>
+            <Table.Tr key={listing.id} data-listing-id={listing.id} role="row">
+              <Table.Td role="cell" className="kb-listing-title">
+                {/* The width is capped on the content: a cell's own max-width does not bind a table. A
+                    stacked block's title has the width its status badge leaves. */}
+                <Stack gap={2} maw={layout === 'stacked' ? undefined : 256}>
                   <Text fw={600} size="sm" truncate="end" title={listing.title}>
                     {listing.title}
                   </Text>
                   <Text size="xs" c="dimmed" ff="monospace" truncate="end">
                     {listing.id}
                   </Text>
-                  {compact && <DomainAndModel listing={listing} />}
+                  {!full && <DomainAndModel listing={listing} />}
                 </Stack>
               </Table.Td>
-              <Table.Td miw={104}>
+              <Table.Td role="cell" miw={104} data-stack="end">
                 <ListingStatusBadge status={listing.status} />
               </Table.Td>
-              {!compact && (
-                <Table.Td>
+              {full && (
+                <Table.Td role="cell">
                   {listing.domain ? (
                     <Text size="sm">{listing.domain}</Text>
                   ) : (
@@ -90,7 +97,7 @@ export function ListingsTable({
                   )}
                 </Table.Td>
               )}
-              <Table.Td>
+              <Table.Td role="cell" data-label="Price">
                 <Stack gap={2}>
                   <Text size="sm" style={{ whiteSpace: 'nowrap' }}>
                     {formatListingPrice(listing)}
@@ -100,8 +107,8 @@ export function ListingsTable({
                   </Text>
                 </Stack>
               </Table.Td>
-              {!compact && (
-                <Table.Td>
+              {full && (
+                <Table.Td role="cell">
                   <Tooltip label={modelDetails(listing)} openDelay={300}>
                     <Text size="xs" maw={170} truncate="end" data-testid="embedding-model">
                       {listing.embeddingModel}
@@ -109,7 +116,13 @@ export function ListingsTable({
                   </Tooltip>
                 </Table.Td>
               )}
-              <Table.Td ta="right" style={{ whiteSpace: 'nowrap' }}>
+              <Table.Td
+                role="cell"
+                ta="right"
+                style={{ whiteSpace: 'nowrap' }}
+                data-label="Contents"
+                data-stack="end"
+              >
                 <Text size="sm">{plural(listing.chunkCount, 'chunk')}</Text>
                 <Text size="xs" c="dimmed">
                   {plural(listing.documentCount, 'document')} ·{' '}
@@ -118,7 +131,7 @@ export function ListingsTable({
                   </span>
                 </Text>
               </Table.Td>
-              <Table.Td className="kb-pin-end">
+              <Table.Td role="cell" className="kb-pin-end" data-stack="wide">
                 <ListingRowActions
                   listing={listing}
                   onPublish={onPublish}
@@ -133,6 +146,8 @@ export function ListingsTable({
     </Table.ScrollContainer>
   );
 }
+
+const LAYOUTS: readonly TableLayout[] = ['full', 'compact', 'stacked'];
 
 const modelDetails = (listing: Listing) => `${listing.embeddingModel} · ${listing.dimensions} dimensions`;
 
