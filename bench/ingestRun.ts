@@ -56,17 +56,17 @@ export class ScratchStudio {
 }
 
 /**
- * Ingests the inputs into a new listing of the studio (non-atomic, studio limits unless given) and times
- * it: as `kbstudio ingest` runs it, or `asStudioJob` as the studio runs a drop (its job queue, followed
- * by a page's event stream: runFollowedJob).
+ * Ingests the inputs into a listing of the studio (a new one unless given; non-atomic, studio limits
+ * unless given) and times it: as `kbstudio ingest` runs it, or `asStudioJob` as the studio runs a drop
+ * (its job queue, followed by a page's event stream: runFollowedJob).
  */
 export async function measureIngestion(
   studio: ScratchStudio,
   inputs: IngestInput[],
   limits: IngestLimits = STUDIO_LIMITS,
   asStudioJob = false,
+  listingId = studio.newListing(),
 ): Promise<IngestMeasurement> {
-  const listingId = studio.newListing();
   const stages: Record<string, number> = {};
   const started = performance.now();
   const cpuBefore = processCpuMs();

@@ -11,13 +11,19 @@
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import {
+  allChunks,
   deleteDocumentRows,
   deleteDocumentVectors,
   deleteDraftListingRows,
+  fullTextDeleteTrigger,
   rebuildFaster,
+  withFullTextRemoved,
 } from './deleteRows.mjs';
 
 const ROLE = 'kbstudio-commit';
+
+/** No chunk waiting for the full-text index (CommitSession's `unindexed`). */
+const noneUnindexed = () => ({ first: undefined, last: undefined, count: 0, chars: 0, documents: new Set() });
 
 /**
  * FTS5 merges full-text segments `automerge` at a time while rows go in (4 by default), and writes a new
@@ -232,24 +238,61 @@ class CommitTransaction {
     this.chunks = 0;
     this.bulk = false;
     /** New chunks not in the full-text index yet: ids first..last (consecutive), their text, documents. */
-    this.unindexed = { first: undefined, last: undefined, count: 0, chars: 0, documents: new Set() };
+    this.unindexed = noneUnindexed();
+    /**
+     * The key of the streamed document whose old version will be dropped by building the full-text index
+     * again (replaceIndexesAhead), or undefined: until it is finished or discarded, new chunks wait
+     * unindexed, for that rebuild indexes them at no extra cost.
+     */
+    this.fullTextWaitsFor = undefined;
   }
 
-  /** Replaces the old version of a source, if any (its vectors first: vec0 has no foreign key). */
-  dropSource(source, keep) {
+  /**
+   * Replaces the old version of a source, if any (its vectors first: vec0 has no foreign key). `awaited`:
+   * the new version's full-text rows wait for this (fullTextWaitsFor).
+   */
+  dropSource(source, keep, awaited = false) {
     const previous = this.findDocs.all(this.request.listingId, source, source.normalize('NFD'));
-    for (const { id } of previous) if (id !== keep) this.drop(id);
+    for (const { id } of previous) if (id !== keep) this.drop(id, awaited);
   }
 
-  drop(documentId) {
-    // Its rows' full-text entries are deleted through a trigger: they must be in the index first.
-    if (this.unindexed.documents.has(documentId)) this.indexUnindexed();
+  drop(documentId, awaited = false) {
     // A document holding most of the knowledge base (a large import replaced) leaves the vector index
-    // faster by building it again from the rest (deleteRows.mjs).
+    // faster by building it again from the rest (deleteRows.mjs), and the full-text index too when that
+    // costs less than removing its rows one by one, as when its new version's rows wait for it.
     const chunks = this.countChunks.get(documentId);
     const rebuild = rebuildFaster(chunks, (this.committedChunks ?? 0) + this.chunks);
+    const fullText = (rebuild || awaited) && this.fullTextRebuildFaster(chunks);
+    // Row by row, its full-text entries are deleted through a trigger: they must be in the index first.
+    if (!fullText && this.unindexed.documents.has(documentId)) this.indexUnindexed();
     deleteDocumentVectors(this.db, this.vectorIndex, documentId, rebuild);
-    this.dropDoc.run(documentId);
+    withFullTextRemoved(this.db, fullText, () => this.dropDoc.run(documentId));
+    // FTS5's rebuild indexed every chunk left in the table, the ones that were waiting included.
+    if (fullText) this.unindexed = noneUnindexed();
+  }
+
+  /**
+   * Whether dropping `chunks` rows is cheaper with the full-text index built again from the chunks left
+   * (FTS5's rebuild: each of them indexed) than row by row (the chunks waiting unindexed indexed, then
+   * the document's rows removed, each about as costly). Counts the whole table, so only asked for a
+   * document that is most of its listing, or whose new version's rows wait for it.
+   */
+  fullTextRebuildFaster(chunks) {
+    if (!fullTextDeleteTrigger(this.db)) return false;
+    return chunks > 0 && chunks + this.unindexed.count >= allChunks(this.db) - chunks;
+  }
+
+  /**
+   * Whether the old version of `source`, which a streamed document will replace when it is finished, is
+   * dropped then by building the full-text index again: the new chunks need not be indexed before.
+   */
+  replaceIndexesAhead(source) {
+    const previous = this.findDocs.all(this.request.listingId, source, source.normalize('NFD'));
+    let chunks = 0;
+    for (const { id } of previous) chunks += this.countChunks.get(id);
+    return (
+      rebuildFaster(chunks, (this.committedChunks ?? 0) + this.chunks) && this.fullTextRebuildFaster(chunks)
+    );
   }
 
   /** Inserts a chunk and, unless its vector is zero, the vector, its float blob and sign code; its id. */
@@ -297,12 +340,14 @@ class CommitTransaction {
         `full-text range ${unindexed.first}..${unindexed.last} holds ${changes} chunks, not ${unindexed.count}`,
       );
     }
-    this.unindexed = { first: undefined, last: undefined, count: 0, chars: 0, documents: new Set() };
+    this.unindexed = noneUnindexed();
   }
 
-  /** Indexes the waiting chunks once there are FTS_RANGE_CHARS of text. */
+  /** Indexes the waiting chunks once there are FTS_RANGE_CHARS of text (not while they wait for a rebuild). */
   indexWhenFull() {
-    if (this.unindexed.chars >= FTS_RANGE_CHARS) this.indexUnindexed();
+    if (this.fullTextWaitsFor === undefined && this.unindexed.chars >= FTS_RANGE_CHARS) {
+      this.indexUnindexed();
+    }
   }
 
   /** Counts chunks in; past the bulk size, full-text segments merge 16 at a time (sixth pass). */
@@ -375,6 +420,11 @@ class CommitTransaction {
       now,
     );
     this.streaming.set(key, doc);
+    // A large import replaced (its old version most of the knowledge base): its old full-text rows are
+    // not removed one by one when it is finished, and the new ones not indexed twice (drop).
+    if (this.fullTextWaitsFor === undefined && this.replaceIndexesAhead(source)) {
+      this.fullTextWaitsFor = key;
+    }
   }
 
   /** A batch of a streamed document: columns of equal length, the vectors back to back. */
@@ -406,7 +456,9 @@ class CommitTransaction {
   finish({ key, metadata, contentHash }) {
     const doc = this.document(key);
     this.streaming.delete(key);
-    this.dropSource(doc.source, doc.documentId);
+    const awaited = this.fullTextWaitsFor === key;
+    if (awaited) this.fullTextWaitsFor = undefined;
+    this.dropSource(doc.source, doc.documentId, awaited);
     this.nameDoc.run(doc.source, doc.chunks, metadata, contentHash, documentCountOf(doc), doc.documentId);
     this.documents.push(doc);
   }
@@ -415,6 +467,7 @@ class CommitTransaction {
   discard({ key }) {
     const doc = this.document(key);
     this.streaming.delete(key);
+    if (this.fullTextWaitsFor === key) this.fullTextWaitsFor = undefined;
     this.drop(doc.documentId);
     this.chunks -= doc.chunks;
   }

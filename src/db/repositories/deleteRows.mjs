@@ -41,7 +41,14 @@ export function deleteDocumentVectors(db, index, documentId, rebuild) {
 }
 
 /** Chunks of every listing: the full-text index is one for all of them. */
-const allChunks = (db) => db.prepare(`SELECT count(*) FROM chunks`).pluck().get();
+export const allChunks = (db) => db.prepare(`SELECT count(*) FROM chunks`).pluck().get();
+
+/** The definition of the trigger that removes a deleted chunk's full-text rows, or undefined. */
+export const fullTextDeleteTrigger = (db) =>
+  db
+    .prepare(`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'chunks_fts_delete'`)
+    .pluck()
+    .get();
 
 /**
  * Runs `remove`, which deletes chunks, with their full-text rows removed: one by one through the
@@ -50,12 +57,8 @@ const allChunks = (db) => db.prepare(`SELECT count(*) FROM chunks`).pluck().get(
  * own definition. Call it inside a write transaction.
  */
 export function withFullTextRemoved(db, rebuild, remove) {
-  if (!rebuild) return remove();
-  const trigger = db
-    .prepare(`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'chunks_fts_delete'`)
-    .pluck()
-    .get();
-  if (!trigger) return remove(); // not the schema this was written for: nothing to stand in for
+  const trigger = rebuild ? fullTextDeleteTrigger(db) : undefined;
+  if (!trigger) return remove(); // row by row; or not the schema this was written for
   db.exec(`DROP TRIGGER chunks_fts_delete`);
   const result = remove();
   db.exec(`INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')`);

@@ -1007,6 +1007,95 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
       ).toEqual(['replacing shag']);
     });
 
+    describe('a streamed import replacing its old version, most of the knowledge base', () => {
+      /** The full-text delete trigger's row in the schema: a new rowid once dropped and made again. */
+      const triggerRow = () =>
+        db().prepare(`SELECT rowid, sql FROM sqlite_master WHERE name = 'chunks_fts_delete'`).get() as {
+          rowid: number;
+          sql: string;
+        };
+      const texts = (word: string, n: number) =>
+        Array.from({ length: n }, (_, k) =>
+          chunk(`${word}${k} ${word} line`, vector(1, k, 1, 1, 1, 1, 1, 1)),
+        );
+
+      /**
+       * The old import (30 chunks) and a note (2) committed; then, in one commit, the import streamed again
+       * (60 chunks in three batches) with a small streamed document discarded and another finished
+       * meanwhile, then `end`.
+       */
+      async function replaceImport(end: 'finish' | 'discard') {
+        await stageAndCommit([
+          { doc: doc('import.jsonl'), chunks: texts('otter', 30) },
+          { doc: doc('notes.md'), chunks: texts('badger', 2) },
+        ]);
+        const before = triggerRow();
+        const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
+        try {
+          const session = services.knowledgeBase.beginCommit(listingId, staging, options);
+          const again = session.open(doc('import.jsonl'));
+          for (let batch = 0; batch < 3; batch++) {
+            await again.add(texts('heron', 60).slice(batch * 20, batch * 20 + 20));
+            if (batch === 0) {
+              // Discarded while the import's rows wait: they are indexed first, its own removed by trigger.
+              const gone = session.open(doc('gone.jsonl'));
+              await gone.add(texts('tern', 2));
+              gone.discard();
+            }
+          }
+          const other = session.open(doc('other.jsonl'));
+          await other.add(texts('stork', 5));
+          other.finish();
+          again[end]();
+          await session.finish();
+        } finally {
+          staging.dispose();
+        }
+        return before;
+      }
+
+      it('drops the old full-text rows by building the index again, which indexes the new rows once', async () => {
+        const before = await replaceImport('finish');
+        // The trigger was dropped and made again around FTS5's rebuild (the old code removed the 30 old rows
+        // through it, one by one, after indexing the 60 new ones).
+        const after = triggerRow();
+        expect(after.rowid).not.toBe(before.rowid);
+        expect(after.sql).toBe(before.sql);
+        expect(integrity).not.toThrow();
+        expect(fullText('otter')).toEqual([]);
+        expect(fullText('heron')).toHaveLength(60);
+        expect(fullText('heron59')).toHaveLength(1);
+        expect(fullText('stork')).toHaveLength(5);
+        expect(fullText('tern')).toEqual([]);
+        expect(fullText('badger')).toHaveLength(2);
+        expect(counts()).toMatchObject({
+          documents: 3,
+          chunks: 67,
+          embeddings: 67,
+          codes: 67,
+          vectors: 67,
+          listing: { document_count: 3, chunk_count: 67 },
+        });
+        // The trigger made again still removes a later deletion's full-text rows.
+        await stageAndCommit([{ doc: doc('other.jsonl'), chunks: texts('egret', 1) }]);
+        expect(fullText('stork')).toEqual([]);
+        expect(fullText('egret')).toHaveLength(1);
+        expect(integrity).not.toThrow();
+      });
+
+      it('keeps the old version and its full text when the new one is discarded', async () => {
+        await replaceImport('discard');
+        expect(integrity).not.toThrow();
+        expect(fullText('otter')).toHaveLength(30);
+        expect(fullText('heron')).toEqual([]);
+        expect(fullText('tern')).toEqual([]);
+        // Finished while the import's rows waited unindexed, indexed when the import was discarded (by
+        // FTS5's rebuild: the discarded rows were most of the database).
+        expect(fullText('stork')).toHaveLength(5);
+        expect(counts()).toMatchObject({ documents: 3, chunks: 37, vectors: 37 });
+      });
+    });
+
     it('rolls back on abort, even with documents finished; the next commit runs', async () => {
       await stageAndCommit([
         { doc: doc('kept.md'), chunks: [chunk('kept heron', vector(1, 1, 1, 1, 1, 1, 1, 1))] },
