@@ -240,35 +240,54 @@ class CommitTransaction {
     /** New chunks not in the full-text index yet: ids first..last (consecutive), their text, documents. */
     this.unindexed = noneUnindexed();
     /**
-     * The key of the streamed document whose old version will be dropped by building the full-text index
-     * again (replaceIndexesAhead), or undefined: until it is finished or discarded, new chunks wait
-     * unindexed, for that rebuild indexes them at no extra cost.
+     * A streamed document whose old version, most of the knowledge base, will be dropped by building the
+     * indexes again (replaceIndexesAhead): `{ key, fullText }`, or undefined. Until it is finished or
+     * discarded, new vectors wait out of the vector index (from chunk id `vectorsFrom` on), and with
+     * `fullText` new chunks wait unindexed: those rebuilds take them in at no extra cost.
      */
-    this.fullTextWaitsFor = undefined;
+    this.waiting = undefined;
+    /** The first chunk id whose vector waits out of the vector index, or undefined. */
+    this.vectorsFrom = undefined;
   }
 
   /**
    * Replaces the old version of a source, if any (its vectors first: vec0 has no foreign key). `awaited`:
-   * the new version's full-text rows wait for this (fullTextWaitsFor).
+   * the waiting (this.waiting) the new version's rows were kept in for this drop.
    */
-  dropSource(source, keep, awaited = false) {
+  dropSource(source, keep, awaited = undefined) {
     const previous = this.findDocs.all(this.request.listingId, source, source.normalize('NFD'));
     for (const { id } of previous) if (id !== keep) this.drop(id, awaited);
   }
 
-  drop(documentId, awaited = false) {
+  drop(documentId, awaited = undefined) {
     // A document holding most of the knowledge base (a large import replaced) leaves the vector index
     // faster by building it again from the rest (deleteRows.mjs), and the full-text index too when that
-    // costs less than removing its rows one by one, as when its new version's rows wait for it.
+    // costs less than removing its rows one by one; always so for the vector index when the new
+    // version's vectors wait for it (the refill inserts them once).
     const chunks = this.countChunks.get(documentId);
-    const rebuild = rebuildFaster(chunks, (this.committedChunks ?? 0) + this.chunks);
-    const fullText = (rebuild || awaited) && this.fullTextRebuildFaster(chunks);
+    const rebuild = awaited !== undefined || rebuildFaster(chunks, (this.committedChunks ?? 0) + this.chunks);
+    const fullText = rebuild && this.fullTextRebuildFaster(chunks);
     // Row by row, its full-text entries are deleted through a trigger: they must be in the index first.
     if (!fullText && this.unindexed.documents.has(documentId)) this.indexUnindexed();
     deleteDocumentVectors(this.db, this.vectorIndex, documentId, rebuild);
+    // The refill took every vector of the listing's other chunks, the ones that were waiting included.
+    if (rebuild) this.vectorsFrom = undefined;
     withFullTextRemoved(this.db, fullText, () => this.dropDoc.run(documentId));
     // FTS5's rebuild indexed every chunk left in the table, the ones that were waiting included.
     if (fullText) this.unindexed = noneUnindexed();
+  }
+
+  /** Puts the vectors that waited (from vectorsFrom on) into the vector index, once the waiting ends. */
+  insertWaitingVectors() {
+    if (this.vectorsFrom === undefined) return;
+    const { table_name: table, listing_id: listingId, model } = this.vectorIndex;
+    this.db
+      .prepare(
+        `INSERT INTO ${table} (rowid, embedding) SELECT e.chunk_id, e.vector FROM chunks c
+         JOIN embeddings e ON e.chunk_id = c.id WHERE c.listing_id = ? AND c.id >= ? AND e.model = ?`,
+      )
+      .run(listingId, this.vectorsFrom, model);
+    this.vectorsFrom = undefined;
   }
 
   /**
@@ -283,16 +302,17 @@ class CommitTransaction {
   }
 
   /**
-   * Whether the old version of `source`, which a streamed document will replace when it is finished, is
-   * dropped then by building the full-text index again: the new chunks need not be indexed before.
+   * How the old version of `source`, which a streamed document will replace when it is finished, is best
+   * dropped then: undefined when row by row; `{ fullText }` when by building the vector index again
+   * (most of the listing), and the full-text index too with `fullText`. The new rows need not go into
+   * an index that will be built again.
    */
   replaceIndexesAhead(source) {
     const previous = this.findDocs.all(this.request.listingId, source, source.normalize('NFD'));
     let chunks = 0;
     for (const { id } of previous) chunks += this.countChunks.get(id);
-    return (
-      rebuildFaster(chunks, (this.committedChunks ?? 0) + this.chunks) && this.fullTextRebuildFaster(chunks)
-    );
+    if (!rebuildFaster(chunks, (this.committedChunks ?? 0) + this.chunks)) return undefined;
+    return { fullText: this.fullTextRebuildFaster(chunks) };
   }
 
   /** Inserts a chunk and, unless its vector is zero, the vector, its float blob and sign code; its id. */
@@ -312,7 +332,8 @@ class CommitTransaction {
     if (!isZeroVector(floats)) {
       // sqlite-vec takes only an integer rowid, and better-sqlite3 binds a number as a float.
       const rowid = BigInt(lastInsertRowid);
-      this.insertVector.run(rowid, blob);
+      if (this.waiting) this.vectorsFrom ??= lastInsertRowid;
+      else this.insertVector.run(rowid, blob);
       this.insertFloats.run(rowid, model, blob);
       writeSignCode(floats, this.code);
       this.insertCode.run(listingId, model, rowid, this.code);
@@ -345,7 +366,7 @@ class CommitTransaction {
 
   /** Indexes the waiting chunks once there are FTS_RANGE_CHARS of text (not while they wait for a rebuild). */
   indexWhenFull() {
-    if (this.fullTextWaitsFor === undefined && this.unindexed.chars >= FTS_RANGE_CHARS) {
+    if (!this.waiting?.fullText && this.unindexed.chars >= FTS_RANGE_CHARS) {
       this.indexUnindexed();
     }
   }
@@ -420,10 +441,11 @@ class CommitTransaction {
       now,
     );
     this.streaming.set(key, doc);
-    // A large import replaced (its old version most of the knowledge base): its old full-text rows are
-    // not removed one by one when it is finished, and the new ones not indexed twice (drop).
-    if (this.fullTextWaitsFor === undefined && this.replaceIndexesAhead(source)) {
-      this.fullTextWaitsFor = key;
+    // A large import replaced (its old version most of the knowledge base): when it is finished, its old
+    // rows leave the indexes by building them again, which takes in the new ones too (drop).
+    if (this.waiting === undefined) {
+      const ahead = this.replaceIndexesAhead(source);
+      if (ahead) this.waiting = { key, ...ahead };
     }
   }
 
@@ -456,9 +478,11 @@ class CommitTransaction {
   finish({ key, metadata, contentHash }) {
     const doc = this.document(key);
     this.streaming.delete(key);
-    const awaited = this.fullTextWaitsFor === key;
-    if (awaited) this.fullTextWaitsFor = undefined;
+    const awaited = this.waiting?.key === key ? this.waiting : undefined;
+    if (awaited) this.waiting = undefined;
     this.dropSource(doc.source, doc.documentId, awaited);
+    // Were there no old version left to drop, what waited goes in now.
+    if (awaited) this.insertWaitingVectors();
     this.nameDoc.run(doc.source, doc.chunks, metadata, contentHash, documentCountOf(doc), doc.documentId);
     this.documents.push(doc);
   }
@@ -467,8 +491,11 @@ class CommitTransaction {
   discard({ key }) {
     const doc = this.document(key);
     this.streaming.delete(key);
-    if (this.fullTextWaitsFor === key) this.fullTextWaitsFor = undefined;
+    const awaited = this.waiting?.key === key;
+    if (awaited) this.waiting = undefined;
     this.drop(doc.documentId);
+    // Its own vectors are gone with it; the other chunks' that waited go in (unless the drop refilled).
+    if (awaited) this.insertWaitingVectors();
     this.chunks -= doc.chunks;
   }
 
@@ -483,6 +510,7 @@ class CommitTransaction {
     const { db, request } = this;
     if (this.streaming.size > 0)
       throw new Error(`${this.streaming.size} streamed documents were not finished`);
+    this.insertWaitingVectors();
     this.indexUnindexed();
     const { listingId } = request;
     const totals = db

@@ -1014,6 +1014,13 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
           rowid: number;
           sql: string;
         };
+      /** The vector table's row in the schema: a new rowid once dropped and made again. */
+      const vectorTableRow = () =>
+        db().prepare(`SELECT rowid FROM sqlite_master WHERE name = ?`).pluck().get(vecTable()) as number;
+      /** Every chunk's vector in the vector index is its float blob of record. */
+      const expectVectorsOfRecord = () => {
+        for (const { id } of chunkRows()) expect(indexed(id), `chunk ${id}`).toEqual(floats(id));
+      };
       const texts = (word: string, n: number) =>
         Array.from({ length: n }, (_, k) =>
           chunk(`${word}${k} ${word} line`, vector(1, k, 1, 1, 1, 1, 1, 1)),
@@ -1024,17 +1031,19 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
        * (60 chunks in three batches) with a small streamed document discarded and another finished
        * meanwhile, then `end`.
        */
-      async function replaceImport(end: 'finish' | 'discard') {
+      async function replaceImport(end: 'finish' | 'discard', batches = 3) {
         await stageAndCommit([
           { doc: doc('import.jsonl'), chunks: texts('otter', 30) },
           { doc: doc('notes.md'), chunks: texts('badger', 2) },
         ]);
-        const before = triggerRow();
+        // A schema object after the vector table, so that the table made again takes a new rowid.
+        db().exec(`CREATE TABLE after_vectors (x)`);
+        const before = { trigger: triggerRow(), vectors: vectorTableRow() };
         const staging = services.knowledgeBase.createStaging(join(dir.path, 'tmp'));
         try {
           const session = services.knowledgeBase.beginCommit(listingId, staging, options);
           const again = session.open(doc('import.jsonl'));
-          for (let batch = 0; batch < 3; batch++) {
+          for (let batch = 0; batch < batches; batch++) {
             await again.add(texts('heron', 60).slice(batch * 20, batch * 20 + 20));
             if (batch === 0) {
               // Discarded while the import's rows wait: they are indexed first, its own removed by trigger.
@@ -1054,13 +1063,17 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         return before;
       }
 
-      it('drops the old full-text rows by building the index again, which indexes the new rows once', async () => {
+      it('drops the old rows by building both indexes again, which take in the new rows once', async () => {
         const before = await replaceImport('finish');
         // The trigger was dropped and made again around FTS5's rebuild (the old code removed the 30 old rows
         // through it, one by one, after indexing the 60 new ones).
         const after = triggerRow();
-        expect(after.rowid).not.toBe(before.rowid);
-        expect(after.sql).toBe(before.sql);
+        expect(after.rowid).not.toBe(before.trigger.rowid);
+        expect(after.sql).toBe(before.trigger.sql);
+        // The vector table was made again and refilled (the old code inserted the 65 new vectors as they
+        // came, then deleted the 30 old ones row by row: the new version is larger than the old).
+        expect(vectorTableRow()).not.toBe(before.vectors);
+        expectVectorsOfRecord();
         expect(integrity).not.toThrow();
         expect(fullText('otter')).toEqual([]);
         expect(fullText('heron')).toHaveLength(60);
@@ -1081,6 +1094,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         expect(fullText('stork')).toEqual([]);
         expect(fullText('egret')).toHaveLength(1);
         expect(integrity).not.toThrow();
+        expectVectorsOfRecord();
       });
 
       it('keeps the old version and its full text when the new one is discarded', async () => {
@@ -1092,7 +1106,20 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         // Finished while the import's rows waited unindexed, indexed when the import was discarded (by
         // FTS5's rebuild: the discarded rows were most of the database).
         expect(fullText('stork')).toHaveLength(5);
-        expect(counts()).toMatchObject({ documents: 3, chunks: 37, vectors: 37 });
+        expect(counts()).toMatchObject({ documents: 3, chunks: 37, embeddings: 37, vectors: 37 });
+        expectVectorsOfRecord();
+      });
+
+      it('keeps the old version when the new one is discarded early, and puts the vectors that waited in', async () => {
+        // 20 new rows, fewer than the rest: the discarded ones go row by row, and the 5 vectors of the
+        // document finished meanwhile, kept out of the vector index until then, are inserted.
+        await replaceImport('discard', 1);
+        expect(integrity).not.toThrow();
+        expect(fullText('otter')).toHaveLength(30);
+        expect(fullText('heron')).toEqual([]);
+        expect(fullText('stork')).toHaveLength(5);
+        expect(counts()).toMatchObject({ documents: 3, chunks: 37, embeddings: 37, vectors: 37 });
+        expectVectorsOfRecord();
       });
     });
 
