@@ -229,15 +229,20 @@ async function measure(
       await studio.close();
     }
   }
+  return figuresOf(label, corpus.bytes, runs);
+}
+
+/** The figures of `runs` of one ingestion of `bytes`: the median run's, with the median wall time. */
+function figuresOf(label: string, bytes: number, runs: IngestMeasurement[]): IngestFigures {
   const typical = medianRun(runs);
   const ms = median(runs.map((r) => r.ms));
   return {
     label,
     files: typical.files,
-    bytes: corpus.bytes,
+    bytes,
     chunks: typical.chunks,
     ms: Math.round(ms),
-    mbPerSecond: perSecond(corpus.bytes / MB, ms),
+    mbPerSecond: perSecond(bytes / MB, ms),
     chunksPerSecond: perSecond(typical.chunks, ms, 0),
     filesPerSecond: perSecond(typical.files, ms, 1),
     stages: typical.stages,
@@ -303,8 +308,8 @@ async function measureReimport(
   const runs: IngestMeasurement[] = [];
   let lines = first.lines;
   for (let i = 0; i < context.options.repeat; i++) {
-    const label = `jsonl import again (${(lines - 1).toLocaleString('en')} lines replacing ${lines.toLocaleString('en')})`;
-    context.log(`  ${label}: run ${i + 1}/${context.options.repeat}`);
+    const replacing = `${(lines - 1).toLocaleString('en')} lines replacing ${lines.toLocaleString('en')}`;
+    context.log(`  jsonl import again (${replacing}): run ${i + 1}/${context.options.repeat}`);
     const studio = new ScratchStudio();
     try {
       const listingId = studio.newListing();
@@ -318,27 +323,8 @@ async function measureReimport(
       await studio.close();
     }
   }
-  const typical = medianRun(runs);
-  const ms = median(runs.map((r) => r.ms));
-  const bytes = statSync(path).size;
-  const figures: IngestFigures = {
-    label: `jsonl import again (${lines.toLocaleString('en')} lines)`,
-    files: typical.files,
-    bytes,
-    chunks: typical.chunks,
-    ms: Math.round(ms),
-    mbPerSecond: perSecond(bytes / MB, ms),
-    chunksPerSecond: perSecond(typical.chunks, ms, 0),
-    filesPerSecond: perSecond(typical.files, ms, 1),
-    stages: typical.stages,
-    runsMs: runs.map((r) => Math.round(r.ms)),
-    rejected: typical.rejected,
-    settledMs: Math.round(typical.settledMs),
-    longestStallMs: typical.longestStallMs,
-    cpuMs: typical.cpuMs,
-    mainCpuMs: typical.mainCpuMs,
-  };
-  return importFigures(figures, lines);
+  const label = `jsonl import again (${lines.toLocaleString('en')} lines)`;
+  return importFigures(figuresOf(label, statSync(path).size, runs), lines);
 }
 
 /** Truncates a file of newline-ended lines before its last line (lines are under 1 MB). */

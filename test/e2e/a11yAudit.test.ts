@@ -210,7 +210,9 @@ describe('Accessibility audit fixes in Chromium against kbstudio serve', () => {
       .getByRole('dialog', { name: 'Delete listing' })
       .getByRole('button', { name: 'Delete listing' })
       .click();
-    await expect.poll(() => announced(page)).toBe('Listing Listing to delete deleted.');
+    // Said once the server has deleted it, on its commit worker (a thread started for it): over a second
+    // on a loaded CI machine, past the poll's default timeout.
+    await expect.poll(() => announced(page), { timeout: 15_000 }).toBe('Listing Listing to delete deleted.');
     await expect.poll(() => focused(page)).toMatch(/^table:Listings$/);
     await page.waitForTimeout(300);
     expect(await focused(page)).toMatch(/^table:Listings$/);
@@ -294,7 +296,8 @@ describe('Accessibility audit fixes in Chromium against kbstudio serve', () => {
       .getByRole('dialog', { name: 'Delete document' })
       .getByRole('button', { name: 'Delete document' })
       .click();
-    await expect.poll(() => announced(page)).toBe(`${first} deleted.`);
+    // Deleted on the commit worker too (see Delete listing above).
+    await expect.poll(() => announced(page), { timeout: 15_000 }).toBe(`${first} deleted.`);
     await expect.poll(() => focused(page)).toBe('h2:Documents');
     await page.waitForTimeout(300);
     expect(await focused(page)).toBe('h2:Documents');

@@ -487,7 +487,10 @@ class CommitTransaction {
     this.documents.push(doc);
   }
 
-  /** A streamed document failed part-way: its rows go (the full-text ones through their trigger). */
+  /**
+   * A streamed document failed part-way: its rows go (the full-text ones through their trigger, or with
+   * the index made again when they are most of it: drop).
+   */
   discard({ key }) {
     const doc = this.document(key);
     this.streaming.delete(key);
