@@ -4,6 +4,7 @@ import type { StagedChunk } from '../../../src/core/ingest/store';
 import { deleteDocumentRows } from '../../../src/db/repositories/deleteRows.mjs';
 import { openServices, type StudioServices } from '../../../src/db/services';
 import { commitChunks } from '../../helpers/commitChunks';
+import * as ofRecord from '../../helpers/indexesOfRecord';
 import { tempDir } from '../../helpers/studio';
 
 // Deleting most of a knowledge base builds its vector index and the full-text index again from what
@@ -51,8 +52,7 @@ const one = (sql: string, ...params: unknown[]) =>
     .prepare(sql)
     .pluck()
     .get(...params);
-const vectorTable = (listingId: string) =>
-  one(`SELECT table_name FROM vector_indexes WHERE listing_id = ?`, listingId) as string;
+const vectorTable = (listingId: string) => ofRecord.vectorTableOf(db(), listingId);
 const documentId = (source: string) => one(`SELECT id FROM documents WHERE source = ?`, source) as string;
 const matches = (word: string) => one(`SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?`, word);
 /**
@@ -63,36 +63,26 @@ const vectorPages = (table: string) =>
   db()
     .prepare(`SELECT rowid, name FROM sqlite_master WHERE name = ? OR name LIKE ? ORDER BY name`)
     .all(table, `${table}_%`);
-/** The trigger's row in the schema: a new rowid when it was dropped and made again. */
-const triggerRow = () =>
-  db().prepare(`SELECT rowid, sql FROM sqlite_master WHERE name = 'chunks_fts_delete'`).get() as {
-    rowid: number;
-    sql: string;
-  };
+const triggerRow = () => ofRecord.fullTextTriggerRow(db());
 
-/** Every vector in the vec0 table, as (rowid, bytes), against the float blobs of record. */
+/** Every vector in the vec0 table against the float blobs of record; the table answers KNN. */
 function expectVectorsOfRecord(listingId: string) {
+  ofRecord.expectVectorsOfRecord(db(), listingId);
   const table = vectorTable(listingId);
-  const indexed = db().prepare(`SELECT rowid AS id, embedding FROM ${table} ORDER BY rowid`).all();
-  const ofRecord = db()
-    .prepare(
-      `SELECT e.chunk_id AS id, e.vector AS embedding FROM embeddings e JOIN chunks c ON c.id = e.chunk_id
-       WHERE c.listing_id = ? ORDER BY e.chunk_id`,
-    )
-    .all(listingId);
-  expect(indexed).toEqual(ofRecord);
+  const vectors = one(
+    `SELECT count(*) FROM embeddings e JOIN chunks c ON c.id = e.chunk_id WHERE c.listing_id = ?`,
+    listingId,
+  ) as number;
   // The table answers a KNN query, nearest first.
   const query = Buffer.from(new Float32Array(MODEL.dimensions).fill(0.3).buffer);
   const nearest = db()
     .prepare(`SELECT rowid, distance FROM ${table} WHERE embedding MATCH ? AND k = 3`)
     .all(query) as { distance: number }[];
-  expect(nearest).toHaveLength(Math.min(3, ofRecord.length));
+  expect(nearest).toHaveLength(Math.min(3, vectors));
   expect(nearest.map((r) => r.distance)).toEqual([...nearest.map((r) => r.distance)].sort((a, b) => a - b));
 }
 
-/** FTS5 checks its index against the chunks table (the content table), as `rank` 1 asks. */
-const checkFullText = () =>
-  db().exec(`INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)`);
+const checkFullText = () => ofRecord.checkFullText(db());
 
 describe('deleting a document', () => {
   it('that holds most of its knowledge base builds both indexes again from the chunks kept', async () => {

@@ -16,6 +16,7 @@ import { SqliteDocumentRepository } from '../../../src/db/repositories/documents
 import { SqliteUploadRepository } from '../../../src/db/repositories/uploads';
 import { DATABASE_FILE } from '../../../src/db/open';
 import { openServices, type StudioServices } from '../../../src/db/services';
+import { expectVectorsOfRecord, fullTextTriggerRow } from '../../helpers/indexesOfRecord';
 import { tempDir } from '../../helpers/studio';
 
 const MODEL = 'test-model-8';
@@ -1008,19 +1009,10 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
     });
 
     describe('a streamed import replacing its old version, most of the knowledge base', () => {
-      /** The full-text delete trigger's row in the schema: a new rowid once dropped and made again. */
-      const triggerRow = () =>
-        db().prepare(`SELECT rowid, sql FROM sqlite_master WHERE name = 'chunks_fts_delete'`).get() as {
-          rowid: number;
-          sql: string;
-        };
+      const triggerRow = () => fullTextTriggerRow(db());
       /** The vector table's row in the schema: a new rowid once dropped and made again. */
       const vectorTableRow = () =>
         db().prepare(`SELECT rowid FROM sqlite_master WHERE name = ?`).pluck().get(vecTable()) as number;
-      /** Every chunk's vector in the vector index is its float blob of record. */
-      const expectVectorsOfRecord = () => {
-        for (const { id } of chunkRows()) expect(indexed(id), `chunk ${id}`).toEqual(floats(id));
-      };
       const texts = (word: string, n: number) =>
         Array.from({ length: n }, (_, k) =>
           chunk(`${word}${k} ${word} line`, vector(1, k, 1, 1, 1, 1, 1, 1)),
@@ -1073,7 +1065,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         // The vector table was made again and refilled (the old code inserted the 65 new vectors as they
         // came, then deleted the 30 old ones row by row: the new version is larger than the old).
         expect(vectorTableRow()).not.toBe(before.vectors);
-        expectVectorsOfRecord();
+        expectVectorsOfRecord(db(), listingId);
         expect(integrity).not.toThrow();
         expect(fullText('otter')).toEqual([]);
         expect(fullText('heron')).toHaveLength(60);
@@ -1094,7 +1086,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         expect(fullText('stork')).toEqual([]);
         expect(fullText('egret')).toHaveLength(1);
         expect(integrity).not.toThrow();
-        expectVectorsOfRecord();
+        expectVectorsOfRecord(db(), listingId);
       });
 
       it('keeps the old version and its full text when the new one is discarded', async () => {
@@ -1107,7 +1099,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         // FTS5's rebuild: the discarded rows were most of the database).
         expect(fullText('stork')).toHaveLength(5);
         expect(counts()).toMatchObject({ documents: 3, chunks: 37, embeddings: 37, vectors: 37 });
-        expectVectorsOfRecord();
+        expectVectorsOfRecord(db(), listingId);
       });
 
       it('keeps the old version when the new one is discarded early, and puts the vectors that waited in', async () => {
@@ -1119,7 +1111,7 @@ describe('SqliteKnowledgeBaseStore staging and commit', () => {
         expect(fullText('heron')).toEqual([]);
         expect(fullText('stork')).toHaveLength(5);
         expect(counts()).toMatchObject({ documents: 3, chunks: 37, embeddings: 37, vectors: 37 });
-        expectVectorsOfRecord();
+        expectVectorsOfRecord(db(), listingId);
       });
     });
 
