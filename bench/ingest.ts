@@ -58,10 +58,12 @@ export interface IngestFigures {
   /** The median run's CPU time, ms: every thread of the process, and the ingesting thread alone (null off Linux). */
   cpuMs: number;
   mainCpuMs: number | null;
+  /** The median run's write lock held by its commit, ms (null without a commit). */
+  writeLockMs: number | null;
 }
 
 /** What the CPU columns of the ingestion tables say. */
-const CPU_NOTE = `"CPU s": CPU time of every thread of the process during the ingestion (the ingesting thread, the parser workers, the commit's worker, V8's compiler and garbage collector, libuv's file work); with ${availableParallelism()} cores, no schedule of the same work takes less than CPU s / ${availableParallelism()}. "main s": the ingesting thread's own (reading and hashing, chunking, token counts, embedding, staging); while that work stays on one thread, no number of cores makes the ingestion shorter than main s. "stall ms": the longest the ingesting thread's event loop was held at once (a server would answer nothing meanwhile).`;
+const CPU_NOTE = `"CPU s": CPU time of every thread of the process during the ingestion (the ingesting thread, the parser workers, the commit's worker, V8's compiler and garbage collector, libuv's file work); with ${availableParallelism()} cores, no schedule of the same work takes less than CPU s / ${availableParallelism()}. "main s": the ingesting thread's own (reading and hashing, chunking, token counts, embedding, staging); while that work stays on one thread, no number of cores makes the ingestion shorter than main s. "stall ms": the longest the ingesting thread's event loop was held at once (a server would answer nothing meanwhile). "lock s": how long the commit held the database's write lock (the server's other writes wait for it meanwhile; reads do not).`;
 
 export const ingestFormatsSuite: Suite = {
   name: 'ingest.formats',
@@ -252,6 +254,7 @@ function figuresOf(label: string, bytes: number, runs: IngestMeasurement[]): Ing
     longestStallMs: typical.longestStallMs,
     cpuMs: typical.cpuMs,
     mainCpuMs: typical.mainCpuMs,
+    writeLockMs: typical.writeLockMs,
   };
 }
 
@@ -429,6 +432,7 @@ function figuresTable(title: string, rows: IngestFigures[]): Table {
       'CPU s',
       'main s',
       'stall ms',
+      'lock s',
       'time by stage',
     ],
     rows: rows.map((r) => [
@@ -443,6 +447,7 @@ function figuresTable(title: string, rows: IngestFigures[]): Table {
       seconds(r.cpuMs),
       mainSeconds(r),
       r.longestStallMs,
+      r.writeLockMs === null ? '-' : seconds(r.writeLockMs),
       stageShares(r.stages),
     ]),
   };

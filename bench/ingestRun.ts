@@ -27,6 +27,8 @@ export interface IngestMeasurement {
    */
   cpuMs: number;
   mainCpuMs: number | null;
+  /** How long the commit held the database's write lock (the server's other writes wait), ms; null without a commit. */
+  writeLockMs: number | null;
 }
 
 /** A fresh data directory with one draft listing on the offline model. */
@@ -116,5 +118,6 @@ export async function measureIngestion(
     longestStallMs: Math.round(stalls.max / 1e6),
     cpuMs: Math.round(cpuMs),
     mainCpuMs: mainBefore === null || mainAfter === null ? null : mainAfter - mainBefore,
+    writeLockMs: result.writeLockMs ?? null,
   };
 }

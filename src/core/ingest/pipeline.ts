@@ -87,6 +87,8 @@ export interface IngestResult {
   documentCount: number;
   chunkCount: number;
   durationMs: number;
+  /** How long the commit held the database's write lock, ms (CommitResult.writeLockMs), when it says. */
+  writeLockMs?: number;
 }
 
 export interface IngestDeps {
@@ -206,8 +208,9 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
    * then commit for 54 s). Documents are streamed from then on.
    */
   let session: CommitSession | undefined;
-  // Only for the offline model, whose pace CommitStart assumes: a hosted model's documents take the
-  // network's time, and the commit would hold the write lock meanwhile (the server's writes wait for it).
+  // Only for the offline model: a hosted model's documents take the network's time, which the pace
+  // measured so far does not foretell (rate limits, retries), and the commit would hold the write lock
+  // meanwhile (the server's writes wait for it).
   const commitStart = listing.embeddingModel === OFFLINE_MODEL.id ? new CommitStart(files) : undefined;
   const inFlight = new WritesInFlight(COMMIT_IN_FLIGHT_BYTES);
   // Checked after each file and each batch of chunks embedded.
@@ -403,6 +406,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
     // Documents, not files: each item of a JSON file is one (spec §2).
     let documentCount = [...existing.values()].reduce((n, d) => n + d.documentCount, 0);
     let chunkCount = existingChunks;
+    let writeLockMs: number | undefined;
     const committed = staging.documentCount + (session?.documentCount ?? 0) > 0;
     if (committed) {
       report('storing');
@@ -418,6 +422,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       );
       documentCount = result.documentCount;
       chunkCount = result.chunkCount;
+      writeLockMs = result.writeLockMs;
     }
     progress.chunks = chunkCount;
     report('done');
@@ -428,6 +433,7 @@ export async function ingest(request: IngestRequest, deps: IngestDeps): Promise<
       documentCount,
       chunkCount,
       durationMs: Math.round(performance.now() - started),
+      ...(writeLockMs !== undefined ? { writeLockMs } : {}),
     };
   } finally {
     releaseHeapCap?.();

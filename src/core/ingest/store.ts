@@ -75,6 +75,11 @@ export interface CommitResult {
   documents: { source: string; documentId: string; chunks: number }[];
   documentCount: number;
   chunkCount: number;
+  /**
+   * How long the commit's transaction held the database's write lock, ms: meanwhile the server's other
+   * writes wait (docs/ingestion.md). Absent where the store does not say.
+   */
+  writeLockMs?: number;
 }
 
 /**

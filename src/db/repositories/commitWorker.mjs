@@ -199,6 +199,8 @@ class CommitTransaction {
     this.db = db;
     this.request = request;
     db.exec('BEGIN IMMEDIATE');
+    /** When the write lock was taken: the result says how long it was held (docs/performance.md). */
+    this.lockedAt = performance.now();
     this.takesModel = takesModel(db, request);
     const table = vectorTable(db, request);
     // A source arrives composed (NFC); a document stored before names were composed may be decomposed.
@@ -547,7 +549,8 @@ class CommitTransaction {
       documentId: d.documentId,
       chunks: d.chunks,
     }));
-    return { documents, documentCount: totals.docs, chunkCount: totals.chunks };
+    const writeLockMs = Math.round(performance.now() - this.lockedAt);
+    return { documents, documentCount: totals.docs, chunkCount: totals.chunks, writeLockMs };
   }
 
   rollback() {

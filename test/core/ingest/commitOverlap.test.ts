@@ -7,15 +7,40 @@ import { openServices, type StudioServices } from '../../../src/db/services';
 import { tempDir } from '../../helpers/studio';
 
 describe('CommitStart', () => {
-  it('begins once what is left to read should take about as long as committing what is staged', () => {
-    const start = new CommitStart([{ bytes: 1_000_000 }, { bytes: 400_000 }, { bytes: 90_000 }]);
-    // 2,000 chunks take about 116 ms to commit: about 386 KB of reading.
-    expect(start.before(1, 2_000)).toBe(false); // 490 KB left
-    expect(start.before(2, 2_000)).toBe(true); // 90 KB left
-    expect(start.before(1, 3_000)).toBe(true); // 580 KB of commit
-    // A small ingestion is committed at its end, whatever is left.
+  const files = [{ bytes: 1_000_000 }, { bytes: 400_000 }, { bytes: 90_000 }];
+  /** A CommitStart whose clock reads `at.ms` (ms since it was made). */
+  const startAt = () => {
+    const at = { ms: 0 };
+    return { start: new CommitStart(files, () => at.ms), at };
+  };
+
+  it('begins once what is left to read, at the pace measured so far, should take about as long as committing what is staged', () => {
+    const { start, at } = startAt();
+    // 2,000 chunks take about 68 ms to commit (34 µs each).
+    at.ms = 100; // 1 MB read in 100 ms: the 490 KB left take 49 ms
+    expect(start.before(1, 2_000)).toBe(true);
+    at.ms = 200; // ...or 98 ms at half that pace
+    expect(start.before(1, 2_000)).toBe(false);
+    expect(start.before(1, 3_000)).toBe(true); // 102 ms of commit
+    expect(start.before(2, 2_000)).toBe(true); // 1.4 MB in 200 ms: the 90 KB left take 13 ms
+  });
+
+  it('follows the reading: a slower one begins the commit later', () => {
+    const fast = startAt();
+    const slow = startAt();
+    fast.at.ms = 100;
+    slow.at.ms = 1_000;
+    expect(fast.start.before(1, 5_000)).toBe(true);
+    expect(slow.start.before(1, 5_000)).toBe(false); // 490 ms left against 170 ms of commit
+    expect(slow.start.before(2, 5_000)).toBe(true); // 64 ms left
+  });
+
+  it('commits a small ingestion at its end, and begins nothing before a file is read', () => {
+    const { start, at } = startAt();
+    at.ms = 10;
     expect(start.before(2, 1_999)).toBe(false);
     expect(start.before(3, 1_999)).toBe(false);
+    expect(start.before(0, 5_000)).toBe(false);
   });
 });
 
@@ -110,6 +135,9 @@ describe('an ingestion whose commit begins before its last files are read', () =
       ['kb/c-more.csv', 'ingested', 40],
     ]);
     expect(result).toMatchObject({ committed: true, documentCount: 3, chunkCount: 2_541 });
+    // How long the commit held the write lock: from its BEGIN IMMEDIATE to its COMMIT, within the ingestion.
+    expect(result.writeLockMs).toBeGreaterThan(0);
+    expect(result.writeLockMs).toBeLessThanOrEqual(result.durationMs);
 
     const db = services.db;
     const texts = (source: string) =>
