@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes, sign, verify } from 'node:crypto';
 import bs58 from 'bs58';
 import { InvalidInput } from '../errors';
 
@@ -10,12 +10,19 @@ export interface SolanaKeypair {
 
 const b64url = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');
 
+/**
+ * A new keypair from a random 32-byte seed (any seed is a valid ed25519 key). Not generateKeyPairSync:
+ * on Node 20, exporting its key as JWK can deadlock the thread for good when a garbage collection during
+ * the export destroys an earlier call's key-generation job, whose destructor waits for the mutex the
+ * export holds (seen in CI: the test process hung in ~KeyGenJob under ExportJWKEdKey).
+ */
 export function generateKeypair(): SolanaKeypair {
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const jwk = privateKey.export({ format: 'jwk' });
-  const seed = Buffer.from(jwk.d as string, 'base64url');
-  const pub = Buffer.from(jwk.x as string, 'base64url');
-  return { address: bs58.encode(pub), secretKey: new Uint8Array(Buffer.concat([seed, pub])) };
+  const seed = new Uint8Array(randomBytes(32));
+  const pub = publicKeyOfSeed(seed);
+  const secretKey = new Uint8Array(64);
+  secretKey.set(seed);
+  secretKey.set(pub, 32);
+  return { address: bs58.encode(pub), secretKey };
 }
 
 /** Reads a Solana CLI `id.json` (a JSON array of 64 bytes) and checks the halves belong together. */

@@ -15,6 +15,8 @@ describe('Solana keypairs', () => {
     const theirs = Keypair.fromSecretKey(ours.secretKey);
     expect(theirs.publicKey.toBase58()).toBe(ours.address);
     expect(PublicKey.isOnCurve(new PublicKey(ours.address).toBytes())).toBe(true);
+    // Each from its own random seed.
+    expect(generateKeypair().address).not.toBe(ours.address);
   });
 
   it('import the Solana CLI id.json format', () => {
