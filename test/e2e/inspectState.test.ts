@@ -181,7 +181,8 @@ describe('Inspect at scale and in the address, in Chromium against kbstudio serv
       .getByRole('button', { name: /note-0001\.md/ })
       .click();
     await heading(page, 'notes/note-0001.md').waitFor();
-    await page.getByText('1 chunk', { exact: true }).waitFor();
+    // The chunk pane's count (announced), not the document list's "1 chunk" beside the name.
+    await page.locator('[aria-live="polite"]', { hasText: /^1 chunk$/ }).waitFor();
     const search = page.getByRole('textbox', { name: 'Search chunks' });
     for (const q of ['^', '"', '--']) {
       await search.fill(q);
