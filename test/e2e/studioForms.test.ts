@@ -157,11 +157,18 @@ describe('Studio forms and dialogs in Chromium against kbstudio serve', () => {
     await expect.poll(() => focusedLabel(page)).toBe('Edit Field notes');
 
     const inspect = await open('#/inspect');
+    // The document's whole record comes late: Re-ingest stays aria-disabled (Enter does nothing) until it
+    // is read. A CI run pressed Enter before that; the delay makes that order happen every time.
+    await inspect.route('**/studio/documents/*', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await route.continue();
+    });
     await inspect
       .getByRole('navigation', { name: 'Documents' })
       .getByRole('button', { name: new RegExp(DOC.replace(/\./g, '\\.')) })
       .click();
     const reingest = inspect.getByRole('button', { name: `Re-ingest ${DOC}` });
+    await expect.poll(() => reingest.getAttribute('aria-disabled')).toBeNull();
     await reingest.focus();
     await inspect.keyboard.press('Enter');
     const reingestDialog = inspect.getByRole('dialog', { name: 'Re-ingest document' });
