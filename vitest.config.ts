@@ -29,6 +29,10 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Vitest's default is 1 s. A poll waits on a studio, a browser or a worker thread that share 2
+    // cores with another test file, and 1 s failed tests whose page was only slow (a document list
+    // refreshed after a deletion, under load). A poll that must fail still fails, 10 s later.
+    expect: { poll: { timeout: 10_000 } },
     projects: [
       {
         extends: true,
