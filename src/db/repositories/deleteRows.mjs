@@ -25,7 +25,7 @@ export function deleteDocumentVectors(db, index, documentId, rebuild) {
     // One rowid at a time: vec0 takes `rowid = ?` as a point lookup, but `rowid IN (SELECT ...)` as a
     // scan of the whole table with the list as a filter (18 ms a document at 142,000 rows, against
     // 0.08 ms), which made a folder with a quarter of its files changed take 50 s to ingest again
-    // instead of 15 (docs/performance.md, thirtieth pass).
+    // instead of 5 (docs/performance.md, thirtieth pass).
     // (Read whole first: a connection runs nothing else while a statement is iterated.)
     const ids = db.prepare(`SELECT id FROM chunks WHERE document_id = ?`).pluck().all(documentId);
     const remove = db.prepare(`DELETE FROM ${table} WHERE rowid = ?`);
