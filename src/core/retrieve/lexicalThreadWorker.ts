@@ -4,6 +4,7 @@
 // within microseconds of being asked, not after a turn of an event loop.
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { LexicalPostings, type LexicalPostingsData, type TermWeight } from './lexicalPostings';
+import { collectGarbage } from '../workers/collectGarbage';
 import { CONTROL, type LexicalThreadMessage } from './lexicalThreadProtocol';
 
 const control = new Int32Array(workerData.control as SharedArrayBuffer);
@@ -22,17 +23,18 @@ function search(id: number, weights: TermWeight[], listing: number, limit: numbe
   return hits.length;
 }
 
-let seen = 0;
-Atomics.store(control, CONTROL.READY, 1);
-Atomics.notify(control, CONTROL.READY);
-for (;;) {
-  Atomics.wait(control, CONTROL.REQUEST, seen);
-  seen = Atomics.load(control, CONTROL.REQUEST);
+/**
+ * Handles every message waiting; true when postings were let go of. A function of its own: the messages
+ * it handled stay in its frame until it returns, and the collection after it must not find them there
+ * (an install and a drop handled in one call, then a collection in it, kept the postings).
+ */
+function handleMessages(): boolean {
+  let dropped = false;
   for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) {
     const message = m.message as LexicalThreadMessage;
     if (message.kind === 'install')
       held.set(message.id, new LexicalPostings(message.data as LexicalPostingsData));
-    else if (message.kind === 'drop') held.delete(message.id);
+    else if (message.kind === 'drop') dropped = held.delete(message.id) || dropped;
     else {
       let count: number;
       try {
@@ -43,6 +45,20 @@ for (;;) {
       control[CONTROL.COUNT] = count;
     }
   }
+  return dropped;
+}
+
+let seen = 0;
+Atomics.store(control, CONTROL.READY, 1);
+Atomics.notify(control, CONTROL.READY);
+for (;;) {
+  Atomics.wait(control, CONTROL.REQUEST, seen);
+  seen = Atomics.load(control, CONTROL.REQUEST);
+  const dropped = handleMessages();
   Atomics.store(control, CONTROL.DONE, seen);
   Atomics.notify(control, CONTROL.DONE);
+  // This thread allocates next to nothing, so it might never collect on its own: until it does, postings
+  // it dropped keep their shared memory (147 MB at 500,000 chunks). 7-16 ms, off the server's thread and
+  // after the answer; searches meanwhile go to FTS5 (the postings dropped were stale).
+  if (dropped) collectGarbage();
 }

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LexicalPostings } from '../../../src/core/retrieve/lexicalPostings';
 import { LexicalThread } from '../../../src/core/retrieve/lexicalThread';
+import { collectGarbage } from '../../../src/core/workers/collectGarbage';
 import { seededRng } from '../../../bench/prng';
 import { postingsData, type Row } from './postingsData';
 
@@ -113,6 +115,34 @@ describe('LexicalThread', () => {
       postings.search(['term0'], 'A', 5_000),
     );
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    'gives back the shared memory of postings it lets go of, though it allocates next to nothing',
+    async () => {
+      const residentMb = () =>
+        Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
+      const before = residentMb();
+      // Postings with 128 MB of positions, every page written; made in a function of its own, so that
+      // nothing here refers to them once they are installed.
+      const install = () =>
+        thread.install({
+          ...postingsData(generatedRows(), true),
+          positions: new Uint32Array(new SharedArrayBuffer(128 * 1024 * 1024)).fill(1),
+        })!;
+      const large = install();
+      const peak = residentMb();
+      expect(peak - before).toBeGreaterThan(120);
+      thread.drop(large);
+      // Messages are handled in order: once this search is answered, the thread has let them go.
+      expect(thread.start(id, postings, { terms: ['term0'], listingId: 'A', limit: 5 })()).toEqual(
+        postings.search(['term0'], 'A', 5),
+      );
+      // This thread's own references (the message sent), as the server's thread collects them (letGo).
+      collectGarbage();
+      // Held as garbage by a thread that never collected, they stayed resident.
+      await expect.poll(residentMb).toBeLessThan(peak - 96);
+    },
+  );
 
   it('does not take postings outside shared memory', () => {
     expect(thread.install(postingsData(generatedRows(), false))).toBeUndefined();
