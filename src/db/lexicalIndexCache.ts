@@ -9,6 +9,7 @@ import {
 } from '../core/retrieve/lexicalPostings';
 import { lexicalThread, type PostingsQuery } from '../core/retrieve/lexicalThread';
 import { backgroundWorker } from '../core/workers/backgroundPriority';
+import { collectGarbage } from '../core/workers/collectGarbage';
 import type { Db } from './open';
 import { partialFile } from './partialFiles';
 import { settledWithin } from './settledWithin';
@@ -46,7 +47,20 @@ export interface LexicalIndexOptions extends Partial<LexicalIndexTuning> {
   spareBytes?: number;
   /** How long after it starts a read from the saved file queries wait for it (default SAVED_LOAD_WAIT_MS). */
   savedLoadWaitMs?: number;
+  /**
+   * Postings of at least this many bytes, once let go of, are collected at once (default
+   * COLLECT_AFTER_BYTES; see letGo).
+   */
+  collectAfterBytes?: number;
 }
+
+/**
+ * Let go of postings this large, the server's thread collects its garbage at once. A full collection
+ * holds that thread for as long as it takes to mark what is live (18-23 ms with a 33 MB heap, measured
+ * after a 450,000-chunk deletion): worth it for 32 MB of postings (about 100,000 chunks), which a change
+ * lets go of at most once per read of the postings, not for every small change.
+ */
+export const COLLECT_AFTER_BYTES = 32 * 1024 * 1024;
 
 /**
  * The state of every knowledge base: triggers bump a listing's generation whenever a document is written
@@ -166,6 +180,9 @@ export class LexicalIndexCache {
   private readonly savedFile: string | undefined;
   private readonly spareBytes: number;
   private readonly savedLoadWaitMs: number;
+  private readonly collectAfterBytes: number;
+  /** A collection is scheduled (letGo). */
+  private collecting = false;
   /** A read from the saved file under way, and when queries stop waiting for it. */
   private savedLoading: { done: Promise<unknown>; until: number } | undefined;
   /** Why the last read did not follow the earlier postings, when there were some. */
@@ -179,9 +196,11 @@ export class LexicalIndexCache {
       savedFile,
       spareBytes = SPARE_BYTES,
       savedLoadWaitMs = SAVED_LOAD_WAIT_MS,
+      collectAfterBytes = COLLECT_AFTER_BYTES,
       ...tuning
     }: LexicalIndexOptions = {},
   ) {
+    this.collectAfterBytes = collectAfterBytes;
     this.tuning = { ...DEFAULT_LEXICAL_TUNING, ...tuning };
     this.savedFile = db.memory ? undefined : savedFile;
     this.spareBytes = spareBytes;
@@ -213,7 +232,11 @@ export class LexicalIndexCache {
     if (this.building || key === this.attemptedKey || !rested) return undefined;
     if (rows() >= this.tuning.minRows) void this.build();
     // Too small now (a large listing deleted): the earlier postings are not followed from, so they go.
-    else this.stale = undefined;
+    else {
+      const bytes = snapshotBytes(this.stale);
+      this.stale = undefined;
+      this.letGo(bytes);
+    }
     return undefined;
   }
 
@@ -241,6 +264,8 @@ export class LexicalIndexCache {
     this.lastStart = performance.now();
     const earlier = this.stale;
     this.stale = undefined;
+    // Only the size: the closures below must not keep the earlier postings alive.
+    const earlierBytes = snapshotBytes(earlier);
     // Started now, the thread is ready by the time the postings are read (it loads in well under a second).
     if (this.shareWithThread) lexicalThread();
     const building = this.runWorker(earlier)
@@ -270,6 +295,8 @@ export class LexicalIndexCache {
       .finally(() => {
         this.lastMs = performance.now() - this.lastStart;
         this.building = undefined;
+        // The read followed the change from them, or read everything again: they are let go of.
+        this.letGo(earlierBytes);
       });
     this.building = building;
     // The first read of this process, with a saved file to take: the first queries wait for it.
@@ -315,6 +342,24 @@ export class LexicalIndexCache {
     this.worker = undefined;
     if (this.tokenizer) this.tokenizer.close();
     this.tokenizer = null;
+  }
+
+  /**
+   * Postings no longer referenced here (the read that followed from them is over, or they were dropped).
+   * Their arrays are in shared memory, which is freed only once every thread has collected its last
+   * reference: the lexical thread collects when it drops them (lexicalThreadWorker.ts), the worker that
+   * read the next postings exits, and this thread would otherwise keep them until its next full
+   * collection, which an idle server may not run for hours. At 500,000 chunks that was 147 MB more
+   * resident memory after a large deletion, until then (docs/performance.md, "Memory after a large
+   * deletion"). A turn later, so the caller's own references are gone too.
+   */
+  private letGo(bytes: number): void {
+    if (bytes < this.collectAfterBytes || this.collecting || this.closed) return;
+    this.collecting = true;
+    setTimeout(() => {
+      this.collecting = false;
+      if (!this.closed) collectGarbage();
+    }, 0).unref();
   }
 
   /** The current postings become the stale ones (followed from by the next read, never searched). */
@@ -371,29 +416,39 @@ export class LexicalIndexCache {
           array.buffer instanceof ArrayBuffer ? [array.buffer] : [],
         )
       : [];
-    return new Promise((resolve, reject) => {
-      const worker = backgroundWorker(
-        () =>
-          new Worker(new URL('./lexicalIndexWorker.mjs', import.meta.url), {
-            workerData: {
-              role: 'kbstudio-lexical-index',
-              file: this.db.name,
-              keySql: GENERATION_KEY_SQL,
-              maxInstances: this.tuning.maxInstances,
-              old,
-              tokenize,
-              maxChangedShare: MAX_CHANGED_SHARE,
-              nativeBinding: this.nativeBinding,
-              savedFile: this.savedFile,
-              saveFollowed: performance.now() - this.lastSavedAt >= SAVE_FOLLOWED_EVERY_MS,
-              spareBytes: this.spareBytes,
-            },
-            transferList,
-            execArgv: [],
-          }),
+    let worker: Worker;
+    try {
+      worker = startIndexWorker(
+        {
+          role: 'kbstudio-lexical-index',
+          file: this.db.name,
+          keySql: GENERATION_KEY_SQL,
+          maxInstances: this.tuning.maxInstances,
+          old,
+          tokenize,
+          maxChangedShare: MAX_CHANGED_SHARE,
+          nativeBinding: this.nativeBinding,
+          savedFile: this.savedFile,
+          saveFollowed: performance.now() - this.lastSavedAt >= SAVE_FOLLOWED_EVERY_MS,
+          spareBytes: this.spareBytes,
+        },
+        transferList,
       );
-      worker.unref();
-      this.worker = worker;
+    } catch (err) {
+      // As a worker that failed: FTS5 keeps answering, the reason kept (build).
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    this.worker = worker;
+    return this.replyOf(worker);
+  }
+
+  /**
+   * The worker's reply. Apart from runWorker on purpose: listeners made there would hold its scope, and
+   * with it the earlier postings, for as long as the worker lives, and after its exit until this
+   * thread's next full collection (see letGo).
+   */
+  private replyOf(worker: Worker): Promise<BuildReply> {
+    return new Promise((resolve, reject) => {
       let settled = false;
       worker.once('message', (reply: BuildReply) => {
         settled = true;
@@ -410,6 +465,30 @@ export class LexicalIndexCache {
       });
     });
   }
+}
+
+/** Starts lexicalIndexWorker.mjs at background priority; it does not keep the process alive. */
+function startIndexWorker(workerData: Record<string, unknown>, transferList: ArrayBuffer[]): Worker {
+  const worker = backgroundWorker(
+    () =>
+      new Worker(new URL('./lexicalIndexWorker.mjs', import.meta.url), {
+        workerData,
+        transferList,
+        execArgv: [],
+      }),
+  );
+  worker.unref();
+  return worker;
+}
+
+/** Bytes of a snapshot's postings arrays (0 for none). */
+function snapshotBytes(snapshot: Snapshot | undefined): number {
+  if (!snapshot) return 0;
+  const d = snapshot.postings.data;
+  return [d.ids, d.lengths, d.listingOf, d.termBytes, d.termOffsets, d.starts, d.positions, d.counts].reduce(
+    (sum, array) => sum + array.byteLength,
+    0,
+  );
 }
 
 /**
