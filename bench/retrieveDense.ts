@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { offlineGloveEmbedder } from '../src/core/embed/offlineGlove';
 import { BULK_LIMITS } from '../src/core/ingest/limits';
@@ -10,7 +10,6 @@ import { CANDIDATES_PER_SEARCH, rankChunks, type RankQuery } from '../src/core/r
 import { lexicalThread } from '../src/core/retrieve/lexicalThread';
 import { lexicalPhrases } from '../src/core/retrieve/scoring';
 import type { DenseHit } from '../src/core/retrieve/searchIndex';
-import { cpuMsOfStat } from '../src/core/workers/threadCpu';
 import { DATABASE_FILE, VECTOR_FILES_DIR } from '../src/db/open';
 import { DEFAULT_DENSE_TUNING, SqliteSearchRepository } from '../src/db/repositories/search';
 import { openServices, type StudioServices } from '../src/db/services';
@@ -27,6 +26,7 @@ import { dbpediaSentences, sentenceMix } from './retrieve';
 import { startFakeEmbedServer } from './embedServer';
 import { readMemoryStatus } from './rss';
 import { startServerProcess, type ServerProcess } from './serverProcess';
+import { untilIdle } from './threadCpu';
 import { measureStartup } from './startup';
 import { latencies, median, round, type Latencies } from './stats';
 import type { BenchContext, Check, Suite, Table } from './suite';
@@ -874,24 +874,6 @@ async function untilSearchWarm(
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   throw new Error(`the search warm-up of ${server.url} did not settle within two minutes`);
-}
-
-/** Until the process (all its threads) uses under 50 ms of CPU in a second; at once where /proc is not. */
-async function untilIdle(pid: number, deadline: number): Promise<void> {
-  const cpuMs = () => {
-    try {
-      return cpuMsOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    } catch {
-      return null;
-    }
-  };
-  let before = cpuMs();
-  while (before !== null && performance.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const now = cpuMs();
-    if (now === null || now - before < 50) return;
-    before = now;
-  }
 }
 
 async function overHttp(

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { STUDIO_LINK_PARAM } from '../src/server/studioSession';
 import { runCliJson, spawnCli } from './cliProcess';
 
 export interface ServerProcess {
@@ -9,6 +10,8 @@ export interface ServerProcess {
   startupMs: number;
   /** An API key of the studio's default wallet, for /v1. */
   apiKey: string;
+  /** This launch's studio token, for /studio (header X-Studio-Token). */
+  studioToken: string;
   /** What the server wrote on stderr (for a failure report). */
   stderr(): string;
   stop(): Promise<void>;
@@ -38,13 +41,16 @@ export async function startServerProcess(
       reject(new Error(`kbstudio serve exited (code ${code}) before it was ready: ${stderr.trim()}`)),
     );
   });
-  const { url } = JSON.parse(await firstLine) as { url: string };
+  const { url, studioUrl } = JSON.parse(await firstLine) as { url: string; studioUrl: string };
+  const studioToken = new URL(studioUrl).searchParams.get(STUDIO_LINK_PARAM);
+  if (!studioToken) throw new Error(`kbstudio serve printed a studio link without its token: ${studioUrl}`);
   const startupMs = performance.now() - spawned;
   return {
     pid: child.pid!,
     url,
     startupMs,
     apiKey,
+    studioToken,
     stderr: () => stderr,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

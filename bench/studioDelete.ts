@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { copyFileSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BULK_LIMITS } from '../src/core/ingest/limits';
 import type { StagedChunk } from '../src/core/ingest/store';
@@ -7,7 +7,10 @@ import { DATABASE_FILE, openDatabase, type Db } from '../src/db/open';
 import { deleteDocumentRows, deleteDraftListingRows } from '../src/db/repositories/deleteRows.mjs';
 import { openServices } from '../src/db/services';
 import { ClusteredVectors, MODEL_OF_DIMENSIONS } from './denseData';
+import { readMemoryStatus } from './rss';
+import { startServerProcess } from './serverProcess';
 import { median, round } from './stats';
+import { untilIdle } from './threadCpu';
 import type { BenchContext, Suite } from './suite';
 
 /** Chunks of the knowledge base at --scale 1; --scale 5 gives the spec's 500,000. */
@@ -86,6 +89,9 @@ async function build(context: BenchContext, chunks: number, dimensions: number):
       .prepare(`SELECT id FROM documents WHERE source = 'large.jsonl'`)
       .pluck()
       .get() as string;
+    // The commit's worker checkpoints after it answers: at 500,000 chunks × 1,024 that outlasted
+    // settle()'s 10 s of tries ("the database stayed busy after the build").
+    await services.knowledgeBase.settled();
     return { dataDir, listingId, largeId, chunks, large };
   } finally {
     services.close();
@@ -153,6 +159,71 @@ function measure(built: Built, remove: (db: Db) => void): Outcome {
   }
 }
 
+/** Full-text queries a creator might try in the playground: words of the fixtures' sentences. */
+const LEXICAL_QUERIES = ['history of the city', 'river', 'music album', 'football club player', 'population'];
+
+interface ServerMemory {
+  /** The server's resident memory (VmRSS), MB: idle with the postings read, then idle after the deletion. */
+  beforeMb: number;
+  afterMb: number;
+  deleteMs: number;
+}
+
+/**
+ * The large document deleted from the studio (DELETE /studio/documents/:id) of `kbstudio serve` on a
+ * copy of the data directory, after lexical queries over /v1 (the server reads the full-text postings
+ * of 20,000 chunks or more at its warm-up and first query). Its resident memory is read idle before the
+ * deletion, and idle after it, once queries have had the postings of what stays read: the postings
+ * let go of must not stay resident (docs/performance.md, "Memory after a large deletion").
+ */
+async function serverMemory(context: BenchContext, built: Built): Promise<ServerMemory> {
+  const dir = context.tempDir('kbs-bench-delete-server-');
+  cpSync(built.dataDir, dir, { recursive: true });
+  const server = await startServerProcess(dir);
+  const deadline = () => performance.now() + 120_000;
+  const residentMb = () => {
+    const status = readMemoryStatus(server.pid);
+    if (!status) throw new Error(`the server's memory cannot be read (/proc/${server.pid}/status)`);
+    return round(status.rss / 2 ** 20, 0);
+  };
+  const ask = async () => {
+    for (const query of LEXICAL_QUERIES) {
+      const res = await fetch(`${server.url}/v1/retrieve`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.apiKey}` },
+        body: JSON.stringify({ listingId: built.listingId, query, mode: 'lexical', topK: 5 }),
+      });
+      if (res.status !== 200)
+        throw new Error(`POST /v1/retrieve answered ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+    }
+  };
+  try {
+    // Idle: the warm-up (search codes, postings) done; then queries, as a creator would try.
+    await untilIdle(server.pid, deadline());
+    await ask();
+    await untilIdle(server.pid, deadline());
+    const beforeMb = residentMb();
+    const started = performance.now();
+    const res = await fetch(`${server.url}/studio/documents/${built.largeId}`, {
+      method: 'DELETE',
+      headers: { 'X-Studio-Token': server.studioToken },
+    });
+    if (res.status !== 200)
+      throw new Error(`DELETE /studio/documents answered ${res.status}: ${await res.text()}`);
+    await res.arrayBuffer();
+    const deleteMs = performance.now() - started;
+    // The first query sees the change and starts the read of what stays; the second is answered from it.
+    await ask();
+    await untilIdle(server.pid, deadline());
+    await ask();
+    await untilIdle(server.pid, deadline());
+    return { beforeMb, afterMb: residentMb(), deleteMs: round(deleteMs, 0) };
+  } finally {
+    await server.stop();
+  }
+}
+
 /**
  * Deleting most of a knowledge base, in process, on copies of one database: the document that holds 90% of
  * it, and the draft listing whole, each with its indexes made again from what stays (deleteRows.mjs)
@@ -202,6 +273,9 @@ export const studioDeleteSuite: Suite = {
         detail: `row by row ${JSON.stringify(runs.rowByRow[0]!.left)}, rebuilt ${JSON.stringify(runs.rebuilt[0]!.left)}`,
       });
     }
+    context.log('studio.delete: the large document deleted from a server, its memory read');
+    const memory = await serverMemory(context, built);
+    figures.serverMemory = memory;
     return {
       figures,
       tables: [
@@ -210,9 +284,22 @@ export const studioDeleteSuite: Suite = {
           columns: ['deletion', 'row by row', 'indexes made again', 'ratio'],
           rows,
         },
+        {
+          title: 'The server around the deletion (kbstudio serve, its full-text postings read)',
+          columns: ['RSS before MB', 'RSS after MB', 'change MB', 'DELETE s'],
+          rows: [
+            [
+              memory.beforeMb,
+              memory.afterMb,
+              memory.afterMb - memory.beforeMb,
+              round(memory.deleteMs / 1000, 2),
+            ],
+          ],
+        },
       ],
       notes: [
         'In process, each run on a fresh copy of the same database, the deletion and its commit timed in one transaction; FTS5 integrity-check afterwards. "Row by row": every vec0 row and full-text row deleted one at a time, as before deleteRows.mjs made the indexes again from what stays.',
+        `The server: \`kbstudio serve\` on a copy of the data directory; ${LEXICAL_QUERIES.length} lexical queries over /v1; its resident memory (VmRSS) read once it is idle (under 50 ms of CPU in a second), before the deletion through the studio API and after it, once queries have had the full-text postings of what stays read (from 20,000 chunks; fewer, and FTS5 answers). "DELETE s" is the request, the deletion's transaction on a worker included.`,
       ],
       checks,
     };

@@ -21,3 +21,21 @@ export function processCpuMs(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
 }
+
+/** Until the process (all its threads) uses under 50 ms of CPU in a second; at once where /proc is not. */
+export async function untilIdle(pid: number, deadline: number): Promise<void> {
+  const cpuMs = () => {
+    try {
+      return cpuMsOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return null;
+    }
+  };
+  let before = cpuMs();
+  while (before !== null && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const now = cpuMs();
+    if (now === null || now - before < 50) return;
+    before = now;
+  }
+}
