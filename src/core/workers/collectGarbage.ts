@@ -8,7 +8,7 @@ let collect: (() => void) | undefined;
  *
  * For memory that only a collection of this very thread gives back: a SharedArrayBuffer's memory is freed
  * once every thread that held it has collected its last reference, and a thread that seldom allocates
- * may not collect for hours. The full-text postings of a large knowledge base (160 MB at 500,000
+ * may not collect for hours. The full-text postings of a large knowledge base (163 MB at 500,000
  * chunks) stayed in memory after a change replaced them, held as garbage by the lexical thread (which
  * waits in Atomics.wait and allocates next to nothing) and by the server's thread (docs/performance.md,
  * "Memory after a large deletion").
