@@ -377,6 +377,19 @@ export const MIGRATIONS: readonly Migration[] = [
         CHECK (ledger IN ('local', 'solana'));
     `,
   },
+  {
+    version: 12,
+    name: "the studio's own playground keys marked apart from keys people make",
+    up: `
+      -- 'playground': minted by the studio's playground, whose plaintext lives only in the process that
+      -- minted it, so the next launch revokes it. NULL: made by someone (studio, CLI, API), whatever
+      -- its label; a key labelled "studio playground" by hand is theirs and stays live.
+      ALTER TABLE api_keys ADD COLUMN purpose TEXT CHECK (purpose IN ('playground'));
+      -- Keys from before this migration are known only by their label: the playground's two.
+      UPDATE api_keys SET purpose = 'playground'
+        WHERE label IN ('studio playground', 'studio playground (test buyer)');
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -128,6 +128,30 @@ describe('migrations', () => {
     db.close();
   });
 
+  it("mark the studio's playground keys of earlier versions by their labels, and no other key (12)", () => {
+    const file = join(fresh(), DATABASE_FILE);
+    const old = openDatabase(file, { migrateTo: 11 });
+    const insertKey = old.prepare(`INSERT INTO api_keys (id, key_hash, prefix, label, wallet, created_at)
+      VALUES (?, ?, 'kbs_abcd', ?, 'w', 'x')`);
+    insertKey.run('key_p', 'h1', 'studio playground');
+    insertKey.run('key_b', 'h2', 'studio playground (test buyer)');
+    insertKey.run('key_m', 'h3', 'my studio playground');
+    insertKey.run('key_n', 'h4', '');
+    old.close();
+
+    const db = openDatabase(file);
+    expect(db.prepare(`SELECT id, purpose FROM api_keys ORDER BY id`).raw().all()).toEqual([
+      ['key_b', 'playground'],
+      ['key_m', null],
+      ['key_n', null],
+      ['key_p', 'playground'],
+    ]);
+    expect(() => db.prepare(`UPDATE api_keys SET purpose = 'other' WHERE id = 'key_n'`).run()).toThrow(
+      /CHECK constraint/,
+    );
+    db.close();
+  });
+
   it('refuse a database written by a newer version', () => {
     const dir = fresh();
     const db = openDataDir(dir);

@@ -129,6 +129,8 @@ describe('/studio playground key and settings', () => {
       const buyerKey = await first.keyOf(id, buyer);
       expect(buyerKey.wallet).toBe(buyer);
       const mine = first.services.apiKeys.create(buyer, 'my script');
+      // A key someone made with the playground's own label is theirs: it stays live.
+      const sameLabel = first.services.apiKeys.create(creator, 'studio playground');
       await first.close();
       await new Promise((resolve) => setTimeout(resolve, 5));
 
@@ -140,11 +142,12 @@ describe('/studio playground key and settings', () => {
         expect(keys.get(creatorKey.keyId)?.revokedAt).toEqual(expect.any(String));
         expect(keys.get(buyerKey.keyId)?.revokedAt).toEqual(expect.any(String));
         expect(keys.get(mine.id)?.revokedAt).toBeNull();
+        expect(keys.get(sameLabel.id)?.revokedAt).toBeNull();
         expect(keys.get(fresh.keyId)?.revokedAt).toBeNull();
         const live = [...keys.values()].filter(
           (k) => k.label.startsWith('studio playground') && !k.revokedAt,
         );
-        expect(live.map((k) => k.id)).toEqual([fresh.keyId]);
+        expect(live.map((k) => k.id).sort()).toEqual([fresh.keyId, sameLabel.id].sort());
       } finally {
         await second.close();
       }

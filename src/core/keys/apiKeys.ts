@@ -17,14 +17,19 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
 }
 
+/** Why a key was made: `playground` for the studio's own (revoked at its next launch), else none. */
+export type ApiKeyPurpose = 'playground';
+
 export interface ApiKeyRepository {
-  insert(record: ApiKeyRecord): void;
+  insert(record: ApiKeyRecord, purpose?: ApiKeyPurpose): void;
   list(wallet?: string): ApiKeyRecord[];
   findById(id: string): ApiKeyRecord | undefined;
   findActiveByHash(keyHash: string): ApiKeyRecord | undefined;
   /** Revoked keys included. */
   findByHash(keyHash: string): ApiKeyRecord | undefined;
   revoke(id: string, at: string): void;
+  /** Revokes the live keys made for `purpose` before `createdBefore`; returns how many. */
+  revokeMadeFor(purpose: ApiKeyPurpose, createdBefore: string, at: string): number;
   touch(id: string, at: string): void;
 }
 
@@ -45,8 +50,11 @@ export class ApiKeyService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Creates a key for a wallet. The key itself is returned here once and never stored. */
-  create(wallet: string, typedLabel = ''): CreatedApiKey {
+  /**
+   * Creates a key for a wallet. The key itself is returned here once and never stored. `purpose` marks
+   * a key the studio makes for itself (revokeMadeFor), never one a person asked for.
+   */
+  create(wallet: string, typedLabel = '', purpose?: ApiKeyPurpose): CreatedApiKey {
     if (!isWalletAddress(wallet))
       throw new InvalidInput(`wallet: '${wallet}' is not a base58 wallet address.`);
     // The same rule as POST /studio/keys (CreateApiKeySchema), for the CLI and every other caller.
@@ -58,16 +66,19 @@ export class ApiKeyService {
     }
     const key = `kbs_${randomBase62(32)}`;
     const id = newId('key', 12);
-    this.repo.insert({
-      id,
-      keyHash: hashApiKey(key),
-      prefix: key.slice(0, 8),
-      label,
-      wallet,
-      createdAt: this.now().toISOString(),
-      lastUsedAt: null,
-      revokedAt: null,
-    });
+    this.repo.insert(
+      {
+        id,
+        keyHash: hashApiKey(key),
+        prefix: key.slice(0, 8),
+        label,
+        wallet,
+        createdAt: this.now().toISOString(),
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+      purpose,
+    );
     return { id, key, wallet };
   }
 
@@ -78,6 +89,11 @@ export class ApiKeyService {
   /** Revokes a key at once; a key revoked before keeps its first `revokedAt`. */
   revoke(id: string): ApiKey {
     return this.revokeOnce(id).key;
+  }
+
+  /** Revokes every live key made for `purpose` before `createdBefore` (an ISO time); returns how many. */
+  revokeMadeFor(purpose: ApiKeyPurpose, createdBefore: string): number {
+    return this.repo.revokeMadeFor(purpose, createdBefore, this.now().toISOString());
   }
 
   /** As `revoke`, saying whether the key had been revoked before (then nothing changed). */

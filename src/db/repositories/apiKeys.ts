@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, ApiKeyRepository } from '../../core/keys/apiKeys';
+import type { ApiKeyPurpose, ApiKeyRecord, ApiKeyRepository } from '../../core/keys/apiKeys';
 import type { Db } from '../open';
 import { writeWithoutWaiting } from '../withoutWaiting';
 
@@ -10,20 +10,23 @@ export class SqliteApiKeyRepository implements ApiKeyRepository {
 
   constructor(private readonly db: Db) {
     this.stmts = {
-      insert: db.prepare(`INSERT INTO api_keys (id, key_hash, prefix, label, wallet, created_at)
-        VALUES (@id, @keyHash, @prefix, @label, @wallet, @createdAt)`),
+      insert: db.prepare(`INSERT INTO api_keys (id, key_hash, prefix, label, wallet, created_at, purpose)
+        VALUES (@id, @keyHash, @prefix, @label, @wallet, @createdAt, @purpose)`),
       listAll: db.prepare(`${SELECT} ORDER BY created_at DESC, id`),
       listByWallet: db.prepare(`${SELECT} WHERE wallet = ? ORDER BY created_at DESC, id`),
       byId: db.prepare(`${SELECT} WHERE id = ?`),
       activeByHash: db.prepare(`${SELECT} WHERE key_hash = ? AND revoked_at IS NULL`),
       byHash: db.prepare(`${SELECT} WHERE key_hash = ?`),
       revoke: db.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`),
+      revokeMadeFor: db.prepare(`UPDATE api_keys SET revoked_at = ?
+        WHERE purpose = ? AND created_at < ? AND revoked_at IS NULL`),
       touch: db.prepare(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`),
     };
   }
 
-  insert(record: ApiKeyRecord): void {
-    this.stmts.insert.run(record);
+  insert(record: ApiKeyRecord, purpose?: ApiKeyPurpose): void {
+    const { id, keyHash, prefix, label, wallet, createdAt } = record;
+    this.stmts.insert.run({ id, keyHash, prefix, label, wallet, createdAt, purpose: purpose ?? null });
   }
   list(wallet?: string): ApiKeyRecord[] {
     return (wallet ? this.stmts.listByWallet.all(wallet) : this.stmts.listAll.all()) as ApiKeyRecord[];
@@ -46,6 +49,9 @@ export class SqliteApiKeyRepository implements ApiKeyRepository {
    * key more than a minute after its last use writes it: during a long import, each such request failed
    * with a 500 "database is busy", a poll of the import's own progress included.
    */
+  revokeMadeFor(purpose: ApiKeyPurpose, createdBefore: string, at: string): number {
+    return this.stmts.revokeMadeFor.run(at, purpose, createdBefore).changes;
+  }
   touch(id: string, at: string): void {
     writeWithoutWaiting(this.db, () => this.stmts.touch.run(at, id));
   }

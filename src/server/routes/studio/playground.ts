@@ -6,7 +6,6 @@ const IdParams = z.object({ id: z.string().min(1).max(100) });
 const AsQuery = z.object({ wallet: z.string().min(1).max(100).optional() });
 export const PLAYGROUND_KEY_LABEL = 'studio playground';
 export const BUYER_KEY_LABEL = 'studio playground (test buyer)';
-const PLAYGROUND_LABELS = new Set([PLAYGROUND_KEY_LABEL, BUYER_KEY_LABEL]);
 
 /**
  * The playground calls /v1/retrieve with the client library, as a buyer's app would, so it needs an
@@ -15,6 +14,8 @@ const PLAYGROUND_LABELS = new Set([PLAYGROUND_KEY_LABEL, BUYER_KEY_LABEL]);
  * if the creator revoked it), never written anywhere. The first mint of a launch revokes every
  * playground key of earlier launches, whichever wallet it was for: nobody holds their plaintext any
  * more, and each launch left one active per wallet it acted as (listed as live keys in API keys).
+ * Playground keys are told apart by the purpose stored with them, not by their label: a key someone
+ * made and labelled "studio playground" is theirs and stays live.
  */
 export function playgroundRoutes(route: ReturnType<typeof defineRoutes>, { services }: ServerDeps): void {
   const keys = new Map<string, { id: string; key: string }>();
@@ -24,18 +25,14 @@ export function playgroundRoutes(route: ReturnType<typeof defineRoutes>, { servi
   // Only keys older than this launch: another process on the same data directory keeps its own.
   const revokeEarlierLaunches = () => {
     if (earlierLaunchesRevoked) return;
-    for (const old of services.apiKeys.list()) {
-      if (!old.revokedAt && PLAYGROUND_LABELS.has(old.label) && old.createdAt < launchedAt) {
-        services.apiKeys.revoke(old.id);
-      }
-    }
+    services.apiKeys.revokeMadeFor('playground', launchedAt);
     earlierLaunchesRevoked = true;
   };
 
   const keyFor = (wallet: string, label = PLAYGROUND_KEY_LABEL) => {
     const held = keys.get(wallet);
     if (held && services.apiKeys.list(wallet).some((k) => k.id === held.id && !k.revokedAt)) return held;
-    const created = services.apiKeys.create(wallet, label);
+    const created = services.apiKeys.create(wallet, label, 'playground');
     const minted = { id: created.id, key: created.key };
     keys.set(wallet, minted);
     revokeEarlierLaunches();
