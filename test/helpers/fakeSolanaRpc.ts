@@ -68,6 +68,11 @@ export interface FakeSolanaRpc {
   transactions: Map<string, TransactionRecord>;
   /** When true, requests are read but never answered (an RPC that hangs). */
   hang: boolean;
+  /**
+   * Called with each request's method before it is answered: a test changes the cluster there, as
+   * another client's transaction landing just before this one would.
+   */
+  beforeAnswer?: (method: string) => void;
   /** Cluster clock, Unix seconds; tests move it to expire subscriptions. */
   time: number;
   calls(method: string): RpcCall[];
@@ -712,6 +717,7 @@ export async function startFakeSolanaRpc(options: FakeSolanaRpcOptions = {}): Pr
           params = [],
         } = (call ?? {}) as { id?: unknown; method?: string; params?: unknown[] };
         requests.push({ method: String(method), params });
+        fake.beforeAnswer?.(String(method));
         const handler = method ? methods[method] : undefined;
         if (!handler) {
           unknownMethods.push(String(method));

@@ -8,6 +8,8 @@ export const SOL = 1_000_000_000;
 export interface StudioOnFakeChain {
   rpc: FakeSolanaRpc;
   services: StudioServices;
+  /** The data directory: open it again for a second process's services. */
+  dataDir: string;
   /** The default wallet's address, funded with 10 SOL. */
   creator: string;
   /** Switches the studio to the embedded ledger (no RPC URL). */
@@ -25,6 +27,7 @@ export async function openStudioOnFakeChain(prefix: string): Promise<StudioOnFak
   return {
     rpc,
     services,
+    dataDir: dir.path,
     creator,
     useEmbeddedLedger: () => services.settings.set('solana.rpcUrl', ''),
     close: async () => {

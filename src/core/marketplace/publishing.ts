@@ -13,7 +13,9 @@ import type { ListingService } from './listings';
  * then act on it over the network. Two requests for one listing at once would both read the same state
  * and both send: the program refuses the later one (AccountAlreadyInUse, InsufficientEarnings) where it
  * should have been answered "already published" or "nothing to withdraw". So they run one at a time per
- * listing, within this process (the studio's server and each CLI command hold one service).
+ * listing, within this process (the studio's server and each CLI command hold one service). A publish
+ * raced from two processes is told apart by the ledger (ListingCreated.createdElsewhere) and answered
+ * "already published" too.
  */
 export class PublishingService {
   private readonly queue = new KeyedQueue();
@@ -40,11 +42,11 @@ export class PublishingService {
     return this.queue.run(id, async () => {
       const listing = this.listings.get(id, 'studio');
       if (await this.ledger.published(listing.id)) return { listing, alreadyPublished: true };
-      return { listing: await this.signAndPublish(listing), alreadyPublished: false };
+      return this.signAndPublish(listing);
     });
   }
 
-  private async signAndPublish(listing: Listing): Promise<Listing> {
+  private async signAndPublish(listing: Listing): Promise<{ listing: Listing; alreadyPublished: boolean }> {
     const creator = listing.creatorWallet;
     const signed = signInstruction(
       'create_listing',
@@ -59,8 +61,10 @@ export class PublishingService {
       creator,
       this.signer.secretKeyOf(creator),
     );
-    const { pdaAddress } = await this.ledger.createListing(signed);
-    return this.listings.publish(listing.id, 'studio', pdaAddress);
+    const { pdaAddress, createdElsewhere } = await this.ledger.createListing(signed);
+    // Created elsewhere: the other process flips it too; flipping it here as well changes nothing.
+    const published = this.listings.publish(listing.id, 'studio', pdaAddress);
+    return { listing: published, alreadyPublished: createdElsewhere === true };
   }
 
   async earnings(listingId: string): Promise<EarningsView> {

@@ -4,7 +4,7 @@ import {
   prepareListingTransaction,
   submitListingTransaction,
 } from '../../../src/core/marketplace/walletSignedListing';
-import type { StudioServices } from '../../../src/db/services';
+import { openServices, type StudioServices } from '../../../src/db/services';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../helpers/fakeSolanaRpc';
 import { SOL, openStudioOnFakeChain, type StudioOnFakeChain } from '../../helpers/studioOnFakeChain';
 
@@ -89,6 +89,22 @@ describe('create_listing signed through a wallet adapter', () => {
     expect(entries(listing.id, 'create_listing')).toHaveLength(1);
   });
 
+  it('publishes a listing another client put on chain with the same terms meanwhile, recording nothing', async () => {
+    const { id } = draft(0.25);
+    const bytes = await signed(id);
+    rpc.beforeAnswer = (method) => {
+      if (method !== 'sendTransaction') return;
+      rpc.beforeAnswer = undefined;
+      rpc.seedListing({ creator, listingId: id, accessModel: 'one_time', priceLamports: BigInt(SOL / 4) });
+    };
+    const deps = { listings: services.listings, ledger: services.ledger };
+    const result = await submitListingTransaction(deps, id, rpc.programId, bytes);
+    expect(result.listing).toMatchObject({ status: 'published', pdaAddress: result.pdaAddress });
+    // Its transaction never landed: the client whose transaction created the account records it.
+    expect(rpc.transactions.has(result.signature)).toBe(false);
+    expect(entries(id, 'create_listing')).toEqual([]);
+  });
+
   it('is refused while the listing holds embedded-ledger purchases, sending nothing', async () => {
     useEmbeddedLedger();
     const listing = await services.publishing.publish(draft().id);
@@ -108,6 +124,48 @@ describe('requests for one listing at once', () => {
     expect(results.map((r) => r.alreadyPublished).sort()).toEqual([false, true, true]);
     expect(rpc.calls('sendTransaction')).toHaveLength(sent + 1);
     expect(entries(id, 'create_listing')).toHaveLength(1);
+  });
+
+  it('from two processes on one data directory: one sends, the other is told it is already published', async () => {
+    // Another process (a CLI command beside the studio) holds services of its own, and its own queue.
+    const other = openServices(studio.dataDir);
+    try {
+      const { id } = draft();
+      const sent = rpc.calls('sendTransaction').length;
+      const results = await Promise.all([
+        services.publishing.publishOnce(id),
+        other.publishing.publishOnce(id),
+      ]);
+      // Both read "not on chain" before either sent: the program refused the second creation.
+      expect(rpc.calls('sendTransaction')).toHaveLength(sent + 2);
+      expect(results.map((r) => r.alreadyPublished).sort()).toEqual([false, true]);
+      for (const { listing } of results) {
+        expect(listing).toMatchObject({ status: 'published', pdaAddress: expect.any(String) });
+      }
+      // Recorded once, by the process whose transaction created the account.
+      expect(entries(id, 'create_listing')).toEqual([{ ledger: 'solana' }]);
+      expect(await services.ledger.published(id)).toBe(true);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('refuses, naming the terms on chain, a listing another client created with other terms meanwhile', async () => {
+    const { id } = draft(0.25);
+    // Between the studio's read of the chain and its send, another client's create_listing lands.
+    rpc.beforeAnswer = (method) => {
+      if (method !== 'sendTransaction') return;
+      rpc.beforeAnswer = undefined;
+      rpc.seedListing({ creator, listingId: id, accessModel: 'one_time', priceLamports: BigInt(SOL) });
+    };
+    await expect(services.publishing.publishOnce(id)).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(
+        /already on chain at \w+ with other terms \(one_time, 1000000000 lamports\)/,
+      ),
+    });
+    expect(services.listings.get(id, 'studio').status).toBe('draft');
+    expect(entries(id, 'create_listing')).toEqual([]);
   });
 
   it('pays out once; the others find nothing to withdraw', async () => {

@@ -96,6 +96,13 @@ export interface Earnings {
 export interface ListingCreated {
   pdaAddress: string;
   signature: string;
+  /**
+   * Another request created the listing account between this one's read of the chain and its send (a
+   * CLI command and the studio on one data directory): the account is there with these terms, but this
+   * request's transaction was refused and nothing of it was recorded; the request that created it
+   * records it.
+   */
+  createdElsewhere?: true;
 }
 
 export interface AccessPurchased {

@@ -1,8 +1,10 @@
+import type { AccessModel } from '../../../shared/listings';
 import { Conflict } from '../../errors';
 import { lamportsToSol } from '../../money';
 import type { CredentialRepository, WalletSigner } from '../credentials';
 import type { ListingService } from '../listings';
-import type { OnChainCredential, ProgramSigner, SolanaProgramClient } from '../solana/client';
+import type { OnChainCredential, OnChainListing, ProgramSigner, SolanaProgramClient } from '../solana/client';
+import { TransactionRejected } from '../solana/errors';
 import type {
   AccessPurchased,
   AccessRecord,
@@ -32,6 +34,31 @@ export interface SolanaLedgerDeps {
 
 const lamports = (value: bigint): number => Number(value);
 
+/** The terms a create_listing asks for, as the program stores them. */
+interface ListingTerms {
+  listingId: string;
+  accessModel: AccessModel;
+  priceLamports: number;
+  subscriptionDays: number;
+}
+
+/** The program has no instruction that changes a listing's terms once its account exists. */
+function refuseOtherTerms(existing: OnChainListing, address: string, terms: ListingTerms): void {
+  if (
+    existing.accessModel !== terms.accessModel ||
+    lamports(existing.priceLamports) !== terms.priceLamports ||
+    existing.subscriptionDays !== terms.subscriptionDays
+  ) {
+    throw new Conflict(
+      `Listing '${terms.listingId}' is already on chain at ${address} with other terms (${existing.accessModel}, ${existing.priceLamports} lamports); on-chain terms cannot change, so create a new listing.`,
+    );
+  }
+}
+
+/** The System Program refused to create an account that exists (see createdMeanwhile). */
+const accountInUse = (err: unknown): err is TransactionRejected =>
+  err instanceof TransactionRejected && err.programError?.name === 'AccountAlreadyInUse';
+
 /**
  * The marketplace program on a Solana cluster (DESIGN §3), through the RPC client. Each instruction is
  * first checked against the local rules without writing anything (so a refusal costs no fee), then sent
@@ -49,31 +76,47 @@ export class SolanaLedger implements Ledger {
     const client = this.deps.client();
     local.check(signed, 'solana');
     const { args } = signed;
+    const terms: ListingTerms = {
+      listingId: args.listingId,
+      accessModel: args.accessModel,
+      priceLamports: args.priceLamports,
+      subscriptionDays: args.subscriptionDays ?? 0,
+    };
     const address = client.listingAddress(args.creator, args.listingId);
     const existing = await client.getListing(address);
     let signature = signed.signature;
     if (existing) {
-      // The program has no instruction that changes a listing's terms once it exists.
-      if (
-        existing.accessModel !== args.accessModel ||
-        lamports(existing.priceLamports) !== args.priceLamports ||
-        existing.subscriptionDays !== (args.subscriptionDays ?? 0)
-      ) {
-        throw new Conflict(
-          `Listing '${args.listingId}' is already on chain at ${address} with other terms (${existing.accessModel}, ${existing.priceLamports} lamports); on-chain terms cannot change, so create a new listing.`,
-        );
-      }
+      refuseOtherTerms(existing, address, terms);
     } else {
       local.refuseEmbeddedHoldings(args.listingId);
-      ({ signature } = await client.createListing(this.programSigner(args.creator), {
-        listingId: args.listingId,
-        accessModel: args.accessModel,
-        priceLamports: args.priceLamports,
-        subscriptionDays: args.subscriptionDays ?? 0,
-      }));
+      try {
+        ({ signature } = await client.createListing(this.programSigner(args.creator), terms));
+      } catch (err) {
+        return this.createdMeanwhile(err, address, terms, signature);
+      }
     }
     await local.createListing(signed, 'solana');
     return { pdaAddress: address, signature };
+  }
+
+  /**
+   * A create_listing refused because its account exists, though it did not when read just before: the
+   * publishing queue is per process, so a CLI command and the studio on one data directory can both
+   * read "not there" and both send. With the same terms the listing is created, as the caller asked:
+   * the answer is the one a listing already on chain gets, and the request whose transaction created it
+   * records it (this one's never landed). Any other error, or other terms, is thrown.
+   */
+  private async createdMeanwhile(
+    err: unknown,
+    address: string,
+    terms: ListingTerms,
+    signature: string,
+  ): Promise<ListingCreated> {
+    if (!accountInUse(err)) throw err;
+    const existing = await this.deps.client().getListing(address);
+    if (!existing) throw err;
+    refuseOtherTerms(existing, address, terms);
+    return { pdaAddress: address, signature, createdElsewhere: true };
   }
 
   async recentBlockhash(): Promise<string> {
@@ -94,19 +137,15 @@ export class SolanaLedger implements Ledger {
     const existing = await client.getListing(address);
     let signature = signed.signature;
     if (existing) {
-      if (
-        existing.accessModel !== signed.accessModel ||
-        lamports(existing.priceLamports) !== signed.priceLamports ||
-        existing.subscriptionDays !== signed.subscriptionDays
-      ) {
-        throw new Conflict(
-          `Listing '${signed.listingId}' is already on chain at ${address} with other terms (${existing.accessModel}, ${existing.priceLamports} lamports); on-chain terms cannot change, so create a new listing.`,
-        );
-      }
+      refuseOtherTerms(existing, address, signed);
       if (local.recordedPublished(signed.listingId, 'solana')) return { pdaAddress: address, signature };
     } else {
       local.refuseEmbeddedHoldings(signed.listingId);
-      signature = await client.sendSignedTransaction(signed.wire);
+      try {
+        signature = await client.sendSignedTransaction(signed.wire);
+      } catch (err) {
+        return this.createdMeanwhile(err, address, signed, signature);
+      }
     }
     await local.createListingTransaction(signed, 'solana');
     return { pdaAddress: address, signature };
