@@ -16,15 +16,19 @@ export function isRedirection(response: Response): boolean {
   return response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
 }
 
-/** The error for a redirected request; `response` is absent when the runtime refused the redirect. */
-export function redirectError(method: string, url: URL, response?: Response): ApiError {
+/**
+ * The error for a redirected request; `response` is absent when the runtime refused the redirect, and
+ * `probed` when the answer is the one a HEAD of the same address got (probeRedirect), not the request's.
+ */
+export function redirectError(method: string, url: URL, response?: Response, probed = false): ApiError {
   const call = `${method} ${url.origin}${url.pathname}`;
   const status = response && response.status !== 0 ? response.status : undefined;
   const location = response?.headers.get('location') ?? undefined;
+  const seen = probed ? ' (as a HEAD of the same address was answered)' : '';
   const answer =
     status === undefined
       ? 'a redirect (the runtime does not reveal its status or Location)'
-      : `a redirect, HTTP ${status}${location ? ` to ${location}` : ' without a Location'}`;
+      : `a redirect, HTTP ${status}${location ? ` to ${location}` : ' without a Location'}${seen}`;
   return new ApiError({
     code: REDIRECT_ERROR_CODE,
     status,
@@ -43,4 +47,32 @@ export function isRefusedRedirect(err: unknown): boolean {
     e instanceof Error ? e.message : '',
   );
   return messages.some((message) => /redirect/i.test(message));
+}
+
+/** How long the HEAD of probeRedirect may take: it only improves an error message. */
+export const REDIRECT_PROBE_TIMEOUT_MS = 5_000;
+
+/**
+ * A streamed upload in Node refuses redirects outright (uploadBody.ts), which hides the redirect's
+ * status and Location. A HEAD of the same address, without the request's credentials or body, is
+ * usually redirected the same way (a moved host, http to https) and shows them: its response when it
+ * is a redirect, else undefined (the message then says the runtime hid them).
+ */
+export async function probeRedirect(
+  fetchFn: (url: string, init: RequestInit) => Promise<Response>,
+  url: URL,
+  signal: AbortSignal | undefined,
+): Promise<Response | undefined> {
+  const timeout = AbortSignal.timeout(REDIRECT_PROBE_TIMEOUT_MS);
+  try {
+    const response = await fetchFn(url.toString(), {
+      method: 'HEAD',
+      redirect: 'manual',
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+    await response.body?.cancel().catch(() => {});
+    return isRedirection(response) && response.status !== 0 ? response : undefined;
+  } catch {
+    return undefined;
+  }
 }

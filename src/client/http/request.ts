@@ -9,7 +9,7 @@ import {
 } from '../errors';
 import { Deadline, follow, untilAborted } from './abort';
 import { queryValue } from './query';
-import { isRedirection, isRefusedRedirect, redirectError } from './redirect';
+import { isRedirection, isRefusedRedirect, probeRedirect, redirectError } from './redirect';
 import { isRetryableStatus, retryDelayMs, sleep } from './retry';
 import { checkMaxRetries, checkRetryOn429, checkTimeoutMs, type CallSettings } from './settings';
 import { uploadBody, type FetchInit, type UploadBody } from './uploadBody';
@@ -187,7 +187,8 @@ export class Transport {
       }
       if (err instanceof KnowledgeClientError) throw err;
       if (init.redirect === 'error' && isRefusedRedirect(err)) {
-        return { error: redirectError(request.method, url), retryable: false };
+        const probed = await probeRedirect(this.config.fetch, url, options.signal);
+        return { error: redirectError(request.method, url, probed, probed !== undefined), retryable: false };
       }
       const message = `${request.method} ${url.origin}${url.pathname} failed: ${describe(err)}`;
       return {

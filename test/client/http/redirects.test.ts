@@ -61,8 +61,39 @@ describe('redirects are never followed', () => {
       expect(err.constructor).toBe(ApiError);
       expect(err.code).toBe('unexpected_redirect');
       expect(err.message).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/v1\/upload was answered with a redirect/);
+      // Node refuses a streamed upload's redirect outright; a HEAD of the address shows where it goes.
+      expect(err).toMatchObject({ status: 307, requestId: 'req_moved' });
+      expect(err.message).toContain('HTTP 307 to /elsewhere (as a HEAD of the same address was answered)');
     }
-    expect(server.hits.map((h) => `${h.method} ${h.url}`)).toEqual(['POST /v1/upload', 'POST /v1/upload']);
+    // The upload sent once each time, then a HEAD without the key; nothing went to the new address.
+    expect(server.hits.map((h) => `${h.method} ${h.url}`)).toEqual([
+      'POST /v1/upload',
+      'HEAD /v1/upload',
+      'POST /v1/upload',
+      'HEAD /v1/upload',
+    ]);
+    const keyOf = (method: string) =>
+      server!.hits.filter((h) => h.method === method).map((h) => h.headers.authorization);
+    expect(keyOf('POST')).toEqual(['Bearer kbs_test', 'Bearer kbs_test']);
+    expect(keyOf('HEAD')).toEqual([undefined, undefined]);
+  });
+
+  it('says the runtime hid the redirect when a HEAD of the address is not redirected', async () => {
+    server = await localServer((req, res) => {
+      if (req.method === 'HEAD') {
+        res.writeHead(405);
+        res.end();
+      } else {
+        res.writeHead(308, { location: '/elsewhere' });
+        res.end();
+      }
+    });
+    const client = new KnowledgeClient({ baseUrl: server.baseUrl, apiKey: 'kbs_test' });
+    const err = await failure(
+      client.upload(new File([new Uint8Array(1024)], 'kb.zip'), { listingId: 'lst_1' }),
+    );
+    expect(err).toMatchObject({ code: 'unexpected_redirect', status: undefined });
+    expect(err.message).toContain('a redirect (the runtime does not reveal its status or Location)');
   });
 });
 
