@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readMemoryStatus } from '../../bench/rss';
 import { openServices } from '../../src/db/services';
 import { FIXTURES, REPO_ROOT, runCli } from '../helpers/e2e';
 import { tempDir } from '../helpers/studio';
@@ -63,8 +64,7 @@ afterAll(async () => {
 
 /** Resident set size of the server process, in MB. */
 function rssMb(pid: number): number {
-  const line = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Math.round(Number(line?.[1] ?? 0) / 1024);
+  return Math.round((readMemoryStatus(pid)?.rss ?? 0) / 2 ** 20);
 }
 
 const QUERIES = [

@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LexicalPostings } from '../../../src/core/retrieve/lexicalPostings';
 import { LexicalThread } from '../../../src/core/retrieve/lexicalThread';
 import { collectGarbage } from '../../../src/core/workers/collectGarbage';
 import { seededRng } from '../../../bench/prng';
+import { readMemoryStatus } from '../../../bench/rss';
 import { postingsData, type Row } from './postingsData';
 
 /**
@@ -119,8 +119,7 @@ describe('LexicalThread', () => {
   it.skipIf(process.platform !== 'linux')(
     'gives back the shared memory of postings it lets go of, though it allocates next to nothing',
     async () => {
-      const residentMb = () =>
-        Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
+      const residentMb = () => readMemoryStatus(process.pid)!.rss / 2 ** 20;
       const before = residentMb();
       // Postings with 128 MB of positions, every page written; made in a function of its own, so that
       // nothing here refers to them once they are installed.
