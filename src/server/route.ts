@@ -101,7 +101,9 @@ export function defineRoutes(
           );
         }
         if (!json) throw new InvalidInput('body: send a JSON body with "Content-Type: application/json".');
-        const body = def.body ? parseInput(def.body, camelKeys(req.body), 'body') : undefined;
+        const body = def.body
+          ? parseInput(def.body, camelKeys(req.body, fieldsOf(def.body)), 'body')
+          : undefined;
         // A write waits (validated first) while a commit this thread feeds holds the lock, rather than
         // failing busy. Multipart routes receive their files first and wait in their handlers.
         if (options.writeGate && def.method !== 'get' && def.writes !== false && !def.formBody) {
@@ -177,7 +179,7 @@ function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: strin
  * simple parser keeps them as keys of their own, so the page was answered unfiltered without a word.
  */
 function refuseBracketed(schema: z.ZodType, query: unknown): unknown {
-  const known = schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  const known = fieldsOf(schema) ?? [];
   for (const key of Object.keys((query as Record<string, unknown> | undefined) ?? {})) {
     const base = /^([^[\]]+)\[/.exec(key)?.[1];
     if (base && known.includes(camelKeyOf(base))) {
@@ -192,7 +194,7 @@ function refuseBracketed(schema: z.ZodType, query: unknown): unknown {
  * a 400 naming it (zod would only say "expected number, received NaN"). Unknown ones stay ignored.
  */
 function singleValued(schema: z.ZodType, query: unknown): unknown {
-  const known = schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  const known = fieldsOf(schema) ?? [];
   for (const key of known) {
     const value = (query as Record<string, unknown> | undefined)?.[key];
     if (Array.isArray(value)) {
@@ -204,6 +206,10 @@ function singleValued(schema: z.ZodType, query: unknown): unknown {
   return query;
 }
 
+/** The fields of an object schema (undefined for any other schema: then every key is read as sent). */
+export const fieldsOf = (schema: z.ZodType): string[] | undefined =>
+  schema instanceof z.ZodObject ? Object.keys(schema.shape) : undefined;
+
 /**
  * The hosted service's wire casing is unpublished, so requests may also use snake_case names
  * (top_k, access_model, ...); the camelCase name wins when both are sent.
@@ -212,12 +218,15 @@ const camelKeyOf = (key: string) => key.replace(/_([a-z0-9])/g, (_m, c: string) 
 /** `min_score`, `top_k`: not `_x` or `__proto__`, which spell no camelCase field (it was `_Proto__`). */
 const SNAKE_CASE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
 
-export function camelKeys(value: unknown): unknown {
+export function camelKeys(value: unknown, fields?: readonly string[]): unknown {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
   const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
   for (const [key, v] of Object.entries(value)) {
     if (!SNAKE_CASE.test(key)) continue;
     const camel = camelKeyOf(key);
+    // A key that spells no field stays as sent, so that a refusal names it as the caller wrote it
+    // (`foo_bar`, not `fooBar`).
+    if (fields && !fields.includes(camel)) continue;
     if (!(camel in out)) out[camel] = v;
     delete out[key];
   }

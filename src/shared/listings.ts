@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PageQuerySchema } from './pagination';
 import { queryDecimal } from './queryNumbers';
+import { unknownFieldsError } from './unknownFields';
 
 export const ACCESS_MODELS = ['one_time', 'subscription', 'per_query'] as const;
 export const AccessModelSchema = z.enum(ACCESS_MODELS).meta({ id: 'AccessModel' });
@@ -134,12 +135,7 @@ const retrievalDenseWeight = z.number().min(0, 'The weight is 0 to 1.').max(1, '
  * A field the listing has no such thing as (`dimensions`, a misspelt `prize`) is refused naming it and
  * the fields there are: dropped without a word, the request answered 200 as if it had been applied.
  */
-const unknownListingFields =
-  (known: readonly string[]) =>
-  (issue: { code?: string; keys?: string[] }): string | undefined =>
-    issue.code === 'unrecognized_keys' && issue.keys
-      ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}; the fields are ${known.join(', ')}`
-      : undefined;
+const unknownListingFields = (known: readonly string[]) => unknownFieldsError(known);
 
 const createListingFields = {
   title,

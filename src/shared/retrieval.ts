@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ListingIdSchema } from './listings';
+import { unknownFieldsError } from './unknownFields';
 
 /** DESIGN §2 bounds of a retrieval request. */
 export const TOP_K_DEFAULT = 5;
@@ -163,10 +164,7 @@ const RETRIEVE_FIELDS = Object.keys(retrieveFields);
 export const RetrieveRequestSchema = z
   .strictObject(retrieveFields, {
     // A misspelt field (`topk`, `minscore`) would otherwise be dropped and its default used without a word.
-    error: (issue) =>
-      issue.code === 'unrecognized_keys'
-        ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}; the fields are ${RETRIEVE_FIELDS.join(', ')} (snake_case also accepted, e.g. top_k)`
-        : undefined,
+    error: unknownFieldsError(RETRIEVE_FIELDS, ' (snake_case also accepted, e.g. top_k)'),
   })
   .meta({ id: 'RetrieveRequest' });
 export type RetrieveRequest = z.input<typeof RetrieveRequestSchema>;

@@ -218,6 +218,8 @@ describe('POST /v1/retrieve', () => {
       message:
         "body: unknown fields 'topk', 'minscore'; the fields are listingId, query, topK, minScore, filters, mode",
     },
+    // Named as sent: a snake_case key that spells no field is not shown as its camelCase form.
+    { patch: { foo_bar: 1, top_k: 3 }, message: "body: unknown field 'foo_bar'; the fields are" },
   ])('refuses $patch with 400 naming the field: $message', async ({ patch, message }) => {
     const res = await post('/v1/retrieve', { listingId, query: 'fox', ...patch });
     expect(res.status).toBe(400);

@@ -229,6 +229,15 @@ describe('studio ingestion, preview and documents', () => {
     expect(preview.chunks[0].metadata.page).toBe(1);
     expect(preview.chunks[0].tokenCount).toBeLessThanOrEqual(64);
 
+    // The snake_case spellings are read as the fields they spell, as everywhere in the API.
+    const snake = await fixtureForm(
+      [{ fixture: 'layout-parser-paper-fast.pdf' }],
+      { chunk_size: 64, chunk_overlap: 8, limit: 3 },
+      'file',
+    );
+    const same = (await json(await studioFetch('/studio/preview', { method: 'POST', body: snake }))).data;
+    expect(same).toMatchObject({ chunking: preview.chunking, totalChunks: preview.totalChunks });
+
     const bigger = await fixtureForm(
       [{ fixture: 'layout-parser-paper-fast.pdf' }],
       { chunkSize: 512 },
@@ -249,6 +258,26 @@ describe('studio ingestion, preview and documents', () => {
     const res = await studioFetch(`/studio/listings/${listingId}/ingest`, { method: 'POST', body: bad });
     expect(res.status).toBe(400);
     expect((await json(res)).error.message).toContain('chunkSize');
+
+    // A misspelt option is refused, named as sent, not dropped for its default: nothing is ingested.
+    for (const [options, message] of [
+      [{ chunk_sise: 64 }, "options: unknown field 'chunk_sise'; the fields are strategy, chunkSize"],
+      [{ strategi: 'fixed', chunkSize: 64 }, "options: unknown field 'strategi'"],
+    ] as const) {
+      const misspelt = await fixtureForm([{ fixture: 'simple.json' }], options);
+      const answer = await studioFetch(`/studio/listings/${listingId}/ingest`, {
+        method: 'POST',
+        body: misspelt,
+      });
+      expect(answer.status).toBe(400);
+      expect((await json(answer)).error.message).toContain(message);
+      const preview = await studioFetch('/studio/preview', {
+        method: 'POST',
+        body: await fixtureForm([{ fixture: 'simple.json' }], options, 'file'),
+      });
+      expect(preview.status).toBe(400);
+    }
+    expect(studio.services.listings.get(listingId, 'studio').chunkCount).toBe(0);
 
     const escape = await fixtureForm([{ fixture: 'simple.json' }], { paths: ['../x.json'] });
     const refused = await studioFetch(`/studio/listings/${listingId}/ingest`, {

@@ -13,26 +13,36 @@ import { STUDIO_LIMITS } from '../../../core/ingest/limits';
 import { previewChunks } from '../../../core/ingest/preview';
 import { DEFAULT_ZIP_LIMITS, formatBytes } from '../../../core/ingest/zipLimits';
 import { parseOrThrow } from '../../../core/validation';
+import { unknownFieldsError } from '../../../shared/unknownFields';
 import { SqliteDocumentRepository } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
 import { jobRoutes, type JobRoutesOptions } from '../../jobEvents';
 import { receiveMultipart, type ReceivedForm } from '../../multipart';
-import type { defineRoutes } from '../../route';
+import { camelKeys, fieldsOf, type defineRoutes } from '../../route';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
-const ChunkingSchema = z.object({
+const chunkingFields = {
   strategy: z.enum(CHUNKING_STRATEGIES).optional(),
   chunkSize: z.number().int().optional(),
   chunkOverlap: z.number().int().optional(),
   csvRequiredColumns: z.array(z.string().min(1).max(200)).max(100).optional(),
-});
+};
+/**
+ * Options with only these fields: a misspelt one (`chunk_sise`, `strategi`) was dropped and the
+ * document chunked with the defaults without a word. snake_case is read as camelCase (optionsOf).
+ */
+const optionsSchema = <T extends z.ZodRawShape>(fields: T) =>
+  z.strictObject(fields, {
+    error: unknownFieldsError(Object.keys(fields), ' (snake_case also accepted, e.g. chunk_size)'),
+  });
 /**
  * Files in one drop: as many as a ZIP archive may hold (DEFAULT_ZIP_LIMITS.maxEntries). It was 5,000, and
  * a folder of more (a documentation site's export) was refused only once the page had sent it all.
  */
 const DROP_FILES = DEFAULT_ZIP_LIMITS.maxEntries;
-const IngestOptionsSchema = ChunkingSchema.extend({
+const IngestOptionsSchema = optionsSchema({
+  ...chunkingFields,
   /** The name of each `files` part inside the knowledge base, in order: a dropped folder's relative paths. */
   paths: z.array(z.string().min(1).max(1000)).max(DROP_FILES).optional(),
 });
@@ -40,10 +50,14 @@ const IngestOptionsSchema = ChunkingSchema.extend({
  * Re-ingestion settings; each one left out keeps what the document was ingested with. A CSV document's
  * `csvRequiredColumns` may be changed too: null is the default again (every named column).
  */
-const ReingestSchema = ChunkingSchema.extend({
-  csvRequiredColumns: ChunkingSchema.shape.csvRequiredColumns.unwrap().nullable().optional(),
+const ReingestSchema = optionsSchema({
+  ...chunkingFields,
+  csvRequiredColumns: chunkingFields.csvRequiredColumns.unwrap().nullable().optional(),
 });
-const PreviewOptionsSchema = ChunkingSchema.extend({ limit: z.number().int().min(1).max(200).default(20) });
+const PreviewOptionsSchema = optionsSchema({
+  ...chunkingFields,
+  limit: z.number().int().min(1).max(200).default(20),
+});
 
 const MULTIPART_LIMITS = {
   // A document over its own limit is refused by itself when read, and the other files are ingested.
@@ -64,7 +78,7 @@ function optionsOf<S extends z.ZodType>(form: ReceivedForm, schema: S): z.output
       throw new InvalidInput('options: not valid JSON; send an object such as {"strategy":"recursive"}.');
     }
   }
-  return parseOrThrow(schema, raw, 'options', 'options.');
+  return parseOrThrow(schema, camelKeys(raw, fieldsOf(schema)), 'options', 'options.');
 }
 
 /** A relative path from the browser, as a knowledge-base source name: forward slashes, nothing outside. */
