@@ -280,6 +280,11 @@ describe('the per-credential retrieval rate limit', () => {
       'text/plain',
     );
     expect([asText.status, asText.headers.get('x-ratelimit-limit')]).toEqual([400, '100']);
+    // A path that is no retrieval route is a 404 that counts for nothing either (a prefix did count it).
+    for (const path of ['/v1/retrieve/typo', '/v1/retrieve/stream/extra', '/v1/retrieve/typo']) {
+      const missing = await retrieve(holder.key, limited.id, path);
+      expect([missing.status, missing.headers.get('x-ratelimit-limit')], path).toEqual([404, '100']);
+    }
     for (let i = 0; i < 3; i++) {
       const res = await retrieve(stranger.key, limited.id);
       await expect403(res, 'credential_not_found', /you hold no credential/);

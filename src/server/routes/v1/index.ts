@@ -12,7 +12,7 @@ import { defineRoutes } from '../../route';
 import { writeGate } from '../../writeGate';
 import { credentialRoutes } from './credentials';
 import { listingRoutes } from './listings';
-import { retrieveRoutes } from './retrieve';
+import { RETRIEVAL_PATHS, retrieveRoutes } from './retrieve';
 import { uploadRoutes } from './uploads';
 
 /** JSON bodies of /v1 are small (queries, filters); uploads are multipart and parsed separately. */
@@ -71,8 +71,10 @@ export function v1Router(deps: ServerDeps, keyLimit = v1KeyRateLimit(deps)): Rou
   listingRoutes(route, deps);
   uploadRoutes(route, deps);
   credentialRoutes(route, deps);
-  authedRoutes.use(
-    '/retrieve',
+  // On the two retrieval routes only (a `use` prefix also counted POST /v1/retrieve/typo, a 404, and
+  // refused the credential's next real retrieval with 429).
+  authedRoutes.post(
+    [...RETRIEVAL_PATHS],
     retrievalRateLimit(deps.services.listings, deps.services.credentials, limits.windowMs),
   );
   retrieveRoutes(route, deps);

@@ -29,6 +29,9 @@ const viewerOf = (req: Request): RetrievalViewer => ({
   keyId: req.principal!.keyId,
 });
 
+/** The two retrieval routes: the per-credential retrieval limit counts these and nothing else. */
+export const RETRIEVAL_PATHS = ['/retrieve', '/retrieve/stream'] as const;
+
 export function retrieveRoutes(
   route: ReturnType<typeof defineRoutes>,
   { services, log = console.error }: ServerDeps,
@@ -38,7 +41,7 @@ export function retrieveRoutes(
 
   route({
     method: 'post',
-    path: '/retrieve',
+    path: RETRIEVAL_PATHS[0],
     writes: false,
     summary: 'Retrieve context chunks from a knowledge base',
     description: `The best \`topK\` chunks of the listing for \`query\`, at the top level (no \`data\` envelope). ${REQUEST_NOTES}`,
@@ -64,7 +67,7 @@ export function retrieveRoutes(
 
   route({
     method: 'post',
-    path: '/retrieve/stream',
+    path: RETRIEVAL_PATHS[1],
     writes: false,
     summary: 'Stream retrieval results over SSE',
     description: `Same parameters, validation and access rules as POST /v1/retrieve. ${SSE_DESCRIPTION} ${REQUEST_NOTES}`,
