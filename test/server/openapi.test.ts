@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => studio.close());
 
 interface Layer {
-  route?: { path: string; methods: Record<string, boolean> };
+  route?: { path: string | string[]; methods: Record<string, boolean> };
   handle?: { stack?: Layer[] };
 }
 
@@ -20,14 +20,17 @@ function routesOf(router: Router): string[] {
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
       if (layer.route) {
-        for (const method of Object.keys(layer.route.methods)) {
-          found.push(`${method.toUpperCase()} /v1${layer.route.path.replace(/:(\w+)/g, '{$1}')}`);
+        // A route of several paths is middleware for them (the retrieval rate limit), beside their own.
+        for (const path of [layer.route.path].flat()) {
+          for (const method of Object.keys(layer.route.methods)) {
+            found.push(`${method.toUpperCase()} /v1${path.replace(/:(\w+)/g, '{$1}')}`);
+          }
         }
       } else if (layer.handle?.stack) walk(layer.handle.stack);
     }
   };
   walk((router as unknown as { stack: Layer[] }).stack);
-  return found.sort();
+  return [...new Set(found)].sort();
 }
 
 describe('GET /v1/openapi.json', () => {
@@ -69,7 +72,7 @@ describe('GET /v1/openapi.json', () => {
     expect(Object.keys(search.responses)).not.toContain('413');
   });
 
-  it('documents the X-RateLimit-* headers on every response, Retry-After where it is sent, and 431 everywhere', async () => {
+  it('documents the X-RateLimit-* headers on every response, Retry-After where it is sent, and 431 and 408 everywhere', async () => {
     const doc = await json(await studio.api('/v1/openapi.json'));
     const rate = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id'];
     let checked = 0;
@@ -78,6 +81,10 @@ describe('GET /v1/openapi.json', () => {
         const where = `${method.toUpperCase()} ${path}`;
         // Node refuses a request line or headers over 16 KB before any route, whatever the path.
         expect(op.responses['431'], where).toMatchObject({
+          content: { 'application/json': expect.anything() },
+        });
+        // ... and a request whose headers or body do not arrive in time.
+        expect(op.responses['408'], where).toMatchObject({
           content: { 'application/json': expect.anything() },
         });
         for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
