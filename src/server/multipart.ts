@@ -103,7 +103,17 @@ export async function receiveMultipart(
           );
         }
         const name = safeName(info.filename);
-        const path = join(dir, `${form.files.length}-${name}`);
+        if (name.length > MAX_FILE_NAME_CHARS) {
+          stream.resume();
+          return fail(
+            new InvalidInput(
+              `${field}: part ${form.files.length + 1}'s file name has ${name.length} characters ('${name.slice(0, 40)}…'); a name may have at most ${MAX_FILE_NAME_CHARS.toLocaleString('en-US')}.`,
+            ),
+          );
+        }
+        // Stored by its number, never its name: a name of 120 CJK characters is 360 bytes, past the
+        // file system's 255 (ENAMETOOLONG, a 500), and the name is the part's, not the disk's.
+        const path = join(dir, String(form.files.length));
         const entry = { path, name, bytes: 0 };
         form.files.push(entry);
         stream.on('data', (d: Buffer) => (entry.bytes += d.length));
@@ -191,10 +201,16 @@ function dataDirOf(dir: string): string {
   return tmp > 0 ? parts.slice(0, tmp).join(sep) || sep : dirname(resolvePath(dir));
 }
 
+/**
+ * The longest file name a part may have, as a studio drop's relative paths (options.paths): kept whole,
+ * never cut (a cut name was stored under a name nobody sent, once beginning with half an emoji).
+ */
+const MAX_FILE_NAME_CHARS = 1000;
+
 /** A received file's name, reduced to a plain file name (no folders, nothing odd). */
 function safeName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? 'upload';
   // eslint-disable-next-line no-control-regex
-  const cleaned = base.replace(/[\u0000-\u001f<>:"|?*]/g, '_').slice(-200);
+  const cleaned = base.replace(/[\u0000-\u001f<>:"|?*]/g, '_');
   return cleaned && cleaned !== '.' && cleaned !== '..' ? cleaned : 'upload';
 }

@@ -292,6 +292,30 @@ describe('studio ingestion, preview and documents', () => {
     const noListing = await studioFetch('/studio/listings/lst_nope/documents');
     expect(noListing.status).toBe(404);
   });
+
+  it('ingests and previews a dropped file whose name is past 255 bytes, under that name', async () => {
+    // 120 CJK characters: 360 bytes in UTF-8. The received file was named after its part, and the
+    // drop was answered 500 (ENAMETOOLONG).
+    const listingId = await createListing('Long names');
+    const name = `${'文'.repeat(120)}.md`;
+    const bytes = await readFile(join(FIXTURES, 'codeblock.md'));
+    const form = new FormData();
+    form.set('options', '{}');
+    form.append('files', new Blob([bytes]), name);
+    const res = await studioFetch(`/studio/listings/${listingId}/ingest`, { method: 'POST', body: form });
+    const body = await json(res);
+    expect(res.status, body.error?.message).toBe(202);
+    const last = (await followJob(body.data.jobId)).at(-1)!;
+    expect(last.job.result!.documents.map((o) => [o.source, o.status])).toEqual([[name, 'ingested']]);
+
+    const previewForm = new FormData();
+    previewForm.append('file', new Blob([bytes]), name);
+    const preview = await studioFetch('/studio/preview', { method: 'POST', body: previewForm });
+    const previewed = await json(preview);
+    expect(preview.status, previewed.error?.message).toBe(200);
+    expect(previewed.data).toMatchObject({ source: name, format: 'markdown' });
+    expect(previewed.data.chunks.length).toBeGreaterThan(0);
+  });
 });
 
 /** The files under `folder` (none when there is no such folder), as paths relative to it. */

@@ -465,6 +465,47 @@ describe('POST /v1/upload', () => {
     });
   });
 
+  it('keeps a long file name whole, and refuses one over 1,000 characters naming the part', async () => {
+    // 120 CJK characters are 360 bytes in UTF-8, past the 255 a file name may have on disk: this
+    // upload was a 500 (ENAMETOOLONG) while the received file was named after its part. 150 emoji
+    // are 300 UTF-16 units: the name was cut to its last 200.
+    for (const name of [`${'文'.repeat(120)}.md`, `${'😀'.repeat(150)}.md`]) {
+      const res = await upload(form([{ path: join(FIXTURES, 'codeblock.md'), name }]));
+      const body = await json(res);
+      expect(res.status, body.error?.message).toBe(202);
+      const done = await waitFor(body.data.uploadId);
+      expect(done.status).toBe('completed');
+      expect(done.files.map((f: { source: string }) => f.source)).toEqual([name]);
+      const listing = studio.services.listings.get(body.data.listingId, 'studio');
+      expect(listing.title).toBe(name.slice(0, -'.md'.length));
+    }
+    // The same names inside an archive, one of them 40 folders deep (past PATH_MAX): extracted under
+    // their names, the upload was accepted and then failed as an internal error.
+    const deep = `${Array.from({ length: 40 }, (_, i) => `${i}${'d'.repeat(119)}`).join('/')}/deep.md`;
+    const entries = [`${'文'.repeat(120)}.md`, deep];
+    const zip = await writeZip(
+      join(scratch.path, 'long-names.zip'),
+      Object.fromEntries(entries.map((e) => [e, { path: join(FIXTURES, 'codeblock.md') }])),
+    );
+    const zipped = await json(await upload(form([{ path: zip, name: 'long-names.zip' }])));
+    const done = await waitFor(zipped.data.uploadId);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    expect(done.files.map((f: { source: string; status: string }) => [f.source, f.status])).toEqual(
+      entries.map((e) => [e, 'ingested']).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+    );
+
+    const uploads = () => studio.services.db.prepare('SELECT COUNT(*) FROM uploads').pluck().get();
+    const before = uploads();
+    const res = await upload(form([{ path: join(FIXTURES, 'codeblock.md'), name: `${'a'.repeat(998)}.md` }]));
+    const err = (await json(res)).error;
+    expect(res.status, err.message).toBe(400);
+    expect(err.code).toBe('invalid_request');
+    expect(err.message).toMatch(
+      /^files: part 1's file name has 1001 characters \('a{40}…'\); a name may have at most 1,000\.$/,
+    );
+    expect(uploads()).toBe(before);
+  });
+
   it('accepts the config in camelCase too, and keeps uploads private to their wallet', async () => {
     const zip = await writeZip(join(scratch.path, 'camel.zip'), { 'a.md': '# A\n\ntext' });
     const res = await upload(

@@ -37,7 +37,7 @@ export { DEFAULT_ZIP_LIMITS, type ZipLimits } from './zipLimits';
 export interface ExtractedFile {
   /** Path inside the archive, forward slashes, without `./` or empty segments. */
   entry: string;
-  /** Where it was written, under destDir. */
+  /** Where it was written: destDir/<n>, numbered in the archive's order, never named after the entry. */
   path: string;
   bytes: number;
   format: ArchiveFileFormat;
@@ -112,6 +112,11 @@ export async function checkZip(zipPath: string, options: ZipOptions = {}): Promi
  * memory. The central directory is checked whole first (paths, symlinks, encryption, types, declared
  * sizes) so a refused archive writes nothing; inflated bytes are counted again while writing. On any
  * failure, everything written under destDir is removed.
+ *
+ * Each file is written as destDir/1, destDir/2, … in the archive's order; its entry path is returned
+ * beside it and names it everywhere else. A name the archive allows may be one the disk does not: a
+ * segment of 120 CJK characters is 360 bytes (Linux allows 255), and a deep path passes PATH_MAX. Named
+ * after their entries, such archives were accepted and then failed as an internal error.
  */
 export async function extractZip(
   zipPath: string,
@@ -295,6 +300,7 @@ async function writeFiles(
   let nextIndex = 0;
   let done = 0;
   let failure: { error: unknown } | undefined;
+  if (planned.length > 0) await written.makeDir(root);
   onProgress?.(0, planned.length);
   const worker = async (): Promise<void> => {
     while (failure === undefined && nextIndex < planned.length) {
@@ -307,7 +313,7 @@ async function writeFiles(
         files[index] = await writeFile(
           zipfile,
           planned[index]!,
-          root,
+          path.join(root, String(index + 1)),
           source,
           limits,
           written,
@@ -328,7 +334,7 @@ async function writeFiles(
 async function writeFile(
   zipfile: ZipFile,
   file: PlannedFile,
-  root: string,
+  target: string,
   source: string,
   limits: ZipLimits,
   written: WrittenPaths,
@@ -336,14 +342,6 @@ async function writeFile(
   signal: AbortSignal | undefined,
 ): Promise<ExtractedFile> {
   const { path: entryPath, format } = file;
-  const target = path.join(root, ...entryPath.split('/'));
-  if (!target.startsWith(root + path.sep)) {
-    throw new InvalidDocument(
-      source,
-      `entry "${printableName(entryPath)}" would be written outside the extraction folder.`,
-    );
-  }
-  await written.makeDir(path.dirname(target));
   const maxBytes = fileLimit(format, limits);
   let fileBytes = 0;
   const meter = new InflatedBytesMeter(
@@ -379,13 +377,10 @@ async function writeFile(
 class WrittenPaths {
   private readonly files: string[] = [];
   private readonly dirs: string[] = [];
-  private readonly knownDirs = new Set<string>();
 
   async makeDir(dir: string): Promise<void> {
-    if (this.knownDirs.has(dir)) return;
     const created = await fs.mkdir(dir, { recursive: true });
     if (created !== undefined) this.dirs.push(created);
-    this.knownDirs.add(dir);
   }
 
   /** Opens a new file exclusively: never overwrites, never follows a symlink planted at the path. */

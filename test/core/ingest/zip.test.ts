@@ -90,10 +90,26 @@ describe('extractZip', () => {
       '.git/config',
       'docs/~$report.docx',
     ]);
-    expect(await fs.readFile(path.join(dest, 'docs/guide.md'), 'utf8')).toBe('# Guide\n\nGrüße 👋 日本語');
-    expect(result.files[1]!.path).toBe(path.join(dest, 'docs', 'sub', 'data.csv'));
+    // Written by number, in the archive's order; the entry names them.
+    expect(await fs.readFile(path.join(dest, '1'), 'utf8')).toBe('# Guide\n\nGrüße 👋 日本語');
+    expect(result.files[1]!.path).toBe(path.join(dest, '2'));
     expect(result.files[1]!.bytes).toBe(8);
-    expect((await listTree(dest)).sort()).toEqual(['docs/guide.md', 'docs/sub/data.csv', 'vectors.jsonl']);
+    expect((await listTree(dest)).sort()).toEqual(['1', '2', '3']);
+  });
+
+  it('extracts entries whose names the disk would refuse: a segment past 255 bytes, a path past PATH_MAX', async () => {
+    // 120 CJK characters are 360 bytes in UTF-8; 40 folders of 120 characters are 4,800. Written under
+    // their names, both failed (ENAMETOOLONG) after the archive had been accepted.
+    const long = `${'文'.repeat(120)}.md`;
+    const deep = `${Array.from({ length: 40 }, (_, i) => `${i}${'d'.repeat(119)}`).join('/')}/deep.md`;
+    const zip = await writeZip([
+      { name: long, data: '# Long' },
+      { name: deep, data: '# Deep' },
+    ]);
+    const result = await extractZip(zip, dest);
+    expect(result.files.map((f) => f.entry)).toEqual([long, deep]);
+    expect(await fs.readFile(result.files[0]!.path, 'utf8')).toBe('# Long');
+    expect(await fs.readFile(result.files[1]!.path, 'utf8')).toBe('# Deep');
   });
 
   it('refuses the whole archive when any entry has an unsupported type, listing each, before writing', async () => {
@@ -195,7 +211,8 @@ describe('extractZip', () => {
     const result = await extractZip(zip, dest);
     expect(performance.now() - started).toBeLessThan(10_000);
     expect(result.files).toHaveLength(500);
-    expect(await fs.readFile(path.join(dest, 'd7/f497.md'), 'utf8')).toBe('# 497');
+    expect(result.files[497]!.entry).toBe('d7/f497.md');
+    expect(await fs.readFile(result.files[497]!.path, 'utf8')).toBe('# 497');
   });
 
   it('reports each file written, and stops between entries when aborted, removing what it wrote', async () => {
