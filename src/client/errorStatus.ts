@@ -16,6 +16,7 @@ const STATUS_OF_CODE: { readonly [Code in ErrorCode]: (typeof ERROR_STATUS)[Code
   forbidden: 403,
   listing_not_found: 404,
   not_found: 404,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
   unsupported_file_type: 415,

@@ -61,7 +61,7 @@ export function createServer(deps: ServerDeps): KbServer {
       return new Promise((resolve, reject) => {
         const s = app.listen(port, host);
         s.on('clientError', (err: Error, socket: Socket) => {
-          answerClientError(err, socket, keyLimit).catch(() => socket.destroy());
+          answerClientError(err, socket, keyLimit, s).catch(() => socket.destroy());
         });
         s.once('error', reject);
         s.once('listening', () => {

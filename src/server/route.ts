@@ -254,6 +254,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Authentication failed.',
   403: 'Access denied.',
   404: 'Not found.',
+  408: 'The request did not arrive in time (`request_timeout`: its headers within 60 s, all of it within 300 s), refused before any route reads it.',
   409: 'Conflict.',
   413: 'Payload too large.',
   415: 'Unsupported file type.',
@@ -285,11 +286,12 @@ function headersFor(status: number): z.ZodObject {
 
 function toOpenApi(def: RouteDefinition, prefix: string): RouteConfig {
   // A JSON body past the server's limit (1 MB) is a 413 on every route that reads one; request lines
-  // and headers over 16 KB are a 431 on any (clientError.ts).
+  // and headers over 16 KB are a 431 on any, a request that does not arrive in time a 408 (clientError.ts).
   const errorStatuses = [
     ...new Set([
       400,
       ...(def.public ? [] : [401]),
+      408,
       ...(def.body ? [413] : []),
       429,
       431,

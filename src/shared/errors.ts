@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   forbidden: 403,
   listing_not_found: 404,
   not_found: 404,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
   unsupported_file_type: 415,
