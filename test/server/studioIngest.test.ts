@@ -250,6 +250,18 @@ describe('studio ingestion, preview and documents', () => {
     const refused = await studioFetch('/studio/preview', { method: 'POST', body: flat });
     expect(refused.status).toBe(422);
     expect((await json(refused)).error.message).toContain('loremipsum-flat.pdf');
+
+    // An archive can be ingested but not previewed; it is not a "nested archive".
+    const zipped = new FormData();
+    zipped.append('file', new Blob([buildZip([{ name: 'a.md', data: '# A' }])]), 'papers.zip');
+    const archive = await studioFetch('/studio/preview', { method: 'POST', body: zipped });
+    const { error } = await json(archive);
+    expect(archive.status).toBe(422);
+    expect(error).toMatchObject({
+      code: 'invalid_document',
+      message:
+        'papers.zip: an archive holds many documents and the preview shows one: preview a file from it, or ingest the archive.',
+    });
   });
 
   it('refuses bad options, bad paths and unknown jobs with clear messages', async () => {

@@ -44,6 +44,14 @@ export interface PreviewRequest {
 export async function previewChunks(request: PreviewRequest): Promise<ChunkPreview> {
   const { source } = request;
   const chunking = resolveChunkingOptions(request.chunking);
+  // An archive is a supported input, not an unsupported type: the message that calls a ZIP a "nested
+  // archive" is for a ZIP inside a ZIP.
+  if (/\.zip$/i.test(source)) {
+    throw new InvalidDocument(
+      source,
+      'an archive holds many documents and the preview shows one: preview a file from it, or ingest the archive.',
+    );
+  }
   const kind = classifySource(source);
   if ('type' in kind) throw new UnsupportedFileType([{ entry: printableName(source), type: kind.type }]);
   if (kind.format === 'jsonl') {
