@@ -200,12 +200,13 @@ export async function collectSources(
     await turns.take();
     const before = yielded;
     const ignored: string[] = [];
+    const notFollowed: string[] = [];
     if (info.isFile() && input.fromDrop === true && isLitterInDrop(name)) {
       const slash = name.indexOf('/');
       const folder = name.slice(0, slash);
       dropLitter.set(folder, [...(dropLitter.get(folder) ?? []), name.slice(slash + 1)]);
     } else if (info.isDirectory()) {
-      for (const file of await walk(input.path, [], turns, signal)) {
+      for (const file of await walk(input.path, { files: [], notFollowed }, turns, signal)) {
         const rel = relative(input.path, file.path).split(sep).join('/');
         if (isOsLitter(rel)) {
           ignored.push(rel);
@@ -216,8 +217,15 @@ export async function collectSources(
         if (isZip(rel)) await addZip(file.path, `${name}/${rel}`);
         else addFile(file.path, `${name}/${rel}`, file.bytes, input.disposable === true);
       }
-      if (yielded === before)
-        empty.push({ shown: input.name ?? shownPath(input.path), archive: false, ignored });
+      if (yielded === before) {
+        const notFollowedRel = notFollowed.map((p) => relative(input.path, p).split(sep).join('/'));
+        empty.push({
+          shown: input.name ?? shownPath(input.path),
+          archive: false,
+          ignored,
+          notFollowed: notFollowedRel,
+        });
+      }
     } else if (!info.isFile()) {
       // A FIFO, socket or device given by name: reading it could wait forever (a FIFO with no writer).
       // Refused by itself, as a folder's walk skips such entries; the other inputs are still ingested.
@@ -269,6 +277,8 @@ interface EmptyInput {
   shown: string;
   archive: boolean;
   ignored: string[];
+  /** A folder's symbolic links and special files (FIFOs, sockets, devices), skipped by its walk. */
+  notFollowed?: string[];
 }
 
 const SUPPORTED = `${Object.keys(FORMAT_BY_EXTENSION).join(', ')}, .jsonl (pre-built embeddings) and .zip archives`;
@@ -279,15 +289,24 @@ function nothingToIngest(empty: EmptyInput[]): InvalidDocument {
   if (empty.length > 1) {
     return new InvalidDocument(
       shown,
-      `no file to ingest: these folders and archives are empty, or hold only OS litter, which is skipped (supported: ${SUPPORTED}).`,
+      `no file to ingest: these folders and archives are empty, or hold only OS litter, which is skipped, or symbolic links, which are not followed (supported: ${SUPPORTED}).`,
     );
   }
-  const [{ archive, ignored }] = empty as [EmptyInput];
+  const [{ archive, ignored, notFollowed = [] }] = empty as [EmptyInput];
   const what = archive ? 'the archive' : 'the folder';
+  const held = [
+    ...(ignored.length > 0 ? [`OS litter (${describeIgnored(ignored)}), which is skipped`] : []),
+    // "The folder is empty" sent the creator looking at a folder full of (linked) files.
+    ...(notFollowed.length > 0
+      ? [
+          `symbolic links or special files (${describeIgnored(notFollowed)}), which are not followed: a folder's walk stays inside it`,
+        ]
+      : []),
+  ];
   const why =
-    ignored.length === 0
+    held.length === 0
       ? `${what} is empty${archive ? ', or holds only folders' : ''}`
-      : `${what} holds only OS litter (${describeIgnored(ignored)}), which is skipped`;
+      : `${what} holds only ${held.join(', and ')}`;
   return new InvalidDocument(shown, `no file to ingest: ${why} (supported: ${SUPPORTED}).`);
 }
 
@@ -326,7 +345,7 @@ function statOf(path: string, shown: string): Stats {
  */
 async function walk(
   dir: string,
-  out: { path: string; bytes: number }[],
+  out: { files: { path: string; bytes: number }[]; notFollowed: string[] },
   turns: EventLoopTurns,
   signal: AbortSignal | undefined,
 ): Promise<{ path: string; bytes: number }[]> {
@@ -346,13 +365,14 @@ async function walk(
     const path = join(dir, entry.name);
     if (entry.isDirectory()) await walk(path, out, turns, signal);
     else if (entry.isFile()) {
-      out.push({ path, bytes: statSync(path).size });
+      out.files.push({ path, bytes: statSync(path).size });
       await turns.take();
       signal?.throwIfAborted();
     }
     // Symbolic links and special files are skipped: a folder must not reach outside itself.
+    else out.notFollowed.push(path);
   }
-  return out;
+  return out.files;
 }
 
 export async function hashFile(path: string): Promise<string> {

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KnowledgeBaseTooLarge, UnsupportedFileType } from '../../../src/core/ingest/errors';
@@ -167,6 +167,24 @@ describe('collectSources', () => {
         new RegExp(
           `^${esc(empty)}: no file to ingest: the folder holds only OS litter \\("\\.DS_Store"\\), which is skipped`,
         ),
+      ),
+    });
+    // A symbolic link is not followed, and the refusal says so rather than "the folder is empty".
+    const linked = join(dir.path, 'linked');
+    mkdirSync(linked);
+    symlinkSync(join(FIXTURES, 'codeblock.md'), join(linked, 'notes.md'));
+    await expect(collect([linked])).rejects.toMatchObject({
+      code: 'invalid_document',
+      message: expect.stringMatching(
+        new RegExp(
+          `^${esc(linked)}: no file to ingest: the folder holds only symbolic links or special files \\("notes\\.md"\\), which are not followed: a folder's walk stays inside it \\(supported: `,
+        ),
+      ),
+    });
+    writeFileSync(join(linked, '.DS_Store'), 'litter');
+    await expect(collect([linked])).rejects.toMatchObject({
+      message: expect.stringContaining(
+        'the folder holds only OS litter (".DS_Store"), which is skipped, and symbolic links or special files ("notes.md"), which are not followed',
       ),
     });
     // `.` is named by the folder it stands for.
