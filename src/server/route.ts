@@ -152,10 +152,13 @@ export function routeTable(appOrRouter: object): RouteTable {
     const stack = (handle as { stack?: StackLayer[] }).stack ?? [];
     for (const layer of stack) {
       if (layer.route && record) {
-        const path = record.prefix + String(layer.route.path);
-        for (const [method, on] of Object.entries(layer.route.methods)) {
-          if (on && !record.routes.some((r) => r.method === method && r.path === path)) {
-            table.undeclared.push({ method, path });
+        // A route of several paths is middleware for them (the retrieval rate limit, v1/index.ts).
+        for (const one of [layer.route.path].flat()) {
+          const path = record.prefix + String(one);
+          for (const [method, on] of Object.entries(layer.route.methods)) {
+            if (on && !record.routes.some((r) => r.method === method && r.path === path)) {
+              table.undeclared.push({ method, path });
+            }
           }
         }
       }
