@@ -10,7 +10,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STUDIO_LIMITS } from '../../../src/core/ingest/limits';
 import { SourceStore } from '../../../src/core/ingest/sourceStore';
@@ -307,7 +307,9 @@ describe('ingestion keeps sources', () => {
     expect(readFileSync(kept('notes/a.md'), 'utf8')).toBe('# Alpha\n\nThe first note of the archive.');
     // The archive itself is not a source: it stays for the caller to remove.
     expect(existsSync(zip)).toBe(true);
-    expect(asked.map((a) => [a.file.endsWith(join('notes', 'a.md')) || a.file === doc, a.move])).toEqual([
+    // The received document, and the entry extracted under the data directory's scratch folder.
+    const scratch = join(dir.path, 'data', 'tmp');
+    expect(asked.map((a) => [a.file === doc || a.file.startsWith(scratch + sep), a.move])).toEqual([
       [true, true],
       [true, true],
     ]);
