@@ -19,6 +19,23 @@ const alone = [
   'test/core/embed/embeddingThread.test.ts',
 ];
 
+// Test files that need a module registry of their own: they mock modules or globals (vi.mock,
+// vi.stubGlobal), or measure the heap, the collector or a thread's memory, which what an earlier file
+// left in the same process would change.
+const ownModules = [
+  'test/server/multipart.test.ts',
+  'test/renderer/features/inspect/InspectPage.test.tsx',
+  'test/renderer/ingest/ingestApi.test.ts',
+  'test/renderer/lib/announce.test.ts',
+  'test/renderer/lib/studioFetch.test.ts',
+  'test/client/http/abort.test.ts',
+  'test/db/repositories/jobJournal.test.ts',
+  'test/db/lexicalIndexCache.test.ts',
+  'test/db/settledWithin.test.ts',
+  'test/core/ingest/leanHeap.test.ts',
+  'test/core/retrieve/lexicalThread.test.ts',
+];
+
 // Every other file runs two at a time. Vitest's default on 2 cores is one file at a time, and CI then
 // came within a minute of its 20-minute limit on a slow machine (docs/reliability.md, "How the tests
 // run"). The groups run one after the other. Each project names its own include: with
@@ -39,18 +56,25 @@ export default defineConfig({
         test: {
           name: 'shared',
           include: ['test/**/*.test.{ts,tsx}'],
-          exclude: [...processes, ...alone],
+          exclude: [...processes, ...alone, ...ownModules],
           maxWorkers: 2,
+          // Each test process runs file after file with the modules it has loaded: evaluating the server's
+          // module graph again for each of ~200 files was most of this group's time (docs/reliability.md).
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },
       {
         extends: true,
-        test: { name: 'processes', include: processes, maxWorkers: 2, sequence: { groupOrder: 1 } },
+        test: { name: 'own-modules', include: ownModules, maxWorkers: 2, sequence: { groupOrder: 1 } },
       },
       {
         extends: true,
-        test: { name: 'alone', include: alone, maxWorkers: 1, sequence: { groupOrder: 2 } },
+        test: { name: 'processes', include: processes, maxWorkers: 2, sequence: { groupOrder: 2 } },
+      },
+      {
+        extends: true,
+        test: { name: 'alone', include: alone, maxWorkers: 1, sequence: { groupOrder: 3 } },
       },
     ],
   },
