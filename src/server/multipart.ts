@@ -107,7 +107,7 @@ export async function receiveMultipart(
           stream.resume();
           return fail(
             new InvalidInput(
-              `${field}: part ${form.files.length + 1}'s file name has ${name.length} characters ('${name.slice(0, 40)}…'); a name may have at most ${MAX_FILE_NAME_CHARS.toLocaleString('en-US')}.`,
+              `${field}: part ${form.files.length + 1}'s file name has ${name.length} characters ('${[...name].slice(0, 40).join('')}…'); a name may have at most ${MAX_FILE_NAME_CHARS.toLocaleString('en-US')}.`,
             ),
           );
         }
