@@ -11,7 +11,7 @@ import { E2eStudio, FIXTURES, inView, shoot } from '../helpers/e2e';
  * buttons, contrast, Settings' field names, the empty state of a fresh data directory.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-a11y-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-a11y-');
 const LONG_TITLE = 'Contract Law Essentials: Clauses, Precedents and Remedies for Practitioners';
 const DOCS = ['umlauts-utf8.md', 'simple-table.md', 'codeblock.md'];
 let handbook: Listing;
@@ -540,7 +540,7 @@ describe('Accessibility audit fixes in Chromium against kbstudio serve', () => {
 });
 
 describe('A fresh data directory, in Chromium against kbstudio serve', () => {
-  const fresh = new E2eStudio('kbstudio-e2e-a11y-fresh-', 60_000);
+  const fresh = new E2eStudio('kbstudio-e2e-a11y-fresh-');
 
   beforeAll(async () => {
     fresh.prepare();

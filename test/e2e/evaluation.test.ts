@@ -11,7 +11,7 @@ import { E2eStudio, SHARED, shootAll } from '../helpers/e2e';
  */
 
 const dbpedia = join(SHARED, 'eval', 'dbpedia-5k');
-const studio = new E2eStudio('kbstudio-e2e-eval-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-eval-');
 const openStudio = (hash: string) => studio.openStudio(hash, { defaultTimeout: 20_000 });
 let sliceDir: string;
 let sliceQueries = 0;

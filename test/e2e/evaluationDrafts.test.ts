@@ -12,7 +12,7 @@ import { E2eStudio, shoot, shootAll } from '../helpers/e2e';
  * and a hit's id, score and snippet show on focus as on hover.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-eval-drafts-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-eval-drafts-');
 let lease: Listing;
 let other: Listing;
 

@@ -12,7 +12,7 @@ import { E2eStudio, shootAll } from '../helpers/e2e';
  * document, and a question CSV without a `question` column.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-eval-state-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-eval-state-');
 const open = (hash: string) => studio.openStudio(hash, { defaultTimeout: 20_000 });
 /** A document name with no place to break a line, wider than the question column. */
 const LONG =

@@ -13,7 +13,7 @@ import { E2eStudio, shoot } from '../helpers/e2e';
  * count at 1280×800, and names the field for a screen reader too.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-go-to-chunk-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-go-to-chunk-');
 // 105 pages of chunks: enough for "Go to chunk" (it shows with more than one page).
 const LINES = 2_100;
 let archive: Listing;

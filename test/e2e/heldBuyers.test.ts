@@ -11,7 +11,7 @@ import { E2eStudio, shoot } from '../helpers/e2e';
  * by the one shown. In Chromium against a real `kbstudio serve`.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-held-buyers-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-held-buyers-');
 let listing: Listing;
 let buyer1: Wallet;
 

@@ -10,7 +10,7 @@ import { E2eStudio, FIXTURES, SCREENSHOTS, shootAll } from '../helpers/e2e';
  * numbers, and re-ingesting a document from the original file the studio kept, with new chunking.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-inspect-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-inspect-');
 const openStudio = (hash: string) => studio.openStudio(hash, { defaultTimeout: 15_000 });
 const PDF = 'layout-parser-paper-fast.pdf';
 

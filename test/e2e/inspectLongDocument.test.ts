@@ -14,7 +14,7 @@ import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
  * counted to "10,000+", and the selected document is still read whole (its chunking line, Re-ingest).
  */
 
-const studio = new E2eStudio('kbstudio-e2e-inspect-long-', 120_000);
+const studio = new E2eStudio('kbstudio-e2e-inspect-long-');
 const LINES = 21_000;
 let archive: Listing;
 let seed = '';

@@ -14,7 +14,7 @@ import { E2eStudio, shoot } from '../helpers/e2e';
  * elsewhere is reported by its file name, and a chunk search with no word in it finds nothing.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-inspect-state-', 120_000);
+const studio = new E2eStudio('kbstudio-e2e-inspect-state-');
 const DOCUMENTS = 1500;
 const OTHER_LISTINGS = 105;
 let handbook: Listing;

@@ -12,7 +12,7 @@ import { E2eStudio, FIXTURES as fixtures, SCREENSHOTS as screenshots } from '../
  * Screenshots of each view at 1280×800 and 1920×1080, light and dark.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-market-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-market-');
 let listingId = '';
 
 /** Both sizes; full page for views, the viewport for dialogs (which a full-page capture misplaces). */

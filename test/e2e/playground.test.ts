@@ -11,7 +11,7 @@ import { E2eStudio, FIXTURES as fixtures, SCREENSHOTS as screenshots, SHARED } f
  */
 
 const dbpedia = join(SHARED, 'eval', 'dbpedia-5k');
-const studio = new E2eStudio('kbstudio-e2e-pg-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-pg-');
 const runCli = (args: string[]) => studio.runCli(args);
 const openStudio = (hash: string, colorScheme: 'light' | 'dark' = 'light') =>
   studio.openStudio(hash, { colorScheme });

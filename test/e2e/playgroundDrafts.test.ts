@@ -11,7 +11,7 @@ import { E2eStudio, FIXTURES, shootAll } from '../helpers/e2e';
  * stands now.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-pg-drafts-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-pg-drafts-');
 let hockey: Listing;
 
 const open = () => studio.openStudio(`#/playground?listing=${hockey.id}`, { defaultTimeout: 20_000 });

@@ -10,7 +10,7 @@ import { E2eStudio, shootAll } from '../helpers/e2e';
  * price, and a decimal period or rate limit refused with the schema's words rather than rewritten.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-pricing-terms-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-pricing-terms-');
 /** Published, sold one-time for 1 SOL; `buyer1` holds a credential for it. */
 let held: Listing;
 

@@ -14,7 +14,7 @@ import { startStudio, type TestStudio } from '../helpers/studio';
  * interrupted.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-lost-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-lost-');
 const openStudio = (hash: string) => studio.openStudio(hash, { defaultTimeout: 15_000 });
 const PDF = 'layout-parser-paper-fast.pdf';
 let listing: Listing;

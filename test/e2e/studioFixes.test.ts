@@ -15,7 +15,7 @@ import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
  * as a price.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-fixes-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-fixes-');
 const SMALL = { width: 900, height: 700 };
 const LARGE = { width: 1280, height: 800 };
 /** Published, sold per query at 0.001 SOL, with one document. */

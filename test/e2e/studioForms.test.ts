@@ -12,7 +12,7 @@ import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
  * Edit and Re-ingest dialogs, the Embedding model field, and how a push target's key is stored.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-forms-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-forms-');
 const DOC = 'umlauts-utf8.md';
 /** Has a document (Inspect, Re-ingest, Pricing); `draft` has none, so its model can change. */
 let filled: Listing;

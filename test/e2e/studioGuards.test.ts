@@ -11,7 +11,7 @@ import { E2eStudio, FIXTURES, shoot } from '../helpers/e2e';
  * listing on the Wallet page, deleting an evaluation run, and the Playground on an empty listing.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-audit-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-audit-');
 const TITLE = 'Twin notes';
 /** Two listings of one title: `filled` has a document, `empty` none. */
 let filled: Listing;

@@ -11,7 +11,7 @@ import { E2eStudio, FIXTURES, inView, shoot } from '../helpers/e2e';
  * deleted document in Inspect and the keyboard on Ingest.
  */
 
-const studio = new E2eStudio('kbstudio-e2e-ux-', 60_000);
+const studio = new E2eStudio('kbstudio-e2e-ux-');
 const SMALL = { width: 900, height: 700 };
 const LONG_TITLE = 'Supercalifragilistic_Knowledge_Base_Without_Any_Spaces_In_Its_Title_For_Overflow';
 let handbook: Listing;

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import type { Listing } from '../../src/shared/listings';
+import { runMain } from './mainInProcess';
 
 /**
  * What the Playwright suites in test/e2e share: a real `kbstudio serve` on a fresh data directory,
@@ -186,10 +187,7 @@ export class E2eStudio {
   private server: ChildProcess | undefined;
   private browser: Browser | undefined;
 
-  constructor(
-    private readonly tempPrefix: string,
-    private readonly cliTimeout = 30_000,
-  ) {}
+  constructor(private readonly tempPrefix: string) {}
 
   /** Fails clearly when the UI is not built or Chromium is missing, and makes a fresh data directory. */
   prepare(): void {
@@ -204,8 +202,16 @@ export class E2eStudio {
     this.dataDir = mkdtempSync(join(tmpdir(), this.tempPrefix));
   }
 
-  runCli(args: string[]): Promise<string> {
-    return runCli(this.dataDir, args, this.cliTimeout);
+  /**
+   * `kbstudio --json …args` on this studio's data directory, run in this process (runMain): a spawned
+   * kbstudio costs 1 to 1.6 s here, twice that on a slow CI machine, and the suites seed ~100 times.
+   * The CLI suites keep real processes where being one matters. Rejects on a non-zero exit, with what
+   * the command printed, as a spawned one did.
+   */
+  async runCli(args: string[]): Promise<string> {
+    const { code, stdout, stderr } = await runMain(['--data-dir', this.dataDir, '--json', ...args]);
+    if (code !== 0) throw new Error(`kbstudio ${args.join(' ')} exited with ${code}: ${stderr || stdout}`);
+    return stdout;
   }
 
   /** A draft listing sold one-time for 1 SOL, made with the CLI as a creator would. */
