@@ -70,7 +70,15 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'processes', include: processes, maxWorkers: 2, sequence: { groupOrder: 2 } },
+        // Modules shared too: these suites run the CLI's main() in process (seeding included), and its
+        // module graph was evaluated again for each file.
+        test: {
+          name: 'processes',
+          include: processes,
+          maxWorkers: 2,
+          isolate: false,
+          sequence: { groupOrder: 2 },
+        },
       },
       {
         extends: true,
