@@ -3,11 +3,15 @@
 //
 //   node scripts/ci-summary.mjs --vitest FILE [--stopped FILE] [--reruns FILE] [--bench-failed 0|1] [--tests-status N]
 //   node scripts/ci-summary.mjs --hung-files FILE
+//   node scripts/ci-summary.mjs --progress FILE [--bench-failed 0|1]
 //
 // --vitest     vitest's JSON report of the whole run.
 // --stopped    scripts/ci-watchdog.mjs's list of hung test processes it stopped (one last event a line).
 // --reruns     one line per test file run again alone after it hung: "FILE JSON-REPORT WATCHDOG-DIR".
 // --hung-files prints the test files of a --stopped list, once each, for .ci/run to run them again.
+// --progress   without a vitest report (the test command was stopped at its limit before vitest wrote
+//              it), counts the tests from scripts/ci-progress-reporter.mjs's events, and the stop as one
+//              failure: "0 passed, 1 failed" said nothing of a run that had passed 2,000 tests.
 // Vitest counts no failed test for a file whose process was stopped, nor for an unhandled error; a hung
 // file counts as one failure unless its run alone passed, which is then said (with where the first
 // run's stacks are), so a rare hang stays visible without failing the whole run.
@@ -23,6 +27,7 @@ const { values } = parseArgs({
     'bench-failed': { type: 'string', default: '0' },
     'tests-status': { type: 'string', default: '0' },
     'hung-files': { type: 'string' },
+    progress: { type: 'string' },
   },
 });
 const lines = (file) =>
@@ -38,11 +43,28 @@ if (values['hung-files']) {
   for (const file of new Set(lines(values['hung-files']).map(fileOfEvent).filter(Boolean))) console.log(file);
   process.exit(0);
 }
+if (values.progress) {
+  const events = lines(values.progress);
+  const count = (state) => events.filter((e) => / test-end .* \((\w+)\)$/.exec(e)?.[1] === state).length;
+  const files = (event) => new Set(events.filter((e) => e.split(' ')[1] === event).map(fileOfEvent)).size;
+  const ended = events.filter((e) => e.split(' ')[1] === 'file-end').length;
+  console.log(
+    `the test command was stopped before vitest wrote its report; counted from ${values.progress}: ` +
+      `${ended} of ${files('queued')} test files finished; the last event: ${events.at(-1) ?? '(none)'}`,
+  );
+  const benchFailed = values['bench-failed'] !== '0';
+  const passed = count('passed') + (benchFailed ? 0 : 1);
+  const failed = count('failed') + 1 + (benchFailed ? 1 : 0);
+  const skipped = count('skipped');
+  console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ''));
+  process.exit(0);
+}
 if (!values.vitest) {
   console.error(
     'usage: ci-summary.mjs --vitest FILE [--stopped FILE] [--reruns FILE] [--bench-failed 0|1] [--tests-status N]',
   );
   console.error('       ci-summary.mjs --hung-files FILE');
+  console.error('       ci-summary.mjs --progress FILE [--bench-failed 0|1]');
   process.exit(2);
 }
 

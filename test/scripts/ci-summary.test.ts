@@ -139,6 +139,44 @@ describe('scripts/ci-summary.mjs', () => {
     expect(run.stdout).toBe('test/b.test.ts\ntest/c.test.ts\n');
   });
 
+  it('counts the tests from the progress events when the run was stopped before vitest wrote its report', () => {
+    const dir = tempDir('kbs-ci-summary-');
+    dirs.push(dir);
+    const progress = join(dir.path, 'progress.log');
+    const at = (s: number) => `2026-12-01T12:00:${String(s).padStart(2, '0')}.000Z`;
+    writeFileSync(
+      progress,
+      [
+        `${at(0)} queued test/a.test.ts`,
+        `${at(0)} queued test/b.test.ts`,
+        `${at(0)} queued test/c.test.ts`,
+        `${at(1)} file-start test/a.test.ts`,
+        `${at(1)} test-start test/a.test.ts > adds (passed) numbers`,
+        `${at(2)} test-end test/a.test.ts > adds (passed) numbers (passed)`,
+        `${at(2)} test-end test/a.test.ts > subtracts (failed)`,
+        `${at(2)} test-end test/a.test.ts > later (skipped)`,
+        `${at(3)} file-end test/a.test.ts (failed)`,
+        `${at(4)} file-start test/b.test.ts`,
+        `${at(5)} test-end test/b.test.ts > waits (passed)`,
+        `${at(6)} test-start test/b.test.ts > slowly`,
+      ]
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
+    const run = (benchFailed: string) =>
+      spawnSync(process.execPath, [SUMMARY, '--progress', progress, '--bench-failed', benchFailed], {
+        encoding: 'utf8',
+      })
+        .stdout.trim()
+        .split('\n');
+    // Two tests passed and one failed before the stop, which is one failure more; the bench is one check.
+    expect(run('0')).toEqual([
+      `the test command was stopped before vitest wrote its report; counted from ${progress}: 1 of 3 test files finished; the last event: ${at(6)} test-start test/b.test.ts > slowly`,
+      '3 passed, 2 failed, 1 skipped',
+    ]);
+    expect(run('1').at(-1)).toBe('2 passed, 3 failed, 1 skipped');
+  });
+
   it('refuses to run without the vitest report, with its usage', () => {
     const run = spawnSync(process.execPath, [SUMMARY], { encoding: 'utf8' });
     expect(run.status).toBe(2);
