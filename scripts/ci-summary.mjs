@@ -46,11 +46,12 @@ if (values['hung-files']) {
 if (values.progress) {
   const events = lines(values.progress);
   const count = (state) => events.filter((e) => / test-end .* \((\w+)\)$/.exec(e)?.[1] === state).length;
-  const files = (event) => new Set(events.filter((e) => e.split(' ')[1] === event).map(fileOfEvent)).size;
-  const ended = events.filter((e) => e.split(' ')[1] === 'file-end').length;
+  const ofKind = (kind) => events.filter((e) => e.split(' ')[1] === kind);
+  const queued = new Set(ofKind('queued').map(fileOfEvent)).size;
+  const ended = ofKind('file-end').length;
   console.log(
     `the test command was stopped before vitest wrote its report; counted from ${values.progress}: ` +
-      `${ended} of ${files('queued')} test files finished; the last event: ${events.at(-1) ?? '(none)'}`,
+      `${ended} of ${queued} test files finished; the last event: ${events.at(-1) ?? '(none)'}`,
   );
   const benchFailed = values['bench-failed'] !== '0';
   const passed = count('passed') + (benchFailed ? 0 : 1);

@@ -205,7 +205,7 @@ function dataDirOf(dir: string): string {
  * The longest file name a part may have, as a studio drop's relative paths (options.paths): kept whole,
  * never cut (a cut name was stored under a name nobody sent, once beginning with half an emoji).
  */
-const MAX_FILE_NAME_CHARS = 1000;
+export const MAX_FILE_NAME_CHARS = 1000;
 
 /** A received file's name, reduced to a plain file name (no folders, nothing odd). */
 function safeName(name: string): string {

@@ -4,7 +4,7 @@ import { EventLoopTurns } from './eventLoopTurns';
 import { InvalidDocument, nothingToRetrieve, PayloadTooLarge, UnsupportedFileType } from './errors';
 import type { IngestLimits } from './limits';
 import { parseDocument } from './parse';
-import { classifySource, tooLargeMessage } from './sources';
+import { classifySource, isZip, tooLargeMessage } from './sources';
 import type { Metadata, SkippedRow } from './types';
 import { printableName } from './zipEntryNames';
 
@@ -46,7 +46,7 @@ export async function previewChunks(request: PreviewRequest): Promise<ChunkPrevi
   const chunking = resolveChunkingOptions(request.chunking);
   // An archive is a supported input, not an unsupported type: the message that calls a ZIP a "nested
   // archive" is for a ZIP inside a ZIP.
-  if (/\.zip$/i.test(source)) {
+  if (isZip(source)) {
     throw new InvalidDocument(
       source,
       'an archive holds many documents and the preview shows one: preview a file from it, or ingest the archive.',

@@ -177,7 +177,6 @@ export async function collectSources(
     for (const { entry, type } of entries)
       unsupported.push({ entry: `${printableName(archive)}/${entry}`, type });
   };
-  const isZip = (name: string) => extname(name).toLowerCase() === '.zip';
   // Folders and archives that held no file to ingest, with the OS litter skipped in them.
   const empty: EmptyInput[] = [];
   // OS litter in the folders of a drop, by the dropped folder's name: reported as a folder's would be
@@ -200,14 +199,14 @@ export async function collectSources(
     await turns.take();
     const before = yielded;
     const ignored: string[] = [];
-    const notFollowed: string[] = [];
     if (info.isFile() && input.fromDrop === true && isLitterInDrop(name)) {
       const slash = name.indexOf('/');
       const folder = name.slice(0, slash);
       dropLitter.set(folder, [...(dropLitter.get(folder) ?? []), name.slice(slash + 1)]);
     } else if (info.isDirectory()) {
-      for (const file of await walk(input.path, { files: [], notFollowed }, turns, signal)) {
-        const rel = relative(input.path, file.path).split(sep).join('/');
+      const walked = await walk(input.path, { files: [], notFollowed: [] }, turns, signal);
+      for (const file of walked.files) {
+        const rel = relativeName(input.path, file.path);
         if (isOsLitter(rel)) {
           ignored.push(rel);
           continue;
@@ -218,12 +217,11 @@ export async function collectSources(
         else addFile(file.path, `${name}/${rel}`, file.bytes, input.disposable === true);
       }
       if (yielded === before) {
-        const notFollowedRel = notFollowed.map((p) => relative(input.path, p).split(sep).join('/'));
         empty.push({
           shown: input.name ?? shownPath(input.path),
           archive: false,
           ignored,
-          notFollowed: notFollowedRel,
+          notFollowed: walked.notFollowed.map((path) => relativeName(input.path, path)),
         });
       }
     } else if (!info.isFile()) {
@@ -317,6 +315,18 @@ const describeIgnored = (ignored: string[]): string => {
     : shown.join(', ');
 };
 
+/** A folder's files with their sizes, and the entries its walk did not follow (absolute paths). */
+interface Walked {
+  files: { path: string; bytes: number }[];
+  notFollowed: string[];
+}
+
+/** Whether a file is taken as a ZIP archive to extract: by its name's extension, as documents' formats are. */
+export const isZip = (name: string): boolean => extname(name).toLowerCase() === '.zip';
+
+/** `path` inside `root`, with forward slashes, as documents are named. */
+const relativeName = (root: string, path: string): string => relative(root, path).split(sep).join('/');
+
 /** A path as the user gave it, unless that says nothing by itself (`.`, `..`, `./`): then resolved. */
 function shownPath(path: string): string {
   return /^\.{0,2}$/.test(basename(path)) ? resolve(path) : path;
@@ -345,10 +355,10 @@ function statOf(path: string, shown: string): Stats {
  */
 async function walk(
   dir: string,
-  out: { files: { path: string; bytes: number }[]; notFollowed: string[] },
+  out: Walked,
   turns: EventLoopTurns,
   signal: AbortSignal | undefined,
-): Promise<{ path: string; bytes: number }[]> {
+): Promise<Walked> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -372,7 +382,7 @@ async function walk(
     // Symbolic links and special files are skipped: a folder must not reach outside itself.
     else out.notFollowed.push(path);
   }
-  return out.files;
+  return out;
 }
 
 export async function hashFile(path: string): Promise<string> {

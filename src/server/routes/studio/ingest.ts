@@ -17,7 +17,7 @@ import { unknownFieldsError } from '../../../shared/unknownFields';
 import { SqliteDocumentRepository } from '../../../db/repositories/documents';
 import type { ServerDeps } from '../../deps';
 import { jobRoutes, type JobRoutesOptions } from '../../jobEvents';
-import { receiveMultipart, type ReceivedForm } from '../../multipart';
+import { MAX_FILE_NAME_CHARS, receiveMultipart, type ReceivedForm } from '../../multipart';
 import { camelKeys, fieldsOf, type defineRoutes } from '../../route';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
@@ -44,7 +44,7 @@ const DROP_FILES = DEFAULT_ZIP_LIMITS.maxEntries;
 const IngestOptionsSchema = optionsSchema({
   ...chunkingFields,
   /** The name of each `files` part inside the knowledge base, in order: a dropped folder's relative paths. */
-  paths: z.array(z.string().min(1).max(1000)).max(DROP_FILES).optional(),
+  paths: z.array(z.string().min(1).max(MAX_FILE_NAME_CHARS)).max(DROP_FILES).optional(),
 });
 /**
  * Re-ingestion settings; each one left out keeps what the document was ingested with. A CSV document's
