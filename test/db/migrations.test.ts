@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DATABASE_FILE, openDatabase, openDataDir } from '../../src/db/open';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/db/migrations';
+import { SqliteLedgerRepository } from '../../src/db/repositories/ledger';
 import { tempDir } from '../helpers/studio';
 
 const dirs: { remove(): void }[] = [];
@@ -125,6 +126,40 @@ describe('migrations', () => {
       ['doc_m', 1],
     ]);
     expect(db.prepare(`SELECT document_count FROM listings`).pluck().get()).toBe(4);
+    db.close();
+  });
+
+  it("count the ledger entries of earlier versions as the embedded ledger's, its money kept (11)", () => {
+    const file = join(fresh(), DATABASE_FILE);
+    const old = openDatabase(file, { migrateTo: 10 });
+    old
+      .prepare(
+        `INSERT INTO listings (id, title, access_model, price_lamports, creator_wallet, status, embedding_model,
+          dimensions, created_at, updated_at) VALUES ('lst_old', 'Old', 'one_time', 5, 'w', 'published', 'm', 3, 'x', 'x')`,
+      )
+      .run();
+    const entry = old.prepare(`INSERT INTO ledger_entries (instruction, listing_id, wallet, amount_lamports,
+      signature, created_at) VALUES (?, 'lst_old', ?, ?, ?, 'x')`);
+    entry.run('create_listing', 'w', 0, 'sig1');
+    entry.run('purchase_access', 'buyer', 5, 'sig2');
+    entry.run('withdraw_earnings', 'w', 2, 'sig3');
+    old.prepare(`INSERT INTO listing_earnings VALUES ('lst_old', 5, 2)`).run();
+    old.close();
+
+    const db = openDatabase(file);
+    const ledger = new SqliteLedgerRepository(db);
+    expect(ledger.entries('lst_old').map((e) => [e.instruction, e.ledger])).toEqual([
+      ['create_listing', 'local'],
+      ['purchase_access', 'local'],
+      ['withdraw_earnings', 'local'],
+    ]);
+    // Not taken for a listing created on chain: its money stays the embedded ledger's books.
+    expect(ledger.createdOnChain('lst_old')).toBe(false);
+    expect(ledger.earnings('lst_old')).toEqual({ earnedLamports: 5, withdrawnLamports: 2 });
+    expect(ledger.signatureUsed('sig2')).toBe(true);
+    expect(() =>
+      db.prepare(`UPDATE ledger_entries SET ledger = 'other' WHERE signature = 'sig1'`).run(),
+    ).toThrow(/CHECK constraint/);
     db.close();
   });
 
