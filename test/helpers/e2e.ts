@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import type { Listing } from '../../src/shared/listings';
-import { runMain } from './mainInProcess';
+import { cliInProcess } from './mainInProcess';
 
 /**
  * What the Playwright suites in test/e2e share: a real `kbstudio serve` on a fresh data directory,
@@ -203,13 +203,13 @@ export class E2eStudio {
   }
 
   /**
-   * `kbstudio --json …args` on this studio's data directory, run in this process (runMain): a spawned
+   * `kbstudio --json …args` on this studio's data directory, run in this process (cliInProcess): a spawned
    * kbstudio costs 1 to 1.6 s here, twice that on a slow CI machine, and the suites seed ~100 times.
    * The CLI suites keep real processes where being one matters. Rejects on a non-zero exit, with what
    * the command printed, as a spawned one did.
    */
   async runCli(args: string[]): Promise<string> {
-    const { code, stdout, stderr } = await runMain(['--data-dir', this.dataDir, '--json', ...args]);
+    const { code, stdout, stderr } = await cliInProcess(this.dataDir, { json: true })(...args);
     if (code !== 0) throw new Error(`kbstudio ${args.join(' ')} exited with ${code}: ${stderr || stdout}`);
     return stdout;
   }
