@@ -1,5 +1,5 @@
 // A vitest reporter that appends one line per event (a file queued, started or ended; a test started or
-// finished) to the file named by KBS_CI_PROGRESS. scripts/ci-watchdog.mjs reads it to notice a test that
+// finished; the run ended, with its count of unhandled errors) to the file named by KBS_CI_PROGRESS. scripts/ci-watchdog.mjs reads it to notice a test that
 // has stopped moving and to say which one it is. Without KBS_CI_PROGRESS it does nothing.
 import { appendFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -45,5 +45,10 @@ export default class CiProgressReporter {
 
   onTestCaseResult(testCase) {
     this.write('test-end', `${this.name(testCase)} (${testCase.result().state})`);
+  }
+
+  // Vitest's JSON report leaves unhandled errors out; scripts/ci-summary.mjs counts them from this line.
+  onTestRunEnd(_testModules, unhandledErrors) {
+    this.write('run-end', `${unhandledErrors.length} unhandled errors`);
   }
 }

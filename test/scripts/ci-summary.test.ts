@@ -12,7 +12,7 @@ afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
 type Status = 'passed' | 'failed' | 'pending' | 'skipped';
 
 /** A vitest JSON report of `files` (path → statuses of its tests), as `vitest --reporter=json` writes. */
-function report(root: string, files: Record<string, Status[]>) {
+function report(root: string, files: Record<string, Status[]>, fileErrors: Record<string, string> = {}) {
   const all = Object.values(files).flat();
   const count = (s: Status) => all.filter((a) => a === s).length;
   return JSON.stringify({
@@ -24,7 +24,14 @@ function report(root: string, files: Record<string, Status[]>) {
     success: count('failed') === 0,
     testResults: Object.entries(files).map(([file, statuses]) => ({
       name: join(root, file),
-      assertionResults: statuses.map((status, i) => ({ title: `test ${i}`, status })),
+      status: statuses.includes('failed') || fileErrors[file] ? 'failed' : 'passed',
+      message: fileErrors[file] ?? '',
+      assertionResults: statuses.map((status, i) => ({
+        title: `test ${i}`,
+        fullName: `suite test ${i}`,
+        status,
+        failureMessages: status === 'failed' ? [`Error: test ${i} failed`] : [],
+      })),
     })),
   });
 }
@@ -36,11 +43,20 @@ function summary(setup: {
   reruns?: { file: string; run?: Record<string, Status[]>; hungAgain?: boolean }[];
   benchFailed?: boolean;
   testsStatus?: number;
+  /** The run's last progress event, as scripts/ci-progress-reporter.mjs writes it. */
+  runEnd?: string;
+  /** Files that failed themselves (a hook or their loading): path → vitest's message. */
+  fileErrors?: Record<string, string>;
 }): { lines: string[]; code: number | null } {
   const dir = tempDir('kbs-ci-summary-');
   dirs.push(dir);
   const at = (name: string) => join(dir.path, name);
-  writeFileSync(at('vitest.json'), report(dir.path, setup.run));
+  writeFileSync(at('vitest.json'), report(dir.path, setup.run, setup.fileErrors));
+  writeFileSync(
+    at('progress.log'),
+    `2026-12-02T06:00:00.000Z file-end test/a.test.ts (passed)\n` +
+      (setup.runEnd ? `2026-12-02T06:00:01.000Z run-end ${setup.runEnd}\n` : ''),
+  );
   writeFileSync(at('stopped.log'), (setup.stopped ?? []).map((l) => `${l}\n`).join(''));
   const reruns = (setup.reruns ?? []).map((rerun, i) => {
     const watchdog = at(`watchdog-rerun-${i}`);
@@ -51,7 +67,15 @@ function summary(setup: {
     return `${rerun.file} ${at(`rerun-${i}.json`)} ${watchdog}\n`;
   });
   writeFileSync(at('reruns.txt'), reruns.join(''));
-  const args = ['--vitest', at('vitest.json'), '--stopped', at('stopped.log'), '--reruns', at('reruns.txt')];
+  const args = [
+    '--vitest',
+    at('vitest.json'),
+    '--events',
+    at('progress.log'),
+    '--stopped',
+    at('stopped.log'),
+  ];
+  args.push('--reruns', at('reruns.txt'));
   args.push(
     '--bench-failed',
     setup.benchFailed ? '1' : '0',
@@ -121,6 +145,106 @@ describe('scripts/ci-summary.mjs', () => {
     expect(betweenFiles.lines.at(-1)).toBe('2 passed, 1 failed');
   });
 
+  it('passes a Chromium test file that failed once and passes when run again alone, saying so with its error', () => {
+    const { lines } = summary({
+      run: { 'test/a.test.ts': ['passed'], 'test/e2e/b.test.ts': ['passed', 'failed', 'passed'] },
+      reruns: [{ file: 'test/e2e/b.test.ts', run: { 'test/e2e/b.test.ts': ['passed', 'passed', 'passed'] } }],
+      testsStatus: 1,
+    });
+    expect(lines).toEqual([
+      'failed: test/e2e/b.test.ts > suite test 1',
+      '  Error: test 1 failed',
+      'test/e2e/b.test.ts failed; run again alone, it passed (3 tests): a failure that did not repeat, its error is above',
+      '5 passed, 0 failed',
+    ]);
+  });
+
+  it('fails a Chromium test file that fails or hangs again when run alone, or has no report of that run', () => {
+    const run = { 'test/e2e/b.test.ts': ['passed', 'failed'] as Status[] };
+    const failedAgain = summary({
+      run,
+      reruns: [{ file: 'test/e2e/b.test.ts', run: { 'test/e2e/b.test.ts': ['failed', 'passed'] } }],
+      testsStatus: 1,
+    });
+    expect(failedAgain.lines).toContain(
+      'test/e2e/b.test.ts failed; run again alone, it did not pass: 1 failed, 0 hung',
+    );
+    expect(failedAgain.lines.at(-1)).toBe('2 passed, 1 failed');
+    const hungAgain = summary({
+      run,
+      reruns: [
+        { file: 'test/e2e/b.test.ts', run: { 'test/e2e/b.test.ts': ['passed', 'pending'] }, hungAgain: true },
+      ],
+      testsStatus: 1,
+    });
+    expect(hungAgain.lines.at(-1)).toBe('2 passed, 1 failed');
+    const noReport = summary({ run, reruns: [{ file: 'test/e2e/b.test.ts' }], testsStatus: 1 });
+    expect(noReport.lines).toContain(
+      'test/e2e/b.test.ts failed; run again alone, it did not pass: no report',
+    );
+    expect(noReport.lines.at(-1)).toBe('2 passed, 1 failed');
+  });
+
+  it('counts the unhandled errors of the run’s last event, and a file that failed with no failed test', () => {
+    const unhandled = summary({
+      run: { 'test/a.test.ts': ['passed'] },
+      runEnd: '2 unhandled errors',
+      testsStatus: 1,
+    });
+    expect(unhandled.lines).toEqual([
+      'vitest reported 2 unhandled errors (printed in its output above)',
+      '2 passed, 2 failed',
+    ]);
+    const none = summary({ run: { 'test/a.test.ts': ['passed'] }, runEnd: '0 unhandled errors' });
+    expect(none.lines).toEqual(['2 passed, 0 failed']);
+
+    // Neither goes unseen beside a Chromium failure that passed when run again.
+    const beside = summary({
+      run: { 'test/e2e/b.test.ts': ['failed'], 'test/e2e/c.test.ts': ['skipped'] },
+      reruns: [{ file: 'test/e2e/b.test.ts', run: { 'test/e2e/b.test.ts': ['passed'] } }],
+      fileErrors: { 'test/e2e/c.test.ts': 'Hook timed out in 60000ms.' },
+      runEnd: '1 unhandled errors',
+      testsStatus: 1,
+    });
+    expect(beside.lines).toContain(
+      'failed: test/e2e/c.test.ts (the file itself: Hook timed out in 60000ms.)',
+    );
+    expect(beside.lines).toContain('vitest reported 1 unhandled errors (printed in its output above)');
+    expect(beside.lines.at(-1)).toBe('2 passed, 2 failed, 1 skipped');
+  });
+
+  it('lists the Chromium test files with a failed test that did not hang, and none when more than two failed', () => {
+    const dir = tempDir('kbs-ci-summary-');
+    dirs.push(dir);
+    const failedFiles = (files: Record<string, Status[]>, stopped: string[] = []) => {
+      writeFileSync(join(dir.path, 'vitest.json'), report(dir.path, files));
+      writeFileSync(join(dir.path, 'stopped.log'), stopped.map((l) => `${l}\n`).join(''));
+      const args = ['--failed-files', 'vitest.json', '--stopped', 'stopped.log'];
+      const out = spawnSync(process.execPath, [SUMMARY, ...args], { cwd: dir.path, encoding: 'utf8' });
+      expect(out.status).toBe(0);
+      return out.stdout;
+    };
+    // Only Chromium files: a failed unit or CLI test is not a wait on a browser.
+    expect(
+      failedFiles(
+        {
+          'test/core/a.test.ts': ['failed'],
+          'test/cli/c.test.ts': ['failed'],
+          'test/e2e/b.test.ts': ['passed', 'failed'],
+          'test/e2e/d.test.ts': ['passed'],
+          'test/e2e/e.test.ts': ['failed'],
+        },
+        ['2026-11-27T18:44:57.261Z test-start test/e2e/e.test.ts > test 0'],
+      ),
+    ).toBe('test/e2e/b.test.ts\n');
+    const many = { 'test/e2e/a.test.ts': ['failed'], 'test/e2e/b.test.ts': ['failed'] } as Record<
+      string,
+      Status[]
+    >;
+    expect(failedFiles(many)).toBe('test/e2e/a.test.ts\ntest/e2e/b.test.ts\n');
+    expect(failedFiles({ ...many, 'test/e2e/c.test.ts': ['failed'] })).toBe('');
+  });
+
   it('lists the files of the hung processes once each, for .ci/run to run them again', () => {
     const dir = tempDir('kbs-ci-summary-');
     dirs.push(dir);
@@ -175,6 +299,64 @@ describe('scripts/ci-summary.mjs', () => {
       '3 passed, 2 failed, 1 skipped',
     ]);
     expect(run('1').at(-1)).toBe('2 passed, 3 failed, 1 skipped');
+  });
+
+  it('names each failed test above the counts with the start of its error, colours and library frames out', () => {
+    const playwright = [
+      '\u001b[31mTimeoutError: locator.click: Timeout 15000ms exceeded.\u001b[39m',
+      'Call log:',
+      "  - waiting for getByRole('dialog', { name: 'Delete listing' })",
+      '',
+      '    at /repo/node_modules/playwright-core/lib/client/locator.js:10:5',
+      '    at test/e2e/a11yAudit.test.ts:212:8',
+      ...Array.from({ length: 20 }, (_, i) => `    at frame${i} (test/e2e/a11yAudit.test.ts:${i}:1)`),
+    ].join('\n');
+    const { lines } = summary({
+      run: { 'test/a.test.ts': ['passed', 'failed'], 'test/b.test.ts': ['failed'] },
+    });
+    expect(lines.slice(0, 4)).toEqual([
+      'failed: test/a.test.ts > suite test 1',
+      '  Error: test 1 failed',
+      'failed: test/b.test.ts > suite test 0',
+      '  Error: test 0 failed',
+    ]);
+
+    const dir = tempDir('kbs-ci-summary-');
+    dirs.push(dir);
+    const results = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        title: `t${i}`,
+        fullName: `audit t${i}`,
+        status: 'failed',
+        failureMessages: [playwright],
+      }));
+    const json = join(dir.path, 'vitest.json');
+    writeFileSync(
+      json,
+      JSON.stringify({
+        numPassedTests: 0,
+        numFailedTests: 7,
+        numPendingTests: 0,
+        testResults: [{ name: join(dir.path, 'test/e2e/a11yAudit.test.ts'), assertionResults: results(7) }],
+      }),
+    );
+    const out = spawnSync(process.execPath, [SUMMARY, '--vitest', json], { cwd: dir.path, encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n');
+    expect(out.slice(0, 19)).toEqual([
+      'failed: test/e2e/a11yAudit.test.ts > audit t0',
+      '  TimeoutError: locator.click: Timeout 15000ms exceeded.',
+      '  Call log:',
+      "    - waiting for getByRole('dialog', { name: 'Delete listing' })",
+      '      at test/e2e/a11yAudit.test.ts:212:8',
+      ...Array.from({ length: 12 }, (_, i) => `      at frame${i} (test/e2e/a11yAudit.test.ts:${i}:1)`),
+      "  … 8 more lines in vitest's output above",
+      'failed: test/e2e/a11yAudit.test.ts > audit t1',
+    ]);
+    // Five failures shown whole, the others counted; the counts stay last.
+    expect(out.filter((l) => l.startsWith('failed: '))).toHaveLength(5);
+    expect(out.at(-2)).toBe("… and 2 more failed tests, named in vitest's output above");
+    expect(out.at(-1)).toBe('1 passed, 7 failed');
   });
 
   it('refuses to run without the vitest report, with its usage', () => {
