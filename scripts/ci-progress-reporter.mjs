@@ -1,6 +1,7 @@
 // A vitest reporter that appends one line per event (a file queued, started or ended; a test started or
-// finished; the run ended, with its count of unhandled errors) to the file named by KBS_CI_PROGRESS. scripts/ci-watchdog.mjs reads it to notice a test that
-// has stopped moving and to say which one it is. Without KBS_CI_PROGRESS it does nothing.
+// finished; the run ended, with its count of unhandled errors) to the file named by KBS_CI_PROGRESS.
+// scripts/ci-watchdog.mjs reads it to notice a test that has stopped moving and to say which one it is;
+// scripts/ci-summary.mjs reads its last line. Without KBS_CI_PROGRESS it does nothing.
 import { appendFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
