@@ -45,7 +45,12 @@ export default class CiProgressReporter {
   }
 
   onTestCaseResult(testCase) {
-    this.write('test-end', `${this.name(testCase)} (${testCase.result().state})`);
+    const result = testCase.result();
+    this.write('test-end', `${this.name(testCase)} (${result.state})`);
+    // The message's first line: vitest's JSON report gives a timeout only a placeholder stack
+    // ("Error: STACK_TRACE_ERROR"), and scripts/ci-summary.mjs prints this instead.
+    for (const error of result.errors ?? [])
+      this.write('test-error', `${this.name(testCase)}: ${String(error.message ?? '').split('\n')[0]}`);
   }
 
   // Vitest's JSON report leaves unhandled errors out; scripts/ci-summary.mjs counts them from this line.

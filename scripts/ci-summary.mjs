@@ -208,7 +208,14 @@ function printFailures(run) {
   for (const { file, test, a } of failures.slice(0, MAX_FAILURES)) {
     console.log(`failed: ${file} > ${test}`);
     // ANSI colours out; the stack's node_modules frames say nothing of the test.
-    const message = stripVTControlCharacters((a.failureMessages ?? []).join('\n'));
+    let message = stripVTControlCharacters((a.failureMessages ?? []).join('\n'));
+    // A timeout's report has a placeholder for its message; the progress events have the message.
+    if (message.startsWith('Error: STACK_TRACE_ERROR')) {
+      const prefix = ` test-error ${file} > ${[...(a.ancestorTitles ?? []), a.title].join(' > ')}: `;
+      const said = lines(values.events).find((event) => event.includes(prefix));
+      if (said)
+        message = message.replace('STACK_TRACE_ERROR', said.slice(said.indexOf(prefix) + prefix.length));
+    }
     const shown = message
       .split('\n')
       .filter((line) => line.trim() && !/node_modules|node:internal/.test(line));

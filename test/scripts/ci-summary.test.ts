@@ -359,6 +359,54 @@ describe('scripts/ci-summary.mjs', () => {
     expect(out.at(-1)).toBe('1 passed, 7 failed');
   });
 
+  it('prints a timeout’s message from the progress events, where vitest’s report has a placeholder', () => {
+    const dir = tempDir('kbs-ci-summary-');
+    dirs.push(dir);
+    const json = join(dir.path, 'vitest.json');
+    writeFileSync(
+      json,
+      JSON.stringify({
+        numPassedTests: 0,
+        numFailedTests: 1,
+        numPendingTests: 0,
+        testResults: [
+          {
+            name: join(dir.path, 'test/core/h.test.ts'),
+            status: 'failed',
+            assertionResults: [
+              {
+                ancestorTitles: ['the pool'],
+                title: 'ranks',
+                fullName: 'the pool ranks',
+                status: 'failed',
+                failureMessages: ['Error: STACK_TRACE_ERROR\n    at test/core/h.test.ts:347:3'],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const events = join(dir.path, 'progress.log');
+    writeFileSync(
+      events,
+      [
+        '2026-12-02T07:00:00.000Z test-end test/core/h.test.ts > the pool > ranks (failed)',
+        '2026-12-02T07:00:00.000Z test-error test/core/h.test.ts > the pool > ranks: Test timed out in 30000ms.',
+        '2026-12-02T07:00:09.000Z run-end 0 unhandled errors',
+      ].join('\n'),
+    );
+    const out = spawnSync(process.execPath, [SUMMARY, '--vitest', json, '--events', events], {
+      cwd: dir.path,
+      encoding: 'utf8',
+    });
+    expect(out.stdout.trim().split('\n')).toEqual([
+      'failed: test/core/h.test.ts > the pool ranks',
+      '  Error: Test timed out in 30000ms.',
+      '      at test/core/h.test.ts:347:3',
+      '1 passed, 1 failed',
+    ]);
+  });
+
   it('refuses to run without the vitest report, with its usage', () => {
     const run = spawnSync(process.execPath, [SUMMARY], { encoding: 'utf8' });
     expect(run.status).toBe(2);
