@@ -118,7 +118,7 @@ describe('kbstudio ingest', () => {
     expect(documents.filter((d) => d.status !== 'ingested')).toEqual([
       expect.objectContaining({ source: `${basename(FIXTURES)}/loremipsum-flat.pdf`, status: 'rejected' }),
     ]);
-  });
+  }, 60_000); // every fixture, the PDFs included: 17 s in a slow CI run
 
   it("prints the parsers' warnings under the table, and counts them in the document's notes", async () => {
     const listing = await createListing('Warnings');

@@ -560,5 +560,5 @@ describe('A fresh data directory, in Chromium against kbstudio serve', () => {
       await expect.poll(() => page.evaluate('window.location.hash')).toBe('#/listings');
       await fresh.closePage();
     }
-  });
+  }, 90_000); // six fresh pages: 28 s in a slow CI run
 });

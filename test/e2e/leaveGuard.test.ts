@@ -114,7 +114,7 @@ describe('Closing the window during a job', () => {
     expect(await again.getByRole('table', { name: 'Ingestion outcome' }).getByText('ingested').count()).toBe(
       40,
     );
-  });
+  }, 90_000); // an ingestion followed by two pages: 20 s in a slow CI run
 });
 
 /** A Markdown file of about `bytes` bytes: headed sections of sentences that differ from file to file. */

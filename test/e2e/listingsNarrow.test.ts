@@ -209,7 +209,7 @@ describe('the Listings table at 1024×700 and wider, in Chromium against kbstudi
       await expectReadable(table, card, `${size}, then 1920×1080`);
       await studio.closePage();
     }
-  });
+  }, 60_000); // four window sizes: 18 s in a slow CI run
 
   it('at 1920×1080, shows the seven columns, each in view', async () => {
     const { page, table, card } = await openListings({ width: 1920, height: 1080 });

@@ -211,7 +211,7 @@ describe('Fixes from the studio UI audit, in Chromium against kbstudio serve', (
     expect(await query.locator('xpath=ancestor-or-self::a[1]').getAttribute('aria-disabled')).toBe('true');
     expect(await query.locator('xpath=ancestor-or-self::a[1]').getAttribute('href')).toBeNull();
     await expect.poll(() => row.innerText()).toContain('404 listing_not_found');
-  });
+  }, 60_000); // two window sizes, two tables each: 17 s in a slow CI run
 
   it('clears an airdrop’s error when the wallet moves to another network', async () => {
     const page = await open('#/wallet');
