@@ -10,7 +10,8 @@
 // --events     scripts/ci-progress-reporter.mjs's events of that run: its last line counts the unhandled
 //              errors, which vitest's report leaves out.
 // --stopped    scripts/ci-watchdog.mjs's list of hung test processes it stopped (one last event a line).
-// --reruns     one line per test file run again alone after it hung or failed: "FILE JSON-REPORT WATCHDOG-DIR".
+// --reruns     one line per test file run again alone after it hung or failed:
+//              "FILE JSON-REPORT WATCHDOG-DIR [PROGRESS-EVENTS]".
 // --hung-files prints the test files of a --stopped list, once each, for .ci/run to run them again.
 // --failed-files prints the Chromium test files (test/e2e) of a vitest report that have a failed test and
 //              did not hang, for .ci/run to run them again; none when more than MAX_RERUNS failed.
@@ -102,12 +103,13 @@ const benchFailed = values['bench-failed'] !== '0';
 
 const reruns = new Map(
   lines(values.reruns).map((line) => {
-    const [file, json, watchdogDir] = line.split(' ');
-    return [file, { json, watchdogDir }];
+    const [file, json, watchdogDir, events] = line.split(' ');
+    return [file, { json, watchdogDir, events }];
   }),
 );
 
-printFailures(report);
+const events = lines(values.events);
+printFailures(report, events);
 const stopped = lines(values.stopped);
 let passed = report.numPassedTests;
 let failed = report.numFailedTests;
@@ -115,16 +117,13 @@ for (const last of stopped) {
   console.log(`hung, stopped by the watchdog (test-results/watchdog); last event: ${last}`);
   const file = fileOfEvent(last);
   const rerun = file && reruns.get(file);
-  const again = rerun && existsSync(rerun.json) ? JSON.parse(readFileSync(rerun.json, 'utf8')) : undefined;
-  const hungAgain = rerun ? lines(`${rerun.watchdogDir}/stopped.log`).length : 0;
+  const { again, hungAgain, clean } = rerun ? secondRun(rerun) : {};
   if (!again) {
     failed += 1;
     continue;
   }
   // The file's results are those of its run alone.
   passed += again.numPassedTests - countIn(report, file, 'passed');
-  printFailures(again);
-  const clean = again.numFailedTests === 0 && hungAgain === 0 && again.success !== false;
   // Not clean with nothing counted (vitest's own failure) still fails the run once.
   if (!clean) failed += Math.max(1, again.numFailedTests + hungAgain);
   console.log(
@@ -137,11 +136,8 @@ for (const last of stopped) {
 const hungFiles = new Set(stopped.map(fileOfEvent));
 for (const [file, rerun] of reruns) {
   if (hungFiles.has(file)) continue;
-  const again = existsSync(rerun.json) ? JSON.parse(readFileSync(rerun.json, 'utf8')) : undefined;
-  const hungAgain = lines(`${rerun.watchdogDir}/stopped.log`).length;
-  const clean = again && again.numFailedTests === 0 && hungAgain === 0 && again.success !== false;
+  const { again, hungAgain, clean } = secondRun(rerun);
   if (!clean) {
-    if (again) printFailures(again);
     console.log(
       `${file} failed; run again alone, it did not pass: ` +
         (again ? `${again.numFailedTests} failed, ${hungAgain} hung` : 'no report') +
@@ -172,7 +168,7 @@ for (const r of fileFailures) {
   );
   failed += 1;
 }
-const runEnd = lines(values.events).findLast((event) => event.split(' ')[1] === 'run-end');
+const runEnd = events.findLast((event) => event.split(' ')[1] === 'run-end');
 const unhandled = Number(/ run-end (\d+) unhandled errors$/.exec(runEnd ?? '')?.[1] ?? 0);
 if (unhandled > 0) {
   console.log(`vitest reported ${unhandled} unhandled errors (printed in its output above)`);
@@ -189,6 +185,18 @@ if (!benchFailed) passed += 1;
 const skipped = report.numPendingTests + (report.numTodoTests || 0);
 console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ''));
 
+/**
+ * A file's run alone: its report (undefined if it wrote none), how often it hung again, whether it passed
+ * clean; its failures are printed, their messages found in that run's own events.
+ */
+function secondRun({ json, watchdogDir, events }) {
+  const again = existsSync(json) ? JSON.parse(readFileSync(json, 'utf8')) : undefined;
+  const hungAgain = lines(`${watchdogDir}/stopped.log`).length;
+  if (again) printFailures(again, lines(events));
+  const clean = !!again && again.numFailedTests === 0 && hungAgain === 0 && again.success !== false;
+  return { again, hungAgain, clean };
+}
+
 /** How many tests of `file` (relative to the repository) ended as `status` in `run`. */
 function countIn(run, file, status) {
   const result = run.testResults.find((r) => relative(process.cwd(), resolve(r.name)) === file);
@@ -199,7 +207,7 @@ function countIn(run, file, status) {
  * Names each failed test of `run` with the first lines of its error, at most `MAX_FAILURES` of them: a
  * run with many failures has one cause to look at first, and the rest is in vitest's output above.
  */
-function printFailures(run) {
+function printFailures(run, events) {
   const failures = run.testResults.flatMap((file) =>
     file.assertionResults
       .filter((a) => a.status === 'failed')
@@ -212,7 +220,7 @@ function printFailures(run) {
     // A timeout's report has a placeholder for its message; the progress events have the message.
     if (message.startsWith('Error: STACK_TRACE_ERROR')) {
       const prefix = ` test-error ${file} > ${[...(a.ancestorTitles ?? []), a.title].join(' > ')}: `;
-      const said = lines(values.events).find((event) => event.includes(prefix));
+      const said = events.find((event) => event.includes(prefix));
       if (said)
         message = message.replace('STACK_TRACE_ERROR', said.slice(said.indexOf(prefix) + prefix.length));
     }

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from '../helpers/studio';
@@ -7,6 +7,12 @@ import { REPO_ROOT, tempDir } from '../helpers/studio';
 const SUMMARY = join(REPO_ROOT, 'scripts/ci-summary.mjs');
 const dirs: { remove(): void }[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
+/** A scratch directory removed after the test. */
+function scratch() {
+  const dir = tempDir('kbs-ci-summary-');
+  dirs.push(dir);
+  return dir;
+}
 
 /** `pending`: never run (its process was stopped); `skipped`: `it.skip` or a skip at run time. */
 type Status = 'passed' | 'failed' | 'pending' | 'skipped';
@@ -48,8 +54,7 @@ function summary(setup: {
   /** Files that failed themselves (a hook or their loading): path → vitest's message. */
   fileErrors?: Record<string, string>;
 }): { lines: string[]; code: number | null } {
-  const dir = tempDir('kbs-ci-summary-');
-  dirs.push(dir);
+  const dir = scratch();
   const at = (name: string) => join(dir.path, name);
   writeFileSync(at('vitest.json'), report(dir.path, setup.run, setup.fileErrors));
   writeFileSync(
@@ -214,8 +219,7 @@ describe('scripts/ci-summary.mjs', () => {
   });
 
   it('lists the Chromium test files with a failed test that did not hang, and none when more than two failed', () => {
-    const dir = tempDir('kbs-ci-summary-');
-    dirs.push(dir);
+    const dir = scratch();
     const failedFiles = (files: Record<string, Status[]>, stopped: string[] = []) => {
       writeFileSync(join(dir.path, 'vitest.json'), report(dir.path, files));
       writeFileSync(join(dir.path, 'stopped.log'), stopped.map((l) => `${l}\n`).join(''));
@@ -246,8 +250,7 @@ describe('scripts/ci-summary.mjs', () => {
   });
 
   it('lists the files of the hung processes once each, for .ci/run to run them again', () => {
-    const dir = tempDir('kbs-ci-summary-');
-    dirs.push(dir);
+    const dir = scratch();
     const stopped = join(dir.path, 'stopped.log');
     writeFileSync(
       stopped,
@@ -264,8 +267,7 @@ describe('scripts/ci-summary.mjs', () => {
   });
 
   it('counts the tests from the progress events when the run was stopped before vitest wrote its report', () => {
-    const dir = tempDir('kbs-ci-summary-');
-    dirs.push(dir);
+    const dir = scratch();
     const progress = join(dir.path, 'progress.log');
     const at = (s: number) => `2026-12-01T12:00:${String(s).padStart(2, '0')}.000Z`;
     writeFileSync(
@@ -321,8 +323,7 @@ describe('scripts/ci-summary.mjs', () => {
       '  Error: test 0 failed',
     ]);
 
-    const dir = tempDir('kbs-ci-summary-');
-    dirs.push(dir);
+    const dir = scratch();
     const results = (n: number) =>
       Array.from({ length: n }, (_, i) => ({
         title: `t${i}`,
@@ -360,8 +361,7 @@ describe('scripts/ci-summary.mjs', () => {
   });
 
   it('prints a timeout’s message from the progress events, where vitest’s report has a placeholder', () => {
-    const dir = tempDir('kbs-ci-summary-');
-    dirs.push(dir);
+    const dir = scratch();
     const json = join(dir.path, 'vitest.json');
     writeFileSync(
       json,
@@ -403,6 +403,27 @@ describe('scripts/ci-summary.mjs', () => {
       'failed: test/core/h.test.ts > the pool ranks',
       '  Error: Test timed out in 30000ms.',
       '      at test/core/h.test.ts:347:3',
+      '1 passed, 1 failed',
+    ]);
+
+    // Run again alone, the file's failure is told with that run's own events.
+    writeFileSync(join(dir.path, 'again.log'), readFileSync(events, 'utf8').replace('30000ms', '60000ms'));
+    mkdirSync(join(dir.path, 'watchdog-again'));
+    const reruns = join(dir.path, 'reruns.txt');
+    writeFileSync(
+      reruns,
+      `test/core/h.test.ts ${json} ${join(dir.path, 'watchdog-again')} ${join(dir.path, 'again.log')}\n`,
+    );
+    const args = ['--vitest', json, '--events', events, '--reruns', reruns];
+    const again = spawnSync(process.execPath, [SUMMARY, ...args], { cwd: dir.path, encoding: 'utf8' });
+    expect(again.stdout.trim().split('\n')).toEqual([
+      'failed: test/core/h.test.ts > the pool ranks',
+      '  Error: Test timed out in 30000ms.',
+      '      at test/core/h.test.ts:347:3',
+      'failed: test/core/h.test.ts > the pool ranks',
+      '  Error: Test timed out in 60000ms.',
+      '      at test/core/h.test.ts:347:3',
+      'test/core/h.test.ts failed; run again alone, it did not pass: 1 failed, 0 hung',
       '1 passed, 1 failed',
     ]);
   });
