@@ -2,7 +2,9 @@ import { chmodSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileSy
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatabaseDamaged, DatabaseLost } from '../../src/core/uploads/storageErrors';
-import { DATABASE_FILE, openDataDir } from '../../src/db/open';
+import Database from 'better-sqlite3';
+import { LATEST_VERSION } from '../../src/db/migrations';
+import { DATABASE_FILE, PAGE_SIZE, openDataDir } from '../../src/db/open';
 import { tempDir } from '../helpers/studio';
 
 const dir = tempDir();
@@ -19,6 +21,30 @@ describe.skipIf(process.platform === 'win32')('openDataDir', () => {
     chmodSync(existing, 0o755);
     openDataDir(existing).close();
     expect(statSync(existing).mode & 0o777).toBe(0o755);
+  });
+});
+
+describe('page size', () => {
+  it('is 16 KB in a new database, and stays what it was in an existing one', () => {
+    expect(PAGE_SIZE).toBe(16384);
+    const fresh = openDataDir(join(dir.path, 'pages-new'));
+    expect(fresh.pragma('page_size', { simple: true })).toBe(16384);
+    fresh.close();
+
+    // A database made before the change: SQLite's default 4 KB pages, in WAL mode, no migration yet.
+    const existing = join(dir.path, 'pages-old');
+    mkdirSync(existing);
+    const old = new Database(join(existing, DATABASE_FILE));
+    old.pragma('page_size = 4096');
+    old.pragma('journal_mode = WAL');
+    old.exec('CREATE TABLE kept (x INTEGER); INSERT INTO kept VALUES (7)');
+    old.close();
+
+    const db = openDataDir(existing);
+    expect(db.pragma('page_size', { simple: true })).toBe(4096);
+    expect(db.pragma('user_version', { simple: true })).toBe(LATEST_VERSION);
+    expect(db.prepare('SELECT x FROM kept').pluck().get()).toBe(7);
+    db.close();
   });
 });
 

@@ -18,7 +18,7 @@ import type {
   Staging,
 } from '../../core/ingest/store';
 import { backgroundWorker } from '../../core/workers/backgroundPriority';
-import { vecExtensionPath, type Db } from '../open';
+import { PAGE_SIZE, vecExtensionPath, type Db } from '../open';
 import {
   deleteDocumentRows,
   deleteDraftListingRows,
@@ -85,7 +85,7 @@ class SqliteStaging implements Staging {
     // journal is kept in memory, so a failed batch still rolls back: better-sqlite3's defensive mode
     // refuses `journal_mode = OFF` without a word, which left a journal file written beside every batch
     // (16,600 writes for a 10 MB corpus, more than to the staging file itself).
-    this.db.pragma('page_size = 16384');
+    this.db.pragma(`page_size = ${PAGE_SIZE}`);
     this.db.pragma('journal_mode = MEMORY');
     this.db.pragma('synchronous = OFF');
     this.db.pragma('locking_mode = EXCLUSIVE');
